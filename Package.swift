@@ -1,0 +1,135 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+/// Settings every chappie target shares (see docs/style.md in the steering repo).
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "chappie",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "Chappie", targets: ["Chappie"]),
+        .library(name: "ChappieEmulator", targets: ["ChappieEmulator"]),
+        .executable(name: "chappie", targets: ["chappie"]),
+        .executable(name: "chappie-emulator", targets: ["chappie-emulator"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1", traits: []),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+    ],
+    targets: [
+        // C libraries from Debian, reached through typed shims.
+        .systemLibrary(
+            name: "CSodium",
+            pkgConfig: "libsodium",
+            providers: [.apt(["libsodium-dev"])]
+        ),
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
+
+        // Libraries, in import order: Core ← Net, Vault ← Store ← Chappie ← Service.
+        .target(name: "ChappieCore", swiftSettings: swiftSettings),
+        .target(
+            name: "ChappieNet",
+            dependencies: [
+                "ChappieCore", "CCurl",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(name: "ChappieVault", dependencies: ["ChappieCore", "CSodium"], swiftSettings: swiftSettings),
+        .target(
+            name: "ChappieStore",
+            dependencies: ["ChappieCore", "ChappieVault", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "Chappie",
+            dependencies: ["ChappieCore", "ChappieNet", "ChappieVault", "ChappieStore"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "ChappieService",
+            dependencies: [
+                "Chappie",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        // The stand-in for auth.openai.com and chatgpt.com/backend-api. Imports no chappie library.
+        .target(
+            name: "ChappieEmulator",
+            dependencies: [
+                "CSodium",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        // Executables. `chappie` parses and prints only, and does not link Hummingbird.
+        .executableTarget(
+            name: "chappie",
+            dependencies: [
+                "ChappieService",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "chappie-emulator",
+            dependencies: [
+                "ChappieEmulator",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "chappie-bench",
+            dependencies: ["ChappieNet", "ChappieEmulator"],
+            path: "Benchmarks/chappie-bench",
+            swiftSettings: swiftSettings
+        ),
+
+        // Tests.
+        .target(
+            name: "ChappieTestSupport",
+            dependencies: ["ChappieEmulator", "ChappieNet"],
+            path: "Tests/ChappieTestSupport",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "ChappieNetTests",
+            dependencies: ["ChappieNet", "ChappieTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "ChappieEmulatorTests",
+            dependencies: ["ChappieEmulator", "ChappieNet", "ChappieTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: ["ChappieTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

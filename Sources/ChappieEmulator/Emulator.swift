@@ -1,0 +1,159 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+public import Logging
+import ServiceLifecycle
+import UnixSignals
+
+/// A local stand-in for `auth.openai.com` and `chatgpt.com/backend-api`, following openai-protocol.md.
+///
+/// It serves the issuer's paths (`/api/accounts/deviceauth/*`, `/oauth/*`) and the backend's
+/// (`/backend-api/wham/usage`, `/backend-api/codex/responses`) on one port, plus a control API under
+/// `/_emulator/`. Point chappie at it with `--issuer http://127.0.0.1:PORT` and
+/// `--backend http://127.0.0.1:PORT/backend-api`.
+///
+/// ```swift
+/// let emulator = Emulator()
+/// try await emulator.run { port in print("listening on", port) }  // until the task is cancelled
+/// ```
+public final class Emulator: Sendable {
+    /// The configuration the emulator was made with.
+    public let configuration: EmulatorConfiguration
+    private let state: EmulatorState
+    private let logger: Logger
+
+    /// Creates an emulator; it listens once ``run(stopsOnSignals:onListening:)`` is called.
+    ///
+    /// - Parameters:
+    ///   - configuration: Address, lifetimes and behaviour.
+    ///   - logger: Where the server logs; by default warnings and errors only.
+    public init(configuration: EmulatorConfiguration = EmulatorConfiguration(), logger: Logger? = nil) {
+        self.configuration = configuration
+        self.state = EmulatorState(configuration: configuration)
+        self.logger = logger ?? {
+            var logger = Logger(label: "chappie-emulator")
+            logger.logLevel = .warning
+            return logger
+        }()
+    }
+
+    /// Serves until the calling task is cancelled, or until one of the signals arrives.
+    ///
+    /// - Parameters:
+    ///   - stopsOnSignals: Whether SIGTERM and SIGINT stop the server gracefully (for a process).
+    ///   - onListening: Called once with the bound port (useful with port 0).
+    public func run(
+        stopsOnSignals: Bool = false,
+        onListening: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) async throws {
+        let app = Application(
+            router: makeRouter(),
+            configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port)),
+            onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },
+            logger: logger)
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [app], gracefulShutdownSignals: stopsOnSignals ? [.sigterm, .sigint] : [], logger: logger))
+        try await group.run()
+    }
+
+    private func makeRouter() -> Router<BasicRequestContext> {
+        let router = Router(context: BasicRequestContext.self)
+        let issuer = IssuerRoutes(state: state)
+        let backend = BackendRoutes(state: state)
+        let control = ControlRoutes(state: state)
+
+        route(router, .get, "/.well-known/openid-configuration") { request, _, _ in
+            issuer.discovery(origin: Self.origin(of: request))
+        }
+        route(router, .post, "/api/accounts/deviceauth/usercode") { request, body, _ in
+            await issuer.userCode(RequestFields(body: body, contentType: request.headers[.contentType]))
+        }
+        route(router, .post, "/api/accounts/deviceauth/token") { request, body, _ in
+            await issuer.pollToken(RequestFields(body: body, contentType: request.headers[.contentType]))
+        }
+        route(router, .post, "/oauth/token") { request, body, _ in
+            await issuer.token(RequestFields(body: body, contentType: request.headers[.contentType]), origin: Self.origin(of: request))
+        }
+        route(router, .post, "/oauth/revoke") { request, body, _ in
+            await issuer.revoke(RequestFields(body: body, contentType: request.headers[.contentType]))
+        }
+        route(router, .get, "/backend-api/wham/usage") { request, _, _ in
+            switch await backend.authenticate(
+                authorization: request.headers[.authorization], accountHeader: request.headers[Self.accountIDHeader])
+            {
+            case .success(let account): backend.usage(account: account)
+            case .failure(let refusal): refusal.reply
+            }
+        }
+        route(router, .post, "/backend-api/codex/responses") { request, body, fault in
+            switch await backend.authenticate(
+                authorization: request.headers[.authorization], accountHeader: request.headers[Self.accountIDHeader])
+            {
+            case .success(let account): await backend.responses(account: account, body: body, fault: fault)
+            case .failure(let refusal): refusal.reply
+            }
+        }
+
+        route(router, .post, "/_emulator/device/approve", control: true) { request, body, _ in
+            await control.approve(RequestFields(body: body, contentType: "application/json"))
+        }
+        route(router, .get, "/_emulator/accounts", control: true) { _, _, _ in await control.accounts() }
+        route(router, .post, "/_emulator/accounts/:account/usage", control: true) { request, body, _ in
+            await control.setUsage(
+                accountID: Self.pathComponent(of: request, at: 3), RequestFields(body: body, contentType: "application/json"))
+        }
+        route(router, .post, "/_emulator/faults", control: true) { _, body, _ in
+            await control.addFault(RequestFields(body: body, contentType: "application/json"))
+        }
+        route(router, .delete, "/_emulator/faults", control: true) { _, _, _ in await control.clearFaults() }
+        route(router, .get, "/_emulator/stats", control: true) { _, _, _ in await control.stats() }
+        route(router, .get, "/_emulator/drip", control: true) { request, _, _ in
+            var query: [String: String] = [:]
+            for (key, value) in request.uri.queryParameters { query[String(key)] = String(value) }
+            return control.drip(query: query)
+        }
+        return router
+    }
+
+    /// Registers a handler behind the fault injector (control routes are never faulted).
+    private func route(
+        _ router: Router<BasicRequestContext>, _ method: HTTPRequest.Method, _ path: String, control: Bool = false,
+        _ handler: @escaping @Sendable (Request, Data, Fault.Kind?) async -> Reply
+    ) {
+        let state = self.state
+        router.on(RouterPath(path), method: method) { request, _ -> Response in
+            var request = request
+            let fault = control ? nil : await state.admit(path: request.uri.path)
+            switch fault {
+            case .latency(let seconds)?:
+                try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+            case .status(let status, let body)?:
+                if let body {
+                    return Reply(status: status, headers: [("Content-Type", "application/json")], body: .bytes(Data(body.utf8)))
+                        .response(truncate: false)
+                }
+                return Reply.openAIError(status, message: "Injected failure (status \(status)).", type: "server_error", code: nil)
+                    .response(truncate: false)
+            default:
+                break
+            }
+            let buffer = try await request.collectBody(upTo: 4 << 20)
+            let reply = await handler(request, Data(buffer.readableBytesView), fault).applying(fault)
+            if case .truncated? = fault { return reply.response(truncate: true) }
+            return reply.response(truncate: false)
+        }
+    }
+
+    private static let accountIDHeader = HTTPField.Name("ChatGPT-Account-Id")!
+
+    /// `http://host:port` as the client addressed the emulator.
+    private static func origin(of request: Request) -> String {
+        "http://" + (request.head.authority ?? "127.0.0.1")
+    }
+
+    private static func pathComponent(of request: Request, at index: Int) -> String {
+        let parts = request.uri.path.split(separator: "/")
+        return parts.count > index - 1 ? String(parts[index - 1]).removingPercentEncoding ?? "" : ""
+    }
+}

@@ -1,0 +1,387 @@
+import Foundation
+
+/// Everything the emulator remembers: accounts, device codes, tokens, faults and counters.
+actor EmulatorState {
+    struct DeviceCode {
+        var deviceAuthID: String
+        var userCode: String
+        var createdAt: Double
+        var expiresAt: Double
+        var accountID: String?
+        var authorizationCode: String?
+        var codeVerifier: String
+    }
+
+    struct AuthorizationCode {
+        var accountID: String
+        var challenge: String
+        var expiresAt: Double
+        var redeemed = false
+    }
+
+    enum RefreshState { case active, redeemed, revoked }
+
+    struct RefreshToken {
+        var accountID: String
+        var family: String
+        var expiresAt: Double
+        var state: RefreshState
+        var presentations = 0
+    }
+
+    struct AccessToken {
+        var accountID: String
+        var family: String
+        var expiresAt: Double
+        var revoked = false
+    }
+
+    /// Tokens handed out by a code exchange or a refresh.
+    struct TokenSet: Sendable {
+        var idToken: String
+        var accessToken: String
+        var refreshToken: String
+        var expiresIn: Int
+    }
+
+    enum PollResult: Sendable {
+        case pending
+        case approved(authorizationCode: String, challenge: String, verifier: String)
+        case expired
+        case unknown
+    }
+
+    enum ExchangeResult: Sendable {
+        case tokens(TokenSet)
+        case invalidGrant(String)
+    }
+
+    enum RefreshResult: Sendable {
+        case tokens(TokenSet)
+        case reused, expired, revoked, unknown
+    }
+
+    enum AuthResult: Sendable {
+        case account(EmulatedAccount)
+        case expired, invalid
+    }
+
+    private let configuration: EmulatorConfiguration
+    private let mint = TokenMint()
+    private var accounts: [String: EmulatedAccount] = [:]
+    private var accountOrder: [String] = []
+    private var deviceCodes: [String: DeviceCode] = [:]
+    private var authorizationCodes: [String: AuthorizationCode] = [:]
+    private var refreshTokens: [String: RefreshToken] = [:]
+    private var accessTokens: [String: AccessToken] = [:]
+    private var revokedFamilies: Set<String> = []
+    private var faults: [Fault] = []
+
+    private var requestCounts: [String: Int] = [:]
+    private var refreshRedemptions = 0
+    private var refreshRejections = 0
+    private var reuseDetected = 0
+    private var codeRedemptions = 0
+    private var codeRejections = 0
+    private var deviceCodesIssued = 0
+    private var deviceCodesApproved = 0
+    private var responsesStreamed = 0
+    private var dripsStarted = 0
+    private var dripsCompleted = 0
+    private var dripsAborted = 0
+
+    init(configuration: EmulatorConfiguration) {
+        self.configuration = configuration
+    }
+
+    private var now: Double { Date().timeIntervalSince1970 }
+
+    // MARK: Device codes (§1)
+
+    func createDeviceCode() -> (DeviceCode, interval: Int) {
+        deviceCodesIssued += 1
+        let code = DeviceCode(
+            deviceAuthID: "deviceauth_" + mint.randomString(length: 26, alphabet: "0123456789ABCDEFGHJKMNPQRSTVWXYZ"),
+            userCode: mint.randomString(length: 4, alphabet: "ABCDEFGHJKLMNPQRSTUVWXYZ") + "-"
+                + mint.randomString(length: 5, alphabet: "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"),
+            createdAt: now, expiresAt: now + configuration.deviceCodeLifetime.seconds,
+            codeVerifier: mint.randomToken(byteCount: 32))
+        deviceCodes[code.deviceAuthID] = code
+        return (code, configuration.deviceCodePollInterval)
+    }
+
+    func pollDeviceCode(deviceAuthID: String, userCode: String) -> PollResult {
+        guard var code = deviceCodes[deviceAuthID], code.userCode == userCode else { return .unknown }
+        guard now < code.expiresAt else { return .expired }
+        if code.accountID == nil && configuration.autoApprove && now >= code.createdAt + configuration.autoApproveDelay.seconds {
+            let account = makeAccount(email: nil, plan: nil, accountID: nil, userID: nil, isFedRAMP: false)
+            code.accountID = account.accountID
+            deviceCodesApproved += 1
+        }
+        guard let accountID = code.accountID else {
+            deviceCodes[deviceAuthID] = code
+            return .pending
+        }
+        let authorizationCode = code.authorizationCode ?? "ac_" + mint.randomToken()
+        if code.authorizationCode == nil {
+            code.authorizationCode = authorizationCode
+            authorizationCodes[authorizationCode] = AuthorizationCode(
+                accountID: accountID, challenge: TokenMint.pkceChallenge(verifier: code.codeVerifier),
+                expiresAt: now + 600)
+        }
+        deviceCodes[deviceAuthID] = code
+        return .approved(
+            authorizationCode: authorizationCode, challenge: TokenMint.pkceChallenge(verifier: code.codeVerifier),
+            verifier: code.codeVerifier)
+    }
+
+    enum ApproveError: Error { case unknownCode, expired }
+
+    /// Approves the device code with this user code as the named (or a new) account.
+    func approve(
+        userCode: String, email: String?, plan: String?, accountID: String?, userID: String?, isFedRAMP: Bool
+    ) throws(ApproveError) -> EmulatedAccount {
+        guard let key = deviceCodes.first(where: { $0.value.userCode == userCode })?.key, var code = deviceCodes[key] else {
+            throw .unknownCode
+        }
+        guard now < code.expiresAt else { throw .expired }
+        let account = makeAccount(email: email, plan: plan, accountID: accountID, userID: userID, isFedRAMP: isFedRAMP)
+        if code.accountID == nil { deviceCodesApproved += 1 }
+        code.accountID = account.accountID
+        deviceCodes[key] = code
+        return account
+    }
+
+    /// The account with this id, email, or a new one.
+    private func makeAccount(email: String?, plan: String?, accountID: String?, userID: String?, isFedRAMP: Bool) -> EmulatedAccount {
+        if let existing = accountOrder.lazy.compactMap({ self.accounts[$0] }).first(where: {
+            (accountID != nil && $0.accountID == accountID) || (accountID == nil && email != nil && $0.email == email)
+        }) {
+            var account = existing
+            if let plan { account.plan = plan }
+            accounts[account.accountID] = account
+            return account
+        }
+        let number = accountOrder.count + 1
+        let plans = ["plus", "pro", "team"]
+        let start = Int(now)
+        let account = EmulatedAccount(
+            accountID: accountID ?? mint.uuid(),
+            userID: userID ?? "user-" + mint.randomString(length: 16, alphabet: "ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789"),
+            email: email ?? "user\(number)@example.com",
+            plan: plan ?? plans[(number - 1) % plans.count],
+            isFedRAMP: isFedRAMP, codexIncluded: true,
+            fiveHour: .init(usedPercent: 0, seconds: OpenAIProtocol.fiveHourWindow, resetAt: start + OpenAIProtocol.fiveHourWindow),
+            weekly: .init(usedPercent: 0, seconds: OpenAIProtocol.weeklyWindow, resetAt: start + OpenAIProtocol.weeklyWindow))
+        accounts[account.accountID] = account
+        accountOrder.append(account.accountID)
+        return account
+    }
+
+    // MARK: Tokens (§1.4, §3)
+
+    func exchange(code: String, verifier: String) -> ExchangeResult {
+        guard var grant = authorizationCodes[code], !grant.redeemed, now < grant.expiresAt else {
+            codeRejections += 1
+            return .invalidGrant("Invalid authorization code")
+        }
+        guard TokenMint.pkceChallenge(verifier: verifier) == grant.challenge else {
+            codeRejections += 1
+            return .invalidGrant("Invalid code verifier")
+        }
+        grant.redeemed = true
+        authorizationCodes[code] = grant
+        codeRedemptions += 1
+        return .tokens(issueTokens(accountID: grant.accountID, family: mint.randomToken(byteCount: 12)))
+    }
+
+    func refresh(token: String) -> RefreshResult {
+        guard var record = refreshTokens[token] else {
+            refreshRejections += 1
+            return .unknown
+        }
+        record.presentations += 1
+        refreshTokens[token] = record
+        if revokedFamilies.contains(record.family) || record.state == .revoked {
+            refreshRejections += 1
+            return .revoked
+        }
+        if record.state == .redeemed {
+            // A second redemption: the whole family is revoked, as the real service does.
+            reuseDetected += 1
+            refreshRejections += 1
+            revokeFamily(record.family)
+            return .reused
+        }
+        guard now < record.expiresAt else {
+            refreshRejections += 1
+            return .expired
+        }
+        record.state = .redeemed
+        refreshTokens[token] = record
+        refreshRedemptions += 1
+        return .tokens(issueTokens(accountID: record.accountID, family: record.family))
+    }
+
+    /// Revokes a refresh token's family, or one access token (RFC 7009: unknown tokens are ignored).
+    func revoke(token: String) {
+        if let record = refreshTokens[token] {
+            revokeFamily(record.family)
+        } else if accessTokens[token] != nil {
+            accessTokens[token]?.revoked = true
+        }
+    }
+
+    private func revokeFamily(_ family: String) {
+        revokedFamilies.insert(family)
+        for (token, record) in refreshTokens where record.family == family {
+            refreshTokens[token]?.state = .revoked
+        }
+        for (token, record) in accessTokens where record.family == family {
+            accessTokens[token]?.revoked = true
+        }
+    }
+
+    private func issueTokens(accountID: String, family: String) -> TokenSet {
+        let account = accounts[accountID]!
+        let issuedAt = Int(now)
+        let accessExpiry = now + configuration.accessTokenLifetime.seconds
+        let authClaims = JSON.object([
+            ("chatgpt_plan_type", .string(account.plan)),
+            ("chatgpt_account_id", .string(account.accountID)),
+            ("chatgpt_user_id", .string(account.userID)),
+            ("user_id", .string(account.userID)),
+            ("chatgpt_account_is_fedramp", .bool(account.isFedRAMP)),
+            ("organizations", .array([.object([
+                ("id", .string("org-" + account.accountID.prefix(12).replacingOccurrences(of: "-", with: ""))),
+                ("is_default", .bool(true)), ("role", .string("owner")), ("title", .string("Personal")),
+            ])])),
+        ])
+        let idToken = mint.jwt(claims: .object([
+            ("iss", .string(OpenAIProtocol.realIssuer)),
+            ("aud", .array([.string(OpenAIProtocol.clientID)])),
+            ("sub", .string("auth0|" + account.userID)),
+            ("email", .string(account.email)),
+            ("email_verified", .bool(true)),
+            ("iat", .int(issuedAt)),
+            ("exp", .int(issuedAt + 3600)),
+            ("jti", .string(mint.uuid())),
+            (OpenAIProtocol.authClaim, authClaims),
+        ]))
+        let accessToken = mint.jwt(claims: .object([
+            ("iss", .string(OpenAIProtocol.realIssuer)),
+            ("aud", .array([.string("https://api.openai.com/v1")])),
+            ("client_id", .string(OpenAIProtocol.clientID)),
+            ("iat", .int(issuedAt)),
+            ("exp", .int(Int(accessExpiry.rounded(.down)))),
+            ("jti", .string(mint.uuid())),
+            ("scp", .array(["openid", "profile", "email", "offline_access"].map(JSON.string))),
+            (OpenAIProtocol.authClaim, authClaims),
+            (OpenAIProtocol.profileClaim, .object([("email", .string(account.email)), ("email_verified", .bool(true))])),
+        ]))
+        let refreshToken = "rt_" + mint.randomToken(byteCount: 32)
+        refreshTokens[refreshToken] = RefreshToken(
+            accountID: accountID, family: family, expiresAt: now + configuration.refreshTokenLifetime.seconds, state: .active)
+        accessTokens[accessToken] = AccessToken(accountID: accountID, family: family, expiresAt: accessExpiry.rounded(.down))
+        return TokenSet(
+            idToken: idToken, accessToken: accessToken, refreshToken: refreshToken,
+            expiresIn: Int(configuration.accessTokenLifetime.seconds))
+    }
+
+    // MARK: Backend (§6, §8)
+
+    func authenticate(bearer: String) -> AuthResult {
+        guard let record = accessTokens[bearer], !record.revoked, var account = accounts[record.accountID] else {
+            return .invalid
+        }
+        guard now < record.expiresAt else { return .expired }
+        account.fiveHour.roll(now: Int(now))
+        account.weekly.roll(now: Int(now))
+        accounts[account.accountID] = account
+        return .account(account)
+    }
+
+    /// Uses one response's worth of both windows; returns the account after the charge.
+    func charge(accountID: String) -> EmulatedAccount? {
+        guard var account = accounts[accountID] else { return nil }
+        account.fiveHour.usedPercent = min(100, account.fiveHour.usedPercent + configuration.primaryCostPerResponse)
+        account.weekly.usedPercent = min(100, account.weekly.usedPercent + configuration.secondaryCostPerResponse)
+        accounts[accountID] = account
+        responsesStreamed += 1
+        return account
+    }
+
+    // MARK: Control API
+
+    func allAccounts() -> [EmulatedAccount] {
+        accountOrder.compactMap { accounts[$0] }
+    }
+
+    func setUsage(accountID: String, fiveHour: Double?, weekly: Double?, plan: String?, codexIncluded: Bool?) -> EmulatedAccount? {
+        guard var account = accounts[accountID] else { return nil }
+        if let fiveHour { account.fiveHour.usedPercent = max(0, min(100, fiveHour)) }
+        if let weekly { account.weekly.usedPercent = max(0, min(100, weekly)) }
+        if let plan { account.plan = plan }
+        if let codexIncluded { account.codexIncluded = codexIncluded }
+        accounts[accountID] = account
+        return account
+    }
+
+    func addFault(_ fault: Fault) {
+        faults.append(fault)
+    }
+
+    func clearFaults() {
+        faults.removeAll()
+    }
+
+    /// Counts the request and hands out the first fault meant for its path, if any.
+    func admit(path: String) -> Fault.Kind? {
+        requestCounts[path, default: 0] += 1
+        guard let index = faults.firstIndex(where: { $0.pathPrefix.map(path.hasPrefix) ?? true }) else { return nil }
+        let kind = faults[index].kind
+        faults[index].remaining -= 1
+        if faults[index].remaining <= 0 { faults.remove(at: index) }
+        return kind
+    }
+
+    enum DripEvent { case started, completed, aborted }
+
+    func record(_ event: DripEvent) {
+        switch event {
+        case .started: dripsStarted += 1
+        case .completed: dripsCompleted += 1
+        case .aborted: dripsAborted += 1
+        }
+    }
+
+    /// Every counter, for tests to assert on (no token appears in it).
+    func stats() -> JSON {
+        let maxPresentations = refreshTokens.values.map(\.presentations).max() ?? 0
+        let presentedTwice = refreshTokens.values.filter { $0.presentations > 1 }.count
+        return .object([
+            ("refresh", .object([
+                ("redemptions", .int(refreshRedemptions)),
+                ("rejections", .int(refreshRejections)),
+                ("reuse_detected", .int(reuseDetected)),
+                ("max_presentations_per_token", .int(maxPresentations)),
+                ("tokens_presented_more_than_once", .int(presentedTwice)),
+            ])),
+            ("authorization_code", .object([
+                ("redemptions", .int(codeRedemptions)),
+                ("rejections", .int(codeRejections)),
+            ])),
+            ("device_codes", .object([
+                ("issued", .int(deviceCodesIssued)),
+                ("approved", .int(deviceCodesApproved)),
+            ])),
+            ("responses_streamed", .int(responsesStreamed)),
+            ("drips", .object([
+                ("started", .int(dripsStarted)),
+                ("completed", .int(dripsCompleted)),
+                ("aborted", .int(dripsAborted)),
+            ])),
+            ("requests", .object(requestCounts.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) })),
+        ])
+    }
+}

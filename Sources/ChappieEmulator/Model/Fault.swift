@@ -1,0 +1,23 @@
+/// A misbehaviour the control API asks the emulator to show on coming requests.
+struct Fault: Sendable {
+    enum Kind: Sendable {
+        /// Answer with this status and an OpenAI-shaped error body (or the given body).
+        case status(Int, body: String?)
+        /// Wait this many seconds, then answer normally.
+        case latency(Double)
+        /// Answer 200 with a body that is not JSON.
+        case malformed
+        /// Send the start of the real body, then drop the connection.
+        case truncated
+        /// Stream this many SSE events, then half of the next one, then end the stream.
+        case cutStream(afterEvents: Int)
+        /// Stream one text delta, then `response.failed` (server_is_overloaded).
+        case failStream
+    }
+
+    var kind: Kind
+    /// Only requests whose path starts with this are affected; `nil` means every non-control path.
+    var pathPrefix: String?
+    /// How many more requests it affects.
+    var remaining: Int
+}

@@ -1,0 +1,116 @@
+import Foundation
+
+/// The emulator's own API under `/_emulator/`: approve device codes, set usage, inject faults, count.
+struct ControlRoutes: Sendable {
+    let state: EmulatorState
+
+    /// `POST /_emulator/device/approve` with `{"user_code","email"?,"plan"?,"account_id"?,"user_id"?,"fedramp"?}`.
+    func approve(_ fields: RequestFields?) async -> Reply {
+        guard let fields, let userCode = fields.string("user_code") else {
+            return .openAIError(400, message: "user_code is required.", code: "invalid_request")
+        }
+        do {
+            let account = try await state.approve(
+                userCode: userCode, email: fields.string("email"), plan: fields.string("plan"),
+                accountID: fields.string("account_id"), userID: fields.string("user_id"),
+                isFedRAMP: fields.bool("fedramp") ?? false)
+            return .json(200, describe(account))
+        } catch .unknownCode {
+            return .openAIError(404, message: "No device code has that user code.", code: "not_found")
+        } catch {
+            return .openAIError(410, message: "That device code has expired.", code: "expired")
+        }
+    }
+
+    /// `GET /_emulator/accounts`.
+    func accounts() async -> Reply {
+        .json(200, .array(await state.allAccounts().map(describe)))
+    }
+
+    /// `POST /_emulator/accounts/{id}/usage` with `{"five_hour_used_percent"?,"weekly_used_percent"?,"plan"?,"codex_included"?}`.
+    func setUsage(accountID: String, _ fields: RequestFields?) async -> Reply {
+        guard let fields else { return .openAIError(400, message: "Body must be a JSON object.", code: "invalid_request") }
+        guard let account = await state.setUsage(
+            accountID: accountID, fiveHour: fields.number("five_hour_used_percent"), weekly: fields.number("weekly_used_percent"),
+            plan: fields.string("plan"), codexIncluded: fields.bool("codex_included"))
+        else {
+            return .openAIError(404, message: "No such account.", code: "not_found")
+        }
+        return .json(200, describe(account))
+    }
+
+    /// `POST /_emulator/faults` with `{"kind", "count"?, "path"?, …}`; see docs/emulator.md.
+    func addFault(_ fields: RequestFields?) async -> Reply {
+        guard let fields, let kindName = fields.string("kind") else {
+            return .openAIError(400, message: "kind is required.", code: "invalid_request")
+        }
+        let kind: Fault.Kind
+        var path = fields.string("path")
+        switch kindName {
+        case "status":
+            guard let status = fields.number("status"), (100...599).contains(Int(status)) else {
+                return .openAIError(400, message: "status (100-599) is required.", code: "invalid_request")
+            }
+            kind = .status(Int(status), body: fields.string("body"))
+        case "latency":
+            guard let milliseconds = fields.number("ms"), milliseconds >= 0 else {
+                return .openAIError(400, message: "ms is required.", code: "invalid_request")
+            }
+            kind = .latency(milliseconds / 1000)
+        case "malformed":
+            kind = .malformed
+        case "truncated":
+            kind = .truncated
+        case "cut_stream":
+            kind = .cutStream(afterEvents: Int(fields.number("after_events") ?? 2))
+            path = path ?? "/backend-api/codex/responses"
+        case "fail_stream":
+            kind = .failStream
+            path = path ?? "/backend-api/codex/responses"
+        default:
+            return .openAIError(
+                400, message: "kind must be status, latency, malformed, truncated, cut_stream or fail_stream.", code: "invalid_request")
+        }
+        let count = Int(fields.number("count") ?? 1)
+        guard count >= 1 else { return .openAIError(400, message: "count must be at least 1.", code: "invalid_request") }
+        await state.addFault(Fault(kind: kind, pathPrefix: path, remaining: count))
+        return .json(201, .object([("kind", .string(kindName)), ("count", .int(count)), ("path", path.map(JSON.string) ?? .null)]))
+    }
+
+    /// `DELETE /_emulator/faults`.
+    func clearFaults() async -> Reply {
+        await state.clearFaults()
+        return .empty(204)
+    }
+
+    /// `GET /_emulator/stats`.
+    func stats() async -> Reply {
+        .json(200, await state.stats())
+    }
+
+    /// `GET /_emulator/drip?chunks=N&size=B&interval_ms=M`: a slow body, for timeout and cancellation tests.
+    func drip(query: [String: String]) -> Reply {
+        let chunks = query["chunks"].flatMap(Int.init) ?? 10
+        let size = query["size"].flatMap(Int.init) ?? 1
+        let interval = query["interval_ms"].flatMap(Int.init) ?? 100
+        guard (1...100_000).contains(chunks), (1...1_048_576).contains(size), (0...60_000).contains(interval) else {
+            return .openAIError(400, message: "chunks, size or interval_ms out of range.", code: "invalid_request")
+        }
+        return Reply(
+            status: 200, headers: [("Content-Type", "application/octet-stream")],
+            body: .drip(count: chunks, size: size, interval: .milliseconds(interval), state: state))
+    }
+
+    private func describe(_ account: EmulatedAccount) -> JSON {
+        .object([
+            ("account_id", .string(account.accountID)),
+            ("user_id", .string(account.userID)),
+            ("email", .string(account.email)),
+            ("plan", .string(account.plan)),
+            ("fedramp", .bool(account.isFedRAMP)),
+            ("codex_included", .bool(account.codexIncluded)),
+            ("five_hour_used_percent", .double(account.fiveHour.usedPercent)),
+            ("weekly_used_percent", .double(account.weekly.usedPercent)),
+        ])
+    }
+}

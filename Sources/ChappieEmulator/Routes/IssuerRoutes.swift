@@ -1,0 +1,124 @@
+import Foundation
+
+/// The issuer's endpoints (auth.openai.com): device code, token, revoke, discovery (§1, §3).
+struct IssuerRoutes: Sendable {
+    let state: EmulatorState
+
+    /// `GET /.well-known/openid-configuration`: the issuer's discovery document.
+    func discovery(origin: String) -> Reply {
+        .json(200, .object([
+            ("issuer", .string(origin)),
+            ("authorization_endpoint", .string(origin + "/oauth/authorize")),
+            ("token_endpoint", .string(origin + "/oauth/token")),
+            ("revocation_endpoint", .string(origin + "/oauth/revoke")),
+            ("jwks_uri", .string(origin + "/.well-known/jwks.json")),
+            ("response_types_supported", .array([.string("code")])),
+            ("grant_types_supported", .array(["authorization_code", "refresh_token"].map(JSON.string))),
+            ("code_challenge_methods_supported", .array([.string("S256")])),
+        ]))
+    }
+
+    /// `POST /api/accounts/deviceauth/usercode` with `{"client_id"}` (§1.1).
+    func userCode(_ fields: RequestFields?) async -> Reply {
+        guard let fields else { return .openAIError(400, message: "Request body must be a JSON object.", code: "invalid_request") }
+        guard fields.string("client_id") == OpenAIProtocol.clientID else {
+            return .openAIError(400, message: "Unknown or missing client_id.", code: "invalid_client")
+        }
+        let (code, interval) = await state.createDeviceCode()
+        let expiresAt = Date(timeIntervalSince1970: code.expiresAt)
+        return .json(200, .object([
+            ("device_auth_id", .string(code.deviceAuthID)),
+            ("user_code", .string(code.userCode)),
+            ("interval", .string(String(interval))),
+            ("expires_at", .string(expiresAt.formatted(.iso8601))),
+        ]))
+    }
+
+    /// `POST /api/accounts/deviceauth/token` with `{"device_auth_id","user_code"}` (§1.3).
+    func pollToken(_ fields: RequestFields?) async -> Reply {
+        guard let fields, let id = fields.string("device_auth_id"), let userCode = fields.string("user_code") else {
+            return .openAIError(400, message: "device_auth_id and user_code are required.", code: "invalid_request")
+        }
+        switch await state.pollDeviceCode(deviceAuthID: id, userCode: userCode) {
+        case .pending:
+            return .openAIError(403, message: "Device authorization is pending.", code: "deviceauth_authorization_pending")
+        case .approved(let authorizationCode, let challenge, let verifier):
+            return .json(200, .object([
+                ("authorization_code", .string(authorizationCode)),
+                ("code_challenge", .string(challenge)),
+                ("code_verifier", .string(verifier)),
+            ]))
+        case .expired:
+            return .openAIError(400, message: "Device authorization has expired. Start again.", code: "deviceauth_expired")
+        case .unknown:
+            return .openAIError(400, message: "Unknown device authorization.", code: "deviceauth_not_found")
+        }
+    }
+
+    /// `POST /oauth/token`: the form-encoded code exchange (§1.4) and the JSON refresh (§3.1).
+    func token(_ fields: RequestFields?, origin: String) async -> Reply {
+        guard let fields else {
+            return .oauthError(400, error: "invalid_request", description: "Body must be JSON or a form.")
+        }
+        guard fields.string("client_id") == OpenAIProtocol.clientID else {
+            return .oauthError(401, error: "invalid_client", description: "Unknown or missing client_id.")
+        }
+        switch fields.string("grant_type") {
+        case "authorization_code":
+            guard let code = fields.string("code"), let verifier = fields.string("code_verifier"),
+                let redirectURI = fields.string("redirect_uri")
+            else {
+                return .oauthError(400, error: "invalid_request", description: "code, code_verifier and redirect_uri are required.")
+            }
+            let allowed = [OpenAIProtocol.realIssuer, origin].map { $0 + OpenAIProtocol.deviceCallbackPath }
+            guard allowed.contains(redirectURI) else {
+                return .oauthError(400, error: "invalid_grant", description: "redirect_uri does not match.")
+            }
+            switch await state.exchange(code: code, verifier: verifier) {
+            case .tokens(let tokens):
+                return .json(200, .object([
+                    ("id_token", .string(tokens.idToken)),
+                    ("access_token", .string(tokens.accessToken)),
+                    ("refresh_token", .string(tokens.refreshToken)),
+                    ("expires_in", .int(tokens.expiresIn)),
+                    ("token_type", .string("Bearer")),
+                    ("scope", .string("openid profile email offline_access")),
+                ]))
+            case .invalidGrant(let description):
+                return .oauthError(400, error: "invalid_grant", description: description)
+            }
+        case "refresh_token":
+            guard let token = fields.string("refresh_token") else {
+                return .oauthError(400, error: "invalid_request", description: "refresh_token is required.")
+            }
+            switch await state.refresh(token: token) {
+            case .tokens(let tokens):
+                return .json(200, .object([
+                    ("id_token", .string(tokens.idToken)),
+                    ("access_token", .string(tokens.accessToken)),
+                    ("refresh_token", .string(tokens.refreshToken)),
+                ]))
+            case .reused:
+                return .openAIError(
+                    401,
+                    message: "Your refresh token has already been used to generate a new access token. Please try signing in again.",
+                    code: "refresh_token_reused")
+            case .expired:
+                return .openAIError(401, message: "Your refresh token has expired. Please try signing in again.", code: "refresh_token_expired")
+            case .revoked, .unknown:
+                return .oauthError(401, error: "refresh_token_invalidated", description: "The refresh token was revoked.")
+            }
+        default:
+            return .oauthError(400, error: "unsupported_grant_type", description: "grant_type must be authorization_code or refresh_token.")
+        }
+    }
+
+    /// `POST /oauth/revoke` with `{"token","token_type_hint","client_id"?}` (§3.5).
+    func revoke(_ fields: RequestFields?) async -> Reply {
+        guard let fields, let token = fields.string("token") else {
+            return .oauthError(400, error: "invalid_request", description: "token is required.")
+        }
+        await state.revoke(token: token)
+        return .json(200, .object([]))
+    }
+}

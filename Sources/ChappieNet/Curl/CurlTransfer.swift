@@ -1,0 +1,245 @@
+internal import CCurl
+import Foundation
+
+/// One request in flight: an easy handle with everything libcurl reads from it kept alive.
+///
+/// Built on the caller's thread; once handed to ``CurlMultiLoop`` it is touched only by the loop
+/// thread (curl's callbacks run there), so its mutable state needs no lock.
+final class CurlTransfer: @unchecked Sendable {
+    /// What `stream` waits for: the final response's status and headers.
+    struct Head: Sendable {
+        var status: Int
+        var headers: HTTPHeaders
+    }
+
+    let easy: UnsafeMutableRawPointer
+    private var headerList: UnsafeMutablePointer<curl_slist>?
+    private let errorBuffer: UnsafeMutablePointer<CChar>
+    private let target: String
+
+    /// Resumed once, with the head or with the failure that came first.
+    var headContinuation: CheckedContinuation<Head, any Error>?
+    let body: AsyncThrowingStream<Data, any Error>
+    private let bodyContinuation: AsyncThrowingStream<Data, any Error>.Continuation
+
+    private var status = 0
+    private var headers = HTTPHeaders()
+    private var headDelivered = false
+
+    /// Set under the loop's lock when cancellation is asked for (see ``CurlMultiLoop``).
+    var cancelRequested = false
+
+    init(request: HTTPRequest, configuration: HTTPClientConfiguration) throws {
+        _ = Curl.initialised
+        guard let easy = curl_easy_init() else {
+            throw HTTPClientError(code: .transferFailed, message: "curl_easy_init failed")
+        }
+        self.easy = easy
+        self.errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+        self.errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+        self.target = request.url.redactedTarget
+        (body, bodyContinuation) = AsyncThrowingStream.makeStream(of: Data.self)
+        try configure(request: request, configuration: configuration)
+    }
+
+    deinit {
+        curl_easy_cleanup(easy)
+        curl_slist_free_all(headerList)
+        errorBuffer.deallocate()
+    }
+
+    private func configure(request: HTTPRequest, configuration: HTTPClientConfiguration) throws {
+        try set(CURLOPT_URL, request.url.absoluteString)
+        try set(CURLOPT_PROTOCOLS_STR, "http,https")
+        try set(CURLOPT_NOSIGNAL, 1)
+        try set(CURLOPT_FOLLOWLOCATION, 0)
+        try set(CURLOPT_TCP_KEEPALIVE, 1)
+        try set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
+        try set(CURLOPT_SUPPRESS_CONNECT_HEADERS, 1)
+        try set(CURLOPT_ACCEPT_ENCODING, "")
+        try set(CURLOPT_CONNECTTIMEOUT_MS, configuration.connectTimeout.milliseconds)
+        // libcurl's idle timeout: fewer than 1 byte per second for this many seconds aborts.
+        let idle = request.idleTimeout ?? configuration.idleTimeout
+        try set(CURLOPT_LOW_SPEED_LIMIT, 1)
+        try set(CURLOPT_LOW_SPEED_TIME, max(1, Int((idle.milliseconds + 999) / 1000)))
+        if let total = request.totalTimeout {
+            try set(CURLOPT_TIMEOUT_MS, total.milliseconds)
+        }
+        if let proxy = configuration.proxy { try set(CURLOPT_PROXY, proxy) }
+        if let noProxy = configuration.noProxy { try set(CURLOPT_NOPROXY, noProxy) }
+        try check(ccurl_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer), "CURLOPT_ERRORBUFFER")
+
+        switch request.method {
+        case .get where request.body == nil:
+            try set(CURLOPT_HTTPGET, 1)
+        case .head:
+            try set(CURLOPT_NOBODY, 1)
+        default:
+            let body = request.body ?? Data()
+            try set(CURLOPT_POSTFIELDSIZE_LARGE, Int(body.count))
+            let code = body.withUnsafeBytes { bytes in
+                // COPYPOSTFIELDS copies the bytes, so they need not outlive this call.
+                ccurl_easy_setopt_pointer(
+                    easy, CURLOPT_COPYPOSTFIELDS,
+                    UnsafeMutableRawPointer(mutating: bytes.baseAddress ?? UnsafeRawPointer(errorBuffer)))
+            }
+            try check(code, "CURLOPT_COPYPOSTFIELDS")
+            if request.method != .post { try set(CURLOPT_CUSTOMREQUEST, request.method.rawValue) }
+        }
+
+        var headers = request.headers
+        if !headers.contains("User-Agent") { headers["User-Agent"] = configuration.userAgent }
+        // No `Expect: 100-continue` round trip before a body.
+        if !headers.contains("Expect") { headers["Expect"] = "" }
+        for field in headers {
+            // "Name;" is curl's way to send a header with an empty value; "Name:" removes one.
+            let line = field.value.isEmpty && field.name.caseInsensitiveEquals("Expect")
+                ? "\(field.name):" : field.value.isEmpty ? "\(field.name);" : "\(field.name): \(field.value)"
+            headerList = curl_slist_append(headerList, line)
+        }
+        try check(ccurl_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, headerList), "CURLOPT_HTTPHEADER")
+
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        try check(ccurl_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, me), "CURLOPT_HEADERDATA")
+        try check(ccurl_easy_setopt_data_callback(easy, CURLOPT_HEADERFUNCTION, curlHeaderCallback), "CURLOPT_HEADERFUNCTION")
+        try check(ccurl_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, me), "CURLOPT_WRITEDATA")
+        try check(ccurl_easy_setopt_data_callback(easy, CURLOPT_WRITEFUNCTION, curlWriteCallback), "CURLOPT_WRITEFUNCTION")
+    }
+
+    private func set(_ option: CURLoption, _ value: Int) throws {
+        try check(ccurl_easy_setopt_long(easy, option, value), "option \(option.rawValue)")
+    }
+
+    private func set(_ option: CURLoption, _ value: String) throws {
+        try check(ccurl_easy_setopt_string(easy, option, value), "option \(option.rawValue)")
+    }
+
+    private func check(_ code: CURLcode, _ what: String) throws {
+        guard code == CURLE_OK else {
+            throw HTTPClientError(
+                code: .transferFailed, message: "libcurl refused \(what): \(String(cString: curl_easy_strerror(code)))",
+                curlCode: Int(code.rawValue))
+        }
+    }
+
+    /// Stops the transfer when whoever reads the body stops reading (drops it or is cancelled).
+    func cancelWhenBodyIsDropped(on loop: CurlMultiLoop) {
+        bodyContinuation.onTermination = { [weak self] termination in
+            guard case .cancelled = termination, let self else { return }
+            loop.cancel(self)
+        }
+    }
+
+    // MARK: Loop-thread events
+
+    /// A header line arrived (status line, field, or the blank line that ends a head).
+    func receivedHeaderLine(_ bytes: UnsafeRawBufferPointer) {
+        let line = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        if line.hasPrefix("HTTP/") {
+            // A new response begins (an interim 1xx one may come before the final one).
+            let parts = line.split(separator: " ", maxSplits: 2)
+            status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
+            headers = HTTPHeaders()
+        } else if line.isEmpty {
+            if status >= 200 { deliverHead() }
+        } else if let colon = line.firstIndex(of: ":") {
+            let name = String(line[..<colon]).trimmingCharacters(in: .whitespaces)
+            let value = String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces)
+            headers.add(name: name, value: value)
+        }
+    }
+
+    /// Body bytes arrived.
+    func receivedBody(_ bytes: UnsafeRawBufferPointer) {
+        deliverHead()
+        bodyContinuation.yield(Data(bytes))
+    }
+
+    /// The transfer ended, well or badly.
+    func finished(_ code: CURLcode) {
+        if code == CURLE_OK {
+            if status == 0 {
+                var responseCode = 0
+                _ = ccurl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &responseCode)
+                status = responseCode
+            }
+            deliverHead()
+            bodyContinuation.finish()
+        } else {
+            fail(error(for: code))
+        }
+    }
+
+    /// The transfer was stopped before it ended.
+    func fail(_ error: any Error) {
+        if let continuation = headContinuation {
+            headContinuation = nil
+            headDelivered = true
+            continuation.resume(throwing: error)
+        }
+        bodyContinuation.finish(throwing: error)
+    }
+
+    private func deliverHead() {
+        guard !headDelivered else { return }
+        headDelivered = true
+        headContinuation?.resume(returning: Head(status: status, headers: headers))
+        headContinuation = nil
+    }
+
+    private func error(for code: CURLcode) -> HTTPClientError {
+        let detail = String(cString: errorBuffer)
+        let reason = detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail
+        let kind: HTTPClientError.Code =
+            switch code {
+            case CURLE_COULDNT_RESOLVE_HOST: .resolveFailed
+            case CURLE_COULDNT_RESOLVE_PROXY: .proxyFailed
+            case CURLE_COULDNT_CONNECT: .connectFailed
+            case CURLE_OPERATION_TIMEDOUT: .timedOut
+            case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM,
+                CURLE_SSL_CIPHER, CURLE_SSL_CACERT_BADFILE:
+                .tlsFailed
+            case CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE,
+                CURLE_HTTP2, CURLE_HTTP2_STREAM:
+                .connectionLost
+            case CURLE_URL_MALFORMAT, CURLE_UNSUPPORTED_PROTOCOL: .invalidURL
+            default: .transferFailed
+            }
+        return HTTPClientError(code: kind, message: "\(target): \(reason)", curlCode: Int(code.rawValue))
+    }
+}
+
+private func curlHeaderCallback(
+    _ buffer: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ userdata: UnsafeMutableRawPointer?
+) -> Int {
+    guard let userdata else { return 0 }
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
+    transfer.receivedHeaderLine(UnsafeRawBufferPointer(start: buffer, count: size * count))
+    return size * count
+}
+
+private func curlWriteCallback(
+    _ buffer: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ userdata: UnsafeMutableRawPointer?
+) -> Int {
+    guard let userdata else { return 0 }
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
+    transfer.receivedBody(UnsafeRawBufferPointer(start: buffer, count: size * count))
+    return size * count
+}
+
+extension Duration {
+    /// The duration in whole milliseconds, rounded down, never negative.
+    var milliseconds: Int {
+        let (seconds, attoseconds) = components
+        return max(0, Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000))
+    }
+}
+
+extension URL {
+    /// `host[:port]/path` for messages: no scheme, user, query or fragment, which may carry secrets.
+    var redactedTarget: String {
+        let host = host ?? "?"
+        let port = port.map { ":\($0)" } ?? ""
+        return "\(host)\(port)\(path)"
+    }
+}

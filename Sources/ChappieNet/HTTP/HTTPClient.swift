@@ -1,0 +1,94 @@
+public import Foundation
+
+/// An async HTTP/1.1 and HTTP/2 client on libcurl.
+///
+/// All requests of one client share one libcurl multi handle, so connections are reused and HTTP/2
+/// streams multiplexed. Requests are `async`; cancelling the calling task (or dropping a streaming
+/// body) stops the transfer at once. Proxies follow libcurl's environment rules (`HTTPS_PROXY`,
+/// `NO_PROXY`, …) unless the configuration names one.
+///
+/// ```swift
+/// let client = HTTPClient()
+/// let response = try await client.execute(HTTPRequest(url: URL(string: "https://example.com/")!))
+/// print(response.status)
+/// ```
+///
+/// - Warning: An `Authorization` header is only sent over `https`, or over `http` to a loopback
+///   address; anything else fails with ``HTTPClientError/Code/insecureAuthorization``.
+public final class HTTPClient: Sendable {
+    /// The configuration the client was made with.
+    public let configuration: HTTPClientConfiguration
+    private let loop: CurlMultiLoop
+
+    /// Creates a client with its own connection pool.
+    public init(configuration: HTTPClientConfiguration = HTTPClientConfiguration()) {
+        self.configuration = configuration
+        self.loop = CurlMultiLoop()
+    }
+
+    deinit {
+        loop.release()
+    }
+
+    /// Sends a request and reads the whole response body.
+    ///
+    /// - Returns: The response, whatever its status.
+    /// - Throws: ``HTTPClientError`` when no complete response arrived, or `CancellationError`.
+    public func execute(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let response = try await stream(request)
+        var body = Data()
+        for try await chunk in response.body {
+            body.append(chunk)
+            if body.count > configuration.maximumBufferedBodySize {
+                throw HTTPClientError(
+                    code: .responseTooLarge,
+                    message: "\(request.url.redactedTarget): body over \(configuration.maximumBufferedBodySize) bytes")
+            }
+        }
+        return HTTPResponse(status: response.status, headers: response.headers, body: body)
+    }
+
+    /// Sends a request and returns as soon as the response head arrives; the body follows as a stream.
+    ///
+    /// - Returns: The status, headers and body stream of the final response.
+    /// - Throws: ``HTTPClientError`` when no response head arrived, or `CancellationError`.
+    public func stream(_ request: HTTPRequest) async throws -> HTTPStreamingResponse {
+        try Self.validate(request)
+        try Task.checkCancellation()
+        let transfer = try CurlTransfer(request: request, configuration: configuration)
+        let loop = self.loop
+        transfer.cancelWhenBodyIsDropped(on: loop)
+        let head = try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                transfer.headContinuation = continuation
+                loop.add(transfer)
+            }
+        } onCancel: {
+            loop.cancel(transfer)
+        }
+        return HTTPStreamingResponse(status: head.status, headers: head.headers, body: transfer.body)
+    }
+
+    /// Refuses requests that must not be sent as they are.
+    static func validate(_ request: HTTPRequest) throws {
+        guard let scheme = request.url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+            let host = request.url.host, !host.isEmpty
+        else {
+            throw HTTPClientError(code: .invalidURL, message: "not an absolute http(s) URL: \(request.url.redactedTarget)")
+        }
+        if scheme == "http" && request.headers.contains("Authorization") && !isLoopback(host: host) {
+            throw HTTPClientError(
+                code: .insecureAuthorization,
+                message: "refusing to send credentials over plain http to \(host); use https (only loopback may use http)")
+        }
+    }
+
+    /// Whether a host name or address is this machine's loopback (`localhost`, `127.0.0.0/8`, `::1`).
+    public static func isLoopback(host: String) -> Bool {
+        var host = host.lowercased()
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        if host == "localhost" || host.hasSuffix(".localhost") || host == "::1" { return true }
+        let octets = host.split(separator: ".", omittingEmptySubsequences: false)
+        return octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil }
+    }
+}

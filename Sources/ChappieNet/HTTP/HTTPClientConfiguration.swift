@@ -1,0 +1,43 @@
+public import ChappieCore
+
+/// How an ``HTTPClient`` connects and how long it waits.
+///
+/// ```swift
+/// var configuration = HTTPClientConfiguration()
+/// configuration.connectTimeout = .seconds(5)
+/// let client = HTTPClient(configuration: configuration)
+/// ```
+public struct HTTPClientConfiguration: Sendable {
+    /// The longest a connection (including TLS) may take to set up. Default: 10 seconds.
+    public var connectTimeout: Duration
+    /// The longest the client waits for the next byte of a response before failing with
+    /// ``HTTPClientError/Code/timedOut``. Whole seconds; default: 60 seconds. A request can override it.
+    public var idleTimeout: Duration
+    /// The `User-Agent` sent when a request sets none. Default: `chappie/<version>`.
+    public var userAgent: String
+    /// A proxy URL for every request, such as `http://proxy.internal:3128`. Default `nil`: libcurl's
+    /// environment rules apply (`https_proxy`/`HTTPS_PROXY`, `http_proxy`, `ALL_PROXY`).
+    public var proxy: String?
+    /// Hosts reached without the proxy, comma-separated (`localhost,.internal`). Default `nil`:
+    /// `NO_PROXY`/`no_proxy` from the environment apply.
+    public var noProxy: String?
+    /// The largest body ``HTTPClient/execute(_:)`` buffers. Default: 32 MiB.
+    public var maximumBufferedBodySize: Int
+
+    /// Creates a configuration; every parameter has the default documented on its property.
+    public init(
+        connectTimeout: Duration = .seconds(10),
+        idleTimeout: Duration = .seconds(60),
+        userAgent: String = "chappie/\(ChappieVersion.current)",
+        proxy: String? = nil,
+        noProxy: String? = nil,
+        maximumBufferedBodySize: Int = 32 << 20
+    ) {
+        self.connectTimeout = connectTimeout
+        self.idleTimeout = idleTimeout
+        self.userAgent = userAgent
+        self.proxy = proxy
+        self.noProxy = noProxy
+        self.maximumBufferedBodySize = maximumBufferedBodySize
+    }
+}

@@ -1,0 +1,39 @@
+public import Foundation
+
+/// An HTTP request to send with ``HTTPClient``.
+///
+/// ```swift
+/// var request = HTTPRequest(url: URL(string: "https://auth.openai.com/oauth/token")!, method: .post)
+/// request.headers["Content-Type"] = "application/json"
+/// request.body = Data(#"{"grant_type":"refresh_token"}"#.utf8)
+/// ```
+public struct HTTPRequest: Sendable {
+    /// The absolute `http` or `https` URL.
+    public var url: URL
+    /// The method; `GET` unless set.
+    public var method: HTTPMethod
+    /// The header fields to send. `User-Agent` defaults to the client's.
+    public var headers: HTTPHeaders
+    /// The body to send, if any.
+    public var body: Data?
+    /// The longest wait for the next byte of the response, overriding the client's idle timeout.
+    public var idleTimeout: Duration?
+    /// The longest the whole exchange may take; `nil` means no limit beyond the idle timeout.
+    public var totalTimeout: Duration?
+
+    /// Creates a request.
+    ///
+    /// - Parameters:
+    ///   - url: The absolute `http` or `https` URL.
+    ///   - method: The method; `GET` by default.
+    ///   - headers: The header fields; none by default.
+    ///   - body: The body; none by default.
+    public init(url: URL, method: HTTPMethod = .get, headers: HTTPHeaders = [:], body: Data? = nil) {
+        self.url = url
+        self.method = method
+        self.headers = headers
+        self.body = body
+        self.idleTimeout = nil
+        self.totalTimeout = nil
+    }
+}
