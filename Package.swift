@@ -86,7 +86,7 @@ let package = Package(
         .executableTarget(
             name: "chappie",
             dependencies: [
-                "ChappieService",
+                "ChappieService", "Chappie", "ChappieStore", "ChappieCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -1,0 +1,92 @@
+import ChappieNet
+public import Foundation
+
+/// The two services chappie talks to: the OAuth issuer and the ChatGPT backend.
+///
+/// The defaults are the real ones (`https://auth.openai.com`, `https://chatgpt.com/backend-api`);
+/// tests and `make demo` point both at the emulator.
+///
+/// ```swift
+/// let endpoints = try ChappieEndpoints(issuer: "http://127.0.0.1:8080", backend: "http://127.0.0.1:8080/backend-api")
+/// endpoints.tokenURL  // http://127.0.0.1:8080/oauth/token
+/// ```
+public struct ChappieEndpoints: Sendable, Equatable {
+    /// The real OAuth issuer.
+    public static let defaultIssuer = URL(string: "https://auth.openai.com")!
+    /// The real ChatGPT backend.
+    public static let defaultBackend = URL(string: "https://chatgpt.com/backend-api")!
+
+    /// The issuer's base URL, without a trailing slash.
+    public let issuer: URL
+    /// The backend's base URL, ending in `/backend-api`.
+    public let backend: URL
+
+    /// The real service's endpoints.
+    public init() {
+        issuer = Self.defaultIssuer
+        backend = Self.defaultBackend
+    }
+
+    /// Endpoints from user-supplied base URLs; `nil` keeps the default.
+    ///
+    /// - Throws: ``ChappieEndpointError`` when a URL is not absolute http(s), or is plain http to a
+    ///   host that is not loopback (tokens would travel in clear).
+    public init(issuer: String?, backend: String?) throws(ChappieEndpointError) {
+        self.issuer = if let issuer { try Self.parse(issuer, option: "--issuer") } else { Self.defaultIssuer }
+        var backendURL = if let backend { try Self.parse(backend, option: "--backend") } else { Self.defaultBackend }
+        // A bare chatgpt.com base is normalised to include /backend-api, as Codex does (§6.1).
+        if backendURL.path.isEmpty || backendURL.path == "/" {
+            backendURL = backendURL.appendingPathComponent("backend-api")
+        }
+        self.backend = backendURL
+    }
+
+    /// The OIDC discovery document, which `chappie doctor` reads to see that the issuer answers.
+    public var discoveryURL: URL { issuer.appendingPathComponent(".well-known/openid-configuration") }
+    /// `POST` here to start a device-code sign-in.
+    public var deviceUserCodeURL: URL { issuer.appendingPathComponent("api/accounts/deviceauth/usercode") }
+    /// `POST` here to poll a device code.
+    public var deviceTokenURL: URL { issuer.appendingPathComponent("api/accounts/deviceauth/token") }
+    /// Where the user enters the device code.
+    public var deviceVerificationURL: URL { issuer.appendingPathComponent("codex/device") }
+    /// The token endpoint (code exchange and refresh).
+    public var tokenURL: URL { issuer.appendingPathComponent("oauth/token") }
+    /// The revocation endpoint.
+    public var revokeURL: URL { issuer.appendingPathComponent("oauth/revoke") }
+    /// The usage-limit windows of an account.
+    public var usageURL: URL { backend.appendingPathComponent("wham/usage") }
+    /// The streaming Responses endpoint.
+    public var responsesURL: URL { backend.appendingPathComponent("codex/responses") }
+
+    private static func parse(_ text: String, option: String) throws(ChappieEndpointError) -> URL {
+        var trimmed = text.trimmingCharacters(in: .whitespaces)
+        while trimmed.hasSuffix("/") { trimmed.removeLast() }
+        guard let url = URL(string: trimmed), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+            let host = url.host, !host.isEmpty, url.query == nil, url.fragment == nil, url.user == nil
+        else {
+            throw .invalidURL(option: option, value: text)
+        }
+        if scheme == "http" && !HTTPClient.isLoopback(host: host) {
+            throw .insecureURL(option: option, host: host)
+        }
+        return url
+    }
+}
+
+/// A base URL given on the command line or in a configuration cannot be used.
+public enum ChappieEndpointError: Error, Equatable, CustomStringConvertible {
+    /// Not an absolute http(s) URL without query, fragment or user info.
+    case invalidURL(option: String, value: String)
+    /// Plain http to a host that is not this machine.
+    case insecureURL(option: String, host: String)
+
+    /// What is wrong and how to fix it.
+    public var description: String {
+        switch self {
+        case .invalidURL(let option, let value):
+            "\(option) must be an absolute http(s) URL such as https://auth.openai.com, not \"\(value)\""
+        case .insecureURL(let option, let host):
+            "\(option) uses plain http to \(host): tokens would travel unencrypted. Use https (plain http is only for loopback)"
+        }
+    }
+}

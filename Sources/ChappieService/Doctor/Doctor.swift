@@ -1,0 +1,96 @@
+public import Chappie
+import ChappieCore
+public import ChappieNet
+public import ChappieStore
+import ChappieVault
+import Foundation
+public import Logging
+
+/// Checks the machine chappie runs on: libraries, data directory, and the two services.
+///
+/// ```swift
+/// let report = await Doctor(endpoints: ChappieEndpoints(), location: .resolve(home: nil)).run()
+/// print(report.isHealthy)
+/// ```
+public struct Doctor: Sendable {
+    /// The services to probe.
+    public var endpoints: ChappieEndpoints
+    /// The data directory to inspect.
+    public var location: StoreLocation
+    /// How long each probe may take in all. Default: 10 seconds.
+    public var timeout: Duration
+    private let client: HTTPClient
+
+    /// Creates a doctor.
+    ///
+    /// - Parameters:
+    ///   - endpoints: The services to probe.
+    ///   - location: The data directory to inspect (never created or changed).
+    ///   - timeout: How long each probe may take in all.
+    ///   - client: The HTTP client; a new one by default.
+    public init(
+        endpoints: ChappieEndpoints, location: StoreLocation, timeout: Duration = .seconds(10), client: HTTPClient? = nil
+    ) {
+        self.endpoints = endpoints
+        self.location = location
+        self.timeout = timeout
+        self.client = client ?? HTTPClient(configuration: HTTPClientConfiguration(connectTimeout: .seconds(5)))
+    }
+
+    /// Runs every check; the issuer and the backend are probed at the same time.
+    public func run(logger: Logger = Logger(label: "chappie.doctor")) async -> DoctorReport {
+        async let issuer = probe(
+            name: "issuer", url: endpoints.discoveryURL, logger: logger,
+            expect: { response in
+                guard response.status == 200 else { return "answered \(response.status), expected 200 with the OpenID configuration" }
+                let document = (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any]
+                return document?["token_endpoint"] is String ? nil : "answered 200, but not with an OpenID configuration"
+            })
+        async let backend = probe(
+            name: "backend", url: endpoints.usageURL, logger: logger,
+            expect: { response in
+                // Without credentials the usage endpoint must refuse: 401 or 403 shows it is there.
+                [401, 403].contains(response.status) ? nil : "answered \(response.status) without credentials, expected 401 or 403"
+            })
+        let permissions = DirectoryPermissions.inspect(location.directory)
+        let libraries = [
+            DoctorReport.Library(name: "libsodium", version: Sodium.version, detail: nil),
+            DoctorReport.Library(
+                name: "libcurl", version: Curl.version,
+                detail: "\(Curl.tlsVersion), HTTP/2 \(Curl.supportsHTTP2 ? "yes" : "no")"),
+            DoctorReport.Library(name: "SQLite", version: SQLiteLibrary.version, detail: nil),
+        ]
+        return DoctorReport(
+            version: ChappieVersion.current,
+            libraries: libraries,
+            dataDirectory: DoctorReport.DataDirectory(
+                path: location.directory.path, exists: permissions.exists,
+                mode: permissions.mode.map { String($0, radix: 8) }, problem: permissions.problem),
+            endpoints: await [issuer, backend])
+    }
+
+    private func probe(
+        name: String, url: URL, logger: Logger, expect: @Sendable (HTTPResponse) -> String?
+    ) async -> DoctorReport.Endpoint {
+        var request = HTTPRequest(url: url, headers: ["Accept": "application/json"])
+        request.totalTimeout = timeout
+        let clock = ContinuousClock()
+        let start = clock.now
+        do {
+            let response = try await client.execute(request)
+            let elapsed = (clock.now - start).components
+            logger.debug("probe answered", metadata: ["endpoint": "\(name)", "http.status": "\(response.status)"])
+            return DoctorReport.Endpoint(
+                name: name, url: url.absoluteString, reachable: true, status: response.status,
+                milliseconds: Int(elapsed.seconds) * 1000 + Int(elapsed.attoseconds / 1_000_000_000_000_000),
+                problem: expect(response))
+        } catch {
+            let elapsed = (clock.now - start).components
+            logger.debug("probe failed", metadata: ["endpoint": "\(name)", "error": "\(error)"])
+            return DoctorReport.Endpoint(
+                name: name, url: url.absoluteString, reachable: false, status: nil,
+                milliseconds: Int(elapsed.seconds) * 1000 + Int(elapsed.attoseconds / 1_000_000_000_000_000),
+                problem: "\(error)")
+        }
+    }
+}

@@ -1,0 +1,41 @@
+import ArgumentParser
+import ChappieCore
+import Foundation
+
+/// `chappie`: several ChatGPT accounts on one machine.
+@main
+struct ChappieCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "chappie",
+        abstract: "Manage several ChatGPT accounts: sign-in, fresh tokens, usage, switching.",
+        discussion: """
+            Every command takes --home DIR (or $CHAPPIE_HOME) for the data directory, --issuer and \
+            --backend to use another service (such as chappie-emulator), --json for machine-readable \
+            output and --verbose for a log on standard error.
+
+            Exit codes: 0 ok, 1 failure, 2 usage, 69 service unavailable, 75 temporary failure, \
+            77 sign-in required, 78 configuration or key problem.
+
+            Shell completions: chappie --generate-completion-script bash|zsh|fish
+            """,
+        version: ChappieVersion.current,
+        subcommands: [Doctor.self])
+
+    /// Runs the command, mapping argument errors to exit code 2 as design.md's table says.
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var command = command as? any AsyncParsableCommand {
+                try await command.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            if exitCode(for: error) == .validationFailure {
+                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+                Foundation.exit(2)
+            }
+            exit(withError: error)
+        }
+    }
+}

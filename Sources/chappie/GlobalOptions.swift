@@ -1,0 +1,45 @@
+import ArgumentParser
+import Chappie
+import ChappieStore
+import Logging
+
+/// Options every command takes.
+struct GlobalOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("The data directory (default: $CHAPPIE_HOME, else $XDG_DATA_HOME/chappie).", valueName: "dir"))
+    var home: String?
+
+    @Option(name: .long, help: ArgumentHelp("The OAuth issuer (default: https://auth.openai.com).", valueName: "url"))
+    var issuer: String?
+
+    @Option(name: .long, help: ArgumentHelp("The ChatGPT backend (default: https://chatgpt.com/backend-api).", valueName: "url"))
+    var backend: String?
+
+    @Flag(name: .long, help: "Print JSON instead of a table.")
+    var json = false
+
+    @Flag(name: .long, help: "Log what chappie does to standard error.")
+    var verbose = false
+
+    func validate() throws {
+        _ = try endpoints()
+    }
+
+    /// The services, from --issuer and --backend.
+    func endpoints() throws -> ChappieEndpoints {
+        do {
+            return try ChappieEndpoints(issuer: issuer, backend: backend)
+        } catch {
+            throw ValidationError(error.description)
+        }
+    }
+
+    /// The data directory, from --home and the environment.
+    var location: StoreLocation { StoreLocation.resolve(home: home) }
+
+    /// A logger on standard error: debug with --verbose, warnings otherwise.
+    func makeLogger() -> Logger {
+        var logger = Logger(label: "chappie") { label in StreamLogHandler.standardError(label: label) }
+        logger.logLevel = verbose ? .debug : .warning
+        return logger
+    }
+}

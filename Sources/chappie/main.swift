@@ -1,3 +1,0 @@
-import ArgumentParser
-import Logging
-print("x")
