@@ -37,7 +37,10 @@ public final class Emulator: Sendable {
         }()
     }
 
-    /// Serves until the calling task is cancelled, or until one of the signals arrives.
+    /// Serves until the calling task is cancelled, or until SIGTERM or SIGINT when `stopsOnSignals`.
+    ///
+    /// Cancellation shuts the server down gracefully (open requests may finish) for at most two
+    /// seconds, then stops it outright.
     ///
     /// - Parameters:
     ///   - stopsOnSignals: Whether SIGTERM and SIGINT stop the server gracefully (for a process).
@@ -54,7 +57,18 @@ public final class Emulator: Sendable {
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
                 services: [app], gracefulShutdownSignals: stopsOnSignals ? [.sigterm, .sigint] : [], logger: logger))
-        try await group.run()
+        // Run the group outside this task's cancellation, so that cancelling means "shut down
+        // gracefully" rather than tearing every connection down mid-response.
+        let running = Task { try await group.run() }
+        try await withTaskCancellationHandler {
+            try await running.value
+        } onCancel: {
+            Task {
+                await group.triggerGracefulShutdown()
+                try? await Task.sleep(for: .seconds(2))
+                running.cancel()
+            }
+        }
     }
 
     private func makeRouter() -> Router<BasicRequestContext> {

@@ -107,6 +107,8 @@ public struct JSONDocument: @unchecked Sendable {
 public struct EmulatorHarnessError: Error, CustomStringConvertible {
     /// What went wrong.
     public let message: String
+    /// Creates the error.
+    public init(message: String) { self.message = message }
     /// The message.
     public var description: String { message }
 }

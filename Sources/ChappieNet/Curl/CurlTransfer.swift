@@ -19,7 +19,8 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// Resumed once, with the head or with the failure that came first.
     var headContinuation: CheckedContinuation<Head, any Error>?
-    let body: AsyncThrowingStream<Data, any Error>
+    /// The consumer's end of the body, handed out once by ``takeBody()`` so that dropping it ends the transfer.
+    private var body: AsyncThrowingStream<Data, any Error>?
     private let bodyContinuation: AsyncThrowingStream<Data, any Error>.Continuation
 
     private var status = 0
@@ -38,7 +39,9 @@ final class CurlTransfer: @unchecked Sendable {
         self.errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         self.errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         self.target = request.url.redactedTarget
-        (body, bodyContinuation) = AsyncThrowingStream.makeStream(of: Data.self)
+        let (body, bodyContinuation) = AsyncThrowingStream.makeStream(of: Data.self)
+        self.body = body
+        self.bodyContinuation = bodyContinuation
         try configure(request: request, configuration: configuration)
     }
 
@@ -120,6 +123,12 @@ final class CurlTransfer: @unchecked Sendable {
                 code: .transferFailed, message: "libcurl refused \(what): \(String(cString: curl_easy_strerror(code)))",
                 curlCode: Int(code.rawValue))
         }
+    }
+
+    /// Hands the body stream to the response; the transfer keeps no reference to it.
+    func takeBody() -> AsyncThrowingStream<Data, any Error> {
+        defer { body = nil }
+        return body!
     }
 
     /// Stops the transfer when whoever reads the body stops reading (drops it or is cancelled).

@@ -66,7 +66,7 @@ public final class HTTPClient: Sendable {
         } onCancel: {
             loop.cancel(transfer)
         }
-        return HTTPStreamingResponse(status: head.status, headers: head.headers, body: transfer.body)
+        return HTTPStreamingResponse(status: head.status, headers: head.headers, body: HTTPBodyStream(transfer.takeBody()))
     }
 
     /// Refuses requests that must not be sent as they are.

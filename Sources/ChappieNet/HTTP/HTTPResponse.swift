@@ -28,12 +28,11 @@ public struct HTTPStreamingResponse: Sendable {
     public var status: Int
     /// The header fields of the final response.
     public var headers: HTTPHeaders
-    /// The body, chunk by chunk, as the network delivers it. It throws ``HTTPClientError`` when the
-    /// transfer fails part-way, for example on an idle timeout or a dropped connection.
-    public var body: AsyncThrowingStream<Data, any Error>
+    /// The body, chunk by chunk, as the network delivers it.
+    public var body: HTTPBodyStream
 
     /// Creates a streaming response.
-    public init(status: Int, headers: HTTPHeaders, body: AsyncThrowingStream<Data, any Error>) {
+    public init(status: Int, headers: HTTPHeaders, body: HTTPBodyStream) {
         self.status = status
         self.headers = headers
         self.body = body
