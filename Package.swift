@@ -123,7 +123,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ChappieEmulatorTests",
-            dependencies: ["ChappieEmulator", "ChappieNet", "ChappieTestSupport"],
+            dependencies: ["ChappieEmulator", "ChappieNet", "ChappieTestSupport", "CSodium"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -68,8 +68,8 @@ public struct RunningEmulator: Sendable {
 
 /// A parsed JSON document with path look-ups, for assertions.
 public struct JSONDocument: @unchecked Sendable {
-    // Immutable after init; holds only JSONSerialization's value types.
-    private let root: Any?
+    /// The parsed value (immutable; JSONSerialization's value types only), `nil` when not JSON.
+    public let root: Any?
 
     /// Parses `data`; a document that is not JSON has no values.
     public init(_ data: Data) {
