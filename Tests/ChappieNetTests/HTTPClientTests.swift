@@ -2,7 +2,6 @@ import ChappieEmulator
 import ChappieNet
 import ChappieTestSupport
 import Foundation
-import Glibc
 import Testing
 
 @Suite("HTTPClient on libcurl, against the emulator on loopback")
@@ -135,7 +134,7 @@ struct HTTPClientTests {
 
     @Test("A refused connection fails with connectFailed and names host and path only")
     func connectFailure() async throws {
-        let port = try closedPort()
+        let port = try closedLoopbackPort()
         let client = HTTPClient()
         let request = HTTPRequest(url: URL(string: "http://127.0.0.1:\(port)/oauth/token?secret=abc")!)
         do {
@@ -216,7 +215,7 @@ struct HTTPClientTests {
 
     @Test("A configured proxy is used, and noProxy bypasses it")
     func proxyConfiguration() async throws {
-        let deadProxy = "http://127.0.0.1:\(try closedPort())"
+        let deadProxy = "http://127.0.0.1:\(try closedLoopbackPort())"
         try await withEmulator { emulator in
             let proxied = HTTPClient(configuration: HTTPClientConfiguration(proxy: deadProxy, noProxy: ""))
             await #expect { _ = try await proxied.execute(emulator.request("/.well-known/openid-configuration")) } throws: { error in
@@ -251,21 +250,4 @@ func waitForStat(_ emulator: RunningEmulator, _ group: String, _ name: String, t
         try await Task.sleep(for: .milliseconds(100))
     }
     return false
-}
-
-/// A loopback port nothing listens on: bound to port 0, read back, and closed again.
-func closedPort() throws -> Int {
-    let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(socket) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafeMutablePointer(to: &address) { pointer in
-        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
-            bind(socket, generic, length) == 0 && getsockname(socket, generic, &length) == 0
-        }
-    }
-    guard bound else { throw EmulatorHarnessError(message: "could not bind a loopback socket") }
-    return Int(UInt16(bigEndian: address.sin_port))
 }

@@ -1,0 +1,18 @@
+import Glibc
+
+/// A loopback port nothing listens on: bound to port 0, read back, and closed again.
+public func closedLoopbackPort() throws -> Int {
+    let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(socket) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) { pointer in
+        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
+            bind(socket, generic, length) == 0 && getsockname(socket, generic, &length) == 0
+        }
+    }
+    guard bound else { throw EmulatorHarnessError(message: "could not bind a loopback socket") }
+    return Int(UInt16(bigEndian: address.sin_port))
+}

@@ -1,0 +1,130 @@
+public import Foundation
+
+/// The built executables of this package, found next to the running test bundle.
+public enum BuiltProducts {
+    /// The build products folder (`.build/<triple>/debug`).
+    public static var directory: URL {
+        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        return URL(fileURLWithPath: executable).deletingLastPathComponent()
+    }
+
+    /// The path of a built executable such as `chappie`, or an error saying how to build it.
+    public static func executable(_ name: String) throws -> URL {
+        let url = directory.appendingPathComponent(name)
+        guard FileManager.default.isExecutableFile(atPath: url.path) else {
+            throw EmulatorHarnessError(message: "\(url.path) is missing: run `swift build` (or `make test`) before `swift test`")
+        }
+        return url
+    }
+}
+
+/// What a finished process left behind.
+public struct ProcessResult: Sendable {
+    /// The exit status (or 128 + signal).
+    public var status: Int32
+    /// Everything written to standard output.
+    public var stdout: String
+    /// Everything written to standard error.
+    public var stderr: String
+}
+
+/// Runs an executable to completion, killing it after `timeout`.
+///
+/// - Parameters:
+///   - executable: The program.
+///   - arguments: Its arguments.
+///   - environment: Variables added to (or, with a `nil` value, removed from) this process's environment.
+///   - timeout: How long it may run before it is killed.
+public func runProcess(
+    _ executable: URL, _ arguments: [String], environment: [String: String?] = [:], timeout: Duration = .seconds(30)
+) async throws -> ProcessResult {
+    let process = Process()
+    process.executableURL = executable
+    process.arguments = arguments
+    var merged = ProcessInfo.processInfo.environment
+    for (key, value) in environment { merged[key] = value }
+    process.environment = merged
+    let output = Pipe(), error = Pipe()
+    process.standardOutput = output
+    process.standardError = error
+    process.standardInput = FileHandle.nullDevice
+    try process.run()
+    // Read both pipes while the process runs, so a full pipe cannot block it.
+    async let out = Task.detached { output.fileHandleForReading.readDataToEndOfFile() }.value
+    async let err = Task.detached { error.fileHandleForReading.readDataToEndOfFile() }.value
+    let deadline = ContinuousClock.now + timeout
+    while process.isRunning {
+        if ContinuousClock.now > deadline {
+            process.terminate()
+            break
+        }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+    process.waitUntilExit()
+    return ProcessResult(
+        status: process.terminationStatus, stdout: String(decoding: await out, as: UTF8.self),
+        stderr: String(decoding: await err, as: UTF8.self))
+}
+
+/// `chappie-emulator` running as its own process, as `make demo` runs it.
+public final class EmulatorProcess: Sendable {
+    /// The process.
+    public let process: Process
+    /// The port it printed on its first line.
+    public let port: Int
+
+    /// Starts the emulator with extra arguments and waits (at most 20 s) for its first line.
+    public init(arguments: [String] = []) async throws {
+        let process = Process()
+        process.executableURL = try BuiltProducts.executable("chappie-emulator")
+        process.arguments = ["--port", "0"] + arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.standardError
+        try process.run()
+        let line = Task.detached { () -> String in
+            var bytes: [UInt8] = []
+            while let byte = try? output.fileHandleForReading.read(upToCount: 1), let first = byte.first, first != 0x0A {
+                bytes.append(first)
+            }
+            return String(decoding: bytes, as: UTF8.self)
+        }
+        let firstLine = try await withThrowingTaskGroup(of: String?.self) { group in
+            group.addTask { await line.value }
+            group.addTask {
+                try await Task.sleep(for: .seconds(20))
+                return nil
+            }
+            let first = try await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        guard let firstLine, firstLine.hasPrefix("listening on http://127.0.0.1:"),
+            let port = Int(firstLine.split(separator: ":").last ?? "")
+        else {
+            process.terminate()
+            throw EmulatorHarnessError(message: "chappie-emulator did not print its address; first line: \(firstLine ?? "none")")
+        }
+        self.process = process
+        self.port = port
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    public var issuer: String { "http://127.0.0.1:\(port)" }
+    /// `http://127.0.0.1:PORT/backend-api`.
+    public var backend: String { "http://127.0.0.1:\(port)/backend-api" }
+
+    /// Sends SIGTERM and waits (at most 10 s) for the process to exit; returns its status.
+    @discardableResult
+    public func stop() async -> Int32 {
+        if process.isRunning { process.terminate() }
+        for _ in 0..<500 where process.isRunning { try? await Task.sleep(for: .milliseconds(20)) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    }
+}
