@@ -1,1 +1,130 @@
-print("x")
+// chappie-bench: the numbers in docs/benchmarks.md. Run with `make bench` (release build).
+//
+// 1. 1,000 small HTTP requests to the emulator on loopback through ChappieNet, one at a time,
+//    then with 16 in flight. The emulator runs in this process, so both share the 2 cores.
+// 2. Decoding a 10 MB text/event-stream of Responses-shaped events with ServerSentEventDecoder,
+//    fed in 16 KiB chunks as the network would deliver it.
+import ChappieEmulator
+import ChappieNet
+import Foundation
+
+/// Milliseconds of a duration.
+func milliseconds(_ duration: Duration) -> Double {
+    let (seconds, attoseconds) = duration.components
+    return Double(seconds) * 1000 + Double(attoseconds) / 1e15
+}
+
+/// The value at a quantile of sorted samples.
+func quantile(_ sorted: [Double], _ q: Double) -> Double {
+    sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * q).rounded()))]
+}
+
+/// Peak resident memory of this process so far, in MiB (VmHWM).
+func peakResidentMiB() -> Double {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+        let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+        let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "")
+    else { return 0 }
+    return kilobytes / 1024
+}
+
+func runHTTP(port: Int) async throws -> [String] {
+    let client = HTTPClient()
+    let url = URL(string: "http://127.0.0.1:\(port)/.well-known/openid-configuration")!
+    let clock = ContinuousClock()
+    for _ in 0..<100 { _ = try await client.execute(HTTPRequest(url: url)) }
+
+    var latencies: [Double] = []
+    let sequentialStart = clock.now
+    for _ in 0..<1000 {
+        let start = clock.now
+        let response = try await client.execute(HTTPRequest(url: url))
+        precondition(response.status == 200)
+        latencies.append(milliseconds(clock.now - start))
+    }
+    let sequentialTotal = milliseconds(clock.now - sequentialStart)
+    latencies.sort()
+
+    let concurrentStart = clock.now
+    let concurrentLatencies = try await withThrowingTaskGroup(of: Double.self) { group in
+        var issued = 0
+        var results: [Double] = []
+        func issue() {
+            group.addTask {
+                let start = clock.now
+                let response = try await client.execute(HTTPRequest(url: url))
+                precondition(response.status == 200)
+                return milliseconds(clock.now - start)
+            }
+            issued += 1
+        }
+        while issued < 16 { issue() }
+        while let latency = try await group.next() {
+            results.append(latency)
+            if issued < 1000 { issue() }
+        }
+        return results.sorted()
+    }
+    let concurrentTotal = milliseconds(clock.now - concurrentStart)
+
+    return [
+        String(format: "| 1,000 requests, sequential | %.0f ms | %.0f req/s | p50 %.2f ms, p99 %.2f ms |",
+               sequentialTotal, 1000 / sequentialTotal * 1000, quantile(latencies, 0.5), quantile(latencies, 0.99)),
+        String(format: "| 1,000 requests, 16 in flight | %.0f ms | %.0f req/s | p50 %.2f ms, p99 %.2f ms |",
+               concurrentTotal, 1000 / concurrentTotal * 1000, quantile(concurrentLatencies, 0.5), quantile(concurrentLatencies, 0.99)),
+    ]
+}
+
+func runSSE() -> [String] {
+    var stream = Data()
+    var events = 0
+    let delta = #"event: response.output_text.delta"# + "\n"
+        + #"data: {"type":"response.output_text.delta","item_id":"msg_1","output_index":0,"content_index":0,"delta":"Hello, world! "}"# + "\n\n"
+    let comment = ": keep-alive\r\n"
+    while stream.count < 10_000_000 {
+        stream.append(contentsOf: delta.utf8)
+        events += 1
+        if events % 100 == 0 { stream.append(contentsOf: comment.utf8) }
+    }
+    let chunkSize = 16 * 1024
+    let chunks = stride(from: 0, to: stream.count, by: chunkSize).map { stream.subdata(in: $0..<min(stream.count, $0 + chunkSize)) }
+    let clock = ContinuousClock()
+    var timings: [Double] = []
+    for _ in 0..<5 {
+        var decoder = ServerSentEventDecoder()
+        var decoded = 0
+        let start = clock.now
+        for chunk in chunks { decoded += decoder.decode(chunk).count }
+        decoder.finish()
+        timings.append(milliseconds(clock.now - start))
+        precondition(decoded == events, "decoded \(decoded) of \(events) events")
+    }
+    timings.sort()
+    let median = timings[timings.count / 2]
+    let megabytes = Double(stream.count) / 1_000_000
+    return [
+        String(format: "| SSE decode, %.1f MB (%d events, 16 KiB chunks), median of 5 | %.0f ms | %.0f MB/s | %.0f events/ms |",
+               megabytes, events, median, megabytes / median * 1000, Double(events) / median),
+    ]
+}
+
+let emulator = Emulator()
+let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
+let server = Task {
+    try await emulator.run { port in
+        portContinuation.yield(port)
+        portContinuation.finish()
+    }
+}
+guard let port = await ports.first(where: { _ in true }) else { fatalError("the emulator did not start") }
+
+print("chappie-bench on \(ProcessInfo.processInfo.activeProcessorCount) cores, libcurl \(Curl.version)")
+print("")
+print("| benchmark | total | rate | latency |")
+print("|---|---|---|---|")
+for line in try await runHTTP(port: port) { print(line) }
+for line in runSSE() { print(line) }
+print("")
+print(String(format: "peak resident memory: %.1f MiB", peakResidentMiB()))
+server.cancel()
+_ = try? await server.value

@@ -1,0 +1,39 @@
+# chappie: `make demo` and `make test` are all a new user needs (see README.md).
+SWIFT ?= swift
+PREFIX ?= $(HOME)/.local
+SWIFT_BUILD_FLAGS ?=
+
+.PHONY: deps build demo test bench install clean
+
+deps:
+	@scripts/install-deps.sh
+
+build: deps
+	@echo "==> Building (debug)"
+	$(SWIFT) build $(SWIFT_BUILD_FLAGS)
+
+demo: build
+	@scripts/demo.sh
+
+test: build
+	@echo "==> Building the tests"
+	$(SWIFT) build --build-tests $(SWIFT_BUILD_FLAGS)
+	@echo "==> Running the test suite"
+	$(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS)
+
+bench: deps
+	@echo "==> Building the benchmark harness (release)"
+	$(SWIFT) build -c release --product chappie-bench $(SWIFT_BUILD_FLAGS)
+	@echo "==> Running the benchmarks"
+	$$($(SWIFT) build -c release --show-bin-path)/chappie-bench
+
+install: deps
+	@echo "==> Building chappie (release, static Swift runtime)"
+	$(SWIFT) build -c release --static-swift-stdlib --product chappie $(SWIFT_BUILD_FLAGS)
+	@echo "==> Installing $(PREFIX)/bin/chappie"
+	install -d "$(PREFIX)/bin"
+	install -m 0755 "$$($(SWIFT) build -c release --show-bin-path)/chappie" "$(PREFIX)/bin/chappie"
+	@echo "==> Installed. Run: $(PREFIX)/bin/chappie doctor"
+
+clean:
+	rm -rf .build
