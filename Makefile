@@ -32,7 +32,7 @@ install: deps
 	$(SWIFT) build -c release --static-swift-stdlib --product chappie $(SWIFT_BUILD_FLAGS)
 	@echo "==> Installing $(PREFIX)/bin/chappie"
 	install -d "$(PREFIX)/bin"
-	install -m 0755 "$$($(SWIFT) build -c release --show-bin-path)/chappie" "$(PREFIX)/bin/chappie"
+	install -s -m 0755 "$$($(SWIFT) build -c release --show-bin-path)/chappie" "$(PREFIX)/bin/chappie"
 	@echo "==> Installed. Run: $(PREFIX)/bin/chappie doctor"
 
 clean:

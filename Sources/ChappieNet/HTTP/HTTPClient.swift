@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// An async HTTP/1.1 and HTTP/2 client on libcurl.
 ///
