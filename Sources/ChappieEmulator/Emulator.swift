@@ -71,8 +71,8 @@ public final class Emulator: Sendable {
         }
     }
 
-    private func makeRouter() -> Router<BasicRequestContext> {
-        let router = Router(context: BasicRequestContext.self)
+    private func makeRouter() -> Router<EmulatorRequestContext> {
+        let router = Router(context: EmulatorRequestContext.self)
         let issuer = IssuerRoutes(state: state)
         let backend = BackendRoutes(state: state)
         let control = ControlRoutes(state: state)
@@ -132,13 +132,13 @@ public final class Emulator: Sendable {
 
     /// Registers a handler behind the fault injector (control routes are never faulted).
     private func route(
-        _ router: Router<BasicRequestContext>, _ method: HTTPRequest.Method, _ path: String, control: Bool = false,
+        _ router: Router<EmulatorRequestContext>, _ method: HTTPRequest.Method, _ path: String, control: Bool = false,
         _ handler: @escaping @Sendable (Request, Data, Fault.Kind?) async -> Reply
     ) {
         let state = self.state
-        router.on(RouterPath(path), method: method) { request, _ -> Response in
+        router.on(RouterPath(path), method: method) { request, context -> Response in
             var request = request
-            let fault = control ? nil : await state.admit(path: request.uri.path)
+            let fault = control ? nil : await state.admit(path: request.uri.path, clientPort: context.clientPort)
             switch fault {
             case .latency(let seconds)?:
                 try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))

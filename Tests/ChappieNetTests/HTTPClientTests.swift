@@ -200,6 +200,20 @@ struct HTTPClientTests {
         }
     }
 
+    @Test("Sequential requests of one client reuse one connection; another client opens its own")
+    func connectionReuse() async throws {
+        try await withEmulator { emulator in
+            for _ in 0..<20 {
+                let response = try await emulator.client.execute(emulator.request("/.well-known/openid-configuration"))
+                #expect(response.status == 200)
+            }
+            #expect(try await emulator.json(emulator.request("/_emulator/stats")).json.int("connections") == 1)
+            let other = HTTPClient()
+            _ = try await other.execute(emulator.request("/.well-known/openid-configuration"))
+            #expect(try await emulator.json(emulator.request("/_emulator/stats")).json.int("connections") == 2)
+        }
+    }
+
     @Test("Many requests in flight on one client all complete")
     func concurrentRequests() async throws {
         try await withEmulator { emulator in

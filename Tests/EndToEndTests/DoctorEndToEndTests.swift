@@ -99,4 +99,13 @@ struct DoctorEndToEndTests {
         #expect(refused.status != 0)
         #expect(refused.stderr.contains("loopback"))
     }
+
+    @Test("The shipped chappie binary does not link Hummingbird (only the emulator does)")
+    func noHummingbirdInCLI() throws {
+        let chappie = try Data(contentsOf: try BuiltProducts.executable("chappie"), options: .mappedIfSafe)
+        let emulator = try Data(contentsOf: try BuiltProducts.executable("chappie-emulator"), options: .mappedIfSafe)
+        let marker = Data("11Hummingbird".utf8)  // in every mangled Swift symbol of the module
+        #expect(emulator.range(of: marker) != nil)
+        #expect(chappie.range(of: marker) == nil)
+    }
 }

@@ -78,6 +78,7 @@ actor EmulatorState {
     private var faults: [Fault] = []
 
     private var requestCounts: [String: Int] = [:]
+    private var clientPorts: Set<Int> = []
     private var refreshRedemptions = 0
     private var refreshRejections = 0
     private var reuseDetected = 0
@@ -335,9 +336,10 @@ actor EmulatorState {
         faults.removeAll()
     }
 
-    /// Counts the request and hands out the first fault meant for its path, if any.
-    func admit(path: String) -> Fault.Kind? {
+    /// Counts the request (and its connection) and hands out the first fault meant for its path, if any.
+    func admit(path: String, clientPort: Int?) -> Fault.Kind? {
         requestCounts[path, default: 0] += 1
+        if let clientPort { clientPorts.insert(clientPort) }
         guard let index = faults.firstIndex(where: { $0.pathPrefix.map(path.hasPrefix) ?? true }) else { return nil }
         let kind = faults[index].kind
         faults[index].remaining -= 1
@@ -381,6 +383,7 @@ actor EmulatorState {
                 ("completed", .int(dripsCompleted)),
                 ("aborted", .int(dripsAborted)),
             ])),
+            ("connections", .int(clientPorts.count)),
             ("requests", .object(requestCounts.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) })),
         ])
     }
