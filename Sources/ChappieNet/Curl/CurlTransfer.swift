@@ -79,27 +79,27 @@ final class CurlTransfer: @unchecked Sendable {
             try set(CURLOPT_NOBODY, 1)
         default:
             let body = request.body ?? Data()
-            try set(CURLOPT_POSTFIELDSIZE_LARGE, Int(body.count))
-            let code = body.withUnsafeBytes { bytes in
+            try set(CURLOPT_POSTFIELDSIZE_LARGE, body.count)
+            if body.isEmpty {
+                try set(CURLOPT_COPYPOSTFIELDS, "")
+            } else {
                 // COPYPOSTFIELDS copies the bytes, so they need not outlive this call.
-                ccurl_easy_setopt_pointer(
-                    easy, CURLOPT_COPYPOSTFIELDS,
-                    UnsafeMutableRawPointer(mutating: bytes.baseAddress ?? UnsafeRawPointer(errorBuffer)))
+                let code = body.withUnsafeBytes { bytes in
+                    ccurl_easy_setopt_pointer(easy, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: bytes.baseAddress))
+                }
+                try check(code, "CURLOPT_COPYPOSTFIELDS")
             }
-            try check(code, "CURLOPT_COPYPOSTFIELDS")
             if request.method != .post { try set(CURLOPT_CUSTOMREQUEST, request.method.rawValue) }
         }
 
         var headers = request.headers
         if !headers.contains("User-Agent") { headers["User-Agent"] = configuration.userAgent }
-        // No `Expect: 100-continue` round trip before a body.
-        if !headers.contains("Expect") { headers["Expect"] = "" }
         for field in headers {
-            // "Name;" is curl's way to send a header with an empty value; "Name:" removes one.
-            let line = field.value.isEmpty && field.name.caseInsensitiveEquals("Expect")
-                ? "\(field.name):" : field.value.isEmpty ? "\(field.name);" : "\(field.name): \(field.value)"
-            headerList = curl_slist_append(headerList, line)
+            // "Name;" is curl's way to send a header with an empty value.
+            headerList = curl_slist_append(headerList, field.value.isEmpty ? "\(field.name);" : "\(field.name): \(field.value)")
         }
+        // "Expect:" stops curl from adding `Expect: 100-continue` and waiting for it before a body.
+        if !headers.contains("Expect") { headerList = curl_slist_append(headerList, "Expect:") }
         try check(ccurl_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, headerList), "CURLOPT_HTTPHEADER")
 
         let me = Unmanaged.passUnretained(self).toOpaque()
@@ -218,22 +218,26 @@ final class CurlTransfer: @unchecked Sendable {
     }
 }
 
+/// Hands a callback's bytes to the transfer named by `userdata`; returns the byte count, as curl expects.
+private func deliver(
+    _ buffer: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ userdata: UnsafeMutableRawPointer?,
+    to receive: (CurlTransfer) -> (UnsafeRawBufferPointer) -> Void
+) -> Int {
+    guard let userdata else { return 0 }
+    receive(Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue())(UnsafeRawBufferPointer(start: buffer, count: size * count))
+    return size * count
+}
+
 private func curlHeaderCallback(
     _ buffer: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ userdata: UnsafeMutableRawPointer?
 ) -> Int {
-    guard let userdata else { return 0 }
-    let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
-    transfer.receivedHeaderLine(UnsafeRawBufferPointer(start: buffer, count: size * count))
-    return size * count
+    deliver(buffer, size, count, userdata, to: CurlTransfer.receivedHeaderLine)
 }
 
 private func curlWriteCallback(
     _ buffer: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ userdata: UnsafeMutableRawPointer?
 ) -> Int {
-    guard let userdata else { return 0 }
-    let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
-    transfer.receivedBody(UnsafeRawBufferPointer(start: buffer, count: size * count))
-    return size * count
+    deliver(buffer, size, count, userdata, to: CurlTransfer.receivedBody)
 }
 
 extension Duration {

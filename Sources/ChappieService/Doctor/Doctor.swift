@@ -76,21 +76,24 @@ public struct Doctor: Sendable {
         request.totalTimeout = timeout
         let clock = ContinuousClock()
         let start = clock.now
+        let outcome: Result<HTTPResponse, any Error>
         do {
-            let response = try await client.execute(request)
-            let elapsed = (clock.now - start).components
+            outcome = .success(try await client.execute(request))
+        } catch {
+            outcome = .failure(error)
+        }
+        let milliseconds = Int((clock.now - start) / .milliseconds(1))
+        switch outcome {
+        case .success(let response):
             logger.debug("probe answered", metadata: ["endpoint": "\(name)", "http.status": "\(response.status)"])
             return DoctorReport.Endpoint(
                 name: name, url: url.absoluteString, reachable: true, status: response.status,
-                milliseconds: Int(elapsed.seconds) * 1000 + Int(elapsed.attoseconds / 1_000_000_000_000_000),
-                problem: expect(response))
-        } catch {
-            let elapsed = (clock.now - start).components
+                milliseconds: milliseconds, problem: expect(response))
+        case .failure(let error):
             logger.debug("probe failed", metadata: ["endpoint": "\(name)", "error": "\(error)"])
             return DoctorReport.Endpoint(
                 name: name, url: url.absoluteString, reachable: false, status: nil,
-                milliseconds: Int(elapsed.seconds) * 1000 + Int(elapsed.attoseconds / 1_000_000_000_000_000),
-                problem: "\(error)")
+                milliseconds: milliseconds, problem: "\(error)")
         }
     }
 }
