@@ -38,6 +38,10 @@ struct DoctorEndToEndTests {
         #expect(document.int("endpoints", 0, "status") == 200)
         #expect(document.int("endpoints", 1, "status") == 401)
         #expect(document.array("libraries")?.count == 3)
+        let verbose = try await chappie(["doctor", "--verbose", "--home", home.path, "--issuer", emulator.issuer, "--backend", emulator.backend])
+        #expect(verbose.status == 0)
+        #expect(verbose.stderr.contains("probe answered"))
+        #expect(!table.stderr.contains("probe answered"))
         #expect(await emulator.stop() == 0)
     }
 
