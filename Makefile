@@ -3,7 +3,7 @@ SWIFT ?= swift
 PREFIX ?= $(HOME)/.local
 SWIFT_BUILD_FLAGS ?=
 
-.PHONY: deps build demo test bench install clean
+.PHONY: deps build demo test bench install migrations clean
 
 deps:
 	@scripts/install-deps.sh
@@ -34,6 +34,9 @@ install: deps
 	install -d "$(PREFIX)/bin"
 	install -s -m 0755 "$$($(SWIFT) build -c release --show-bin-path)/chappie" "$(PREFIX)/bin/chappie"
 	@echo "==> Installed. Run: $(PREFIX)/bin/chappie doctor"
+
+migrations:
+	@scripts/embed-migrations.sh
 
 clean:
 	rm -rf .build

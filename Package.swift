@@ -88,7 +88,7 @@ let package = Package(
         .executableTarget(
             name: "chappie",
             dependencies: [
-                "ChappieService", "Chappie", "ChappieStore", "ChappieCore",
+                "ChappieService", "Chappie", "ChappieStore", "ChappieVault", "ChappieCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

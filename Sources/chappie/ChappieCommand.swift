@@ -19,7 +19,7 @@ struct ChappieCommand: AsyncParsableCommand {
             Shell completions: chappie --generate-completion-script bash|zsh|fish
             """,
         version: ChappieVersion.current,
-        subcommands: [Doctor.self])
+        subcommands: [Accounts.self, Key.self, Config.self, Doctor.self])
 
     /// Runs the command, mapping argument errors to exit code 2 as design.md's table says.
     static func main() async {
@@ -30,7 +30,14 @@ struct ChappieCommand: AsyncParsableCommand {
             } else {
                 try command.run()
             }
+        } catch let failure as CommandFailure {
+            FileHandle.standardError.write(Data("error: \(failure.message)\n".utf8))
+            Foundation.exit(failure.exitCode.rawValue)
         } catch {
+            if let failure = CommandFailure(error) {
+                FileHandle.standardError.write(Data("error: \(failure.message)\n".utf8))
+                Foundation.exit(failure.exitCode.rawValue)
+            }
             if exitCode(for: error) == .validationFailure {
                 FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
                 Foundation.exit(2)

@@ -1,6 +1,8 @@
 import ArgumentParser
 import Chappie
+import ChappieService
 import ChappieStore
+import ChappieVault
 import Logging
 
 /// Options every command takes.
@@ -13,6 +15,9 @@ struct GlobalOptions: ParsableArguments {
 
     @Option(name: .long, help: ArgumentHelp("The ChatGPT backend (default: https://chatgpt.com/backend-api).", valueName: "url"))
     var backend: String?
+
+    @Option(name: .long, help: ArgumentHelp("The key file (default: $CHAPPIE_KEY_FILE, systemd credentials, $CHAPPIE_PASSPHRASE, else a key file beside the data).", valueName: "file"))
+    var keyFile: String?
 
     @Flag(name: .long, help: "Print JSON instead of a table.")
     var json = false
@@ -34,7 +39,17 @@ struct GlobalOptions: ParsableArguments {
     }
 
     /// The data directory, from --home and the environment.
-    var location: StoreLocation { StoreLocation.resolve(home: home) }
+    var location: StoreLocation { storeOptions.location }
+
+    /// Where the store is and where its key comes from.
+    var storeOptions: StoreOptions {
+        StoreOptions(home: home, keyFile: keyFile, interactive: PassphrasePrompt.isInteractive)
+    }
+
+    /// Opens and unlocks the store.
+    func openStore() throws -> StoreOpener.Opened {
+        try StoreOpener.open(storeOptions)
+    }
 
     /// A logger on standard error: debug with --verbose, warnings otherwise.
     func makeLogger() -> Logger {

@@ -1,11 +1,9 @@
 import Foundation
 
-/// Prints a value as pretty, key-sorted JSON on standard output.
+/// Prints a value as pretty, key-sorted JSON (ISO 8601 dates) on standard output.
 enum JSONOutput {
     static func print<T: Encodable>(_ value: T) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        let data = try encoder.encode(value)
+        let data = try Formatting.jsonEncoder().encode(value)
         FileHandle.standardOutput.write(data + Data("\n".utf8))
     }
 }

@@ -1,0 +1,149 @@
+public import ChappieCore
+public import ChappieStore
+import ChappieVault
+public import Foundation
+
+/// The Codex CLI's `auth.json` (openai-protocol.md §5): read to import an account, written to make
+/// Codex use one.
+public struct CodexAuthFile: Sendable {
+    /// Who the account is, from the id_token (falling back to `tokens.account_id` for the account id).
+    public var info: ChappieAccountInfo
+    /// The tokens.
+    public var credentials: Credentials
+    /// The access token's `exp`, when it is a readable JWT.
+    public var accessTokenExpiresAt: Date?
+    /// `last_refresh`, when present.
+    public var lastRefresh: Date?
+
+    /// `$CODEX_HOME`, else `~/.codex`.
+    public static func defaultHome(environment: [String: String]) -> URL {
+        if let home = environment["CODEX_HOME"], !home.isEmpty { return URL(fileURLWithPath: (home as NSString).expandingTildeInPath) }
+        let user = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        return URL(fileURLWithPath: user).appendingPathComponent(".codex")
+    }
+
+    /// Reads and checks an `auth.json`.
+    ///
+    /// - Throws: ``ServiceError`` `.invalidInput` saying what is wrong (missing file, not JSON, an API-key
+    ///   login, an id_token that is not a JWT, a missing token). The message never holds a token.
+    public static func read(_ url: URL) throws(ServiceError) -> CodexAuthFile {
+        guard let data = FileManager.default.contents(atPath: url.path) else {
+            throw ServiceError(.invalidInput, "cannot read \(url.path): no such file, or not readable")
+        }
+        guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
+            throw ServiceError(.invalidInput, "\(url.path) is not a JSON object, so it is not a Codex auth.json")
+        }
+        guard let tokens = object["tokens"] as? [String: Any] else {
+            let apiKey = object["OPENAI_API_KEY"] is String
+            throw ServiceError(
+                .invalidInput,
+                apiKey
+                    ? "\(url.path) holds an API-key login, not ChatGPT tokens; sign Codex in with ChatGPT first"
+                    : "\(url.path) has no \"tokens\" object: it is not a ChatGPT login")
+        }
+        func token(_ name: String) throws(ServiceError) -> String {
+            guard let value = tokens[name] as? String, !value.isEmpty else {
+                throw ServiceError(.invalidInput, "\(url.path) has no tokens.\(name); nothing was stored")
+            }
+            return value
+        }
+        let credentials = Credentials(idToken: try token("id_token"), accessToken: try token("access_token"), refreshToken: try token("refresh_token"))
+        let claims: TokenClaims
+        do {
+            claims = try TokenClaims(jwt: credentials.idToken)
+        } catch {
+            throw ServiceError(.invalidInput, "\(url.path): tokens.id_token is \(error); nothing was stored")
+        }
+        var info = claims.account
+        if info.accountID == nil { info.accountID = tokens["account_id"] as? String }
+        return CodexAuthFile(
+            info: info, credentials: credentials,
+            accessTokenExpiresAt: (try? TokenClaims(jwt: credentials.accessToken))?.expiresAt,
+            lastRefresh: (object["last_refresh"] as? String).flatMap(parseRFC3339))
+    }
+
+    /// Writes `auth.json` in a Codex home the way Codex writes it, keeping every field chappie does
+    /// not set from an existing file; atomically (a 0600 temporary file, synced, renamed).
+    ///
+    /// - Parameters:
+    ///   - credentials: The tokens to write.
+    ///   - accountID: `tokens.account_id`.
+    ///   - home: The Codex home (created 0700 if missing).
+    ///   - now: `last_refresh`.
+    /// - Returns: The file written.
+    @discardableResult
+    public static func write(_ credentials: Credentials, accountID: String?, to home: URL, now: Date = Date()) throws(ServiceError) -> URL {
+        let url = home.appendingPathComponent("auth.json")
+        do {
+            try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw ServiceError(.invalidInput, "cannot create the Codex home \(home.path)")
+        }
+        var object: [String: Any] = [:]
+        if let data = FileManager.default.contents(atPath: url.path),
+            let existing = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
+        {
+            object = existing
+        }
+        var tokens = object["tokens"] as? [String: Any] ?? [:]
+        tokens["id_token"] = credentials.idToken
+        tokens["access_token"] = credentials.accessToken
+        tokens["refresh_token"] = credentials.refreshToken
+        tokens["account_id"] = accountID ?? NSNull()
+        object["tokens"] = tokens
+        object["auth_mode"] = "chatgpt"
+        if object["OPENAI_API_KEY"] == nil { object["OPENAI_API_KEY"] = NSNull() }
+        object["last_refresh"] = formatRFC3339(now)
+        guard var data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]) else {
+            throw ServiceError(.invalidInput, "cannot encode \(url.path)")
+        }
+        defer { data.zeroize() }
+        try AtomicFile.write(data + Data("\n".utf8), to: url)
+        return url
+    }
+
+    /// RFC 3339 in UTC with microseconds, as Codex writes `last_refresh`.
+    static func formatRFC3339(_ date: Date) -> String {
+        let seconds = date.timeIntervalSince1970
+        let whole = floor(seconds)
+        let micros = Int(((seconds - whole) * 1_000_000).rounded(.down))
+        var time = time_t(whole)
+        var parts = tm()
+        gmtime_r(&time, &parts)
+        return String(
+            format: "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday,
+            parts.tm_hour, parts.tm_min, parts.tm_sec, micros)
+    }
+
+    /// Parses RFC 3339 with or without fractional seconds.
+    static func parseRFC3339(_ text: String) -> Date? {
+        if let date = try? Date(text, strategy: .iso8601) { return date }
+        return try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+    }
+}
+
+/// Writes files atomically and privately.
+enum AtomicFile {
+    /// Writes `data` to a 0600 temporary file beside `url`, syncs it, renames it over `url`, and
+    /// syncs the directory.
+    static func write(_ data: Data, to url: URL) throws(ServiceError) {
+        let directory = url.deletingLastPathComponent()
+        let temporary = directory.appendingPathComponent(".\(url.lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp")
+        let descriptor = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            throw ServiceError(.invalidInput, "cannot write in \(directory.path): \(String(cString: strerror(errno)))")
+        }
+        let written = data.withUnsafeBytes { Foundation.write(descriptor, $0.baseAddress, $0.count) }
+        let synced = fsync(descriptor) == 0
+        close(descriptor)
+        guard written == data.count, synced, rename(temporary.path, url.path) == 0 else {
+            unlink(temporary.path)
+            throw ServiceError(.invalidInput, "cannot write \(url.path): \(String(cString: strerror(errno)))")
+        }
+        let directoryDescriptor = open(directory.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if directoryDescriptor >= 0 {
+            fsync(directoryDescriptor)
+            close(directoryDescriptor)
+        }
+    }
+}

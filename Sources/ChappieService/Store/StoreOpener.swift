@@ -1,0 +1,99 @@
+public import ChappieStore
+public import ChappieVault
+import Foundation
+
+/// Opens the store with the key from the first source that applies (design.md, Keys), creating the
+/// default key file for a new store and finishing a key rotation a crash interrupted.
+public enum StoreOpener {
+    /// An unlocked store and where its key came from.
+    public struct Opened: Sendable {
+        /// The store.
+        public let store: AccountStore
+        /// The key's source.
+        public let source: KeySource
+        /// How the key was set up in the store.
+        public let setup: StoreDatabase.KeySetup
+    }
+
+    /// Opens and unlocks the store.
+    ///
+    /// - Throws: ``StoreError``, ``VaultError`` or ``ServiceError``; all are configuration problems
+    ///   except a damaged account, which only that account reports later.
+    public static func open(_ options: StoreOptions) throws -> Opened {
+        let database = try StoreDatabase.open(at: options.location)
+        let setup = database.keySetup
+        var preferPassphrase = false
+        if case .passphrase = setup { preferPassphrase = true }
+        let source = KeySource.choose(
+            keyFile: options.keyFile, environment: options.environment, defaultKeyFile: options.location.defaultKeyFile,
+            canPrompt: options.interactive, preferPassphrase: preferPassphrase)
+        switch source {
+        case .keyFile(let url):
+            return Opened(store: try unlock(database, keyFileAt: url, createIfNew: false), source: source, setup: setup)
+        case .systemdCredential(let url):
+            return Opened(store: try database.unlock(with: try KeyFile.read(url)), source: source, setup: setup)
+        case .defaultKeyFile(let url):
+            if case .passphrase = setup {
+                throw ServiceError(
+                    .configuration,
+                    "this store is sealed with a passphrase: set CHAPPIE_PASSPHRASE, or run chappie on a terminal to be asked for it")
+            }
+            return Opened(store: try unlock(database, keyFileAt: url, createIfNew: true), source: source, setup: setup)
+        case .passphrase(let fromEnvironment):
+            let passphrase = try passphrase(options, fromEnvironment: fromEnvironment, confirm: setup == .none)
+            switch setup {
+            case .passphrase(let kdf, _):
+                return Opened(store: try database.unlock(with: try kdf.deriveKey(from: passphrase)), source: source, setup: setup)
+            case .none:
+                let kdf = PassphraseKDF.fresh()
+                let key = try kdf.deriveKey(from: passphrase)
+                return Opened(store: try database.unlock(with: key, passphraseKDF: kdf), source: source, setup: setup)
+            case .key(let id):
+                throw StoreError(
+                    .wrongKey,
+                    "this store is sealed with a key file (key \(id)), not a passphrase: unset CHAPPIE_PASSPHRASE or pass --key-file; nothing was changed")
+            }
+        }
+    }
+
+    /// Reads a passphrase from `CHAPPIE_PASSPHRASE` or the terminal (twice for a new store).
+    static func passphrase(_ options: StoreOptions, fromEnvironment: Bool, confirm: Bool, variable: String = "CHAPPIE_PASSPHRASE")
+        throws(ServiceError) -> SecretBytes
+    {
+        if fromEnvironment, let text = options.environment[variable] {
+            guard !text.isEmpty else { throw ServiceError(.configuration, "\(variable) is empty; a passphrase cannot be empty") }
+            return SecretBytes(utf8: text)
+        }
+        guard let first = PassphrasePrompt.ask("Passphrase for the chappie store: "), first.count > 0 else {
+            throw ServiceError(.cancelled, "no passphrase was entered")
+        }
+        if confirm {
+            guard let second = PassphrasePrompt.ask("The same passphrase again: "), second.constantTimeEquals(first) else {
+                throw ServiceError(.invalidInput, "the two passphrases differ; nothing was set up")
+            }
+        }
+        return first
+    }
+
+    /// Unlocks with a key file, finishing or undoing an interrupted rotation (`<file>.new`), and,
+    /// for a new store, creating the default key file first.
+    private static func unlock(_ database: StoreDatabase, keyFileAt url: URL, createIfNew: Bool) throws -> AccountStore {
+        let pending = KeyRotation.pendingURL(for: url)
+        if FileManager.default.fileExists(atPath: pending.path) {
+            return try KeyRotation.recover(database, keyFile: url, pending: pending)
+        }
+        if !FileManager.default.fileExists(atPath: url.path) {
+            switch database.keySetup {
+            case .none where createIfNew:
+                try KeyFile.write(SecretKey.generate(), to: url)
+            case .none:
+                throw VaultError(.keyFile, "key file \(url.path) does not exist; create one (32 random bytes, base64) or leave out --key-file")
+            case .key(let id), .passphrase(_, let id):
+                throw StoreError(
+                    .missingKey,
+                    "the store is sealed with key \(id), but the key file \(url.path) is missing; restore it from your backup (see docs/security.md)")
+            }
+        }
+        return try database.unlock(with: try KeyFile.read(url))
+    }
+}

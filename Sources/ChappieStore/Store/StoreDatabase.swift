@@ -1,0 +1,155 @@
+public import ChappieVault
+public import Foundation
+import GRDB
+
+/// The store's database, opened and migrated but not yet unlocked: it knows how its key was set up,
+/// but cannot read or write credentials until ``unlock(with:)`` proves a key.
+///
+/// ```swift
+/// let database = try StoreDatabase.open(at: location)
+/// let store = try database.unlock(with: key)
+/// ```
+public final class StoreDatabase: Sendable {
+    /// How the store's key was set up.
+    public enum KeySetup: Sendable, Equatable {
+        /// A new store: the first unlock sets the key.
+        case none
+        /// A key file or credential holds the key with this id.
+        case key(id: String)
+        /// A passphrase, stretched with these parameters, gives the key with this id.
+        case passphrase(PassphraseKDF, keyID: String)
+    }
+
+    /// The database file's name in the data directory.
+    public static let fileName = "chappie.sqlite"
+
+    let pool: DatabasePool
+    /// Where the store lives.
+    public let location: StoreLocation
+    /// How the key was set up, read when the database was opened.
+    public let keySetup: KeySetup
+
+    private init(pool: DatabasePool, location: StoreLocation, keySetup: KeySetup) {
+        self.pool = pool
+        self.location = location
+        self.keySetup = keySetup
+    }
+
+    /// The database file.
+    public static func fileURL(in location: StoreLocation) -> URL {
+        location.directory.appendingPathComponent(fileName)
+    }
+
+    /// Opens (creating if needed) the database: directory 0700, file 0600, WAL, a busy timeout,
+    /// foreign keys, and the migrations of `migrations/` applied in order.
+    ///
+    /// - Throws: ``StoreError`` `.corrupt` for a file that is not a chappie database, `.newerSchema`
+    ///   for one written by a newer chappie (left untouched), `.io` when files cannot be made private.
+    public static func open(at location: StoreLocation) throws(StoreError) -> StoreDatabase {
+        let file = fileURL(in: location)
+        try FilePermissions.ensurePrivateDirectory(location.directory)
+        try FilePermissions.ensurePrivateFile(file)
+
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        configuration.foreignKeysEnabled = true
+        configuration.label = "chappie"
+        configuration.prepareDatabase { db in
+            // Deleted content (old sealed blobs, removed accounts) is overwritten, not left in free pages.
+            try db.execute(sql: "PRAGMA secure_delete = ON")
+        }
+        let pool: DatabasePool
+        do {
+            pool = try DatabasePool(path: file.path, configuration: configuration)
+        } catch {
+            throw StoreError(.corrupt, "\(file.path) cannot be opened as a chappie database (\(Self.reason(error)))")
+        }
+        var migrator = DatabaseMigrator()
+        for migration in StoreSchema.migrations {
+            migrator.registerMigration(migration.id) { db in try db.execute(sql: migration.sql) }
+        }
+        do {
+            if try pool.read({ db in try migrator.hasBeenSuperseded(db) }) {
+                throw StoreError(
+                    .newerSchema,
+                    "\(file.path) was written by a newer chappie; this one (\(StoreSchema.migrations.count) migrations) leaves it untouched. Upgrade chappie.")
+            }
+            try migrator.migrate(pool)
+            let setup = try pool.read { db in try Self.readKeySetup(db) }
+            return StoreDatabase(pool: pool, location: location, keySetup: setup)
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw StoreError(.corrupt, "\(file.path) is not a usable chappie database (\(Self.reason(error)))")
+        }
+    }
+
+    private static func readKeySetup(_ db: Database) throws -> KeySetup {
+        guard let keyID = try db.setting(.keyID).map({ String(decoding: $0, as: UTF8.self) }) else { return .none }
+        if let kdf = try db.setting(.passphraseKDF), let parameters = try? JSONDecoder().decode(PassphraseKDF.self, from: kdf) {
+            return .passphrase(parameters, keyID: keyID)
+        }
+        return .key(id: keyID)
+    }
+
+    /// Proves a key against the store's key check (or, for a new store, makes it the store's key).
+    ///
+    /// - Parameter key: The key, and for a passphrase-derived key the parameters to record.
+    /// - Throws: ``StoreError`` `.wrongKey` (nothing written) when the key check does not open.
+    public func unlock(with key: SecretKey, passphraseKDF: PassphraseKDF? = nil) throws(StoreError) -> AccountStore {
+        do {
+            // Prove the key with a read first: a wrong key must not even start a write.
+            if let stored = try pool.read({ db in try db.setting(.keyCheck) }) {
+                guard KeyCheck.verify(stored, key: key) else {
+                    let storedID = try pool.read { db in try db.setting(.keyID) }.map { String(decoding: $0, as: UTF8.self) }
+                    throw StoreError(
+                        .wrongKey,
+                        "the key (id \(key.id)) does not open this store, which was sealed with key \(storedID ?? "?"); nothing was changed")
+                }
+            } else {
+                try pool.write { db in
+                    // Another process may have set the key since the read above.
+                    if let stored = try db.setting(.keyCheck) {
+                        guard KeyCheck.verify(stored, key: key) else {
+                            throw StoreError(.wrongKey, "another process set up this store with a different key; nothing was changed")
+                        }
+                        return
+                    }
+                    try db.setSetting(.keyCheck, KeyCheck.make(key: key))
+                    try db.setSetting(.keyID, Data(key.id.utf8))
+                    try db.setSetting(.passphraseKDF, try passphraseKDF.map { try JSONEncoder().encode($0) })
+                    try db.record("key_created", account: nil, detail: "key \(key.id)\(passphraseKDF == nil ? "" : " from a passphrase")")
+                }
+            }
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw StoreError(.database, "cannot read the key check (\(Self.reason(error)))")
+        }
+        return AccountStore(database: self, key: key)
+    }
+
+    /// A database error's reason, without SQL arguments.
+    static func reason(_ error: any Error) -> String {
+        if let error = error as? DatabaseError { return error.message ?? "SQLite code \(error.resultCode.rawValue)" }
+        return "\(error)"
+    }
+}
+
+/// The sealed known value that proves a key before anything is written.
+enum KeyCheck {
+    private static let associatedData = "chappie/key-check/v1"
+    private static let plaintext = "chappie key check v1"
+
+    static func make(key: SecretKey) -> Data {
+        let box = SealedBox.seal(SecretBytes(utf8: plaintext), key: key, associatedData: associatedData)
+        return box.nonce + box.ciphertext
+    }
+
+    static func verify(_ stored: Data, key: SecretKey) -> Bool {
+        guard stored.count > SealedBox.nonceByteCount else { return false }
+        let box = SealedBox(nonce: stored.prefix(SealedBox.nonceByteCount), ciphertext: stored.dropFirst(SealedBox.nonceByteCount))
+        guard let opened = try? box.open(key: key, associatedData: associatedData) else { return false }
+        return opened.constantTimeEquals(SecretBytes(utf8: plaintext))
+    }
+}

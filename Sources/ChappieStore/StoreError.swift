@@ -1,0 +1,49 @@
+/// A failure of the account store. Messages name accounts and files, never secrets or SQL arguments.
+public struct StoreError: Error, Sendable, CustomStringConvertible {
+    /// What kind of failure.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private let name: String
+        private init(_ name: String) { self.name = name }
+
+        /// The key does not open this store's key check.
+        public static let wrongKey = Code("wrong key")
+        /// The store was set up with a key that cannot be found now.
+        public static let missingKey = Code("missing key")
+        /// The database file is not a chappie database, or is damaged.
+        public static let corrupt = Code("corrupt database")
+        /// The database was written by a newer chappie.
+        public static let newerSchema = Code("newer database")
+        /// No account has that name.
+        public static let notFound = Code("no such account")
+        /// Another account already has that name.
+        public static let nameTaken = Code("name taken")
+        /// One account's sealed credentials do not open.
+        public static let credentialUnreadable = Code("credentials unreadable")
+        /// A file or directory could not be created or changed.
+        public static let io = Code("file error")
+        /// Any other database failure (busy beyond the timeout, disk full, …).
+        public static let database = Code("database error")
+
+        /// A short name of the code.
+        public var description: String { name }
+    }
+
+    /// What kind of failure.
+    public let code: Code
+    /// What happened and what to do.
+    public let message: String
+
+    /// Creates an error.
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    /// The message.
+    public var description: String { message }
+
+    /// Whether the cause is the configuration or the key (exit code 78).
+    public var isConfigurationProblem: Bool {
+        [.wrongKey, .missingKey, .corrupt, .newerSchema, .io].contains(code)
+    }
+}

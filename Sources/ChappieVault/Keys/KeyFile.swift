@@ -1,0 +1,72 @@
+internal import CSodium
+public import Foundation
+
+/// A key file: one line of base64 (or exactly 32 raw bytes), readable by its owner only.
+public enum KeyFile {
+    /// Reads a key file, refusing one that group or others can read.
+    ///
+    /// - Throws: ``VaultError/Kind/keyFile`` when the file is missing, too open, or not a key.
+    public static func read(_ url: URL) throws(VaultError) -> SecretKey {
+        var info = stat()
+        guard stat(url.path, &info) == 0 else {
+            throw VaultError(.keyFile, "key file \(url.path) cannot be read: \(String(cString: strerror(errno)))")
+        }
+        let mode = Int(info.st_mode) & 0o777
+        if mode & 0o077 != 0 {
+            throw VaultError(
+                .keyFile,
+                "key file \(url.path) is readable by group or others (mode \(String(mode, radix: 8))); run: chmod 600 \(url.path)")
+        }
+        guard var contents = try? Data(contentsOf: url) else {
+            throw VaultError(.keyFile, "key file \(url.path) cannot be read")
+        }
+        defer { contents.zeroize() }
+        if contents.count == SecretKey.byteCount {
+            return try SecretKey(bytes: SecretBytes(copying: contents))
+        }
+        var text = contents
+        while let last = text.last, last == 0x0A || last == 0x0D || last == 0x20 { text.removeLast() }
+        defer { text.zeroize() }
+        guard var decoded = Data(base64Encoded: text), decoded.count == SecretKey.byteCount else {
+            throw VaultError(.keyFile, "key file \(url.path) does not hold a key (expected 32 bytes, raw or as one line of base64)")
+        }
+        defer { decoded.zeroize() }
+        return try SecretKey(bytes: SecretBytes(copying: decoded))
+    }
+
+    /// Writes a key file atomically: a 0600 temporary file in a 0700 directory, synced, then renamed.
+    ///
+    /// - Throws: ``VaultError/Kind/keyFile`` when it cannot be written.
+    public static func write(_ key: SecretKey, to url: URL) throws(VaultError) {
+        let directory = url.deletingLastPathComponent()
+        do {
+            try FileManager.default.createDirectory(
+                at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw VaultError(.keyFile, "cannot create \(directory.path) for the key file")
+        }
+        let temporary = directory.appendingPathComponent(".\(url.lastPathComponent).\(getpid()).tmp")
+        let descriptor = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            throw VaultError(.keyFile, "cannot create \(temporary.path): \(String(cString: strerror(errno)))")
+        }
+        let line = key.base64Line()
+        let written = line.withUnsafeBytes { Foundation.write(descriptor, $0.baseAddress, $0.count) }
+        let synced = fsync(descriptor) == 0
+        close(descriptor)
+        guard written == line.count, synced, rename(temporary.path, url.path) == 0 else {
+            unlink(temporary.path)
+            throw VaultError(.keyFile, "cannot write the key file \(url.path)")
+        }
+        syncDirectory(directory)
+    }
+
+    /// Makes a rename in `directory` durable.
+    static func syncDirectory(_ directory: URL) {
+        let descriptor = open(directory.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if descriptor >= 0 {
+            fsync(descriptor)
+            close(descriptor)
+        }
+    }
+}

@@ -1,0 +1,235 @@
+import ArgumentParser
+import ChappieCore
+import ChappieService
+import ChappieStore
+import Foundation
+
+extension ChappieCommand {
+    /// `chappie accounts …`: the stored accounts.
+    struct Accounts: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List, inspect, import, rename, remove and switch accounts.",
+            subcommands: [List.self, Show.self, Current.self, Import.self, Switch.self, Rename.self, Remove.self],
+            defaultSubcommand: List.self)
+    }
+}
+
+/// An account name argument, checked against ``AccountName/rule`` (a usage error otherwise).
+func parseAccountName(_ text: String) throws -> AccountName {
+    do {
+        return try AccountName(text)
+    } catch {
+        throw ValidationError(error.description)
+    }
+}
+
+/// An account as `--json` prints it: never a token.
+struct AccountJSON: Encodable {
+    var name: String
+    var email: String?
+    var plan: String?
+    var planName: String?
+    var chatgptAccountID: String?
+    var chatgptUserID: String?
+    var fedramp: Bool
+    var status: String
+    var active: Bool
+    var accessTokenExpiresAt: Date?
+    var lastRefreshAt: Date?
+    var lastError: String?
+    var codexHome: String?
+    var credentials: String
+    var credentialProblem: String?
+    var createdAt: Date
+
+    init(_ summary: AccountsService.Summary) {
+        let account = summary.account
+        name = account.name.rawValue
+        email = account.info.email
+        plan = account.info.plan?.rawValue
+        planName = account.info.plan?.displayName
+        chatgptAccountID = account.info.accountID
+        chatgptUserID = account.info.userID
+        fedramp = account.info.isFedRAMPAccount
+        status = account.status.rawValue
+        active = account.isActive
+        accessTokenExpiresAt = account.accessTokenExpiresAt
+        lastRefreshAt = account.lastRefreshAt
+        lastError = account.lastError
+        codexHome = account.codexHome
+        credentials = summary.credentialProblem == nil ? "ok" : "unreadable"
+        credentialProblem = summary.credentialProblem
+        createdAt = account.createdAt
+    }
+}
+
+extension ChappieCommand.Accounts {
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the accounts (the active one is marked *).")
+
+        @OptionGroup var global: GlobalOptions
+
+        func run() async throws {
+            let service = AccountsService(store: try global.openStore().store)
+            let summaries = try service.list()
+            if global.json {
+                try JSONOutput.print(summaries.map(AccountJSON.init))
+                return
+            }
+            guard !summaries.isEmpty else {
+                print("No accounts yet. Import one from the Codex CLI with: chappie accounts import")
+                return
+            }
+            var table = TextTable(" ", "NAME", "EMAIL", "PLAN", "STATUS", "TOKEN EXPIRES")
+            for summary in summaries {
+                let account = summary.account
+                let status = summary.credentialProblem == nil ? account.status.rawValue : "unreadable"
+                let expiry = account.accessTokenExpiresAt.map { "\(Formatting.localTime($0)) (\(Formatting.relative($0)))" } ?? "-"
+                table.append(
+                    account.isActive ? "*" : " ", account.name.rawValue, account.info.email ?? "-",
+                    account.info.plan?.displayName ?? "-", status, expiry)
+            }
+            print(table.render())
+            for summary in summaries where summary.credentialProblem != nil {
+                FileHandle.standardError.write(Data("warning: \(summary.credentialProblem!)\n".utf8))
+            }
+        }
+    }
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show one account and whether its sealed credentials open.")
+
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The account.", transform: parseAccountName) var name: AccountName
+
+        func run() async throws {
+            let summary = try AccountsService(store: try global.openStore().store).show(name)
+            if global.json {
+                try JSONOutput.print(AccountJSON(summary))
+            } else {
+                let account = summary.account
+                var table = TextTable("FIELD", "VALUE")
+                table.append("name", account.name.rawValue + (account.isActive ? " (active)" : ""))
+                table.append("email", account.info.email ?? "-")
+                table.append("plan", account.info.plan?.displayName ?? "-")
+                table.append("chatgpt account id", account.info.accountID ?? "-")
+                table.append("chatgpt user id", account.info.userID ?? "-")
+                table.append("fedramp", account.info.isFedRAMPAccount ? "yes" : "no")
+                table.append("status", account.status.rawValue)
+                table.append("credentials", summary.credentialProblem == nil ? "sealed, open with the current key" : "UNREADABLE")
+                table.append("token expires", account.accessTokenExpiresAt.map { "\(Formatting.localTime($0)) (\(Formatting.relative($0)))" } ?? "-")
+                table.append("last refresh", account.lastRefreshAt.map(Formatting.localTime) ?? "-")
+                table.append("codex home", account.codexHome ?? "-")
+                if let error = account.lastError { table.append("last error", error) }
+                print(table.render())
+            }
+            if let problem = summary.credentialProblem { throw CommandFailure(message: problem, exitCode: .failure) }
+        }
+    }
+
+    struct Current: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Print the active account's name.")
+
+        @OptionGroup var global: GlobalOptions
+
+        func run() async throws {
+            guard let account = try global.openStore().store.activeAccount() else {
+                throw CommandFailure(message: "no account is active; choose one with: chappie accounts switch NAME", exitCode: .failure)
+            }
+            if global.json {
+                try JSONOutput.print(["name": account.name.rawValue, "email": account.info.email ?? ""])
+            } else {
+                print(account.name.rawValue)
+            }
+        }
+    }
+
+    struct Import: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Import a Codex CLI auth.json (default: $CODEX_HOME/auth.json, else ~/.codex/auth.json).",
+            discussion: "Importing the same ChatGPT account again updates its tokens instead of adding another account.")
+
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The auth.json to read.") var path: String?
+        @Option(help: "The name to give the account (default: the e-mail's local part).", transform: parseAccountName)
+        var name: AccountName?
+
+        func run() async throws {
+            let service = AccountsService(store: try global.openStore().store)
+            let file = path.map { URL(fileURLWithPath: ($0 as NSString).expandingTildeInPath) }
+            let result = try service.importCodexAuth(from: file, name: name)
+            if global.json {
+                try JSONOutput.print(AccountJSON(AccountsService.Summary(account: result.account, credentialProblem: nil)))
+            } else {
+                let who = [result.account.info.email, result.account.info.plan?.displayName].compactMap { $0 }.joined(separator: ", ")
+                print("\(result.created ? "Imported" : "Updated") \(result.account.name) (\(who)) from \(result.file.path)")
+            }
+        }
+    }
+
+    struct Switch: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Make an account the active one, and the one the Codex CLI uses.",
+            discussion: """
+                With --codex-home DIR (or the codex-home setting: chappie config set codex-home DIR), the \
+                account's tokens are written to DIR/auth.json as Codex expects, keeping fields chappie does \
+                not manage.
+                """)
+
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The account.", transform: parseAccountName) var name: AccountName
+        @Option(help: ArgumentHelp("The Codex home to write auth.json into.", valueName: "dir")) var codexHome: String?
+
+        func run() async throws {
+            let service = AccountsService(store: try global.openStore().store)
+            let home = codexHome.map { URL(fileURLWithPath: ($0 as NSString).expandingTildeInPath) }
+            let outcome = try service.switchTo(name, codexHome: home)
+            if global.json {
+                try JSONOutput.print(["name": outcome.account.name.rawValue, "codexAuthFile": outcome.codexAuthFile?.path ?? ""])
+            } else {
+                print("Active account: \(outcome.account.name)" + (outcome.account.info.email.map { " (\($0))" } ?? ""))
+                if let file = outcome.codexAuthFile { print("Codex will use it: wrote \(file.path)") }
+            }
+        }
+    }
+
+    struct Rename: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Rename an account.")
+
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The current name.", transform: parseAccountName) var old: AccountName
+        @Argument(help: "The new name.", transform: parseAccountName) var new: AccountName
+
+        func run() async throws {
+            try global.openStore().store.rename(old, to: new)
+            if !global.json { print("Renamed \(old) to \(new)") } else { try JSONOutput.print(["name": new.rawValue]) }
+        }
+    }
+
+    struct Remove: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Remove an account, its sealed credentials and its usage history.",
+            discussion: "Asks first on a terminal; elsewhere --yes is required. The audit log keeps the removal.")
+
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The account.", transform: parseAccountName) var name: AccountName
+        @Flag(name: [.short, .long], help: "Do not ask for confirmation.") var yes = false
+
+        func run() async throws {
+            let store = try global.openStore().store
+            let account = try store.account(named: name)
+            if !yes {
+                guard isatty(STDIN_FILENO) == 1 else {
+                    throw CommandFailure(message: "not removing \(name) without confirmation: pass --yes", exitCode: .failure)
+                }
+                FileHandle.standardError.write(Data(
+                    "Remove \(name)\(account.info.email.map { " (\($0))" } ?? "")? Its tokens and usage history are deleted. [y/N] ".utf8))
+                guard let answer = readLine(), ["y", "yes"].contains(answer.lowercased()) else {
+                    throw CommandFailure(message: "nothing removed", exitCode: .failure)
+                }
+            }
+            try store.remove(name)
+            if !global.json { print("Removed \(name)") } else { try JSONOutput.print(["removed": name.rawValue]) }
+        }
+    }
+}

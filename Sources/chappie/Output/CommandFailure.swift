@@ -1,0 +1,29 @@
+import ArgumentParser
+import ChappieService
+import ChappieStore
+import ChappieVault
+
+/// A library error turned into a message and an exit code (design.md, Errors).
+struct CommandFailure: Error {
+    let message: String
+    let exitCode: ExitCode
+
+    init(message: String, exitCode: ExitCode) {
+        self.message = message
+        self.exitCode = exitCode
+    }
+
+    /// The failure for an error chappie's libraries throw; `nil` for others (argument-parser's own).
+    init?(_ error: any Error) {
+        switch error {
+        case let error as StoreError:
+            self.init(message: error.message, exitCode: error.isConfigurationProblem ? ExitStatus.configuration : .failure)
+        case let error as VaultError:
+            self.init(message: error.message, exitCode: ExitStatus.configuration)
+        case let error as ServiceError:
+            self.init(message: error.message, exitCode: error.kind == .configuration ? ExitStatus.configuration : .failure)
+        default:
+            return nil
+        }
+    }
+}

@@ -1,0 +1,34 @@
+import Foundation
+
+/// How dates and durations are shown in tables.
+enum Formatting {
+    /// "in 3 d", "in 5 h 10 min", "2 h ago" relative to now.
+    static func relative(_ date: Date, now: Date = Date()) -> String {
+        let seconds = Int(date.timeIntervalSince(now).rounded())
+        let magnitude = abs(seconds)
+        let text: String
+        switch magnitude {
+        case ..<60: text = "\(magnitude) s"
+        case ..<3600: text = "\(magnitude / 60) min"
+        case ..<86400: text = "\(magnitude / 3600) h \(magnitude % 3600 / 60) min"
+        default: text = "\(magnitude / 86400) d \(magnitude % 86400 / 3600) h"
+        }
+        return seconds >= 0 ? "in \(text)" : "\(text) ago"
+    }
+
+    /// `2026-11-21 14:05` in local time.
+    static func localTime(_ date: Date) -> String {
+        var time = time_t(date.timeIntervalSince1970)
+        var parts = tm()
+        localtime_r(&time, &parts)
+        return String(format: "%04d-%02d-%02d %02d:%02d", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday, parts.tm_hour, parts.tm_min)
+    }
+
+    /// A JSON encoder with sorted keys and ISO 8601 dates.
+    static func jsonEncoder() -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        return encoder
+    }
+}
