@@ -129,8 +129,28 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "ChappieCoreTests",
+            dependencies: ["ChappieCore", "ChappieTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "ChappieVaultTests",
+            dependencies: ["ChappieVault"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "ChappieStoreTests",
+            dependencies: ["ChappieStore", "ChappieVault", "ChappieCore", "ChappieTestSupport", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "ChappieServiceTests",
+            dependencies: ["ChappieService", "ChappieStore", "ChappieVault", "ChappieCore", "ChappieTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "EndToEndTests",
-            dependencies: ["ChappieTestSupport"],
+            dependencies: ["ChappieTestSupport", "ChappieStore", "ChappieVault", "ChappieCore"],
             swiftSettings: swiftSettings
         ),
     ]

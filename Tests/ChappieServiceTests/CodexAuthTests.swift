@@ -1,0 +1,114 @@
+import ChappieCore
+import ChappieService
+import ChappieStore
+import ChappieTestSupport
+import ChappieVault
+import Foundation
+import Testing
+
+@Suite("Codex auth.json: import and export")
+struct CodexAuthTests {
+    private func service() throws -> (AccountsService, URL) {
+        let home = try TestTokens.temporaryDirectory("chappie-svc")
+        let opened = try StoreOpener.open(StoreOptions(home: home.path, environment: ["HOME": home.path]))
+        return (AccountsService(store: opened.store, environment: ["HOME": home.path]), home)
+    }
+
+    @Test("The current and the legacy fixture import with their claims")
+    func importFixtures() throws {
+        let (service, home) = try service()
+        defer { try? FileManager.default.removeItem(at: home) }
+        let current = try service.importCodexAuth(from: Fixtures.directory.appendingPathComponent("codex-auth.json"), name: nil)
+        #expect(current.created)
+        #expect(current.account.name.rawValue == "ada")
+        #expect(current.account.info.plan == .plus)
+        #expect(current.account.info.accountID == "3f1c2a9e-5b7d-4c1e-9a2b-7d6e5f4a3b2c")
+        #expect(current.account.accessTokenExpiresAt == Date(timeIntervalSince1970: 1_795_864_000))
+        #expect(current.account.lastRefreshAt.map { abs($0.timeIntervalSince1970 - 1_795_167_012.123) < 0.002 } == true)
+        // The legacy file (no account_id, no auth_mode) is the same ChatGPT account: an update.
+        let legacy = try service.importCodexAuth(from: Fixtures.directory.appendingPathComponent("codex-auth-legacy.json"), name: nil)
+        #expect(!legacy.created)
+        #expect(try service.store.accounts().count == 1)
+        #expect(try service.store.credentials(for: legacy.account).refreshToken == "rt_fixture.legacy")
+    }
+
+    @Test("An auth.json written by switch is read back identically by import")
+    func roundTrip() throws {
+        let (service, home) = try service()
+        defer { try? FileManager.default.removeItem(at: home) }
+        let imported = try service.importCodexAuth(from: Fixtures.directory.appendingPathComponent("codex-auth.json"), name: AccountName("work"))
+        let codexHome = home.appendingPathComponent("codex-work")
+        let outcome = try service.switchTo(AccountName("work"), codexHome: codexHome)
+        let file = try #require(outcome.codexAuthFile)
+        #expect((try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+        #expect((try FileManager.default.attributesOfItem(atPath: codexHome.path)[.posixPermissions] as? NSNumber)?.intValue == 0o700)
+        let reread = try CodexAuthFile.read(file)
+        #expect(reread.credentials == (try service.store.credentials(for: imported.account)))
+        #expect(reread.info == imported.account.info)
+        let written = JSONDocument(try Data(contentsOf: file))
+        #expect(written.string("auth_mode") == "chatgpt")
+        #expect(written.isNull("OPENAI_API_KEY"))
+        #expect(written.string("tokens", "account_id") == "3f1c2a9e-5b7d-4c1e-9a2b-7d6e5f4a3b2c")
+        let lastRefresh = try #require(written.string("last_refresh"))
+        #expect(lastRefresh.wholeMatch(of: /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z/) != nil)
+        // Importing what switch wrote updates the same account.
+        let again = try service.importCodexAuth(from: file, name: nil)
+        #expect(!again.created)
+        #expect(again.account.id == imported.account.id)
+        #expect(try service.store.activeAccount()?.name.rawValue == "work")
+        #expect(try service.store.account(named: AccountName("work")).codexHome == codexHome.path)
+    }
+
+    @Test("Writing keeps the fields of an existing auth.json that chappie does not manage")
+    func keepsUnknownFields() throws {
+        let (service, home) = try service()
+        defer { try? FileManager.default.removeItem(at: home) }
+        _ = try service.importCodexAuth(from: Fixtures.directory.appendingPathComponent("codex-auth.json"), name: nil)
+        let codexHome = home.appendingPathComponent("codex")
+        try FileManager.default.createDirectory(at: codexHome, withIntermediateDirectories: true)
+        let existing = #"{"OPENAI_API_KEY":"sk-keep","agent_identity":"agent-jwt","future":{"x":[1,2]},"tokens":{"extra":"kept","refresh_token":"old"}}"#
+        FileManager.default.createFile(atPath: codexHome.appendingPathComponent("auth.json").path, contents: Data(existing.utf8))
+        _ = try service.switchTo(AccountName("ada"), codexHome: codexHome)
+        let written = JSONDocument(try Data(contentsOf: codexHome.appendingPathComponent("auth.json")))
+        #expect(written.string("OPENAI_API_KEY") == "sk-keep")
+        #expect(written.string("agent_identity") == "agent-jwt")
+        #expect(written.int("future", "x", 1) == 2)
+        #expect(written.string("tokens", "extra") == "kept")
+        #expect(written.string("tokens", "refresh_token") == "rt_fixture.Rr8Yx2Qm7Lp4Nv1Kb6Tz")
+    }
+
+    @Test("Malformed auth.json files are refused with a clear message and nothing is stored", arguments: [
+        ("not json", "not a JSON object"),
+        ("[1,2,3]", "not a JSON object"),
+        (#"{"OPENAI_API_KEY":"sk-abc"}"#, "API-key login"),
+        (#"{"tokens":{"id_token":"not-a-jwt","access_token":"a","refresh_token":"r"}}"#, "not a JWT"),
+        (#"{"tokens":{"id_token":"a.b.c","access_token":"a","refresh_token":"r"}}"#, "not a JWT"),
+        (#"{"tokens":{"access_token":"a","refresh_token":"r"}}"#, "no tokens.id_token"),
+        (#"{"tokens":{"id_token":"x","access_token":"a"}}"#, "no tokens.refresh_token"),
+    ])
+    func malformed(_ body: String, _ phrase: String) throws {
+        let (service, home) = try service()
+        defer { try? FileManager.default.removeItem(at: home) }
+        let file = home.appendingPathComponent("auth.json")
+        FileManager.default.createFile(atPath: file.path, contents: Data(body.utf8))
+        do {
+            _ = try service.importCodexAuth(from: file, name: nil)
+            Issue.record("accepted \(body)")
+        } catch let error as ServiceError {
+            #expect(error.kind == .invalidInput)
+            #expect(error.message.contains(phrase), "\(error.message)")
+            #expect(!error.message.contains("sk-abc"))
+        }
+        #expect(try service.store.accounts().isEmpty)
+    }
+
+    @Test("A missing auth.json names the path looked at ($CODEX_HOME first)")
+    func missingFile() throws {
+        let (service, home) = try service()
+        defer { try? FileManager.default.removeItem(at: home) }
+        let withCodexHome = AccountsService(store: service.store, environment: ["CODEX_HOME": home.appendingPathComponent("nope").path])
+        #expect { _ = try withCodexHome.importCodexAuth(from: nil, name: nil) } throws: { error in
+            (error as? ServiceError)?.message.contains(home.appendingPathComponent("nope/auth.json").path) == true
+        }
+    }
+}

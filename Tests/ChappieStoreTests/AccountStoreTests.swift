@@ -1,0 +1,239 @@
+import ChappieCore
+import ChappieStore
+import ChappieTestSupport
+import ChappieVault
+import Foundation
+import GRDB
+import Testing
+
+@Suite("The sealed account store")
+struct AccountStoreTests {
+    @Test("The embedded migrations are exactly the SQL files in migrations/ (run `make migrations` after editing)")
+    func migrationsDoNotDrift() throws {
+        let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("migrations")
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".sql") }.sorted()
+        #expect(StoreSchema.migrations.map(\.id) == files.map { String($0.dropLast(4)) })
+        for (migration, file) in zip(StoreSchema.migrations, files) {
+            let sql = try String(contentsOf: directory.appendingPathComponent(file), encoding: .utf8)
+            #expect(migration.sql.trimmingCharacters(in: .whitespacesAndNewlines) == sql.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+    }
+
+    @Test("The directory is 0700 and the database, WAL and shared-memory files 0600")
+    func permissions() throws {
+        let test = try TestStore()
+        defer { test.remove() }
+        try test.add("ada@example.com", marker: "perm")
+        func mode(_ path: String) throws -> Int {
+            try #require((FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? NSNumber)?.intValue)
+        }
+        #expect(try mode(test.location.directory.path) == 0o700)
+        for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: test.databaseFile.path + suffix) {
+            #expect(try mode(test.databaseFile.path + suffix) == 0o600, "\(suffix)")
+        }
+        #expect(FileManager.default.fileExists(atPath: test.databaseFile.path + "-wal"))
+    }
+
+    @Test("An existing directory and file that others can read are made private on open")
+    func tightensPermissions() throws {
+        let directory = try TestTokens.temporaryDirectory("chappie-open")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        chmod(directory.path, 0o755)
+        let file = directory.appendingPathComponent(StoreDatabase.fileName)
+        FileManager.default.createFile(atPath: file.path, contents: nil, attributes: [.posixPermissions: 0o644])
+        _ = try StoreDatabase.open(at: StoreLocation(directory: directory))
+        #expect((try FileManager.default.attributesOfItem(atPath: directory.path)[.posixPermissions] as? NSNumber)?.intValue == 0o700)
+        #expect((try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+    }
+
+    @Test("No token appears in the raw bytes of the database or its WAL")
+    func noPlaintextOnDisk() throws {
+        let test = try TestStore()
+        defer { test.remove() }
+        let markers = (0..<5).map { "MARKER\($0)x\(UUID().uuidString.prefix(8))" }
+        for (index, marker) in markers.enumerated() { try test.add("user\(index)@example.com", marker: marker) }
+        let bytes = test.rawBytes()
+        #expect(bytes.count > 4096)
+        for marker in markers {
+            #expect(bytes.range(of: Data(marker.utf8)) == nil, "found \(marker) on disk")
+        }
+        // Sanity: what is stored in clear (the e-mail) is found, so the scan does look.
+        #expect(bytes.range(of: Data("user0@example.com".utf8)) != nil)
+        let credentials = try test.store.credentials(for: try test.store.account(named: AccountName("user0")))
+        #expect(credentials.refreshToken == "refresh-\(markers[0])")
+    }
+
+    @Test("A wrong key is refused before anything is written")
+    func wrongKey() throws {
+        let test = try TestStore()
+        defer { test.remove() }
+        try test.add("ada@example.com", marker: "wrong")
+        // Checkpoint so the main file holds everything, then compare it byte for byte.
+        try DatabasePool(path: test.databaseFile.path).writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+        let snapshot = try Data(contentsOf: test.databaseFile)
+        do {
+            _ = try StoreDatabase.open(at: test.location).unlock(with: SecretKey.generate())
+            Issue.record("a wrong key was accepted")
+        } catch {
+            #expect(error.code == .wrongKey)
+            #expect(error.message.contains("nothing was changed"))
+        }
+        #expect(try Data(contentsOf: test.databaseFile) == snapshot)
+        // The right key still works.
+        let again = try StoreDatabase.open(at: test.location).unlock(with: test.key)
+        #expect(try again.accounts().count == 1)
+    }
+
+    @Test("A tampered blob fails only its own account")
+    func tamperedBlob() throws {
+        let test = try TestStore()
+        defer { test.remove() }
+        let a = try test.add("a@example.com", marker: "aaa")
+        let b = try test.add("b@example.com", marker: "bbb")
+        try DatabaseQueue(path: test.databaseFile.path).write { db in
+            var blob = try #require(try Data.fetchOne(db, sql: "SELECT ciphertext FROM credentials WHERE account_id = ?", arguments: [a.id]))
+            blob[10] ^= 0x01
+            try db.execute(sql: "UPDATE credentials SET ciphertext = ? WHERE account_id = ?", arguments: [blob, a.id])
+        }
+        #expect(throws: StoreError.self) { try test.store.credentials(for: a) }
+        #expect(try test.store.credentials(for: b).refreshToken == "refresh-bbb")
+        do {
+            _ = try test.store.credentials(for: a)
+        } catch {
+            #expect(error.code == .credentialUnreadable)
+            #expect(error.message.contains("a"))
+        }
+    }
+
+    @Test("A blob copied onto another account's row does not open there")
+    func movedBlob() throws {
+        let test = try TestStore()
+        defer { test.remove() }
+        let a = try test.add("a@example.com", marker: "aaa")
+        let b = try test.add("b@example.com", marker: "bbb")
+        try DatabaseQueue(path: test.databaseFile.path).write { db in
+            try db.execute(sql: """
+                UPDATE credentials SET nonce = (SELECT nonce FROM credentials WHERE account_id = ?1),
+                    ciphertext = (SELECT ciphertext FROM credentials WHERE account_id = ?1) WHERE account_id = ?2
+                """, arguments: [b.id, a.id])
+        }
+        #expect(throws: StoreError.self) { try test.store.credentials(for: a) }
+        #expect(try test.store.credentials(for: b).refreshToken == "refresh-bbb")
+    }
+
+    @Test("Key rotation reseals everything; the old key no longer opens the store")
+    func rotation() throws {
+        let test = try TestStore()
+        defer { test.remove() }
+        for index in 0..<10 { try test.add("u\(index)@example.com", marker: "rot\(index)") }
+        let newKey = SecretKey.generate()
+        let rotated = try test.store.rotateKey(to: newKey, passphraseKDF: nil)
+        for account in try rotated.accounts() {
+            #expect(try rotated.credentials(for: account).refreshToken.hasPrefix("refresh-rot"))
+        }
+        #expect(try rotated.credentialCountsByKey() == [newKey.id: 10])
+        #expect(throws: StoreError.self) { try StoreDatabase.open(at: test.location).unlock(with: test.key) }
+        #expect(try StoreDatabase.open(at: test.location).unlock(with: newKey).accounts().count == 10)
+        #expect(try rotated.events(limit: 1).first?.kind == "key_rotated")
+    }
+
+    @Test("A rotation that fails before commit changes nothing")
+    func failedRotation() throws {
+        let test = try TestStore()
+        defer { test.remove() }
+        try test.add("a@example.com", marker: "keep")
+        struct Interrupted: Error {}
+        #expect(throws: StoreError.self) {
+            _ = try test.store.rotateKey(to: SecretKey.generate(), passphraseKDF: nil, beforeCommit: { throw Interrupted() })
+        }
+        let reopened = try StoreDatabase.open(at: test.location).unlock(with: test.key)
+        #expect(try reopened.credentials(for: try reopened.account(named: AccountName("a"))).refreshToken == "refresh-keep")
+    }
+
+    @Test("Saving the same ChatGPT account again updates it instead of adding another")
+    func upsert() throws {
+        let test = try TestStore()
+        defer { test.remove() }
+        let first = try test.add("ada@example.com", accountID: "acct-1", userID: "user-1", marker: "one")
+        let second = try test.add("ada@example.com", accountID: "acct-1", userID: "user-1", marker: "two")
+        #expect(first.id == second.id)
+        #expect(try test.store.accounts().count == 1)
+        #expect(try test.store.credentials(for: second).refreshToken == "refresh-two")
+        // Same workspace, another user: a different account.
+        try test.add("bob@example.com", accountID: "acct-1", userID: "user-2", marker: "three")
+        #expect(try test.store.accounts().map(\.name.rawValue) == ["ada", "bob"])
+        // Same e-mail local part: a unique name is derived.
+        try test.add("ada@other.example", accountID: "acct-2", userID: "user-3", marker: "four")
+        #expect(try test.store.accounts().map(\.name.rawValue) == ["ada", "ada-2", "bob"])
+    }
+
+    @Test("Rename, activate and remove, with their audit entries")
+    func lifecycle() throws {
+        let test = try TestStore()
+        defer { test.remove() }
+        try test.add("ada@example.com", marker: "l1")
+        try test.add("bob@example.com", marker: "l2")
+        try test.store.rename(AccountName("ada"), to: AccountName("work"))
+        #expect(throws: StoreError.self) { try test.store.rename(AccountName("work"), to: AccountName("bob")) }
+        _ = try test.store.activate(AccountName("work"))
+        #expect(try test.store.activeAccount()?.name.rawValue == "work")
+        #expect(try test.store.accounts().filter(\.isActive).map(\.name.rawValue) == ["work"])
+        try test.store.remove(AccountName("work"))
+        #expect(try test.store.activeAccount() == nil)
+        #expect(throws: StoreError.self) { try test.store.account(named: AccountName("work")) }
+        let kinds = try test.store.events().map(\.kind)
+        #expect(Array(kinds.prefix(3)) == ["removed", "switched", "renamed"])
+        #expect(try test.store.events().first?.accountName == "work")
+    }
+
+    @Test("The schema refuses names outside the rule even if inserted behind chappie's back")
+    func schemaChecksNames() throws {
+        let test = try TestStore()
+        defer { test.remove() }
+        for name in ["a b", "", "x'; DROP TABLE accounts; --", "..", String(repeating: "n", count: 65), "new\nline"] {
+            #expect(throws: DatabaseError.self) {
+                try DatabaseQueue(path: test.databaseFile.path).write { db in
+                    try db.execute(
+                        sql: "INSERT INTO accounts (name, created_at, updated_at) VALUES (?, '2026-01-01', '2026-01-01')",
+                        arguments: [name])
+                }
+            }
+        }
+        #expect(try test.store.accounts().isEmpty)
+    }
+
+    @Test("A database from a newer chappie is refused and left untouched")
+    func newerSchema() throws {
+        let test = try TestStore()
+        defer { test.remove() }
+        let queue = try DatabaseQueue(path: test.databaseFile.path)
+        try queue.write { db in try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('9999_from_the_future')") }
+        try queue.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+        let snapshot = try Data(contentsOf: test.databaseFile)
+        do {
+            _ = try StoreDatabase.open(at: test.location)
+            Issue.record("a newer database was opened")
+        } catch {
+            #expect(error.code == .newerSchema)
+        }
+        #expect(try Data(contentsOf: test.databaseFile) == snapshot)
+    }
+
+    @Test("A file that is not a database is refused and left untouched")
+    func corruptFile() throws {
+        let directory = try TestTokens.temporaryDirectory("chappie-corrupt")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent(StoreDatabase.fileName)
+        let garbage = Data((0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        FileManager.default.createFile(atPath: file.path, contents: garbage, attributes: [.posixPermissions: 0o600])
+        do {
+            _ = try StoreDatabase.open(at: StoreLocation(directory: directory))
+            Issue.record("garbage was opened as a database")
+        } catch {
+            #expect(error.code == .corrupt)
+            #expect(error.message.contains(file.path))
+        }
+        #expect(try Data(contentsOf: file) == garbage)
+    }
+}
