@@ -150,7 +150,9 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["ChappieTestSupport", "ChappieStore", "ChappieVault", "ChappieCore"],
+            dependencies: [
+                "ChappieTestSupport", "ChappieStore", "ChappieVault", "ChappieCore", .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             swiftSettings: swiftSettings
         ),
     ]

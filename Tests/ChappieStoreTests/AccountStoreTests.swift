@@ -69,9 +69,7 @@ struct AccountStoreTests {
         let test = try TestStore()
         defer { test.remove() }
         try test.add("ada@example.com", marker: "wrong")
-        // Checkpoint so the main file holds everything, then compare it byte for byte.
-        try DatabasePool(path: test.databaseFile.path).writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
-        let snapshot = try Data(contentsOf: test.databaseFile)
+        let snapshot = try test.contents()
         do {
             _ = try StoreDatabase.open(at: test.location).unlock(with: SecretKey.generate())
             Issue.record("a wrong key was accepted")
@@ -79,7 +77,7 @@ struct AccountStoreTests {
             #expect(error.code == .wrongKey)
             #expect(error.message.contains("nothing was changed"))
         }
-        #expect(try Data(contentsOf: test.databaseFile) == snapshot)
+        #expect(try test.contents() == snapshot)
         // The right key still works.
         let again = try StoreDatabase.open(at: test.location).unlock(with: test.key)
         #expect(try again.accounts().count == 1)

@@ -3,6 +3,7 @@ import ChappieStore
 import ChappieTestSupport
 import ChappieVault
 import Foundation
+import GRDB
 
 /// A store in a fresh temporary directory.
 struct TestStore {
@@ -37,6 +38,15 @@ struct TestStore {
     func rawBytes() -> Data {
         ["", "-wal", "-shm"].reduce(into: Data()) { bytes, suffix in
             bytes += FileManager.default.contents(atPath: databaseFile.path + suffix) ?? Data()
+        }
+    }
+
+    /// Every row of every table, to compare content before and after.
+    func contents() throws -> String {
+        try DatabaseQueue(path: databaseFile.path).read { db in
+            try ["accounts", "credentials", "events", "settings", "usage_samples", "grdb_migrations"].map { table in
+                try Row.fetchAll(db, sql: "SELECT * FROM \(table) ORDER BY 1").description
+            }.joined(separator: "\n")
         }
     }
 

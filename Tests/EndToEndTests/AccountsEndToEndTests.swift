@@ -1,0 +1,221 @@
+import ChappieCore
+import ChappieStore
+import ChappieTestSupport
+import ChappieVault
+import Foundation
+import GRDB
+import Testing
+
+@Suite("chappie accounts, key and config, run as a user runs them")
+struct AccountsEndToEndTests {
+    private func chappie(_ arguments: [String], home: URL, environment: [String: String?] = [:]) async throws -> ProcessResult {
+        var environment = environment
+        environment["CHAPPIE_PASSPHRASE"] = environment["CHAPPIE_PASSPHRASE"] ?? nil
+        environment["CHAPPIE_KEY_FILE"] = environment["CHAPPIE_KEY_FILE"] ?? nil
+        environment["CODEX_HOME"] = environment["CODEX_HOME"] ?? home.appendingPathComponent("codex-default").path
+        return try await runProcess(try BuiltProducts.executable("chappie"), arguments + ["--home", home.path], environment: environment)
+    }
+
+    private func writeAuth(_ home: URL, _ name: String, email: String, accountID: String, marker: String) throws -> URL {
+        let file = home.appendingPathComponent("\(name).json")
+        try TestTokens.codexAuthJSON(email: email, accountID: accountID, userID: "user-\(name)", marker: marker).write(to: file)
+        return file
+    }
+
+    @Test("Import, list, show, rename, switch with a Codex home, current, remove")
+    func lifecycle() async throws {
+        let home = try TestTokens.temporaryDirectory("chappie-e2e-acc")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let work = try writeAuth(home, "work", email: "ada@work.example", accountID: "acct-work", marker: "WORKTOKEN")
+        let personal = try writeAuth(home, "personal", email: "ada@home.example", accountID: "acct-home", marker: "HOMETOKEN")
+
+        let imported = try await chappie(["accounts", "import", work.path, "--name", "work"], home: home)
+        #expect(imported.status == 0, "\(imported.stderr)")
+        #expect(imported.stdout.contains("Imported work (ada@work.example, Plus)"))
+        #expect(try await chappie(["accounts", "import", personal.path], home: home).status == 0)
+        let again = try await chappie(["accounts", "import", work.path], home: home)
+        #expect(again.stdout.contains("Updated work"))
+
+        let list = try await chappie(["accounts", "list", "--json"], home: home)
+        #expect(list.status == 0)
+        let accounts = JSONDocument(Data(list.stdout.utf8))
+        #expect(accounts.array()?.count == 2)
+        #expect(accounts.string(0, "name") == "ada")
+        #expect(accounts.string(1, "name") == "work")
+        #expect(accounts.string(1, "credentials") == "ok")
+        for output in [list.stdout, imported.stdout] {
+            #expect(!output.contains("WORKTOKEN") && !output.contains("HOMETOKEN"), "a token was printed")
+        }
+
+        #expect(try await chappie(["accounts", "rename", "ada", "personal"], home: home).status == 0)
+        let codexHome = home.appendingPathComponent("codex-work")
+        let switched = try await chappie(["accounts", "switch", "work", "--codex-home", codexHome.path], home: home)
+        #expect(switched.status == 0, "\(switched.stderr)")
+        #expect(switched.stdout.contains("Active account: work"))
+        let authJSON = JSONDocument(try Data(contentsOf: codexHome.appendingPathComponent("auth.json")))
+        #expect(authJSON.string("tokens", "refresh_token") == "rt_WORKTOKEN_refresh")
+        #expect(try await chappie(["accounts", "current"], home: home).stdout == "work\n")
+
+        let table = try await chappie(["accounts", "list"], home: home)
+        #expect(table.stdout.contains("*  work"))
+        let show = try await chappie(["accounts", "show", "work"], home: home)
+        #expect(show.status == 0)
+        #expect(show.stdout.contains("sealed, open with the current key"))
+
+        let refused = try await chappie(["accounts", "remove", "personal"], home: home)
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("--yes"))
+        #expect(try await chappie(["accounts", "remove", "personal", "--yes"], home: home).status == 0)
+        let missing = try await chappie(["accounts", "show", "personal"], home: home)
+        #expect(missing.status == 1)
+        #expect(missing.stderr.contains("no account named personal"))
+    }
+
+    @Test("The default Codex home setting is used by switch")
+    func configCodexHome() async throws {
+        let home = try TestTokens.temporaryDirectory("chappie-e2e-cfg")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let file = try writeAuth(home, "solo", email: "solo@example.com", accountID: "acct-solo", marker: "SOLO")
+        #expect(try await chappie(["accounts", "import", file.path], home: home).status == 0)
+        let codexHome = home.appendingPathComponent("codex")
+        #expect(try await chappie(["config", "set", "codex-home", codexHome.path], home: home).status == 0)
+        #expect(try await chappie(["config", "get", "codex-home"], home: home).stdout == codexHome.path + "\n")
+        #expect(try await chappie(["accounts", "switch", "solo"], home: home).status == 0)
+        #expect(FileManager.default.fileExists(atPath: codexHome.appendingPathComponent("auth.json").path))
+        #expect(try await chappie(["config", "get", "codex-home", "--json"], home: home).stdout.contains(codexHome.path))
+    }
+
+    @Test("A wrong key exits 78, says so, and changes nothing")
+    func wrongKey() async throws {
+        let home = try TestTokens.temporaryDirectory("chappie-e2e-key")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let file = try writeAuth(home, "k", email: "k@example.com", accountID: "acct-k", marker: "KEYTEST")
+        #expect(try await chappie(["accounts", "import", file.path], home: home).status == 0)
+        let other = home.appendingPathComponent("other.key")
+        try KeyFile.write(SecretKey.generate(), to: other)
+        let database = home.appendingPathComponent(StoreDatabase.fileName)
+        // Every row of every table. (Bytes are no measure: opening a WAL database with GRDB may touch
+        // the schema cookie without changing any content.)
+        func contents() throws -> String {
+            try DatabaseQueue(path: database.path).read { db in
+                try ["accounts", "credentials", "events", "settings", "usage_samples"].map { table in
+                    try Row.fetchAll(db, sql: "SELECT * FROM \(table) ORDER BY 1").description
+                }.joined(separator: "\n")
+            }
+        }
+        let before = try contents()
+        for arguments in [["accounts", "list"], ["accounts", "import", file.path], ["key", "rotate"], ["accounts", "remove", "k", "--yes"]] {
+            let result = try await chappie(arguments + ["--key-file", other.path], home: home)
+            #expect(result.status == 78, "\(arguments)")
+            #expect(result.stderr.contains("does not open this store"))
+        }
+        #expect(try contents() == before)
+        let open = home.appendingPathComponent("open.key")
+        try KeyFile.write(SecretKey.generate(), to: open)
+        chmod(open.path, 0o644)
+        let tooOpen = try await chappie(["accounts", "list", "--key-file", open.path], home: home)
+        #expect(tooOpen.status == 78)
+        #expect(tooOpen.stderr.contains("chmod 600"))
+    }
+
+    @Test("Hostile account names are usage errors that state the rule")
+    func hostileNames() async throws {
+        let home = try TestTokens.temporaryDirectory("chappie-e2e-names")
+        defer { try? FileManager.default.removeItem(at: home) }
+        for name in ["a b", "x'; DROP TABLE accounts; --", "new\nline", String(repeating: "n", count: 200), "", "../up"] {
+            let result = try await chappie(["accounts", "show", name], home: home)
+            #expect(result.status == 2, "\(name.debugDescription)")
+            #expect(result.stderr.contains("letters, digits"))
+        }
+    }
+
+    @Test("A malformed auth.json exits 1 with the reason, and nothing is stored")
+    func malformedImport() async throws {
+        let home = try TestTokens.temporaryDirectory("chappie-e2e-bad")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let file = home.appendingPathComponent("auth.json")
+        try Data(#"{"tokens":{"id_token":"nope","access_token":"SECRETACCESS","refresh_token":"SECRETREFRESH"}}"#.utf8).write(to: file)
+        let result = try await chappie(["accounts", "import", file.path], home: home)
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("not a JWT"))
+        #expect(!result.stderr.contains("SECRET"))
+        let list = try await chappie(["accounts", "list", "--json"], home: home)
+        #expect(JSONDocument(Data(list.stdout.utf8)).array()?.isEmpty == true)
+    }
+
+    @Test("A tampered account is reported as unreadable; the others keep working")
+    func tamperedAccount() async throws {
+        let home = try TestTokens.temporaryDirectory("chappie-e2e-tamper")
+        defer { try? FileManager.default.removeItem(at: home) }
+        for name in ["one", "two"] {
+            let file = try writeAuth(home, name, email: "\(name)@example.com", accountID: "acct-\(name)", marker: name.uppercased())
+            #expect(try await chappie(["accounts", "import", file.path], home: home).status == 0)
+        }
+        let store = try StoreDatabase.open(at: StoreLocation(directory: home))
+            .unlock(with: try KeyFile.read(home.appendingPathComponent("chappie.key")))
+        try Self.corruptCredential(of: try store.account(named: AccountName("one")), home: home)
+        let list = try await chappie(["accounts", "list", "--json"], home: home)
+        #expect(list.status == 0)
+        let json = JSONDocument(Data(list.stdout.utf8))
+        #expect(json.string(0, "name") == "one")
+        #expect(json.string(0, "credentials") == "unreadable")
+        #expect(json.string(1, "credentials") == "ok")
+        let show = try await chappie(["accounts", "show", "one"], home: home)
+        #expect(show.status == 1)
+        #expect(try await chappie(["accounts", "show", "two"], home: home).status == 0)
+        #expect(try await chappie(["accounts", "switch", "one", "--codex-home", home.appendingPathComponent("c").path], home: home).status == 1)
+        #expect(try await chappie(["accounts", "current"], home: home).status == 1)
+    }
+
+    /// Overwrites an account's sealed blob, as damage on disk or an attacker would.
+    private static func corruptCredential(of account: Account, home: URL) throws {
+        try DatabaseQueue(path: home.appendingPathComponent(StoreDatabase.fileName).path).write { db in
+            try db.execute(sql: "UPDATE credentials SET ciphertext = zeroblob(64) WHERE account_id = ?", arguments: [account.id])
+        }
+    }
+
+    @Test("Killing key rotation at random moments never loses an account")
+    func killedRotation() async throws {
+        let home = try TestTokens.temporaryDirectory("chappie-e2e-kill")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let keyFile = home.appendingPathComponent("chappie.key")
+        let key = SecretKey.generate()
+        try KeyFile.write(key, to: keyFile)
+        let store = try StoreDatabase.open(at: StoreLocation(directory: home)).unlock(with: key)
+        let count = 1500
+        for index in 0..<count {
+            _ = try store.save(
+                info: ChappieAccountInfo(email: "u\(index)@example.com", userID: "u\(index)", accountID: "a\(index)", plan: .plus),
+                credentials: Credentials(idToken: "id\(index)", accessToken: "at\(index)", refreshToken: "rt\(index)"),
+                accessTokenExpiresAt: nil, refreshedAt: nil, name: nil, event: "imported")
+        }
+        // One uninterrupted rotation tells how long a rotation takes here.
+        let clock = ContinuousClock()
+        let start = clock.now
+        #expect(try await chappie(["key", "rotate"], home: home).status == 0)
+        let duration = clock.now - start
+        var killed = 0
+        for attempt in 0..<6 {
+            let process = Process()
+            process.executableURL = try BuiltProducts.executable("chappie")
+            process.arguments = ["key", "rotate", "--home", home.path]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            try await Task.sleep(for: duration * (Double(attempt) + 0.5) / 6)
+            if process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                killed += 1
+            }
+            process.waitUntilExit()
+            let list = try await chappie(["accounts", "list", "--json"], home: home)
+            #expect(list.status == 0, "after attempt \(attempt): \(list.stderr)")
+            let accounts = JSONDocument(Data(list.stdout.utf8)).array() ?? []
+            #expect(accounts.count == count)
+            let unreadable = accounts.compactMap { ($0 as? [String: Any])?["credentials"] as? String }.filter { $0 != "ok" }
+            #expect(unreadable.isEmpty, "after attempt \(attempt): \(unreadable.count) unreadable")
+            #expect(!FileManager.default.fileExists(atPath: keyFile.path + ".new"))
+        }
+        #expect(killed >= 1, "no rotation was interrupted; the test did not test anything")
+    }
+}
