@@ -23,6 +23,7 @@ test: build
 
 bench: deps
 	@echo "==> Building the benchmark harness (release)"
+	$(SWIFT) build -c release --product chappie $(SWIFT_BUILD_FLAGS)
 	$(SWIFT) build -c release --product chappie-bench $(SWIFT_BUILD_FLAGS)
 	@echo "==> Running the benchmarks"
 	$$($(SWIFT) build -c release --show-bin-path)/chappie-bench

@@ -106,7 +106,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "chappie-bench",
-            dependencies: ["ChappieNet", "ChappieEmulator"],
+            dependencies: ["ChappieNet", "ChappieEmulator", "ChappieStore", "ChappieVault", "ChappieCore"],
             path: "Benchmarks/chappie-bench",
             swiftSettings: swiftSettings
         ),

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # The chappie lifecycle against a local emulator, driven through the real binaries as a user would.
+# Run from the repository root (make demo does).
 # Starts chappie-emulator on an ephemeral loopback port and always stops it, even on failure.
 set -euo pipefail
 
@@ -53,5 +54,20 @@ step "chappie doctor (libraries, data directory, services)"
 step "chappie doctor --json"
 "${chappie[@]}" doctor --json "${service[@]}"
 
+step "chappie accounts import (a Codex CLI auth.json, as ~/.codex/auth.json would hold)"
+"${chappie[@]}" accounts import Tests/Fixtures/openai/codex-auth.json --name work
+
+step "chappie accounts list"
+"${chappie[@]}" accounts list
+
+step "chappie accounts switch work --codex-home (Codex now reads this account's tokens)"
+"${chappie[@]}" accounts switch work --codex-home "$work/codex"
+ls -l "$work/codex/auth.json"
+
+step "chappie key status, then key rotate (every credential resealed in one transaction)"
+"${chappie[@]}" key status
+"${chappie[@]}" key rotate
+"${chappie[@]}" accounts show work
+
 echo
-echo "demo: success — chappie ran its checks against the emulator at $address."
+echo "demo: success — chappie checked its setup against the emulator at $address, imported, listed and switched an account, and rotated its key."

@@ -4,8 +4,13 @@
 //    then with 16 in flight. The emulator runs in this process, so both share the 2 cores.
 // 2. Decoding a 10 MB text/event-stream of Responses-shaped events with ServerSentEventDecoder,
 //    fed in 16 KiB chunks as the network would deliver it.
+// 3. Whole-process time of the release `chappie` (built next to this harness) with 100 accounts
+//    stored: `chappie accounts list`, and `chappie accounts show` (opens one sealed credential).
+import ChappieCore
 import ChappieEmulator
 import ChappieNet
+import ChappieStore
+import ChappieVault
 import Foundation
 
 /// Milliseconds of a duration.
@@ -108,6 +113,56 @@ func runSSE() -> [String] {
     ]
 }
 
+/// Runs `chappie` with `arguments` `runs` times; returns the wall times in milliseconds, sorted.
+func timeProcess(_ executable: URL, _ arguments: [String], runs: Int) throws -> [Double] {
+    let clock = ContinuousClock()
+    var times: [Double] = []
+    for _ in 0..<runs {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        let start = clock.now
+        try process.run()
+        process.waitUntilExit()
+        times.append(milliseconds(clock.now - start))
+        precondition(process.terminationStatus == 0, "\(arguments) exited \(process.terminationStatus)")
+    }
+    return times.sorted()
+}
+
+func runStore() throws -> [String] {
+    let home = FileManager.default.temporaryDirectory.appendingPathComponent("chappie-bench-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: home) }
+    let key = SecretKey.generate()
+    try KeyFile.write(key, to: home.appendingPathComponent("chappie.key"))
+    let store = try StoreDatabase.open(at: StoreLocation(directory: home)).unlock(with: key)
+    let idToken = String(repeating: "i", count: 1800), accessToken = String(repeating: "a", count: 1800)
+    for index in 0..<100 {
+        _ = try store.save(
+            info: ChappieAccountInfo(email: "user\(index)@example.com", userID: "user-\(index)", accountID: "acct-\(index)", plan: .plus),
+            credentials: Credentials(idToken: idToken, accessToken: accessToken, refreshToken: "rt_\(index)_" + String(repeating: "r", count: 60)),
+            accessTokenExpiresAt: Date().addingTimeInterval(86400), refreshedAt: Date(), name: nil, event: "imported")
+    }
+    let chappie = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("chappie")
+    guard FileManager.default.isExecutableFile(atPath: chappie.path) else {
+        return ["| (chappie not built next to the harness: run `make bench`) | | | |"]
+    }
+    var lines: [String] = []
+    for (label, arguments) in [
+        ("`chappie accounts list`, 100 accounts", ["accounts", "list", "--home", home.path]),
+        ("`chappie accounts show user50` (opens one sealed credential)", ["accounts", "show", "user50", "--home", home.path]),
+        ("`chappie --version` (process start-up alone)", ["--version"]),
+    ] {
+        _ = try timeProcess(chappie, arguments, runs: 3)
+        let times = try timeProcess(chappie, arguments, runs: 30)
+        lines.append(String(format: "| %@, whole process, 30 runs | median %.1f ms | p90 %.1f ms | min %.1f ms |",
+                            label, quantile(times, 0.5), quantile(times, 0.9), times[0]))
+    }
+    return lines
+}
+
 let emulator = Emulator()
 let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
 let server = Task {
@@ -124,6 +179,7 @@ print("| benchmark | total | rate | latency |")
 print("|---|---|---|---|")
 for line in try await runHTTP(port: port) { print(line) }
 for line in runSSE() { print(line) }
+for line in try runStore() { print(line) }
 print("")
 print(String(format: "peak resident memory: %.1f MiB", peakResidentMiB()))
 server.cancel()
