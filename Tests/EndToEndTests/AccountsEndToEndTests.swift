@@ -69,6 +69,13 @@ struct AccountsEndToEndTests {
         let missing = try await chappie(["accounts", "show", "personal"], home: home)
         #expect(missing.status == 1)
         #expect(missing.stderr.contains("no account named personal"))
+
+        let log = try await chappie(["log", "--json"], home: home)
+        let kinds = (JSONDocument(Data(log.stdout.utf8)).array() ?? []).compactMap { ($0 as? [String: Any])?["kind"] as? String }
+        #expect(Array(kinds.prefix(3)) == ["removed", "switched", "renamed"])
+        #expect(kinds.filter { $0 == "imported" }.count == 3)
+        #expect(!log.stdout.contains("TOKEN"))
+        #expect(try await chappie(["log", "--limit", "2"], home: home).stdout.contains("removed"))
     }
 
     @Test("The default Codex home setting is used by switch")

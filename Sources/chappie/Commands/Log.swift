@@ -1,0 +1,32 @@
+import ArgumentParser
+import ChappieService
+import ChappieStore
+import Foundation
+
+extension ChappieCommand {
+    /// `chappie log`: the audit log.
+    struct Log: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show the audit log: imports, switches, renames, removals, key changes (newest first).")
+
+        @OptionGroup var global: GlobalOptions
+        @Option(help: "How many entries to show.") var limit = 50
+
+        func validate() throws {
+            guard (1...100_000).contains(limit) else { throw ValidationError("--limit must be between 1 and 100000") }
+        }
+
+        func run() async throws {
+            let events = try global.openStore().store.events(limit: limit)
+            if global.json {
+                try JSONOutput.print(events)
+                return
+            }
+            var table = TextTable("WHEN", "EVENT", "ACCOUNT", "DETAIL")
+            for event in events {
+                table.append(Formatting.localTime(event.at), event.kind, event.accountName ?? "-", event.detail)
+            }
+            print(events.isEmpty ? "The audit log is empty." : table.render())
+        }
+    }
+}
