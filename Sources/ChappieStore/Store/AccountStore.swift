@@ -204,6 +204,54 @@ public final class AccountStore: Sendable {
         }
     }
 
+    /// The lock file that serialises refreshes of this account across processes.
+    public func lockURL(for account: Account) -> URL {
+        location.directory.appendingPathComponent("locks/account-\(account.id).lock")
+    }
+
+    /// The account with this row id (as it is now, after another process may have changed it).
+    public func account(id: Int64) throws(StoreError) -> Account {
+        try read { db in
+            guard let record = try AccountRecord.fetchOne(db, key: id) else {
+                throw StoreError(.notFound, "the account was removed meanwhile")
+            }
+            return try record.account(activeID: try Self.activeID(db))
+        }
+    }
+
+    /// Stores refreshed (or adopted) tokens of an existing account: status back to ok, error cleared.
+    public func updateCredentials(
+        of account: Account, to credentials: Credentials, accessTokenExpiresAt: Date?, refreshedAt: Date, event: String, detail: String = ""
+    ) throws(StoreError) -> Account {
+        try write { db in
+            guard var record = try AccountRecord.fetchOne(db, key: account.id) else {
+                throw StoreError(.notFound, "account \(account.name) was removed meanwhile")
+            }
+            record.accessExpiresAt = accessTokenExpiresAt
+            record.lastRefreshAt = refreshedAt
+            record.status = AccountStatus.ok.rawValue
+            record.lastError = nil
+            record.updatedAt = Date()
+            try record.update(db)
+            try seal(credentials, accountID: account.id, db)
+            try db.record(event, account: record, detail: detail)
+            return try record.account(activeID: try Self.activeID(db))
+        }
+    }
+
+    /// Records a failure on an account: with `status` `.reauthRequired` the account needs a new
+    /// sign-in (its history is kept); otherwise only the message is kept.
+    public func recordFailure(of account: Account, message: String, status: AccountStatus? = nil, event: String) throws(StoreError) {
+        try write { db in
+            guard var record = try AccountRecord.fetchOne(db, key: account.id) else { return }
+            record.lastError = message
+            if let status { record.status = status.rawValue }
+            record.updatedAt = Date()
+            try record.update(db)
+            try db.record(event, account: record, detail: message)
+        }
+    }
+
     /// Records where an account was last exported for the Codex CLI.
     public func setCodexHome(_ path: String, for name: AccountName) throws(StoreError) {
         try write { db in

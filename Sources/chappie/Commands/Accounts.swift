@@ -9,7 +9,7 @@ extension ChappieCommand {
     struct Accounts: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "List, inspect, import, rename, remove and switch accounts.",
-            subcommands: [List.self, Show.self, Current.self, Import.self, Switch.self, Rename.self, Remove.self],
+            subcommands: [List.self, Add.self, Show.self, Current.self, Import.self, Switch.self, Rename.self, Remove.self],
             defaultSubcommand: List.self)
     }
 }

@@ -1,0 +1,169 @@
+public import ChappieCore
+public import ChappieNet
+public import ChappieStore
+public import Foundation
+
+/// The issuer's endpoints, spoken exactly as openai-protocol.md §1 and §3 describe them.
+public struct OAuthClient: Sendable {
+    /// The Codex CLI's OAuth client id.
+    public static let clientID = "app_EMoamEEZ73f0CkXaXp7hrann"
+
+    /// A user code to show, from `POST /api/accounts/deviceauth/usercode`.
+    public struct DeviceCode: Sendable {
+        /// The opaque id to poll with.
+        public var deviceAuthID: String
+        /// The code the user types.
+        public var userCode: String
+        /// How often to poll (at least one second).
+        public var interval: Duration
+    }
+
+    /// The server's answer to one poll.
+    public enum PollResult: Sendable {
+        /// Not approved yet; `slowDown` asks for a longer interval.
+        case pending(slowDown: Bool)
+        /// Approved: the authorization code and the server-made PKCE verifier.
+        case approved(authorizationCode: String, codeVerifier: String)
+    }
+
+    /// Tokens from a refresh; each field is optional (Codex keeps the old value for a missing one).
+    public struct RefreshedTokens: Sendable {
+        /// A new id_token, if sent.
+        public var idToken: String?
+        /// A new access_token, if sent.
+        public var accessToken: String?
+        /// The rotated refresh_token, if sent.
+        public var refreshToken: String?
+    }
+
+    /// The endpoints.
+    public let endpoints: ChappieEndpoints
+    /// The HTTP client.
+    public let http: HTTPClient
+
+    /// Creates a client.
+    public init(endpoints: ChappieEndpoints, http: HTTPClient) {
+        self.endpoints = endpoints
+        self.http = http
+    }
+
+    /// Asks for a device code (§1.1).
+    public func requestDeviceCode() async throws(ChappieAuthError) -> DeviceCode {
+        let response = try await send(json: ["client_id": Self.clientID], to: endpoints.deviceUserCodeURL)
+        if response.status == 404 {
+            throw .authorizationDenied(
+                "device-code sign-in is not enabled: turn on \"device code authorization for Codex\" in ChatGPT Settings → Security (a workspace admin may have to allow it)")
+        }
+        guard response.isSuccess else { throw Self.failure(response) }
+        guard let object = Self.object(response.body), let id = object["device_auth_id"] as? String,
+            let code = (object["user_code"] ?? object["usercode"]) as? String
+        else { throw .invalidResponse }
+        // `interval` is a string holding an integer on the real service; accept a number too. 0 or
+        // missing would mean "no sleep": clamp to one second.
+        let seconds = (object["interval"] as? String).flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+            ?? (object["interval"] as? NSNumber)?.intValue ?? 5
+        return DeviceCode(deviceAuthID: id, userCode: code, interval: .seconds(max(1, seconds)))
+    }
+
+    /// Polls once (§1.3): 403 and 404 are pending; 2xx carries the code.
+    public func poll(_ code: DeviceCode) async throws(ChappieAuthError) -> PollResult {
+        let response = try await send(json: ["device_auth_id": code.deviceAuthID, "user_code": code.userCode], to: endpoints.deviceTokenURL)
+        if response.status == 403 || response.status == 404 {
+            return .pending(slowDown: Self.errorCode(response.body) == "slow_down")
+        }
+        guard response.isSuccess else {
+            if Self.errorCode(response.body).map({ $0.contains("expired") }) == true { throw .expiredDeviceCode }
+            throw Self.failure(response)
+        }
+        guard let object = Self.object(response.body), let authorizationCode = object["authorization_code"] as? String,
+            let verifier = object["code_verifier"] as? String
+        else { throw .invalidResponse }
+        return .approved(authorizationCode: authorizationCode, codeVerifier: verifier)
+    }
+
+    /// Exchanges the authorization code for tokens, form-encoded (§1.4).
+    public func exchange(authorizationCode: String, codeVerifier: String) async throws(ChappieAuthError) -> Credentials {
+        let form = [
+            ("grant_type", "authorization_code"), ("code", authorizationCode),
+            ("redirect_uri", endpoints.issuer.absoluteString + "/deviceauth/callback"),
+            ("client_id", Self.clientID), ("code_verifier", codeVerifier),
+        ].map { "\($0.0)=\(Self.formEncode($0.1))" }.joined(separator: "&")
+        var request = HTTPRequest(url: endpoints.tokenURL, method: .post, headers: ["Content-Type": "application/x-www-form-urlencoded"])
+        request.body = Data(form.utf8)
+        let response = try await execute(request)
+        guard response.isSuccess else { throw Self.failure(response) }
+        guard let object = Self.object(response.body), let id = object["id_token"] as? String, let access = object["access_token"] as? String
+        else { throw .invalidResponse }
+        guard let refresh = object["refresh_token"] as? String, !refresh.isEmpty else { throw .missingRefreshToken }
+        return Credentials(idToken: id, accessToken: access, refreshToken: refresh)
+    }
+
+    /// Redeems a refresh token with a JSON body (§3.1). Each refresh token works once.
+    public func refresh(_ refreshToken: String) async throws(ChappieAuthError) -> RefreshedTokens {
+        let response = try await send(
+            json: ["client_id": Self.clientID, "grant_type": "refresh_token", "refresh_token": refreshToken], to: endpoints.tokenURL)
+        guard response.isSuccess else { throw Self.failure(response) }
+        guard let object = Self.object(response.body) else { throw .invalidResponse }
+        return RefreshedTokens(
+            idToken: object["id_token"] as? String, accessToken: object["access_token"] as? String,
+            refreshToken: object["refresh_token"] as? String)
+    }
+
+    /// Revokes a refresh token (best effort, §3.5).
+    public func revoke(refreshToken: String) async {
+        _ = try? await send(
+            json: ["token": refreshToken, "token_type_hint": "refresh_token", "client_id": Self.clientID], to: endpoints.revokeURL)
+    }
+
+    // MARK: Wire helpers
+
+    private func send(json: [String: String], to url: URL) async throws(ChappieAuthError) -> HTTPResponse {
+        var request = HTTPRequest(url: url, method: .post, headers: ["Content-Type": "application/json", "Accept": "application/json"])
+        request.body = try? JSONSerialization.data(withJSONObject: json, options: [.sortedKeys])
+        return try await execute(request)
+    }
+
+    private func execute(_ request: HTTPRequest) async throws(ChappieAuthError) -> HTTPResponse {
+        var request = request
+        request.totalTimeout = .seconds(30)
+        do {
+            return try await http.execute(request)
+        } catch is CancellationError {
+            throw .cancelledSignIn
+        } catch {
+            throw .networkFailure("\(error)")
+        }
+    }
+
+    private static func object(_ body: Data) -> [String: Any]? {
+        (try? JSONSerialization.jsonObject(with: body)) as? [String: Any]
+    }
+
+    /// The error code of an OAuth or OpenAI error body: `error` as a string, else `error.code`, else
+    /// `code` (§3.2), lower-cased.
+    static func errorCode(_ body: Data) -> String? {
+        guard let object = object(body) else { return nil }
+        if let code = object["error"] as? String { return code.lowercased() }
+        if let error = object["error"] as? [String: Any], let code = error["code"] as? String { return code.lowercased() }
+        return (object["code"] as? String)?.lowercased()
+    }
+
+    /// The failure for a non-2xx answer: its status, and `code: description` from the body (bodies
+    /// of the token endpoint's errors hold no tokens; anything else is cut short).
+    static func failure(_ response: HTTPResponse) -> ChappieAuthError {
+        let object = object(response.body)
+        let error = object?["error"] as? [String: Any]
+        let code = errorCode(response.body)
+        let description = object?["error_description"] as? String ?? error?["message"] as? String
+        let summary = [code, description].compactMap { $0 }.joined(separator: ": ")
+        return .tokenExchangeFailed(
+            statusCode: response.status,
+            body: summary.isEmpty ? "no error code in the response (\(response.body.count) bytes)" : String(summary.prefix(300)))
+    }
+
+    private static func formEncode(_ value: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value
+    }
+}

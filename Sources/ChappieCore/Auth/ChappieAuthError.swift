@@ -1,0 +1,85 @@
+public import Foundation
+
+/// A failure of signing in or of keeping a session's tokens fresh (seed 002).
+///
+/// ```swift
+/// do {
+///     try await session.refreshAuth()
+/// } catch let error as ChappieAuthError where error.requiresReauthentication {
+///     // the session moved to .reauthenticationRequired: show sign-in
+/// }
+/// ```
+public enum ChappieAuthError: Error, Sendable, Hashable, LocalizedError {
+    /// The user did not approve the device code before it expired.
+    case expiredDeviceCode
+    /// Sign-in was cancelled by the program or the user.
+    case cancelledSignIn
+    /// A request did not get a response; the string says why (never a secret).
+    case networkFailure(String)
+    /// Polling stopped before the device code was approved.
+    case pollingTimeout
+    /// The sign-in callback did not arrive in time.
+    case callbackTimeout
+    /// OpenAI denied the authorisation (for example: device-code login not enabled).
+    case authorizationDenied(String)
+    /// The token endpoint answered an HTTP error: its status and its error code and description.
+    case tokenExchangeFailed(statusCode: Int, body: String)
+    /// No refresh token is stored: sign in from scratch.
+    case missingRefreshToken
+    /// The system's random number generator failed.
+    case secureRandomFailed(statusCode: Int32)
+    /// A response could not be parsed.
+    case invalidResponse
+    /// Anything else.
+    case unknown(String)
+
+    /// Whether the stored credentials are dead: a missing refresh token, or a token-endpoint failure
+    /// with status 400, 401 or 403. The session signs out and moves to `.reauthenticationRequired`;
+    /// every other error keeps the credentials so that a retry is possible.
+    public var requiresReauthentication: Bool {
+        switch self {
+        case .missingRefreshToken: true
+        case .tokenExchangeFailed(let status, _): [400, 401, 403].contains(status)
+        default: false
+        }
+    }
+
+    /// The OAuth error code in a token-endpoint failure, such as `refresh_token_reused`.
+    public var oauthErrorCode: String? {
+        guard case .tokenExchangeFailed(_, let body) = self else { return nil }
+        let code = body.prefix { $0 != ":" }
+        return code.isEmpty || code.contains(" ") ? nil : String(code)
+    }
+
+    /// What to do about it.
+    public var recovery: ChappieErrorRecovery {
+        switch self {
+        case .networkFailure, .pollingTimeout, .callbackTimeout: return .retry(.now)
+        case .expiredDeviceCode, .cancelledSignIn, .missingRefreshToken: return .signInAgain
+        case .tokenExchangeFailed(let status, _):
+            if requiresReauthentication {
+                if let code = oauthErrorCode, OAuthErrorCode.recovery(for: code) == .permanent { return .permanent }
+                return .signInAgain
+            }
+            return status == 429 || status >= 500 ? .retry(.after(seconds: 5)) : .permanent
+        case .authorizationDenied, .secureRandomFailed, .invalidResponse, .unknown: return .permanent
+        }
+    }
+
+    /// A sentence for people.
+    public var errorDescription: String? {
+        switch self {
+        case .expiredDeviceCode: "The device code expired before it was approved. Start the sign-in again."
+        case .cancelledSignIn: "Sign-in was cancelled."
+        case .networkFailure(let message): "The network request failed: \(message)"
+        case .pollingTimeout: "Stopped waiting for the device code to be approved."
+        case .callbackTimeout: "The sign-in callback did not arrive in time."
+        case .authorizationDenied(let message): "OpenAI denied the sign-in: \(message)"
+        case .tokenExchangeFailed(let status, let body): "The token endpoint answered HTTP \(status): \(body)"
+        case .missingRefreshToken: "No refresh token is stored; sign in again."
+        case .secureRandomFailed(let status): "The system's random number generator failed (status \(status))."
+        case .invalidResponse: "The server's response could not be understood."
+        case .unknown(let message): message
+        }
+    }
+}

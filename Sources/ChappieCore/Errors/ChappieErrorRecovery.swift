@@ -1,0 +1,60 @@
+/// What to do about a failure: the one classification every chappie error maps to (seed 004).
+///
+/// ```swift
+/// switch error.recovery {
+/// case .retry(.now): retryWithBackoff()
+/// case .retry(.after(let seconds)): schedule(in: seconds)
+/// case .signInAgain: showSignIn()
+/// case .permanent: showFailure(error)
+/// }
+/// ```
+public enum ChappieErrorRecovery: Sendable, Hashable, CustomStringConvertible {
+    /// When a retry makes sense.
+    public enum RetryTiming: Sendable, Hashable {
+        /// Right away, with backoff between attempts.
+        case now
+        /// After this many seconds (a server's hint, or a backoff).
+        case after(seconds: Double)
+    }
+
+    /// Transient: the same request can succeed later. Always back off.
+    case retry(RetryTiming)
+    /// The credentials are dead: the account must be signed in again (a new flow).
+    case signInAgain
+    /// Configuration, denied access or a client bug: do not retry automatically.
+    case permanent
+
+    /// A short description: `retry now`, `retry after 30 s`, `sign in again`, `permanent`.
+    public var description: String {
+        switch self {
+        case .retry(.now): "retry now"
+        case .retry(.after(let seconds)): "retry after \(Int(seconds.rounded())) s"
+        case .signInAgain: "sign in again"
+        case .permanent: "permanent"
+        }
+    }
+}
+
+/// The OAuth error codes chappie knows, with the response each calls for.
+public enum OAuthErrorCode {
+    /// The recovery an OAuth error code from the token endpoint calls for, or `nil` for codes that
+    /// are not about the grant itself.
+    ///
+    /// `invalid_grant` and the three refresh-token codes mean the tokens are dead; `invalid_client`,
+    /// `unauthorized_client`, `unsupported_grant_type` and `invalid_request` are client or
+    /// configuration faults, never fixed by retrying; `slow_down` and `temporarily_unavailable` are
+    /// transient.
+    public static func recovery(for code: String) -> ChappieErrorRecovery? {
+        switch code.lowercased() {
+        case "invalid_grant", "refresh_token_expired", "refresh_token_reused", "refresh_token_invalidated", "access_denied",
+            "token_expired", "token_invalidated":
+            .signInAgain
+        case "invalid_client", "unauthorized_client", "unsupported_grant_type", "invalid_request", "invalid_scope":
+            .permanent
+        case "slow_down", "temporarily_unavailable", "server_error", "server_is_overloaded":
+            .retry(.after(seconds: 5))
+        default:
+            nil
+        }
+    }
+}

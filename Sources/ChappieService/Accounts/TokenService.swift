@@ -1,0 +1,97 @@
+public import Chappie
+public import ChappieCore
+public import ChappieNet
+public import ChappieStore
+public import Foundation
+
+/// Sign-in, tokens and refreshes: the operations behind `chappie accounts add`, `chappie token`
+/// and `chappie refresh`.
+public struct TokenService: Sendable {
+    /// One account's refresh result.
+    public struct RefreshReport: Sendable {
+        /// The account's name.
+        public var name: AccountName
+        /// What happened, when it worked.
+        public var outcome: TokenRefresher.Outcome?
+        /// The access token's expiry afterwards.
+        public var expiresAt: Date?
+        /// The failure, when it did not.
+        public var error: (any Error)?
+    }
+
+    /// The store.
+    public let store: AccountStore
+    /// The issuer client.
+    public let oauth: OAuthClient
+
+    /// Creates the service.
+    public init(store: AccountStore, endpoints: ChappieEndpoints, http: HTTPClient = HTTPClient()) {
+        self.store = store
+        self.oauth = OAuthClient(endpoints: endpoints, http: http)
+    }
+
+    /// A refresher that keeps exported Codex homes in step.
+    public func refresher(margin: Duration = .seconds(300)) -> TokenRefresher {
+        TokenRefresher(store: store, oauth: oauth, margin: margin) { account in
+            account.codexHome.map { CodexMirror(home: URL(fileURLWithPath: $0)) }
+        }
+    }
+
+    /// Signs an account in with the device-code flow and stores it; the same ChatGPT account and
+    /// user again updates the stored one.
+    public func signIn(
+        name: AccountName?, progress: @Sendable (ChappieDeviceLinkState) async -> Void
+    ) async throws -> (account: Account, created: Bool) {
+        let result = try await DeviceCodeSignIn(oauth: oauth).run(progress: progress)
+        return try store.save(
+            info: result.account, credentials: result.credentials, accessTokenExpiresAt: result.accessTokenExpiresAt,
+            refreshedAt: Date(), name: name, event: "signed_in")
+    }
+
+    /// The named account, or the active one.
+    public func account(_ name: AccountName?) throws -> Account {
+        if let name { return try store.account(named: name) }
+        guard let active = try store.activeAccount() else {
+            throw ServiceError(.invalidInput, "no account named and none is active: name one, or run chappie accounts switch NAME")
+        }
+        return active
+    }
+
+    /// A valid access token for an account, refreshed if it expires within `margin`.
+    public func token(for name: AccountName?, margin: Duration = .seconds(300)) async throws -> TokenRefresher.Fresh {
+        try await refresher(margin: margin).validCredentials(for: try account(name))
+    }
+
+    /// Refreshes accounts, `concurrency` at a time: all of them if `names` is empty. With
+    /// `onlyIfExpiringWithin`, accounts whose token stays valid that long are left alone.
+    public func refresh(
+        _ names: [AccountName], onlyIfExpiringWithin: Duration?, concurrency: Int = 8
+    ) async throws -> [RefreshReport] {
+        let accounts = names.isEmpty ? try store.accounts() : try names.map { try store.account(named: $0) }
+        let refresher = refresher(margin: onlyIfExpiringWithin ?? .seconds(300))
+        let force = onlyIfExpiringWithin == nil
+        return await withTaskGroup(of: (Int, RefreshReport).self) { group in
+            var reports = [RefreshReport?](repeating: nil, count: accounts.count)
+            var next = 0
+            func start() {
+                let index = next
+                let account = accounts[index]
+                next += 1
+                group.addTask {
+                    do {
+                        let fresh = try await refresher.validCredentials(for: account, force: force)
+                        return (index, RefreshReport(name: account.name, outcome: fresh.outcome, expiresAt: fresh.expiresAt))
+                    } catch {
+                        return (index, RefreshReport(name: account.name, error: error))
+                    }
+                }
+            }
+            while next < min(concurrency, accounts.count) { start() }
+            while let (index, report) = await group.next() {
+                reports[index] = report
+                if next < accounts.count { start() }
+            }
+            return reports.compactMap { $0 }
+        }
+    }
+}

@@ -1,0 +1,115 @@
+import ArgumentParser
+import Chappie
+import ChappieCore
+import ChappieService
+import ChappieStore
+import Foundation
+
+extension ChappieCommand {
+    /// `chappie token`: a valid bearer token for scripts.
+    struct Token: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print a valid access token for an account (the active one by default), refreshing it if needed.",
+            discussion: """
+                Prints the token alone on standard output, for scripts: curl -H "Authorization: Bearer $(chappie token work)". \
+                --json adds the expiry and the ChatGPT account id. Exit codes: 0 ok, 75 try later, 77 sign in again.
+                """)
+
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The account.", transform: parseAccountName) var name: AccountName?
+        @Option(help: ArgumentHelp("Refresh when the token expires within this (30s, 5m, 1h).", valueName: "duration"), transform: parseDuration)
+        var margin: Duration = .seconds(300)
+
+        func run() async throws {
+            let service = TokenService(store: try global.openStore().store, endpoints: try global.endpoints())
+            let fresh = try await service.token(for: name, margin: margin)
+            if global.json {
+                struct Output: Encodable {
+                    var name: String
+                    var accessToken: String
+                    var expiresAt: Date?
+                    var chatgptAccountID: String?
+                    var fedramp: Bool
+                }
+                try JSONOutput.print(Output(
+                    name: fresh.account.name.rawValue, accessToken: fresh.credentials.accessToken, expiresAt: fresh.expiresAt,
+                    chatgptAccountID: fresh.account.info.accountID, fedramp: fresh.account.info.isFedRAMPAccount))
+            } else {
+                FileHandle.standardOutput.write(Data((fresh.credentials.accessToken + "\n").utf8))
+            }
+        }
+    }
+
+    /// `chappie refresh`: refresh tokens now, for cron.
+    struct Refresh: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Refresh accounts' tokens (cron-friendly).",
+            discussion: """
+                Refreshes the named accounts, or every account with --all, 8 at a time. With \
+                --if-expiring-within, only tokens that expire within that time are refreshed. Prints one \
+                line per account (nothing with --quiet unless something failed). Exit codes: 0 all fine, \
+                75 some failed for now (try later), 77 some must be signed in again.
+                """)
+
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The accounts.", transform: parseAccountName) var names: [AccountName] = []
+        @Flag(help: "Refresh every account.") var all = false
+        @Option(help: ArgumentHelp("Only refresh tokens that expire within this (30s, 5m, 1h, 2d).", valueName: "duration"), transform: parseDuration)
+        var ifExpiringWithin: Duration?
+        @Flag(help: "Print nothing unless something failed.") var quiet = false
+        @Option(help: "How many accounts to refresh at once.") var concurrency = 8
+
+        func validate() throws {
+            guard all != !names.isEmpty else { throw ValidationError("name accounts to refresh, or pass --all (not both)") }
+            guard (1...64).contains(concurrency) else { throw ValidationError("--concurrency must be between 1 and 64") }
+        }
+
+        func run() async throws {
+            let service = TokenService(store: try global.openStore().store, endpoints: try global.endpoints())
+            let reports = try await service.refresh(names, onlyIfExpiringWithin: ifExpiringWithin, concurrency: concurrency)
+            var exit = ExitCode.success
+            for report in reports {
+                if let error = report.error {
+                    let failure = CommandFailure(error) ?? CommandFailure(message: "\(error)", exitCode: .failure)
+                    // The most serious failure decides: sign in again (77) over try later (75) over other (1).
+                    func rank(_ code: ExitCode) -> Int {
+                        code == ExitStatus.signInRequired ? 3 : code == ExitStatus.temporaryFailure ? 2 : code == .success ? 0 : 1
+                    }
+                    if rank(failure.exitCode) > rank(exit) { exit = failure.exitCode }
+                    if !global.json { FileHandle.standardError.write(Data("\(report.name): FAILED: \(failure.message)\n".utf8)) }
+                } else if !quiet && !global.json {
+                    let expiry = report.expiresAt.map { "expires \(Formatting.localTime($0)) (\(Formatting.relative($0)))" } ?? ""
+                    print("\(report.name): \(report.outcome?.rawValue.replacingOccurrences(of: "_", with: " ") ?? "ok"), \(expiry)")
+                }
+            }
+            if global.json {
+                struct Line: Encodable {
+                    var name: String
+                    var outcome: String?
+                    var expiresAt: Date?
+                    var error: String?
+                }
+                try JSONOutput.print(reports.map { report in
+                    Line(name: report.name.rawValue, outcome: report.outcome?.rawValue, expiresAt: report.expiresAt,
+                         error: report.error.map { (CommandFailure($0)?.message) ?? "\($0)" })
+                })
+            }
+            if exit != .success { throw exit }
+        }
+    }
+}
+
+/// A duration such as `90`, `30s`, `5m`, `1h` or `2d` (a usage error otherwise).
+func parseDuration(_ text: String) throws -> Duration {
+    let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
+    var digits = Substring(text)
+    var unit: Int64 = 1
+    if let last = digits.last, let multiplier = units[last] {
+        unit = multiplier
+        digits = digits.dropLast()
+    }
+    guard let value = Int64(digits), value >= 0, value < 10_000_000 else {
+        throw ValidationError("\"\(text)\" is not a duration: use seconds, or a number with s, m, h or d (5m, 1h)")
+    }
+    return .seconds(value * unit)
+}
