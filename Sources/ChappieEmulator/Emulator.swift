@@ -112,6 +112,13 @@ public final class Emulator: Sendable {
         route(router, .post, "/_emulator/device/approve", control: true) { request, body, _ in
             await control.approve(RequestFields(body: body, contentType: "application/json"))
         }
+        route(router, .post, "/_emulator/device/next", control: true) { _, body, _ in
+            await control.queueApproval(RequestFields(body: body, contentType: "application/json"))
+        }
+        route(router, .get, "/codex/device") { _, _, _ in
+            Reply(status: 200, headers: [("Content-Type", "text/html; charset=utf-8")], body: .bytes(Data(
+                "<!doctype html><title>Device sign-in</title><p>chappie-emulator: codes are approved through /_emulator/device/approve, or by --auto-approve.</p>".utf8)))
+        }
         route(router, .get, "/_emulator/accounts", control: true) { _, _, _ in await control.accounts() }
         route(router, .post, "/_emulator/accounts/:account/usage", control: true) { request, body, _ in
             await control.setUsage(

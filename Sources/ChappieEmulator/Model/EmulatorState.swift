@@ -76,6 +76,8 @@ actor EmulatorState {
     private var accessTokens: [String: AccessToken] = [:]
     private var revokedFamilies: Set<String> = []
     private var faults: [Fault] = []
+    /// Identities the next auto-approved device codes sign in as, in order.
+    private var nextApprovals: [(email: String?, plan: String?, accountID: String?, userID: String?)] = []
 
     private var requestCounts: [String: Int] = [:]
     private var clientPorts: Set<Int> = []
@@ -115,7 +117,8 @@ actor EmulatorState {
         guard var code = deviceCodes[deviceAuthID], code.userCode == userCode else { return .unknown }
         guard now < code.expiresAt else { return .expired }
         if code.accountID == nil && configuration.autoApprove && now >= code.createdAt + configuration.autoApproveDelay.seconds {
-            let account = makeAccount(email: nil, plan: nil, accountID: nil, userID: nil, isFedRAMP: false)
+            let next = nextApprovals.isEmpty ? (nil, nil, nil, nil) : nextApprovals.removeFirst()
+            let account = makeAccount(email: next.0, plan: next.1, accountID: next.2, userID: next.3, isFedRAMP: false)
             code.accountID = account.accountID
             deviceCodesApproved += 1
         }
@@ -151,6 +154,11 @@ actor EmulatorState {
         code.accountID = account.accountID
         deviceCodes[key] = code
         return account
+    }
+
+    /// Queues the identity the next auto-approved device code signs in as.
+    func queueApproval(email: String?, plan: String?, accountID: String?, userID: String?) {
+        nextApprovals.append((email, plan, accountID, userID))
     }
 
     /// The account with this id, email, or a new one.

@@ -22,6 +22,15 @@ struct ControlRoutes: Sendable {
         }
     }
 
+    /// `POST /_emulator/device/next` with `{"email"?,"plan"?,"account_id"?,"user_id"?}`: the identity the
+    /// next auto-approved device code signs in as (an existing account with that id or e-mail signs in again).
+    func queueApproval(_ fields: RequestFields?) async -> Reply {
+        guard let fields else { return .openAIError(400, message: "Body must be a JSON object.", code: "invalid_request") }
+        await state.queueApproval(
+            email: fields.string("email"), plan: fields.string("plan"), accountID: fields.string("account_id"), userID: fields.string("user_id"))
+        return .empty(204)
+    }
+
     /// `GET /_emulator/accounts`.
     func accounts() async -> Reply {
         .json(200, .array(await state.allAccounts().map(describe)))
