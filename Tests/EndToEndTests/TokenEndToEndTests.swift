@@ -190,6 +190,29 @@ struct TokenEndToEndTests {
         #expect((stats.int("refresh", "redemptions") ?? 0) >= 5, "the test did not make chappie refresh")
     }
 
+    @Test("SIGTERM and Ctrl-C at random points of refresh, 30 times: no account is ever lost")
+    func interruptedRefresh() async throws {
+        let setup = try await setUp(["--access-token-ttl", "600"])
+        defer { Task { await setup.stop() } }
+        #expect(try await setup.chappie(["accounts", "add", "work"]).status == 0)
+        _ = try await setup.emulatorJSON("/_emulator/faults", method: "POST", body: #"{"kind":"latency","ms":30,"count":100000,"path":"/oauth/token"}"#)
+        for round in 0..<30 {
+            let process = Process()
+            process.executableURL = try BuiltProducts.executable("chappie")
+            process.arguments = ["refresh", "work"] + setup.service
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            try await Task.sleep(for: .milliseconds(Int.random(in: 0...80)))
+            kill(process.processIdentifier, round.isMultiple(of: 2) ? SIGTERM : SIGINT)
+            process.waitUntilExit()
+            let after = try await setup.chappie(["refresh", "work"])
+            #expect(after.status == 0, "round \(round): \(after.stderr)")
+            if after.status != 0 { break }
+        }
+        #expect(try await setup.emulatorJSON("/_emulator/stats").int("refresh", "reuse_detected") == 0)
+    }
+
     @Test("SIGKILL at random points of refresh, 50 times: an account is lost only in the window where the server rotated and the store had not committed")
     func killedRefresh() async throws {
         let setup = try await setUp(["--access-token-ttl", "600"])

@@ -138,12 +138,18 @@ public struct TokenRefresher: Sendable {
         return Fresh(credentials: credentials, account: updated, outcome: .refreshed, expiresAt: expiry(credentials))
     }
 
+    /// Redeems the refresh token in a task of its own, so that cancelling the caller (Ctrl-C, SIGTERM)
+    /// cannot abandon a request the server may already have answered by rotating the token: the
+    /// answer is awaited and committed first.
     private func attemptRefresh(_ refreshToken: String) async -> Result<OAuthClient.RefreshedTokens, ChappieAuthError> {
-        do {
-            return .success(try await oauth.refresh(refreshToken))
-        } catch {
-            return .failure(error)
-        }
+        let oauth = self.oauth
+        return await Task { () -> Result<OAuthClient.RefreshedTokens, ChappieAuthError> in
+            do throws(ChappieAuthError) {
+                return .success(try await oauth.refresh(refreshToken))
+            } catch {
+                return .failure(error)
+            }
+        }.value
     }
 
     /// After a failed redemption: adopt newer tokens if someone else holds them (on

@@ -2,7 +2,6 @@ import ArgumentParser
 import ChappieCore
 import ChappieService
 import ChappieStore
-import Dispatch
 import Foundation
 
 extension ChappieCommand.Accounts {
@@ -23,16 +22,10 @@ extension ChappieCommand.Accounts {
             let service = TokenService(store: try global.openStore().store, endpoints: try global.endpoints())
             let display = SignInDisplay(live: isatty(STDERR_FILENO) == 1, json: global.json)
             let name = self.name
-            let signIn = Task { try await service.signIn(name: name, progress: { state in await display.show(state) }) }
-            // Ctrl-C cancels the sign-in cleanly instead of killing the process mid-write.
-            signal(SIGINT, SIG_IGN)
-            let interrupt = DispatchSource.makeSignalSource(signal: SIGINT)
-            interrupt.setEventHandler { signIn.cancel() }
-            interrupt.resume()
-            defer { interrupt.cancel() }
             let result: (account: Account, created: Bool)
             do {
-                result = try await signIn.value
+                // Ctrl-C cancels the sign-in cleanly instead of killing the process mid-write.
+                result = try await cancellingOnSignals { try await service.signIn(name: name, progress: { state in await display.show(state) }) }
                 await display.finish()
             } catch {
                 await display.finish()

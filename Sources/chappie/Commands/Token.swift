@@ -22,7 +22,8 @@ extension ChappieCommand {
 
         func run() async throws {
             let service = TokenService(store: try global.openStore().store, endpoints: try global.endpoints())
-            let fresh = try await service.token(for: name, margin: margin)
+            let (name, margin) = (self.name, self.margin)
+            let fresh = try await cancellingOnSignals { try await service.token(for: name, margin: margin) }
             if global.json {
                 struct Output: Encodable {
                     var name: String
@@ -66,7 +67,10 @@ extension ChappieCommand {
 
         func run() async throws {
             let service = TokenService(store: try global.openStore().store, endpoints: try global.endpoints())
-            let reports = try await service.refresh(names, onlyIfExpiringWithin: ifExpiringWithin, concurrency: concurrency)
+            let (names, within, concurrency) = (self.names, ifExpiringWithin, self.concurrency)
+            let reports = try await cancellingOnSignals {
+                try await service.refresh(names, onlyIfExpiringWithin: within, concurrency: concurrency)
+            }
             var exit = ExitCode.success
             for report in reports {
                 if let error = report.error {
