@@ -106,7 +106,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "chappie-bench",
-            dependencies: ["ChappieNet", "ChappieEmulator", "ChappieStore", "ChappieVault", "ChappieCore"],
+            dependencies: ["ChappieNet", "ChappieEmulator", "ChappieStore", "ChappieVault", "ChappieCore", "Chappie"],
             path: "Benchmarks/chappie-bench",
             swiftSettings: swiftSettings
         ),

@@ -6,6 +6,9 @@
 //    fed in 16 KiB chunks as the network would deliver it.
 // 3. Whole-process time of the release `chappie` (built next to this harness) with 100 accounts
 //    stored: `chappie accounts list`, and `chappie accounts show` (opens one sealed credential).
+// 4. With 200 accounts signed in at the emulator: `chappie token` with a valid stored token, and
+//    `chappie refresh --all` with 50 ms of latency injected at the token endpoint.
+import Chappie
 import ChappieCore
 import ChappieEmulator
 import ChappieNet
@@ -163,7 +166,45 @@ func runStore() throws -> [String] {
     return lines
 }
 
-let emulator = Emulator()
+/// Signs `count` accounts in at the emulator through the device-code flow and stores them.
+func signIn(count: Int, port: Int, home: URL) async throws {
+    let key = SecretKey.generate()
+    try KeyFile.write(key, to: home.appendingPathComponent("chappie.key"))
+    let store = try StoreDatabase.open(at: StoreLocation(directory: home)).unlock(with: key)
+    let endpoints = try ChappieEndpoints(issuer: "http://127.0.0.1:\(port)", backend: "http://127.0.0.1:\(port)/backend-api")
+    let signIn = DeviceCodeSignIn(oauth: OAuthClient(endpoints: endpoints, http: HTTPClient()))
+    for _ in 0..<count {
+        let result = try await signIn.run()
+        _ = try store.save(
+            info: result.account, credentials: result.credentials, accessTokenExpiresAt: result.accessTokenExpiresAt,
+            refreshedAt: Date(), name: nil, event: "signed_in")
+    }
+}
+
+func runTokens(port: Int) async throws -> [String] {
+    let home = FileManager.default.temporaryDirectory.appendingPathComponent("chappie-bench-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: home) }
+    try await signIn(count: 200, port: port, home: home)
+    let chappie = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("chappie")
+    let service = ["--home", home.path, "--issuer", "http://127.0.0.1:\(port)", "--backend", "http://127.0.0.1:\(port)/backend-api"]
+    var lines: [String] = []
+    _ = try timeProcess(chappie, ["token", "user50"] + service, runs: 3)
+    let token = try timeProcess(chappie, ["token", "user50"] + service, runs: 30)
+    lines.append(String(format: "| `chappie token user50` (valid stored token), 200 accounts, whole process, 30 runs | median %.1f ms | p90 %.1f ms | min %.1f ms |",
+                        quantile(token, 0.5), quantile(token, 0.9), token[0]))
+    var fault = HTTPRequest(url: URL(string: "http://127.0.0.1:\(port)/_emulator/faults")!, method: .post, headers: ["Content-Type": "application/json"])
+    fault.body = Data(#"{"kind":"latency","ms":50,"count":100000,"path":"/oauth/token"}"#.utf8)
+    _ = try await HTTPClient().execute(fault)
+    let refresh = try timeProcess(chappie, ["refresh", "--all", "--quiet"] + service, runs: 5)
+    lines.append(String(format: "| `chappie refresh --all`, 200 accounts, 50 ms server latency, 8 at a time, 5 runs | median %.0f ms | max %.0f ms | min %.0f ms |",
+                        quantile(refresh, 0.5), refresh[refresh.count - 1], refresh[0]))
+    return lines
+}
+
+var emulatorConfiguration = EmulatorConfiguration()
+emulatorConfiguration.autoApprove = true
+emulatorConfiguration.autoApproveDelay = .zero
+let emulator = Emulator(configuration: emulatorConfiguration)
 let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
 let server = Task {
     try await emulator.run { port in
@@ -180,6 +221,7 @@ print("|---|---|---|---|")
 for line in try await runHTTP(port: port) { print(line) }
 for line in runSSE() { print(line) }
 for line in try runStore() { print(line) }
+for line in try await runTokens(port: port) { print(line) }
 print("")
 print(String(format: "peak resident memory: %.1f MiB", peakResidentMiB()))
 server.cancel()
