@@ -144,6 +144,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "ChappieTests",
+            dependencies: ["Chappie", "ChappieStore", "ChappieNet", "ChappieEmulator", "ChappieTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "ChappieServiceTests",
             dependencies: ["ChappieService", "ChappieStore", "ChappieVault", "ChappieCore", "ChappieTestSupport"],
             swiftSettings: swiftSettings

@@ -1,4 +1,3 @@
-public import ChappieStore
 public import Foundation
 
 /// Where the store is and where its key comes from, as the command line and environment say.

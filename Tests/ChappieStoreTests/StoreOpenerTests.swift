@@ -1,5 +1,4 @@
 import ChappieCore
-import ChappieService
 import ChappieStore
 import ChappieTestSupport
 import ChappieVault
@@ -60,7 +59,7 @@ struct StoreOpenerTests {
         }
         // No passphrase and no terminal: a clear configuration error, and no key file is created.
         #expect { _ = try StoreOpener.open(StoreOptions(home: home.path, environment: [:])) } throws: { error in
-            (error as? ServiceError)?.kind == .configuration
+            (error as? VaultError)?.kind == .passphraseUnavailable
         }
         #expect(!FileManager.default.fileExists(atPath: home.appendingPathComponent("chappie.key").path))
     }
@@ -154,7 +153,7 @@ struct StoreOpenerTests {
         let opened = try StoreOpener.open(options)
         #expect(opened.source == .systemdCredential(credentials.appendingPathComponent("chappie.key")))
         #expect { _ = try KeyRotation.rotate(opened, options: options) } throws: { error in
-            (error as? ServiceError)?.kind == .configuration
+            (error as? VaultError)?.kind == .keyFile
         }
     }
 }

@@ -1,4 +1,3 @@
-public import ChappieStore
 public import ChappieVault
 public import Foundation
 
@@ -26,14 +25,14 @@ public enum KeyRotation {
 
     /// Rotates the key of an open store, keeping its kind of source.
     ///
-    /// - Throws: ``ServiceError`` for a systemd credential (chappie cannot rewrite it), or the
-    ///   errors of resealing (then nothing changed).
+    /// - Throws: ``VaultError`` for a systemd credential (chappie cannot rewrite it), or the errors
+    ///   of resealing (then nothing changed).
     public static func rotate(_ opened: StoreOpener.Opened, options: StoreOptions) throws -> Outcome {
         let oldKeyID = opened.store.key.id
         switch opened.source {
         case .systemdCredential(let url):
-            throw ServiceError(
-                .configuration,
+            throw VaultError(
+                .keyFile,
                 "the key comes from the systemd credential \(url.path), which chappie cannot change; to rotate, run with --key-file pointing at a key file you own")
         case .keyFile(let url), .defaultKeyFile(let url):
             let newKey = SecretKey.generate()

@@ -1,4 +1,3 @@
-public import ChappieStore
 public import ChappieVault
 import Foundation
 
@@ -17,8 +16,8 @@ public enum StoreOpener {
 
     /// Opens and unlocks the store.
     ///
-    /// - Throws: ``StoreError``, ``VaultError`` or ``ServiceError``; all are configuration problems
-    ///   except a damaged account, which only that account reports later.
+    /// - Throws: ``StoreError`` or ``VaultError``: configuration or key problems (exit code 78); a
+    ///   passphrase that is not entered is ``VaultError/Kind/passphraseUnavailable``.
     public static func open(_ options: StoreOptions) throws -> Opened {
         let database = try StoreDatabase.open(at: options.location)
         let setup = database.keySetup
@@ -34,8 +33,8 @@ public enum StoreOpener {
             return Opened(store: try database.unlock(with: try KeyFile.read(url)), source: source, setup: setup)
         case .defaultKeyFile(let url):
             if case .passphrase = setup {
-                throw ServiceError(
-                    .configuration,
+                throw VaultError(
+                    .passphraseUnavailable,
                     "this store is sealed with a passphrase: set CHAPPIE_PASSPHRASE, or run chappie on a terminal to be asked for it")
             }
             return Opened(store: try unlock(database, keyFileAt: url, createIfNew: true), source: source, setup: setup)
@@ -58,18 +57,18 @@ public enum StoreOpener {
 
     /// Reads a passphrase from `CHAPPIE_PASSPHRASE` or the terminal (twice for a new store).
     static func passphrase(_ options: StoreOptions, fromEnvironment: Bool, confirm: Bool, variable: String = "CHAPPIE_PASSPHRASE")
-        throws(ServiceError) -> SecretBytes
+        throws(VaultError) -> SecretBytes
     {
         if fromEnvironment, let text = options.environment[variable] {
-            guard !text.isEmpty else { throw ServiceError(.configuration, "\(variable) is empty; a passphrase cannot be empty") }
+            guard !text.isEmpty else { throw VaultError(.passphraseUnavailable, "\(variable) is empty; a passphrase cannot be empty") }
             return SecretBytes(utf8: text)
         }
         guard let first = PassphrasePrompt.ask("Passphrase for the chappie store: "), first.count > 0 else {
-            throw ServiceError(.cancelled, "no passphrase was entered")
+            throw VaultError(.passphraseUnavailable, "no passphrase was entered")
         }
         if confirm {
             guard let second = PassphrasePrompt.ask("The same passphrase again: "), second.constantTimeEquals(first) else {
-                throw ServiceError(.invalidInput, "the two passphrases differ; nothing was set up")
+                throw VaultError(.passphraseUnavailable, "the two passphrases differ; nothing was set up")
             }
         }
         return first

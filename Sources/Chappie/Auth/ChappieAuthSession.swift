@@ -1,0 +1,161 @@
+public import ChappieCore
+import ChappieNet
+public import ChappieStore
+public import Foundation
+public import Observation
+
+/// One account's sign-in session: observable state, device-code sign-in, sign-out and refresh
+/// (seed 002). Tokens never leave the store through it.
+///
+/// It is `@Observable` (Swift Observation) and also publishes every state on ``states`` for command
+/// lines and services. It restores a stored session when created.
+///
+/// ```swift
+/// let session = Chappie.authSession(configuration: configuration)
+/// try await session.startDeviceCodeSignIn()
+/// if case .signedIn = session.state { print(session.accountInfo?.email ?? "") }
+/// ```
+@MainActor
+@Observable
+public final class ChappieAuthSession {
+    /// The sign-in lifecycle stage.
+    public private(set) var state: ChappieAuthState = .signedOut {
+        didSet { continuation.yield(state) }
+    }
+    /// Progress of a device-code sign-in.
+    public private(set) var deviceLinkState: ChappieDeviceLinkState = .idle
+    /// Who the signed-in account is.
+    public private(set) var accountInfo: ChappieAccountInfo?
+    /// The most recent failure, or `nil`.
+    public private(set) var lastError: ChappieAuthError?
+
+    /// Every state, starting with the current one.
+    @ObservationIgnored public let states: AsyncStream<ChappieAuthState>
+    @ObservationIgnored private let continuation: AsyncStream<ChappieAuthState>.Continuation
+    @ObservationIgnored private let configuration: ChappieConfiguration
+    @ObservationIgnored private let store: AccountStore?
+    @ObservationIgnored private let oauth: OAuthClient
+    @ObservationIgnored private var signIn: Task<Void, any Error>?
+
+    /// Creates a session and restores the stored account of the configured slot, if any.
+    public init(configuration: ChappieConfiguration = ChappieConfiguration()) {
+        self.configuration = configuration
+        (states, continuation) = AsyncStream.makeStream(of: ChappieAuthState.self, bufferingPolicy: .bufferingNewest(16))
+        oauth = OAuthClient(endpoints: configuration.endpoints, http: HTTPClient())
+        do {
+            store = try StoreOpener.open(configuration.store).store
+        } catch {
+            store = nil
+            state = .failed("the credential store cannot be opened: \(error)")
+            return
+        }
+        restore()
+    }
+
+    /// Reads the slot's stored account into ``state`` and ``accountInfo``.
+    private func restore() {
+        guard let store, let account = try? store.account(named: configuration.account) else {
+            state = .signedOut
+            continuation.yield(state)
+            return
+        }
+        accountInfo = account.info
+        state = account.status == .reauthRequired ? .reauthenticationRequired : .signedIn(expiresAt: account.accessTokenExpiresAt)
+    }
+
+    /// Signs in with the device-code flow and stores the account in the configured slot.
+    ///
+    /// ``state`` moves to `.signingIn`, `.awaitingDeviceCode` (show its code and URL), then
+    /// `.signedIn`. Cancelling the calling task, or ``signOut()``, stops it with `.cancelledSignIn`.
+    ///
+    /// - Throws: ``ChappieAuthError``.
+    public func startDeviceCodeSignIn() async throws {
+        guard let store else { throw ChappieAuthError.unknown("the credential store cannot be opened") }
+        signIn?.cancel()
+        lastError = nil
+        state = .signingIn
+        let flow = DeviceCodeSignIn(oauth: oauth)
+        let slot = configuration.account
+        let task = Task { @MainActor in
+            let result = try await flow.run { [weak self] progress in
+                await MainActor.run {
+                    self?.deviceLinkState = progress
+                    if case .waitingForApproval(let code, let url, _, _) = progress {
+                        self?.state = .awaitingDeviceCode(userCode: code, verificationURL: url)
+                    }
+                }
+            }
+            let saved = try store.save(
+                info: result.account, credentials: result.credentials, accessTokenExpiresAt: result.accessTokenExpiresAt,
+                refreshedAt: Date(), name: slot, event: "signed_in")
+            self.accountInfo = saved.account.info
+            self.state = .signedIn(expiresAt: saved.account.accessTokenExpiresAt)
+        }
+        signIn = task
+        do {
+            try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
+        } catch let error as ChappieAuthError {
+            fail(error)
+            throw error
+        } catch {
+            let wrapped = ChappieAuthError.unknown("\(error)")
+            fail(wrapped)
+            throw wrapped
+        }
+    }
+
+    /// Forgets the slot's stored credentials and cancels a sign-in in progress.
+    public func signOut() {
+        signIn?.cancel()
+        signIn = nil
+        if let store, (try? store.account(named: configuration.account)) != nil {
+            try? store.remove(configuration.account)
+        }
+        accountInfo = nil
+        deviceLinkState = .idle
+        state = .signedOut
+    }
+
+    /// Refreshes the tokens now.
+    ///
+    /// - Throws: ``ChappieAuthError``; when the refresh token is dead the session moves to
+    ///   `.reauthenticationRequired` first.
+    public func refreshAuth() async throws {
+        guard let store, let account = try? store.account(named: configuration.account) else {
+            fail(.missingRefreshToken)
+            throw ChappieAuthError.missingRefreshToken
+        }
+        do {
+            let fresh = try await TokenRefresher(store: store, oauth: oauth, margin: configuration.refreshMargin)
+                .validCredentials(for: account, force: true)
+            accountInfo = fresh.account.info
+            state = .signedIn(expiresAt: fresh.expiresAt)
+        } catch let error as ChappieAuthError {
+            fail(error)
+            throw error
+        }
+    }
+
+    private func fail(_ error: ChappieAuthError) {
+        lastError = error
+        deviceLinkState = .idle
+        if error.requiresReauthentication {
+            state = .reauthenticationRequired
+        } else if error == .cancelledSignIn {
+            state = accountInfo == nil ? .signedOut : state
+        } else if case .signedIn = state {
+            // Keep the session: a retry is possible.
+        } else {
+            state = .failed(error.errorDescription ?? "\(error)")
+        }
+    }
+}
+
+/// Entry points of the SDK.
+public enum Chappie {
+    /// A sign-in session for the configured account slot.
+    @MainActor
+    public static func authSession(configuration: ChappieConfiguration = ChappieConfiguration()) -> ChappieAuthSession {
+        ChappieAuthSession(configuration: configuration)
+    }
+}

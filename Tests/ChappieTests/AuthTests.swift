@@ -1,0 +1,176 @@
+import Chappie
+import ChappieEmulator
+import ChappieNet
+import ChappieStore
+import ChappieTestSupport
+import Foundation
+import Testing
+
+@Suite("The SDK's auth: OAuth wire, device-code sign-in, refresh discipline, auth session")
+struct AuthTests {
+    private func endpoints(_ emulator: RunningEmulator) throws -> ChappieEndpoints {
+        try ChappieEndpoints(issuer: emulator.baseURL.absoluteString, backend: emulator.backendURL.absoluteString)
+    }
+
+    private func autoApprove(_ delay: Duration = .zero, accessTokenLifetime: Duration = .seconds(3600)) -> EmulatorConfiguration {
+        var configuration = EmulatorConfiguration()
+        configuration.autoApprove = true
+        configuration.autoApproveDelay = delay
+        configuration.deviceCodePollInterval = 1
+        configuration.accessTokenLifetime = accessTokenLifetime
+        return configuration
+    }
+
+    @Test("Device-code sign-in reports its stages and decodes the account")
+    func deviceCodeSignIn() async throws {
+        try await withEmulator(autoApprove(.milliseconds(200))) { emulator in
+            let oauth = OAuthClient(endpoints: try endpoints(emulator), http: emulator.client)
+            let stages = Stages()
+            let result = try await DeviceCodeSignIn(oauth: oauth).run { await stages.append($0) }
+            #expect(result.account.email == "user1@example.com")
+            #expect(result.account.plan == .plus)
+            #expect(result.accessTokenExpiresAt != nil)
+            let seen = await stages.names
+            #expect(seen.first == "requestingCode")
+            #expect(seen.contains("waitingForApproval"))
+            #expect(seen.suffix(2) == ["exchangingCode", "completed"])
+        }
+    }
+
+    @Test("An unapproved code expires with .expiredDeviceCode; cancelling gives .cancelledSignIn")
+    func expiryAndCancellation() async throws {
+        try await withEmulator { emulator in
+            let oauth = OAuthClient(endpoints: try endpoints(emulator), http: emulator.client)
+            await #expect(throws: ChappieAuthError.expiredDeviceCode) {
+                _ = try await DeviceCodeSignIn(oauth: oauth, lifetime: .milliseconds(1500)).run()
+            }
+            let task = Task { try await DeviceCodeSignIn(oauth: oauth).run() }
+            try await Task.sleep(for: .milliseconds(300))
+            task.cancel()
+            await #expect(throws: ChappieAuthError.cancelledSignIn) { _ = try await task.value }
+        }
+    }
+
+    @Test("Token-endpoint errors are classified as the protocol sheet says", arguments: [
+        ("refresh-reused-401.json", 401, "refresh_token_reused", ChappieErrorRecovery.signInAgain),
+        ("refresh-expired-401.json", 401, "refresh_token_expired", .signInAgain),
+        ("refresh-invalidated-401.json", 401, "refresh_token_invalidated", .signInAgain),
+        ("token-invalid-grant-400.json", 400, "invalid_grant", .signInAgain),
+    ])
+    func errorClassification(_ fixture: String, _ status: Int, _ code: String, _ recovery: ChappieErrorRecovery) async throws {
+        try await withEmulator { emulator in
+            let body = String(decoding: try Fixtures.data(fixture), as: UTF8.self)
+            let fault = try JSONSerialization.data(withJSONObject: ["kind": "status", "status": status, "path": "/oauth/token", "body": body])
+            _ = try await emulator.client.execute(emulator.request("/_emulator/faults", method: .post, json: String(decoding: fault, as: UTF8.self)))
+            let oauth = OAuthClient(endpoints: try endpoints(emulator), http: emulator.client)
+            do {
+                _ = try await oauth.refresh("rt_anything")
+                Issue.record("no error")
+            } catch let error as ChappieAuthError {
+                #expect(error.oauthErrorCode == code)
+                #expect(error.requiresReauthentication)
+                #expect(error.recovery == recovery)
+            }
+        }
+    }
+
+    @Test("5xx and network failures are transient; invalid_client is permanent")
+    func transientAndPermanent() async throws {
+        try await withEmulator { emulator in
+            _ = try await emulator.client.execute(emulator.request(
+                "/_emulator/faults", method: .post, json: #"{"kind":"status","status":503,"path":"/oauth/token"}"#))
+            let oauth = OAuthClient(endpoints: try endpoints(emulator), http: emulator.client)
+            do {
+                _ = try await oauth.refresh("rt_x")
+                Issue.record("no error")
+            } catch let error as ChappieAuthError {
+                #expect(!error.requiresReauthentication)
+                #expect(error.recovery == .retry(.after(seconds: 5)))
+            }
+        }
+        let dead = try ChappieEndpoints(issuer: "http://127.0.0.1:\(try closedLoopbackPort())", backend: nil)
+        do {
+            _ = try await OAuthClient(endpoints: dead, http: HTTPClient()).refresh("rt_x")
+            Issue.record("no error")
+        } catch {
+            guard case .networkFailure = error else { Issue.record("\(error)"); return }
+            #expect(error.recovery == .retry(.now))
+        }
+        #expect(ChappieAuthError.tokenExchangeFailed(statusCode: 401, body: "invalid_client: nope").recovery == .permanent)
+        #expect(ChappieAuthError.missingRefreshToken.requiresReauthentication)
+        #expect(!ChappieAuthError.tokenExchangeFailed(statusCode: 500, body: "server_error").requiresReauthentication)
+    }
+
+    @Test("The refresher skips the call when another holder already refreshed")
+    func refresherSkips() async throws {
+        try await withEmulator(autoApprove(accessTokenLifetime: .seconds(60))) { emulator in
+            let home = try TestTokens.temporaryDirectory("chappie-sdk")
+            defer { try? FileManager.default.removeItem(at: home) }
+            let store = try StoreOpener.open(StoreOptions(home: home.path, environment: [:])).store
+            let oauth = OAuthClient(endpoints: try endpoints(emulator), http: emulator.client)
+            let result = try await DeviceCodeSignIn(oauth: oauth).run()
+            let account = try store.save(
+                info: result.account, credentials: result.credentials, accessTokenExpiresAt: result.accessTokenExpiresAt,
+                refreshedAt: Date(), name: nil, event: "signed_in").account
+            // A margin longer than the token's life: every call wants to refresh.
+            let refresher = TokenRefresher(store: store, oauth: oauth, margin: .seconds(120))
+            let first = try await refresher.validCredentials(for: account)
+            #expect(first.outcome == .refreshed)
+            // A caller still holding the old account (and tokens) sees the new ones instead of redeeming again.
+            let stale = try await TokenRefresher(store: store, oauth: oauth, margin: .seconds(30)).validCredentials(for: account, force: true)
+            #expect(stale.outcome == .refreshed || stale.outcome == .adopted)
+            let stats = try await emulator.json(emulator.request("/_emulator/stats")).json
+            #expect(stats.int("refresh", "reuse_detected") == 0)
+        }
+    }
+
+    @Test("ChappieAuthSession signs in, restores, refreshes and signs out, publishing its states")
+    func authSession() async throws {
+        try await withEmulator(autoApprove(.milliseconds(100))) { emulator in
+            let home = try TestTokens.temporaryDirectory("chappie-session")
+            defer { try? FileManager.default.removeItem(at: home) }
+            let configuration = ChappieConfiguration(
+                account: try AccountName("work"), store: StoreOptions(home: home.path, environment: [:]), endpoints: try endpoints(emulator))
+            try await SessionScenario.run(configuration)
+        }
+    }
+}
+
+/// The auth-session scenario, on the main actor where sessions live.
+@MainActor
+enum SessionScenario {
+    static func run(_ configuration: ChappieConfiguration) async throws {
+        let session = Chappie.authSession(configuration: configuration)
+        #expect(session.state == .signedOut)
+        try await session.startDeviceCodeSignIn()
+        guard case .signedIn = session.state else {
+            Issue.record("state \(session.state)")
+            return
+        }
+        #expect(session.accountInfo?.email == "user1@example.com")
+        #expect(session.deviceLinkState == .completed)
+        let restored = Chappie.authSession(configuration: configuration)
+        #expect(restored.accountInfo?.email == "user1@example.com")
+        try await restored.refreshAuth()
+        restored.signOut()
+        #expect(restored.state == .signedOut)
+        #expect(Chappie.authSession(configuration: configuration).state == .signedOut)
+        await #expect(throws: ChappieAuthError.missingRefreshToken) { try await restored.refreshAuth() }
+        var seen: [ChappieAuthState] = []
+        for await state in session.states {
+            seen.append(state)
+            if case .signedIn = state { break }
+        }
+        #expect(seen.contains(.signingIn))
+        #expect(seen.contains { if case .awaitingDeviceCode = $0 { true } else { false } })
+    }
+}
+
+/// Collects the names of device-link stages.
+actor Stages {
+    private(set) var names: [String] = []
+
+    func append(_ state: ChappieDeviceLinkState) {
+        names.append(String(describing: state).prefix { $0 != "(" }.description)
+    }
+}
