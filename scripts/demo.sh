@@ -54,6 +54,16 @@ step "chappie doctor (libraries, data directory, services)"
 step "chappie doctor --json"
 "${chappie[@]}" doctor --json "${service[@]}"
 
+step "chappie accounts add personal (device-code sign-in; the emulator approves the code after 1 s)"
+"${chappie[@]}" accounts add personal "${service[@]}"
+
+step "chappie token personal (shown cut short here; scripts get the whole token)"
+token=$("${chappie[@]}" token personal "${service[@]}")
+echo "${token:0:16}… (${#token} characters)"
+
+step "chappie refresh --all (the refresh token rotates, once)"
+"${chappie[@]}" refresh --all "${service[@]}"
+
 step "chappie accounts import (a Codex CLI auth.json, as ~/.codex/auth.json would hold)"
 "${chappie[@]}" accounts import Tests/Fixtures/openai/codex-auth.json --name work
 
@@ -70,4 +80,8 @@ step "chappie key status, then key rotate (every credential resealed in one tran
 "${chappie[@]}" accounts show work
 
 echo
-echo "demo: success — chappie checked its setup against the emulator at $address, imported, listed and switched an account, and rotated its key."
+step "chappie log (the audit trail; it never holds a token)"
+"${chappie[@]}" log --limit 10
+
+echo
+echo "demo: success — against the emulator at $address chappie checked its setup, signed an account in, got and refreshed its token, imported a Codex login, switched Codex to it, and rotated its key."
