@@ -97,8 +97,13 @@ public struct CodexAuthFile: Sendable {
         guard var data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]) else {
             throw ServiceError(.invalidInput, "cannot encode \(url.path)")
         }
+        data.append(0x0A)
         defer { data.zeroize() }
-        try AtomicFile.write(data + Data("\n".utf8), to: url)
+        do {
+            try PrivateFile.write(SecretBytes(copying: data), to: url)
+        } catch {
+            throw ServiceError(.invalidInput, error.message)
+        }
         return url
     }
 
@@ -119,31 +124,5 @@ public struct CodexAuthFile: Sendable {
     static func parseRFC3339(_ text: String) -> Date? {
         if let date = try? Date(text, strategy: .iso8601) { return date }
         return try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true))
-    }
-}
-
-/// Writes files atomically and privately.
-enum AtomicFile {
-    /// Writes `data` to a 0600 temporary file beside `url`, syncs it, renames it over `url`, and
-    /// syncs the directory.
-    static func write(_ data: Data, to url: URL) throws(ServiceError) {
-        let directory = url.deletingLastPathComponent()
-        let temporary = directory.appendingPathComponent(".\(url.lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp")
-        let descriptor = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else {
-            throw ServiceError(.invalidInput, "cannot write in \(directory.path): \(String(cString: strerror(errno)))")
-        }
-        let written = data.withUnsafeBytes { Foundation.write(descriptor, $0.baseAddress, $0.count) }
-        let synced = fsync(descriptor) == 0
-        close(descriptor)
-        guard written == data.count, synced, rename(temporary.path, url.path) == 0 else {
-            unlink(temporary.path)
-            throw ServiceError(.invalidInput, "cannot write \(url.path): \(String(cString: strerror(errno)))")
-        }
-        let directoryDescriptor = open(directory.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if directoryDescriptor >= 0 {
-            fsync(directoryDescriptor)
-            close(directoryDescriptor)
-        }
     }
 }

@@ -73,15 +73,12 @@ public enum KeyRotation {
     }
 
     private static func moveIntoPlace(_ pending: URL, _ keyFile: URL) throws(VaultError) {
-        guard rename(pending.path, keyFile.path) == 0 else {
+        do {
+            try PrivateFile.move(pending, over: keyFile)
+        } catch {
             throw VaultError(
                 .keyFile,
                 "the store now uses the key in \(pending.path), but it could not be renamed to \(keyFile.path): rename it by hand")
-        }
-        let directory = open(keyFile.deletingLastPathComponent().path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if directory >= 0 {
-            fsync(directory)
-            close(directory)
         }
     }
 }

@@ -34,7 +34,7 @@ public enum KeyFile {
         return try SecretKey(bytes: SecretBytes(copying: decoded))
     }
 
-    /// Writes a key file atomically: a 0600 temporary file in a 0700 directory, synced, then renamed.
+    /// Writes a key file atomically (see ``PrivateFile``) in a 0700 directory.
     ///
     /// - Throws: ``VaultError/Kind/keyFile`` when it cannot be written.
     public static func write(_ key: SecretKey, to url: URL) throws(VaultError) {
@@ -45,28 +45,6 @@ public enum KeyFile {
         } catch {
             throw VaultError(.keyFile, "cannot create \(directory.path) for the key file")
         }
-        let temporary = directory.appendingPathComponent(".\(url.lastPathComponent).\(getpid()).tmp")
-        let descriptor = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else {
-            throw VaultError(.keyFile, "cannot create \(temporary.path): \(String(cString: strerror(errno)))")
-        }
-        let line = key.base64Line()
-        let written = line.withUnsafeBytes { Foundation.write(descriptor, $0.baseAddress, $0.count) }
-        let synced = fsync(descriptor) == 0
-        close(descriptor)
-        guard written == line.count, synced, rename(temporary.path, url.path) == 0 else {
-            unlink(temporary.path)
-            throw VaultError(.keyFile, "cannot write the key file \(url.path)")
-        }
-        syncDirectory(directory)
-    }
-
-    /// Makes a rename in `directory` durable.
-    static func syncDirectory(_ directory: URL) {
-        let descriptor = open(directory.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if descriptor >= 0 {
-            fsync(descriptor)
-            close(descriptor)
-        }
+        try PrivateFile.write(key.base64Line(), to: url)
     }
 }
