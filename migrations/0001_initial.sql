@@ -38,20 +38,22 @@ CREATE TABLE credentials (
     updated_at TEXT NOT NULL
 );
 
--- The history of every account's usage-limit windows.
+-- The history of every account's usage-limit windows. Windows are stored by length, not by the
+-- slot the service used: five_hour_* is the window shorter than a day (5 hours), weekly_* the
+-- longer one (7 days). Times are unix seconds (REAL/INTEGER) so reports can group millions of rows.
 CREATE TABLE usage_samples (
     id                       INTEGER PRIMARY KEY,
     account_id               INTEGER NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
-    observed_at              TEXT    NOT NULL,
+    observed_at              REAL    NOT NULL,
     source                   TEXT    NOT NULL CHECK (source IN ('poll', 'headers', 'stream', 'limit_error')),
     limit_id                 TEXT    NOT NULL DEFAULT 'codex',
     plan                     TEXT,
-    primary_used_percent     REAL CHECK (primary_used_percent IS NULL OR primary_used_percent >= 0),
-    primary_window_minutes   INTEGER,
-    primary_resets_at        TEXT,
-    secondary_used_percent   REAL CHECK (secondary_used_percent IS NULL OR secondary_used_percent >= 0),
-    secondary_window_minutes INTEGER,
-    secondary_resets_at      TEXT,
+    five_hour_used_percent   REAL CHECK (five_hour_used_percent IS NULL OR five_hour_used_percent >= 0),
+    five_hour_window_minutes INTEGER,
+    five_hour_resets_at      INTEGER,
+    weekly_used_percent      REAL CHECK (weekly_used_percent IS NULL OR weekly_used_percent >= 0),
+    weekly_window_minutes    INTEGER,
+    weekly_resets_at         INTEGER,
     credits_has_credits      INTEGER CHECK (credits_has_credits IN (0, 1)),
     credits_unlimited        INTEGER CHECK (credits_unlimited IN (0, 1)),
     credits_balance          TEXT,

@@ -29,6 +29,8 @@ public struct Account: Sendable, Hashable, Codable {
     public var lastError: String?
     /// The Codex home this account was last written to by `switch`.
     public var codexHome: String?
+    /// At or above this used percent the account counts as full (`nil`: 100).
+    public var reservePercent: Double?
     /// When the account was added.
     public var createdAt: Date
     /// When it last changed.

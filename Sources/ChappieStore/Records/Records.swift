@@ -20,6 +20,7 @@ struct AccountRecord: Codable, FetchableRecord, MutablePersistableRecord {
     var lastRefreshAt: Date?
     var lastError: String?
     var codexHome: String?
+    var reservePercent: Double?
     var createdAt: Date
     var updatedAt: Date
 
@@ -39,7 +40,7 @@ struct AccountRecord: Codable, FetchableRecord, MutablePersistableRecord {
                 email: email, userID: chatgptUserId, accountID: chatgptAccountId,
                 plan: plan.map(ChappiePlan.init(rawValue:)), isFedRAMPAccount: isFedramp),
             status: status, accessTokenExpiresAt: accessExpiresAt, lastRefreshAt: lastRefreshAt,
-            lastError: lastError, codexHome: codexHome, createdAt: createdAt, updatedAt: updatedAt,
+            lastError: lastError, codexHome: codexHome, reservePercent: reservePercent, createdAt: createdAt, updatedAt: updatedAt,
             isActive: id == activeID)
     }
 }
@@ -82,6 +83,7 @@ enum SettingKey: String {
     case keyID = "key_id"
     case passphraseKDF = "passphrase_kdf"
     case codexHome = "codex_home"
+    case usageRetention = "usage_retention_seconds"
 }
 
 extension Database {

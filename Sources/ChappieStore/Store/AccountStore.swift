@@ -23,7 +23,7 @@ public final class AccountStore: Sendable {
         self.key = key
     }
 
-    private var pool: DatabasePool { database.pool }
+    var pool: DatabasePool { database.pool }
 
     /// Where the store lives.
     public var location: StoreLocation { database.location }
@@ -106,6 +106,19 @@ public final class AccountStore: Sendable {
         try read { db in try db.setting(.codexHome).map { String(decoding: $0, as: UTF8.self) } }
     }
 
+    /// How long usage readings are kept, in seconds, when set (`chappie config set usage-retention`).
+    public func usageRetention() throws(StoreError) -> Double? {
+        try read { db in try db.setting(.usageRetention).flatMap { Double(String(decoding: $0, as: UTF8.self)) } }
+    }
+
+    /// Sets (or with `nil` clears) how long usage readings are kept, in seconds.
+    public func setUsageRetention(_ seconds: Double?) throws(StoreError) {
+        try write { db in
+            try db.setSetting(.usageRetention, seconds.map { Data(String($0).utf8) })
+            try db.record("setting_changed", account: nil, detail: seconds.map { "usage-retention = \(Int($0)) s" } ?? "usage-retention cleared")
+        }
+    }
+
     /// How many credentials each key id seals (normally all under the store's key).
     public func credentialCountsByKey() throws(StoreError) -> [String: Int] {
         try read { db in
@@ -139,7 +152,7 @@ public final class AccountStore: Sendable {
             let now = Date()
             var record = try Self.matching(info, db) ?? AccountRecord(
                 id: nil, name: "", email: nil, chatgptAccountId: nil, chatgptUserId: nil, plan: nil, isFedramp: false,
-                status: AccountStatus.ok.rawValue, createdAt: now, updatedAt: now)
+                status: AccountStatus.ok.rawValue, reservePercent: nil, createdAt: now, updatedAt: now)
             let created = record.id == nil
             if let name, name.rawValue != record.name {
                 if try AccountRecord.filter(Column("name") == name.rawValue).fetchCount(db) > 0 {
@@ -252,6 +265,26 @@ public final class AccountStore: Sendable {
         }
     }
 
+    /// Writes an audit-log entry about an account.
+    public func recordEvent(_ kind: String, account: Account?, detail: String) throws(StoreError) {
+        try write { db in
+            let record = try account.flatMap { try AccountRecord.fetchOne(db, key: $0.id) }
+            try db.record(kind, account: record, detail: detail)
+        }
+    }
+
+    /// Sets (or with `nil` clears) an account's reserve: at or above it, the account counts as full.
+    public func setReserve(_ percent: Double?, for name: AccountName) throws(StoreError) -> Account {
+        try write { db in
+            var record = try Self.record(named: name, db)
+            record.reservePercent = percent
+            record.updatedAt = Date()
+            try record.update(db)
+            try db.record("setting_changed", account: record, detail: percent.map { "reserve = \($0) %" } ?? "reserve cleared")
+            return try record.account(activeID: try Self.activeID(db))
+        }
+    }
+
     /// Records where an account was last exported for the Codex CLI.
     public func setCodexHome(_ path: String, for name: AccountName) throws(StoreError) {
         try write { db in
@@ -322,11 +355,11 @@ public final class AccountStore: Sendable {
         "chappie/credential/v1 account=\(accountID) key=\(keyID)"
     }
 
-    private static func activeID(_ db: Database) throws -> Int64? {
+    static func activeID(_ db: Database) throws -> Int64? {
         try db.setting(.activeAccount).flatMap { Int64(String(decoding: $0, as: UTF8.self)) }
     }
 
-    private static func record(named name: AccountName, _ db: Database) throws -> AccountRecord {
+    static func record(named name: AccountName, _ db: Database) throws -> AccountRecord {
         guard let record = try AccountRecord.filter(Column("name") == name.rawValue).fetchOne(db) else {
             throw StoreError(.notFound, "there is no account named \(name)")
         }
@@ -354,7 +387,7 @@ public final class AccountStore: Sendable {
         return candidate
     }
 
-    private func read<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
+    func read<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
         do {
             return try pool.read(body)
         } catch let error as StoreError {
@@ -364,7 +397,7 @@ public final class AccountStore: Sendable {
         }
     }
 
-    private func write<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
+    func write<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
         do {
             return try pool.write(body)
         } catch let error as StoreError {

@@ -9,7 +9,7 @@ extension ChappieCommand {
     struct Accounts: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "List, inspect, import, rename, remove and switch accounts.",
-            subcommands: [List.self, Add.self, Show.self, Current.self, Import.self, Switch.self, Rename.self, Remove.self],
+            subcommands: [List.self, Add.self, Show.self, Current.self, Import.self, Switch.self, Set.self, Rename.self, Remove.self],
             defaultSubcommand: List.self)
     }
 }
@@ -41,6 +41,8 @@ struct AccountJSON: Encodable {
     var credentials: String
     var credentialProblem: String?
     var createdAt: Date
+    var reservePercent: Double?
+    var usage: UsageJSON?
 
     init(_ summary: AccountsService.Summary) {
         let account = summary.account
@@ -60,6 +62,32 @@ struct AccountJSON: Encodable {
         credentials = summary.credentialProblem == nil ? "ok" : "unreadable"
         credentialProblem = summary.credentialProblem
         createdAt = account.createdAt
+        reservePercent = account.reservePercent
+    }
+}
+
+/// An account's newest usage reading, with its effective headroom, as `--json` and tables show it.
+struct UsageJSON: Encodable {
+    var observedAt: Date
+    var fiveHour: ChappieUsageWindow?
+    var weekly: ChappieUsageWindow?
+    /// `5h` or `weekly`: the window that limits first.
+    var bindingWindow: String?
+    /// 100 (or the reserve) minus the binding window's used percent, never below 0.
+    var headroomPercent: Double
+    var nextReset: Date?
+    var limitReached: Bool
+
+    init(_ sample: UsageSample, reserve: Double?) {
+        let snapshot = sample.snapshot
+        observedAt = sample.observedAt
+        fiveHour = snapshot.shortWindow
+        weekly = snapshot.longWindow
+        let binding = snapshot.bindingWindow
+        bindingWindow = binding.map { $0 == snapshot.shortWindow ? "5h" : "weekly" }
+        headroomPercent = max(0, (reserve ?? 100) - (binding?.usedPercent ?? 0))
+        nextReset = [snapshot.shortWindow?.resetsAt, snapshot.longWindow?.resetsAt].compactMap { $0 }.min()
+        limitReached = snapshot.limitReached
     }
 }
 
@@ -70,24 +98,34 @@ extension ChappieCommand.Accounts {
         @OptionGroup var global: GlobalOptions
 
         func run() async throws {
-            let service = AccountsService(store: try global.openStore().store)
+            let store = try global.openStore().store
+            let service = AccountsService(store: store)
             let summaries = try service.list()
+            let usage = try store.latestUsage()
             if global.json {
-                try JSONOutput.print(summaries.map(AccountJSON.init))
+                try JSONOutput.print(summaries.map { summary in
+                    var json = AccountJSON(summary)
+                    json.usage = usage[summary.account.id].map { UsageJSON($0, reserve: summary.account.reservePercent) }
+                    return json
+                })
                 return
             }
             guard !summaries.isEmpty else {
                 print("No accounts yet. Import one from the Codex CLI with: chappie accounts import")
                 return
             }
-            var table = TextTable(" ", "NAME", "EMAIL", "PLAN", "STATUS", "TOKEN EXPIRES")
+            var table = TextTable(" ", "NAME", "EMAIL", "PLAN", "STATUS", "5H", "WEEKLY", "HEADROOM", "NEXT RESET", "TOKEN EXPIRES")
             for summary in summaries {
                 let account = summary.account
                 let status = summary.credentialProblem == nil ? account.status.rawValue : "unreadable"
-                let expiry = account.accessTokenExpiresAt.map { "\(Formatting.localTime($0)) (\(Formatting.relative($0)))" } ?? "-"
+                let expiry = account.accessTokenExpiresAt.map { Formatting.relative($0) } ?? "-"
+                let reading = usage[account.id].map { UsageJSON($0, reserve: account.reservePercent) }
+                func percent(_ window: ChappieUsageWindow?) -> String { window.map { "\(UsageReport.Cell.number($0.usedPercent).text) %" } ?? "-" }
+                let headroom = reading.map { "\(UsageReport.Cell.number($0.headroomPercent).text) % (\($0.bindingWindow ?? "-"))" } ?? "-"
                 table.append(
                     account.isActive ? "*" : " ", account.name.rawValue, account.info.email ?? "-",
-                    account.info.plan?.displayName ?? "-", status, expiry)
+                    account.info.plan?.displayName ?? "-", status, percent(reading?.fiveHour), percent(reading?.weekly), headroom,
+                    reading?.nextReset.map(Formatting.localTime) ?? "-", expiry)
             }
             print(table.render())
             for summary in summaries where summary.credentialProblem != nil {
@@ -177,18 +215,61 @@ extension ChappieCommand.Accounts {
                 """)
 
         @OptionGroup var global: GlobalOptions
-        @Argument(help: "The account.", transform: parseAccountName) var name: AccountName
+        @Argument(help: "The account.", transform: parseAccountName) var name: AccountName?
+        @Flag(help: "Switch to the usable account with the most headroom (readings older than 15 minutes are polled first).")
+        var best = false
         @Option(help: ArgumentHelp("The Codex home to write auth.json into.", valueName: "dir")) var codexHome: String?
 
+        func validate() throws {
+            guard (name != nil) != best else { throw ValidationError("name an account, or pass --best (not both)") }
+        }
+
         func run() async throws {
-            let service = AccountsService(store: try global.openStore().store)
+            let store = try global.openStore().store
+            let service = AccountsService(store: store)
+            var target = name
+            if best {
+                let usage = UsageService(store: store, endpoints: try global.endpoints())
+                let choice = try await cancellingOnSignals { try await usage.best() }
+                if !global.json { print("Best: \(choice.reason)") }
+                target = choice.account.name
+            }
+            guard let target else { return }
             let home = codexHome.map { URL(fileURLWithPath: ($0 as NSString).expandingTildeInPath) }
-            let outcome = try service.switchTo(name, codexHome: home)
+            let outcome = try service.switchTo(target, codexHome: home)
             if global.json {
                 try JSONOutput.print(["name": outcome.account.name.rawValue, "codexAuthFile": outcome.codexAuthFile?.path ?? ""])
             } else {
                 print("Active account: \(outcome.account.name)" + (outcome.account.info.email.map { " (\($0))" } ?? ""))
                 if let file = outcome.codexAuthFile { print("Codex will use it: wrote \(file.path)") }
+            }
+        }
+    }
+
+    struct Set: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Change an account's settings: --reserve PERCENT (or none) makes --best treat it as full from that use on.")
+
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The account.", transform: parseAccountName) var name: AccountName
+        @Option(help: ArgumentHelp("Used percent at which the account counts as full (1-100, or none).", valueName: "percent"))
+        var reserve: String
+
+        func run() async throws {
+            let percent: Double?
+            if reserve.lowercased() == "none" {
+                percent = nil
+            } else {
+                guard let value = Double(reserve), value > 0, value <= 100 else {
+                    throw ValidationError("--reserve takes a percentage between 1 and 100, or none")
+                }
+                percent = value
+            }
+            let account = try global.openStore().store.setReserve(percent, for: name)
+            if global.json {
+                try JSONOutput.print(AccountJSON(AccountsService.Summary(account: account, credentialProblem: nil)))
+            } else {
+                print("\(name): reserve \(percent.map { "\(UsageReport.Cell.number($0).text) %" } ?? "none (100 %)")")
             }
         }
     }

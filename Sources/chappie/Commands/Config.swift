@@ -7,7 +7,7 @@ extension ChappieCommand {
     /// `chappie config …`: settings kept in the store.
     struct Config: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Read and change settings (codex-home: where `accounts switch` writes auth.json).",
+            abstract: "Read and change settings: codex-home (where `accounts switch` writes auth.json), usage-retention (how long `usage prune` keeps readings).",
             subcommands: [Get.self, Set.self, Unset.self])
     }
 }
@@ -15,6 +15,7 @@ extension ChappieCommand {
 /// The settings `chappie config` knows.
 enum SettingName: String, ExpressibleByArgument, CaseIterable {
     case codexHome = "codex-home"
+    case usageRetention = "usage-retention"
 }
 
 extension ChappieCommand.Config {
@@ -24,7 +25,11 @@ extension ChappieCommand.Config {
         @Argument(help: "The setting: codex-home.") var setting: SettingName
 
         func run() async throws {
-            let value = try global.openStore().store.defaultCodexHome()
+            let store = try global.openStore().store
+            let value: String? = switch setting {
+            case .codexHome: try store.defaultCodexHome()
+            case .usageRetention: try store.usageRetention().map { "\(Int($0) / 86400)d" }
+            }
             if global.json { try JSONOutput.print([setting.rawValue: value]) } else { print(value ?? "") }
         }
     }
@@ -36,9 +41,18 @@ extension ChappieCommand.Config {
         @Argument(help: "Its value.") var value: String
 
         func run() async throws {
-            let path = URL(fileURLWithPath: (value as NSString).expandingTildeInPath).standardizedFileURL.path
-            try global.openStore().store.setDefaultCodexHome(path)
-            if !global.json { print("\(setting.rawValue) = \(path)") } else { try JSONOutput.print([setting.rawValue: path]) }
+            let store = try global.openStore().store
+            let shown: String
+            switch setting {
+            case .codexHome:
+                shown = URL(fileURLWithPath: (value as NSString).expandingTildeInPath).standardizedFileURL.path
+                try store.setDefaultCodexHome(shown)
+            case .usageRetention:
+                let duration = try parseDuration(value)
+                try store.setUsageRetention(Double(duration.components.seconds))
+                shown = value
+            }
+            if !global.json { print("\(setting.rawValue) = \(shown)") } else { try JSONOutput.print([setting.rawValue: shown]) }
         }
     }
 
@@ -48,7 +62,11 @@ extension ChappieCommand.Config {
         @Argument(help: "The setting: codex-home.") var setting: SettingName
 
         func run() async throws {
-            try global.openStore().store.setDefaultCodexHome(nil)
+            let store = try global.openStore().store
+            switch setting {
+            case .codexHome: try store.setDefaultCodexHome(nil)
+            case .usageRetention: try store.setUsageRetention(nil)
+            }
             if !global.json { print("\(setting.rawValue) cleared") } else { try JSONOutput.print([setting.rawValue: String?.none]) }
         }
     }

@@ -5,6 +5,7 @@ enum Formatting {
     /// "in 3 d", "in 5 h 10 min", "2 h ago" relative to now.
     static func relative(_ date: Date, now: Date = Date()) -> String {
         let seconds = Int(date.timeIntervalSince(now).rounded())
+        if abs(seconds) < 2 { return "just now" }
         let magnitude = abs(seconds)
         let text: String
         switch magnitude {
@@ -13,7 +14,7 @@ enum Formatting {
         case ..<86400: text = "\(magnitude / 3600) h \(magnitude % 3600 / 60) min"
         default: text = "\(magnitude / 86400) d \(magnitude % 86400 / 3600) h"
         }
-        return seconds >= 0 ? "in \(text)" : "\(text) ago"
+        return seconds > 0 ? "in \(text)" : "\(text) ago"
     }
 
     /// `2026-11-21 14:05` in local time.

@@ -7,7 +7,15 @@ struct TextTable {
         self.header = header
     }
 
+    init(_ header: [String]) {
+        self.header = header
+    }
+
     mutating func append(_ row: String...) {
+        rows.append(row)
+    }
+
+    mutating func append(_ row: [String]) {
         rows.append(row)
     }
 

@@ -1,0 +1,153 @@
+public import ChappieCore
+public import ChappieStore
+public import Foundation
+
+/// `chappie usage report`: usage history summed per period (hour, day, week in a time zone) and
+/// account, or one row per observed window. The columns are stable (docs/cli.md).
+public struct UsageReport: Sendable {
+    /// How rows are grouped.
+    public enum Grouping: String, Sendable, CaseIterable {
+        case hour, day, week, window
+    }
+
+    /// A cell: text, a number, or empty.
+    public enum Cell: Sendable, Equatable {
+        case text(String)
+        case number(Double)
+        case integer(Int)
+        case empty
+
+        /// The cell as CSV and tables show it: numbers with at most two decimals.
+        public var text: String {
+            switch self {
+            case .text(let text): text
+            case .integer(let value): String(value)
+            case .number(let value): UsageReport.format(value)
+            case .empty: ""
+            }
+        }
+    }
+
+    /// The columns of period rows.
+    public static let periodColumns = [
+        "period_start", "period_end", "account", "email", "plan", "samples",
+        "five_hour_peak_percent", "five_hour_mean_percent", "weekly_peak_percent", "weekly_mean_percent",
+        "limit_reached", "resets_seen",
+    ]
+    /// The columns of window rows.
+    public static let windowColumns = [
+        "account", "email", "window", "resets_at", "first_sample", "last_sample", "samples", "peak_percent", "limit_reached",
+    ]
+
+    /// The column names.
+    public var columns: [String]
+    /// The rows, one cell per column.
+    public var rows: [[Cell]]
+
+    /// A report with these columns and rows.
+    public init(columns: [String], rows: [[Cell]]) {
+        self.columns = columns
+        self.rows = rows
+    }
+
+    /// Builds a report from the store.
+    ///
+    /// - Parameters:
+    ///   - accounts: The accounts to include.
+    ///   - since: The first instant included; `until` the first excluded.
+    ///   - grouping: Periods, or windows.
+    ///   - timeZone: Where periods begin and end, and how times are written.
+    public static func build(
+        store: AccountStore, accounts: [Account], since: Date?, until: Date?, grouping: Grouping, timeZone: TimeZone
+    ) throws -> UsageReport {
+        let byID = Dictionary(uniqueKeysWithValues: accounts.map { ($0.id, $0) })
+        let ids = accounts.map(\.id)
+        let formatter = ISO8601DateFormatter()
+        formatter.timeZone = timeZone
+        formatter.formatOptions = [.withInternetDateTime]
+        if grouping == .window {
+            let windows = try store.usageWindows(since: since, until: until, accounts: ids)
+                .sorted { ($0.resetsAt, byID[$0.accountID]?.name.rawValue ?? "", $0.kind.rawValue) < ($1.resetsAt, byID[$1.accountID]?.name.rawValue ?? "", $1.kind.rawValue) }
+            return UsageReport(columns: windowColumns, rows: windows.compactMap { window in
+                guard let account = byID[window.accountID] else { return nil }
+                return [
+                    .text(account.name.rawValue), account.info.email.map(Cell.text) ?? .empty, .text(window.kind.rawValue),
+                    .text(formatter.string(from: window.resetsAt)), .text(formatter.string(from: window.firstSample)),
+                    .text(formatter.string(from: window.lastSample)), .integer(window.samples), .number(window.peakPercent),
+                    .integer(window.limitReached),
+                ]
+            })
+        }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        calendar.firstWeekday = 2
+        calendar.minimumDaysInFirstWeek = 4
+        let component: Calendar.Component = grouping == .hour ? .hour : grouping == .day ? .day : .weekOfYear
+
+        struct Period {
+            var interval: DateInterval
+            var samples = 0, fiveCount = 0, weekCount = 0, reached = 0, resets = 0
+            var fivePeak: Double?, weekPeak: Double?, fiveSum = 0.0, weekSum = 0.0
+        }
+        var periods: [Int64: [Date: Period]] = [:]
+        var previousReset: [Int64: (five: Int64?, week: Int64?)] = [:]
+        var cachedInterval: DateInterval?
+        for slot in try store.usageSlots(since: since, until: until, accounts: ids) {
+            if cachedInterval?.contains(slot.start) != true || cachedInterval?.end == slot.start {
+                cachedInterval = calendar.dateInterval(of: component, for: slot.start)
+            }
+            guard let interval = cachedInterval else { continue }
+            var period = periods[slot.accountID, default: [:]][interval.start] ?? Period(interval: interval)
+            period.samples += slot.samples
+            period.fiveCount += slot.fiveHourCount
+            period.fiveSum += slot.fiveHourSum
+            period.weekCount += slot.weeklyCount
+            period.weekSum += slot.weeklySum
+            if let peak = slot.fiveHourPeak { period.fivePeak = max(period.fivePeak ?? peak, peak) }
+            if let peak = slot.weeklyPeak { period.weekPeak = max(period.weekPeak ?? peak, peak) }
+            period.reached += slot.limitReached
+            // A reset is seen when a window's reset time differs from the account's previous one.
+            var previous = previousReset[slot.accountID] ?? (nil, nil)
+            for reset in slot.fiveHourResets {
+                if let last = previous.five, last != reset { period.resets += 1 }
+                previous.five = reset
+            }
+            for reset in slot.weeklyResets {
+                if let last = previous.week, last != reset { period.resets += 1 }
+                previous.week = reset
+            }
+            previousReset[slot.accountID] = previous
+            periods[slot.accountID, default: [:]][interval.start] = period
+        }
+        var rows: [(Date, String, [Cell])] = []
+        for (accountID, byStart) in periods {
+            guard let account = byID[accountID] else { continue }
+            for period in byStart.values {
+                rows.append((period.interval.start, account.name.rawValue, [
+                    .text(formatter.string(from: period.interval.start)), .text(formatter.string(from: period.interval.end)),
+                    .text(account.name.rawValue), account.info.email.map(Cell.text) ?? .empty,
+                    account.info.plan.map { .text($0.rawValue) } ?? .empty, .integer(period.samples),
+                    period.fivePeak.map(Cell.number) ?? .empty, period.fiveCount > 0 ? .number(period.fiveSum / Double(period.fiveCount)) : .empty,
+                    period.weekPeak.map(Cell.number) ?? .empty, period.weekCount > 0 ? .number(period.weekSum / Double(period.weekCount)) : .empty,
+                    .integer(period.reached), .integer(period.resets),
+                ]))
+            }
+        }
+        rows.sort { ($0.0, $0.1) < ($1.0, $1.1) }
+        return UsageReport(columns: periodColumns, rows: rows.map(\.2))
+    }
+
+    /// The report as RFC 4180 CSV with a header row.
+    public func csv() -> String {
+        CSVWriter.record(columns) + rows.map { CSVWriter.record($0.map(\.text)) }.joined()
+    }
+
+    /// At most two decimals, no trailing zeros: 37, 37.5, 37.33.
+    static func format(_ value: Double) -> String {
+        let rounded = (value * 100).rounded() / 100
+        if rounded == rounded.rounded() { return String(Int(rounded)) }
+        var text = String(format: "%.2f", rounded)
+        while text.hasSuffix("0") { text.removeLast() }
+        return text
+    }
+}

@@ -1,0 +1,188 @@
+public import Chappie
+public import ChappieCore
+public import ChappieNet
+public import ChappieStore
+public import Foundation
+
+/// Reads accounts' usage windows, stores them, and picks the account with the most headroom.
+public struct UsageService: Sendable {
+    /// One account's poll.
+    public struct PollResult: Sendable {
+        /// The account.
+        public var account: Account
+        /// The limits read (the main `codex` one first), when the poll worked.
+        public var snapshots: [ChappieUsageLimitSnapshot]
+        /// The failure, when it did not.
+        public var error: (any Error)?
+        /// Whether a stored reading young enough was used instead of polling.
+        public var cached: Bool
+    }
+
+    /// Why `--best` chose an account.
+    public struct BestChoice: Sendable {
+        /// The chosen account.
+        public var account: Account
+        /// Its reading.
+        public var snapshot: ChappieUsageLimitSnapshot
+        /// A sentence saying why, naming the binding window and the runners-up.
+        public var reason: String
+    }
+
+    /// The store.
+    public let store: AccountStore
+    /// Tokens and refreshes.
+    public let tokens: TokenService
+    private let http: HTTPClient
+
+    /// Creates the service.
+    public init(store: AccountStore, endpoints: ChappieEndpoints, http: HTTPClient = HTTPClient()) {
+        self.store = store
+        self.http = http
+        self.tokens = TokenService(store: store, endpoints: endpoints, http: http)
+    }
+
+    /// Polls `GET /backend-api/wham/usage` for one account and stores the reading (source `poll`).
+    ///
+    /// A 401 refreshes the tokens once (through the refresh discipline) and tries again. Each poll is
+    /// written to the audit log with what was sent and what came back.
+    public func poll(_ account: Account) async throws -> [ChappieUsageLimitSnapshot] {
+        let refresher = tokens.refresher()
+        var fresh = try await refresher.validCredentials(for: account)
+        var response = try await fetch(account: fresh.account, token: fresh.credentials.accessToken)
+        if response.status == 401 {
+            fresh = try await refresher.validCredentials(for: fresh.account, force: true)
+            response = try await fetch(account: fresh.account, token: fresh.credentials.accessToken)
+        }
+        guard response.isSuccess else {
+            throw ServiceError(.invalidInput, "the usage endpoint answered HTTP \(response.status) for \(account.name)")
+        }
+        let snapshots: [ChappieUsageLimitSnapshot]
+        do {
+            snapshots = try ChappieUsageLimitSnapshot.decodeUsage(response.body)
+        } catch {
+            throw ServiceError(.invalidInput, "the usage reply for \(account.name) could not be read: \(error)")
+        }
+        try store.recordUsage(snapshots, for: fresh.account, source: .poll)
+        return snapshots
+    }
+
+    private func fetch(account: Account, token: String) async throws -> HTTPResponse {
+        var request = HTTPRequest(url: tokens.oauth.endpoints.usageURL, headers: ["Accept": "application/json"])
+        request.headers["Authorization"] = "Bearer \(token)"
+        if let id = account.info.accountID { request.headers["ChatGPT-Account-Id"] = id }
+        if account.info.isFedRAMPAccount { request.headers["X-OpenAI-Fedramp"] = "true" }
+        request.totalTimeout = .seconds(30)
+        let clock = ContinuousClock()
+        let start = clock.now
+        let response: HTTPResponse
+        do {
+            response = try await http.execute(request)
+        } catch {
+            try? store.recordFailure(of: account, message: "usage poll failed: \(error)", event: "usage_poll_failed")
+            throw error
+        }
+        let milliseconds = Int((clock.now - start) / .milliseconds(1))
+        try store.recordEvent(
+            "usage_polled", account: account,
+            detail: "GET \(request.url.absoluteString) (ChatGPT-Account-Id\(account.info.isFedRAMPAccount ? ", X-OpenAI-Fedramp" : "")) → HTTP \(response.status) in \(milliseconds) ms")
+        return response
+    }
+
+    /// Polls accounts `concurrency` at a time, each after a small random delay; an account whose
+    /// newest reading is younger than `maxAge` is not polled again. Failures are reported per account.
+    public func pollAll(_ accounts: [Account], maxAge: Duration = .seconds(60), concurrency: Int = 8) async -> [PollResult] {
+        let latest = (try? store.latestUsage()) ?? [:]
+        let maxAgeSeconds = Double(maxAge.components.seconds)
+        return await withTaskGroup(of: (Int, PollResult).self) { group in
+            var results = [PollResult?](repeating: nil, count: accounts.count)
+            var next = 0
+            func start() {
+                let index = next
+                let account = accounts[index]
+                next += 1
+                group.addTask {
+                    if let sample = latest[account.id], Date().timeIntervalSince(sample.observedAt) < maxAgeSeconds {
+                        return (index, PollResult(account: account, snapshots: [sample.snapshot], cached: true))
+                    }
+                    // Jitter, so that many accounts do not hit the service in the same instant.
+                    try? await Task.sleep(for: .milliseconds(Int.random(in: 0...100)))
+                    do {
+                        return (index, PollResult(account: account, snapshots: try await poll(account), cached: false))
+                    } catch {
+                        return (index, PollResult(account: account, snapshots: [], error: error, cached: false))
+                    }
+                }
+            }
+            while next < min(max(1, concurrency), accounts.count) { start() }
+            while let (index, result) = await group.next() {
+                results[index] = result
+                if next < accounts.count { start() }
+            }
+            return results.compactMap { $0 }
+        }
+    }
+
+    /// The usable account with the most headroom: among `ok` accounts, the lowest used percent of the
+    /// binding window (the fuller of 5-hour and weekly), counting an account at or above its reserve as
+    /// full; ties go to the earlier reset. Readings older than `maxAge` are refreshed first.
+    ///
+    /// - Throws: ``ServiceError`` when no account has room, saying when the first one frees up.
+    public func best(maxAge: Duration = .seconds(15 * 60)) async throws -> BestChoice {
+        let accounts = try store.accounts().filter { $0.status == .ok }
+        guard !accounts.isEmpty else { throw ServiceError(.invalidInput, "no account is usable (none is stored with status ok)") }
+        _ = await pollAll(accounts, maxAge: maxAge)
+        let latest = try store.latestUsage()
+        let ranked = Self.rank(accounts.compactMap { account in latest[account.id].map { (account, $0.snapshot) } })
+        guard let first = ranked.first, !first.full else {
+            let reset = ranked.compactMap { $0.snapshot.bindingWindow?.resetsAt }.min()
+            throw ServiceError(
+                .invalidInput,
+                ranked.isEmpty
+                    ? "no account has a usage reading; run chappie usage poll --all"
+                    : "every account is at its limit or reserve" + (reset.map { "; the first window resets at \($0.formatted(.iso8601))" } ?? ""))
+        }
+        let others = ranked.dropFirst().prefix(3).map { "\($0.account.name) \(Self.describe($0.snapshot))\($0.full ? " (full)" : "")" }
+        let reason = "\(first.account.name) has the most headroom: \(Self.describe(first.snapshot))"
+            + (others.isEmpty ? "" : "; next: " + others.joined(separator: ", "))
+        return BestChoice(account: first.account, snapshot: first.snapshot, reason: reason)
+    }
+
+    /// Accounts ordered by headroom, as ``best(maxAge:)`` chooses.
+    static func rank(_ candidates: [(Account, ChappieUsageLimitSnapshot)]) -> [(account: Account, snapshot: ChappieUsageLimitSnapshot, full: Bool)] {
+        candidates.map { account, snapshot in
+            let used = snapshot.bindingWindow?.usedPercent ?? 0
+            return (account, snapshot, snapshot.limitReached || used >= (account.reservePercent ?? 100))
+        }.sorted { a, b in
+            if a.full != b.full { return !a.full }
+            let (ua, ub) = (a.snapshot.bindingWindow?.usedPercent ?? 0, b.snapshot.bindingWindow?.usedPercent ?? 0)
+            if ua != ub { return ua < ub }
+            return (a.snapshot.bindingWindow?.resetsAt ?? .distantFuture) < (b.snapshot.bindingWindow?.resetsAt ?? .distantFuture)
+        }
+    }
+
+    /// "5-hour 12 % (binding), weekly 40 %".
+    static func describe(_ snapshot: ChappieUsageLimitSnapshot) -> String {
+        let binding = snapshot.bindingWindow
+        return [("5-hour", snapshot.shortWindow), ("weekly", snapshot.longWindow)].compactMap { name, window in
+            window.map { "\(name) \(Int($0.usedPercent.rounded())) %\($0 == binding ? " (binding)" : "")" }
+        }.joined(separator: ", ")
+    }
+
+    /// When a window runs out at the recent burn rate: from the samples of its current window in the
+    /// last two hours. `nil` when use is not rising or there are too few samples.
+    public func forecast(for account: Account, now: Date = Date()) throws -> (fiveHour: Date?, weekly: Date?) {
+        let samples = try store.usageSamples(for: account, since: now.addingTimeInterval(-7200), until: nil).filter { $0.limitID == "codex" }
+        func runOut(_ window: (ChappieUsageLimitSnapshot) -> ChappieUsageWindow?) -> Date? {
+            guard let last = samples.last, let current = window(last.snapshot) else { return nil }
+            let same = samples.filter { window($0.snapshot)?.resetsAt == current.resetsAt }
+            guard let first = same.first, let start = window(first.snapshot), last.observedAt > first.observedAt else { return nil }
+            let rate = (current.usedPercent - start.usedPercent) / last.observedAt.timeIntervalSince(first.observedAt)
+            guard rate > 0 else { return nil }
+            let limit = account.reservePercent ?? 100
+            let at = last.observedAt.addingTimeInterval(max(0, limit - current.usedPercent) / rate)
+            if let reset = current.resetsAt, at > reset { return nil }
+            return at
+        }
+        return (runOut(\.shortWindow), runOut(\.longWindow))
+    }
+}

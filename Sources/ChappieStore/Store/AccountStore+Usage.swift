@@ -1,0 +1,147 @@
+public import ChappieCore
+public import Foundation
+import GRDB
+
+extension AccountStore {
+    /// Stores usage readings of an account, one row per limit.
+    public func recordUsage(
+        _ snapshots: [ChappieUsageLimitSnapshot], for account: Account, source: UsageSource, at date: Date = Date()
+    ) throws(StoreError) {
+        try write { db in
+            for snapshot in snapshots {
+                try db.execute(
+                    sql: """
+                        INSERT INTO usage_samples (account_id, observed_at, source, limit_id, plan,
+                            five_hour_used_percent, five_hour_window_minutes, five_hour_resets_at,
+                            weekly_used_percent, weekly_window_minutes, weekly_resets_at,
+                            credits_has_credits, credits_unlimited, credits_balance, limit_reached)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        """,
+                    arguments: [
+                        account.id, date.timeIntervalSince1970, source.rawValue, snapshot.limitID, snapshot.plan?.rawValue,
+                        snapshot.shortWindow?.usedPercent, snapshot.shortWindow?.windowMinutes,
+                        snapshot.shortWindow?.resetsAt.map { Int64($0.timeIntervalSince1970.rounded()) },
+                        snapshot.longWindow?.usedPercent, snapshot.longWindow?.windowMinutes,
+                        snapshot.longWindow?.resetsAt.map { Int64($0.timeIntervalSince1970.rounded()) },
+                        snapshot.credits?.hasCredits, snapshot.credits?.unlimited, snapshot.credits?.balance,
+                        snapshot.limitReached,
+                    ])
+            }
+        }
+    }
+
+    /// The newest `codex` reading of each account that has one.
+    public func latestUsage() throws(StoreError) -> [Int64: UsageSample] {
+        try read { db in
+            let rows = try Row.fetchAll(db, sql: """
+                SELECT s.* FROM usage_samples s
+                JOIN (SELECT account_id, max(observed_at) AS newest FROM usage_samples WHERE limit_id = 'codex' GROUP BY account_id) n
+                  ON n.account_id = s.account_id AND n.newest = s.observed_at
+                WHERE s.limit_id = 'codex'
+                """)
+            return Dictionary(rows.map(Self.sample).map { ($0.accountID, $0) }, uniquingKeysWith: { first, _ in first })
+        }
+    }
+
+    /// An account's readings between two times, oldest first.
+    public func usageSamples(for account: Account, since: Date?, until: Date?) throws(StoreError) -> [UsageSample] {
+        try read { db in
+            try Row.fetchAll(
+                db,
+                sql: "SELECT * FROM usage_samples WHERE account_id = ? AND observed_at >= ? AND observed_at < ? ORDER BY observed_at, id",
+                arguments: [account.id, since?.timeIntervalSince1970 ?? -Double.greatestFiniteMagnitude, until?.timeIntervalSince1970 ?? Double.greatestFiniteMagnitude]
+            ).map(Self.sample)
+        }
+    }
+
+    /// Deletes readings older than `date`; the audit log is kept. Returns how many were deleted.
+    public func pruneUsage(olderThan date: Date) throws(StoreError) -> Int {
+        try write { db in
+            try db.execute(sql: "DELETE FROM usage_samples WHERE observed_at < ?", arguments: [date.timeIntervalSince1970])
+            let deleted = db.changesCount
+            try db.record("usage_pruned", account: nil, detail: "\(deleted) samples before \(ISO8601DateFormatter().string(from: date))")
+            return deleted
+        }
+    }
+
+    /// The `codex` readings summed per account and 15-minute slot, for reports.
+    public func usageSlots(since: Date?, until: Date?, accounts: [Int64]?) throws(StoreError) -> [UsageSlot] {
+        try read { db in
+            var sql = """
+                SELECT account_id, CAST(observed_at / 900 AS INTEGER) AS slot, count(*) AS n,
+                    max(five_hour_used_percent) AS f_peak, total(five_hour_used_percent) AS f_sum, count(five_hour_used_percent) AS f_n,
+                    max(weekly_used_percent) AS w_peak, total(weekly_used_percent) AS w_sum, count(weekly_used_percent) AS w_n,
+                    sum(limit_reached) AS reached,
+                    group_concat(DISTINCT five_hour_resets_at) AS f_resets, group_concat(DISTINCT weekly_resets_at) AS w_resets
+                FROM usage_samples
+                WHERE limit_id = 'codex' AND observed_at >= ? AND observed_at < ?
+                """
+            var arguments: [any DatabaseValueConvertible] = [
+                since?.timeIntervalSince1970 ?? -Double.greatestFiniteMagnitude, until?.timeIntervalSince1970 ?? Double.greatestFiniteMagnitude,
+            ]
+            if let accounts {
+                sql += " AND account_id IN (\(accounts.map { _ in "?" }.joined(separator: ",")))"
+                arguments += accounts.map { $0 as any DatabaseValueConvertible }
+            }
+            sql += " GROUP BY account_id, slot ORDER BY account_id, slot"
+            func resets(_ text: String?) -> [Int64] {
+                (text ?? "").split(separator: ",").compactMap { Int64($0) }.sorted()
+            }
+            return try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)).map { row in
+                UsageSlot(
+                    accountID: row["account_id"], start: Date(timeIntervalSince1970: Double((row["slot"] as Int64) * 900)),
+                    samples: row["n"], fiveHourPeak: row["f_peak"], fiveHourSum: row["f_sum"], fiveHourCount: row["f_n"],
+                    weeklyPeak: row["w_peak"], weeklySum: row["w_sum"], weeklyCount: row["w_n"], limitReached: row["reached"],
+                    fiveHourResets: resets(row["f_resets"]), weeklyResets: resets(row["w_resets"]))
+            }
+        }
+    }
+
+    /// Every observed 5-hour and weekly window (by reset time) of the accounts, with its peak use.
+    public func usageWindows(since: Date?, until: Date?, accounts: [Int64]?) throws(StoreError) -> [UsageWindowSummary] {
+        try read { db in
+            var summaries: [UsageWindowSummary] = []
+            for (kind, prefix) in [(ChappieUsageWindow.Kind.fiveHour, "five_hour"), (.weekly, "weekly")] {
+                var sql = """
+                    SELECT account_id, \(prefix)_resets_at AS resets, min(observed_at) AS first, max(observed_at) AS last,
+                        count(*) AS n, max(\(prefix)_used_percent) AS peak, sum(limit_reached) AS reached
+                    FROM usage_samples
+                    WHERE limit_id = 'codex' AND \(prefix)_resets_at IS NOT NULL AND observed_at >= ? AND observed_at < ?
+                    """
+                var arguments: [any DatabaseValueConvertible] = [
+                    since?.timeIntervalSince1970 ?? -Double.greatestFiniteMagnitude, until?.timeIntervalSince1970 ?? Double.greatestFiniteMagnitude,
+                ]
+                if let accounts {
+                    sql += " AND account_id IN (\(accounts.map { _ in "?" }.joined(separator: ",")))"
+                    arguments += accounts.map { $0 as any DatabaseValueConvertible }
+                }
+                sql += " GROUP BY account_id, resets"
+                summaries += try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)).map { row in
+                    UsageWindowSummary(
+                        accountID: row["account_id"], kind: kind, resetsAt: Date(timeIntervalSince1970: Double(row["resets"] as Int64)),
+                        firstSample: Date(timeIntervalSince1970: row["first"]), lastSample: Date(timeIntervalSince1970: row["last"]),
+                        samples: row["n"], peakPercent: row["peak"] ?? 0, limitReached: row["reached"])
+                }
+            }
+            return summaries
+        }
+    }
+
+    private static func sample(_ row: Row) -> UsageSample {
+        func window(_ prefix: String) -> ChappieUsageWindow? {
+            guard let used = row["\(prefix)_used_percent"] as Double? else { return nil }
+            return ChappieUsageWindow(
+                usedPercent: used, windowMinutes: row["\(prefix)_window_minutes"],
+                resetsAt: (row["\(prefix)_resets_at"] as Int64?).map { Date(timeIntervalSince1970: Double($0)) })
+        }
+        let hasCredits: Bool? = row["credits_has_credits"]
+        let snapshot = ChappieUsageLimitSnapshot(
+            limitID: row["limit_id"], plan: (row["plan"] as String?).map(ChappiePlan.init(rawValue:)),
+            shortWindow: window("five_hour"), longWindow: window("weekly"),
+            credits: hasCredits.map { ChappieCredits(hasCredits: $0, unlimited: row["credits_unlimited"] ?? false, balance: row["credits_balance"]) },
+            limitReached: row["limit_reached"])
+        return UsageSample(
+            accountID: row["account_id"], observedAt: Date(timeIntervalSince1970: row["observed_at"]),
+            source: UsageSource(rawValue: row["source"]) ?? .poll, limitID: row["limit_id"], snapshot: snapshot)
+    }
+}

@@ -1,0 +1,288 @@
+import ArgumentParser
+import Chappie
+import ChappieCore
+import ChappieService
+import ChappieStore
+import Foundation
+
+extension ChappieCommand {
+    /// `chappie usage …`: the 5-hour and weekly windows, now and over time.
+    struct Usage: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show, poll, report and prune accounts' usage windows.",
+            subcommands: [Show.self, Poll.self, History.self, Report.self, Prune.self], defaultSubcommand: Show.self)
+    }
+}
+
+/// A bar of 10 cells for a percentage.
+func usageBar(_ percent: Double) -> String {
+    let filled = max(0, min(10, Int((percent / 10).rounded())))
+    return "[" + String(repeating: "#", count: filled) + String(repeating: ".", count: 10 - filled) + "]"
+}
+
+/// "37 % [####......] resets 14:05 (in 2 h 10 min)".
+func describeWindow(_ window: ChappieUsageWindow?) -> String {
+    guard let window else { return "-" }
+    let reset = window.resetsAt.map { " resets \(Formatting.localTime($0)) (\(Formatting.relative($0)))" } ?? ""
+    return "\(UsageReport.Cell.number(window.usedPercent).text) % \(usageBar(window.usedPercent))\(reset)"
+}
+
+/// A time given as ISO 8601 (`2026-11-01`, `2026-11-01T08:00`, with or without offset, read in
+/// `timeZone` when it has none) or as an age (`7d`, `12h`: that long ago).
+func parseTime(_ text: String, timeZone: TimeZone, now: Date = Date()) throws -> Date {
+    if let age = try? parseDuration(text), text.last.map({ "smhd".contains($0) }) == true {
+        return now.addingTimeInterval(-Double(age.components.seconds))
+    }
+    for format in ["yyyy-MM-dd'T'HH:mm:ssXXXXX", "yyyy-MM-dd'T'HH:mm:ss", "yyyy-MM-dd'T'HH:mmXXXXX", "yyyy-MM-dd'T'HH:mm", "yyyy-MM-dd"] {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = timeZone
+        formatter.dateFormat = format
+        if let date = formatter.date(from: text) { return date }
+    }
+    throw ValidationError("\"\(text)\" is not a time: use 2026-11-01, 2026-11-01T08:00, 2026-11-01T08:00:00+01:00, or an age such as 7d")
+}
+
+extension ChappieCommand.Usage {
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "show",
+            abstract: "The current 5-hour and weekly windows of one or all accounts (polled now unless --cached).")
+
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The account (default: all).", transform: parseAccountName) var name: AccountName?
+        @Flag(help: "Use the stored readings; do not poll.") var cached = false
+        @Flag(help: "At the recent burn rate, when each window runs out.") var forecast = false
+        @Option(help: ArgumentHelp("Readings younger than this are not polled again.", valueName: "duration"), transform: parseDuration)
+        var maxAge: Duration = .seconds(60)
+
+        func run() async throws {
+            let store = try global.openStore().store
+            let service = UsageService(store: store, endpoints: try global.endpoints())
+            let accounts = try name.map { [try store.account(named: $0)] } ?? store.accounts()
+            var failures: [String: String] = [:]
+            if !cached {
+                let (service, accounts, maxAge) = (service, accounts, self.maxAge)
+                for result in try await cancellingOnSignals({ await service.pollAll(accounts, maxAge: maxAge) }) {
+                    if let error = result.error { failures[result.account.name.rawValue] = CommandFailure(error)?.message ?? "\(error)" }
+                }
+            }
+            let latest = try store.latestUsage()
+            struct Row: Encodable {
+                var name: String
+                var plan: String?
+                var observedAt: Date?
+                var fiveHour: ChappieUsageWindow?
+                var weekly: ChappieUsageWindow?
+                var binding: String?
+                var limitReached: Bool?
+                var fiveHourRunsOutAt: Date?
+                var weeklyRunsOutAt: Date?
+                var error: String?
+            }
+            var rows: [Row] = []
+            for account in accounts {
+                let sample = latest[account.id]
+                let snapshot = sample?.snapshot
+                let runOut = forecast ? try service.forecast(for: account) : (nil, nil)
+                rows.append(Row(
+                    name: account.name.rawValue, plan: (snapshot?.plan ?? account.info.plan)?.rawValue, observedAt: sample?.observedAt,
+                    fiveHour: snapshot?.shortWindow, weekly: snapshot?.longWindow,
+                    binding: snapshot?.bindingWindow.map { $0 == snapshot?.shortWindow ? "5h" : "weekly" }, limitReached: snapshot?.limitReached,
+                    fiveHourRunsOutAt: runOut.0, weeklyRunsOutAt: runOut.1, error: failures[account.name.rawValue]))
+            }
+            if global.json {
+                try JSONOutput.print(rows)
+            } else if rows.isEmpty {
+                print("No accounts yet.")
+            } else {
+                var table = forecast
+                    ? TextTable("NAME", "PLAN", "5-HOUR", "WEEKLY", "READ", "5H RUNS OUT", "WEEKLY RUNS OUT")
+                    : TextTable("NAME", "PLAN", "5-HOUR", "WEEKLY", "READ")
+                for row in rows {
+                    let age = row.observedAt.map { Formatting.relative($0) } ?? "never"
+                    let plan = row.plan.map { ChappiePlan(rawValue: $0).displayName } ?? "-"
+                    if forecast {
+                        table.append(
+                            row.name, plan, describeWindow(row.fiveHour), describeWindow(row.weekly), age,
+                            row.fiveHourRunsOutAt.map(Formatting.localTime) ?? "-", row.weeklyRunsOutAt.map(Formatting.localTime) ?? "-")
+                    } else {
+                        table.append(row.name, plan, describeWindow(row.fiveHour), describeWindow(row.weekly), age)
+                    }
+                }
+                print(table.render())
+                for (name, message) in failures.sorted(by: { $0.key < $1.key }) {
+                    FileHandle.standardError.write(Data("\(name): poll failed: \(message)\n".utf8))
+                }
+            }
+            if !failures.isEmpty { throw ExitStatus.temporaryFailure }
+        }
+    }
+
+    struct Poll: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Poll accounts' usage now and store it (8 at a time).")
+
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The accounts.", transform: parseAccountName) var names: [AccountName] = []
+        @Flag(help: "Poll every usable account.") var all = false
+        @Option(help: "How many accounts to poll at once.") var concurrency = 8
+
+        func validate() throws {
+            guard all != !names.isEmpty else { throw ValidationError("name accounts to poll, or pass --all (not both)") }
+            guard (1...64).contains(concurrency) else { throw ValidationError("--concurrency must be between 1 and 64") }
+        }
+
+        func run() async throws {
+            let store = try global.openStore().store
+            let service = UsageService(store: store, endpoints: try global.endpoints())
+            let accounts = all ? try store.accounts().filter { $0.status == .ok } : try names.map { try store.account(named: $0) }
+            let concurrency = self.concurrency
+            let results = try await cancellingOnSignals { await service.pollAll(accounts, maxAge: .zero, concurrency: concurrency) }
+            var failed = false
+            for result in results {
+                if let error = result.error {
+                    failed = true
+                    FileHandle.standardError.write(Data("\(result.account.name): FAILED: \(CommandFailure(error)?.message ?? "\(error)")\n".utf8))
+                } else if !global.json, let main = result.snapshots.first {
+                    print("\(result.account.name): 5-hour \(describeWindow(main.shortWindow)); weekly \(describeWindow(main.longWindow))")
+                }
+            }
+            if global.json { try JSONOutput.print(results.map { ["name": $0.account.name.rawValue, "ok": $0.error == nil ? "true" : "false"] }) }
+            if failed { throw ExitStatus.temporaryFailure }
+        }
+    }
+
+    struct History: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "An account's stored readings, oldest first.")
+
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The account.", transform: parseAccountName) var name: AccountName
+        @Option(help: "From this time (2026-11-01, 2026-11-01T08:00, or an age like 7d).") var since: String?
+        @Option(help: "Up to this time (excluded).") var until: String?
+        @Option(help: "csv, json or table (default: table on a terminal, else csv).") var format: OutputFormat?
+        @Option(help: "The time zone for times given and shown (default: the system's).") var tz: String?
+
+        func run() async throws {
+            let zone = try timeZone(tz)
+            let store = try global.openStore().store
+            let account = try store.account(named: name)
+            let samples = try store.usageSamples(
+                for: account, since: try since.map { try parseTime($0, timeZone: zone) }, until: try until.map { try parseTime($0, timeZone: zone) })
+            let formatter = ISO8601DateFormatter()
+            formatter.timeZone = zone
+            let columns = ["observed_at", "source", "limit_id", "plan", "five_hour_used_percent", "five_hour_resets_at",
+                           "weekly_used_percent", "weekly_resets_at", "limit_reached"]
+            let rows: [[UsageReport.Cell]] = samples.map { sample in
+                let s = sample.snapshot
+                return [
+                    .text(formatter.string(from: sample.observedAt)), .text(sample.source.rawValue), .text(sample.limitID),
+                    s.plan.map { .text($0.rawValue) } ?? .empty,
+                    s.shortWindow.map { .number($0.usedPercent) } ?? .empty, s.shortWindow?.resetsAt.map { .text(formatter.string(from: $0)) } ?? .empty,
+                    s.longWindow.map { .number($0.usedPercent) } ?? .empty, s.longWindow?.resetsAt.map { .text(formatter.string(from: $0)) } ?? .empty,
+                    .integer(s.limitReached ? 1 : 0),
+                ]
+            }
+            try emit(UsageReport(columns: columns, rows: rows), format: format ?? (global.json ? .json : nil), to: nil)
+        }
+    }
+
+    struct Report: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Usage per hour, day, week or window and account, as CSV (default off a terminal), JSON or a table.",
+            discussion: "The columns are stable and described in docs/cli.md.")
+
+        @OptionGroup var global: GlobalOptions
+        @Option(help: "From this time (2026-11-01, 2026-11-01T08:00, or an age like 7d).") var since: String?
+        @Option(help: "Up to this time (excluded).") var until: String?
+        @Option(help: "hour, day, week or window.") var by: ReportGrouping = .day
+        @Option(help: "Only this account (repeatable).", transform: parseAccountName) var account: [AccountName] = []
+        @Option(help: "csv, json or table (default: table on a terminal, else csv).") var format: OutputFormat?
+        @Option(help: "The time zone of periods and times, such as Europe/Paris (default: the system's).") var tz: String?
+        @Option(name: [.short, .long], help: "Write to this file instead of standard output.") var output: String?
+
+        func run() async throws {
+            let zone = try timeZone(tz)
+            let store = try global.openStore().store
+            let accounts = account.isEmpty ? try store.accounts() : try account.map { try store.account(named: $0) }
+            let report = try UsageReport.build(
+                store: store, accounts: accounts, since: try since.map { try parseTime($0, timeZone: zone) },
+                until: try until.map { try parseTime($0, timeZone: zone) }, grouping: by.grouping, timeZone: zone)
+            try emit(report, format: format ?? (global.json ? .json : nil), to: output)
+        }
+    }
+
+    struct Prune: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Delete usage readings older than a duration (default: the usage-retention setting, else 365d). The audit log is kept.")
+
+        @OptionGroup var global: GlobalOptions
+        @Option(help: ArgumentHelp("Delete readings older than this (90d, 12h).", valueName: "duration"), transform: parseDuration)
+        var olderThan: Duration?
+
+        func run() async throws {
+            let store = try global.openStore().store
+            let retention = try olderThan ?? store.usageRetention().map { .seconds(Int64($0)) } ?? .seconds(365 * 86400)
+            let cutoff = Date().addingTimeInterval(-Double(retention.components.seconds))
+            let deleted = try store.pruneUsage(olderThan: cutoff)
+            if global.json { try JSONOutput.print(["deleted": deleted]) } else { print("Deleted \(deleted) readings older than \(Formatting.localTime(cutoff)).") }
+        }
+    }
+}
+
+/// How a table-like result is written.
+enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
+    case csv, json, table
+}
+
+/// `--by` of `usage report`.
+enum ReportGrouping: String, ExpressibleByArgument, CaseIterable {
+    case hour, day, week, window
+
+    var grouping: UsageReport.Grouping { UsageReport.Grouping(rawValue: rawValue) ?? .day }
+}
+
+/// The named time zone, or the system's.
+func timeZone(_ name: String?) throws -> TimeZone {
+    guard let name else { return .current }
+    guard let zone = TimeZone(identifier: name) else {
+        throw ValidationError("\"\(name)\" is not a time zone: use a name such as Europe/Paris, America/New_York or UTC")
+    }
+    return zone
+}
+
+/// Writes a report as CSV, JSON or a table; CSV by default when standard output is not a terminal.
+func emit(_ report: UsageReport, format: OutputFormat?, to path: String?) throws {
+    let format = format ?? (path == nil && isatty(STDOUT_FILENO) == 1 ? .table : .csv)
+    let text: String
+    switch format {
+    case .csv:
+        text = report.csv()
+    case .table:
+        var table = TextTable(report.columns)
+        for row in report.rows { table.append(row.map(\.text)) }
+        text = table.render() + "\n"
+    case .json:
+        let objects = report.rows.map { row in
+            Dictionary(uniqueKeysWithValues: zip(report.columns, row).map { column, cell -> (String, Any) in
+                switch cell {
+                case .text(let value): (column, value)
+                case .number(let value): (column, (value * 100).rounded() / 100)
+                case .integer(let value): (column, value)
+                case .empty: (column, NSNull())
+                }
+            })
+        }
+        let data = try JSONSerialization.data(withJSONObject: objects, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+        text = String(decoding: data, as: UTF8.self) + "\n"
+    }
+    if let path {
+        let url = URL(fileURLWithPath: (path as NSString).expandingTildeInPath)
+        do {
+            try Data(text.utf8).write(to: url, options: .atomic)
+        } catch {
+            throw CommandFailure(message: "cannot write \(url.path): \(error.localizedDescription)", exitCode: .failure)
+        }
+    } else {
+        FileHandle.standardOutput.write(Data(text.utf8))
+    }
+}
