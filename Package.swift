@@ -25,6 +25,8 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1", traits: []),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        // Tests only: an independent CSV parser to read back what chappie writes.
+        .package(url: "https://github.com/swiftcsv/SwiftCSV.git", from: "0.10.0"),
     ],
     targets: [
         // C libraries from Debian, reached through typed shims.
@@ -150,7 +152,10 @@ let package = Package(
         ),
         .testTarget(
             name: "ChappieServiceTests",
-            dependencies: ["ChappieService", "ChappieStore", "ChappieVault", "ChappieCore", "ChappieTestSupport"],
+            dependencies: [
+                "ChappieService", "ChappieStore", "ChappieVault", "ChappieCore", "Chappie", "ChappieTestSupport", "ChappieEmulator",
+                "ChappieNet", .product(name: "SwiftCSV", package: "SwiftCSV"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,7 +1,8 @@
 import Foundation
 
 /// RFC 4180 CSV: fields with a comma, a double quote, CR or LF are quoted, quotes doubled, lines
-/// end with CRLF.
+/// end with CRLF. Fields with leading or trailing white space are quoted too, since some readers
+/// trim unquoted ones.
 public enum CSVWriter {
     /// One record, with its CRLF.
     public static func record(_ fields: [String]) -> String {
@@ -10,7 +11,9 @@ public enum CSVWriter {
 
     /// One field, quoted when it must be.
     public static func field(_ value: String) -> String {
-        guard value.contains(where: { $0 == "," || $0 == "\"" || $0 == "\r" || $0 == "\n" || $0 == "\r\n" }) else { return value }
+        let special = value.contains { $0 == "," || $0 == "\"" || $0 == "\r" || $0 == "\n" || $0 == "\r\n" }
+        let padded = value.first?.isWhitespace == true || value.last?.isWhitespace == true
+        guard special || padded else { return value }
         return "\"" + value.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 }
