@@ -1,0 +1,73 @@
+import ChappieTestSupport
+import Foundation
+import Testing
+
+@Suite("chappie usage and switch --best, run as a user runs them")
+struct UsageEndToEndTests {
+    @Test("Poll, show, list with headroom, switch --best with a Codex home, reserve, report to a file, history, prune")
+    func usageLifecycle() async throws {
+        let emulator = try await EmulatorProcess(arguments: ["--auto-approve", "--auto-approve-delay", "0.2", "--device-code-interval", "1"])
+        let home = try TestTokens.temporaryDirectory("chappie-e2e-usage")
+        defer {
+            try? FileManager.default.removeItem(at: home)
+            Task { await emulator.stop() }
+        }
+        let service = ["--issuer", emulator.issuer, "--backend", emulator.backend, "--home", home.path]
+        func chappie(_ arguments: [String]) async throws -> ProcessResult {
+            try await runProcess(try BuiltProducts.executable("chappie"), arguments + service, environment: ["CHAPPIE_PASSPHRASE": nil, "CHAPPIE_KEY_FILE": nil])
+        }
+        func curl(_ path: String, _ body: String) async throws {
+            _ = try await runProcess(URL(fileURLWithPath: "/usr/bin/curl"), ["-s", "-X", "POST", "-d", body, emulator.issuer + path])
+        }
+        for name in ["a", "b", "c"] { #expect(try await chappie(["accounts", "add", name]).status == 0) }
+        let accounts = JSONDocument(Data(try await runProcess(URL(fileURLWithPath: "/usr/bin/curl"), ["-s", emulator.issuer + "/_emulator/accounts"]).stdout.utf8))
+        let ids = (0..<3).compactMap { accounts.string($0, "account_id") }
+        try await curl("/_emulator/accounts/\(ids[0])/usage", #"{"five_hour_used_percent":5,"weekly_used_percent":95}"#)
+        try await curl("/_emulator/accounts/\(ids[1])/usage", #"{"five_hour_used_percent":50,"weekly_used_percent":20}"#)
+        try await curl("/_emulator/accounts/\(ids[2])/usage", #"{"five_hour_used_percent":10,"weekly_used_percent":45}"#)
+
+        let poll = try await chappie(["usage", "poll", "--all"])
+        #expect(poll.status == 0, "\(poll.stderr)")
+        #expect(poll.stdout.contains("a: 5-hour 5 %"))
+        let show = JSONDocument(Data(try await chappie(["usage", "--json", "--cached"]).stdout.utf8))
+        #expect(show.number(0, "weekly", "usedPercent") == 95)
+        #expect(show.string(0, "binding") == "weekly")
+
+        let list = try await chappie(["accounts", "list"])
+        #expect(list.stdout.contains("5 %   95 %    5 % (weekly)"), "\(list.stdout)")
+        let listJSON = JSONDocument(Data(try await chappie(["accounts", "list", "--json"]).stdout.utf8))
+        #expect(listJSON.number(0, "usage", "headroomPercent") == 5)
+
+        let codexHome = home.appendingPathComponent("codex")
+        let best = try await chappie(["accounts", "switch", "--best", "--codex-home", codexHome.path])
+        #expect(best.status == 0, "\(best.stderr)")
+        #expect(best.stdout.contains("Best: c has the most headroom"))
+        #expect(FileManager.default.fileExists(atPath: codexHome.appendingPathComponent("auth.json").path))
+        #expect(try await chappie(["accounts", "current"]).stdout == "c\n")
+        #expect(try await chappie(["accounts", "set", "c", "--reserve", "40"]).status == 0)
+        #expect(try await chappie(["accounts", "switch", "--best"]).stdout.contains("Best: b"))
+        #expect(try await chappie(["accounts", "set", "c", "--reserve", "150"]).status == 2)
+        #expect(try await chappie(["accounts", "switch", "--best", "c"]).status == 2)
+
+        let file = home.appendingPathComponent("report.csv")
+        #expect(try await chappie(["usage", "report", "--by", "day", "--tz", "UTC", "-o", file.path]).status == 0)
+        let csv = try String(contentsOf: file, encoding: .utf8)
+        #expect(csv.hasPrefix("period_start,period_end,account,email,plan,samples,"))
+        #expect(csv.components(separatedBy: "\r\n").filter { !$0.isEmpty }.count == 4)
+        let piped = try await chappie(["usage", "report", "--by", "window"])
+        #expect(piped.stdout.hasPrefix("account,email,window,resets_at"))
+        #expect(try await chappie(["usage", "report", "--tz", "Mars/Olympus"]).status == 2)
+        #expect(try await chappie(["usage", "report", "--since", "last tuesday"]).status == 2)
+        let history = try await chappie(["usage", "history", "a", "--format", "json", "--since", "1d"])
+        #expect(JSONDocument(Data(history.stdout.utf8)).array()?.isEmpty == false)
+        let events = try await chappie(["log", "--json"])
+        #expect(events.stdout.contains("usage_polled"))
+
+        #expect(try await chappie(["config", "set", "usage-retention", "30d"]).status == 0)
+        #expect(try await chappie(["config", "get", "usage-retention"]).stdout == "30d\n")
+        let prune = try await chappie(["usage", "prune", "--older-than", "0s"])
+        #expect(prune.status == 0)
+        #expect(prune.stdout.contains("Deleted"))
+        #expect(try await chappie(["usage", "report"]).stdout.components(separatedBy: "\r\n").filter { !$0.isEmpty }.count == 1)
+    }
+}
