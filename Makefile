@@ -21,7 +21,8 @@ test: build
 	@echo "==> Running the test suite"
 	$(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS)
 
-bench: deps
+bench:
+	@scripts/install-deps.sh sqlite3
 	@echo "==> Building the benchmark harness (release)"
 	$(SWIFT) build -c release --product chappie $(SWIFT_BUILD_FLAGS)
 	$(SWIFT) build -c release --product chappie-bench $(SWIFT_BUILD_FLAGS)

@@ -108,7 +108,10 @@ let package = Package(
         ),
         .executableTarget(
             name: "chappie-bench",
-            dependencies: ["ChappieNet", "ChappieEmulator", "ChappieStore", "ChappieVault", "ChappieCore", "Chappie"],
+            dependencies: [
+                "ChappieNet", "ChappieEmulator", "ChappieStore", "ChappieVault", "ChappieCore", "Chappie",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             path: "Benchmarks/chappie-bench",
             swiftSettings: swiftSettings
         ),

@@ -2,7 +2,8 @@
 # Installs the Debian packages chappie builds against, if any is missing. Says what it does.
 set -euo pipefail
 
-packages=(libsodium-dev libcurl4-openssl-dev libsqlite3-dev pkg-config)
+# Extra packages can be named on the command line (make bench adds sqlite3 for its comparison).
+packages=(libsodium-dev libcurl4-openssl-dev libsqlite3-dev pkg-config "$@")
 missing=()
 for package in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then

@@ -6,8 +6,11 @@
 //    fed in 16 KiB chunks as the network would deliver it.
 // 3. Whole-process time of the release `chappie` (built next to this harness) with 100 accounts
 //    stored: `chappie accounts list`, and `chappie accounts show` (opens one sealed credential).
-// 4. With 200 accounts signed in at the emulator: `chappie token` with a valid stored token, and
-//    `chappie refresh --all` with 50 ms of latency injected at the token endpoint.
+// 4. With 200 accounts signed in at the emulator: `chappie token` with a valid stored token,
+//    `chappie refresh --all` with 50 ms of latency injected at the token endpoint, and
+//    `chappie usage poll --all` with 50 ms at the usage endpoint.
+// 5. `chappie usage report --by day` over 1,000,000 samples of 50 accounts, whole process (time and
+//    peak memory), beside `sqlite3 -csv` running an equivalent GROUP BY on the same file.
 import Chappie
 import ChappieCore
 import ChappieEmulator
@@ -15,6 +18,7 @@ import ChappieNet
 import ChappieStore
 import ChappieVault
 import Foundation
+import GRDB
 
 /// Milliseconds of a duration.
 func milliseconds(_ duration: Duration) -> Double {
@@ -125,12 +129,16 @@ func timeProcess(_ executable: URL, _ arguments: [String], runs: Int) throws -> 
         process.executableURL = executable
         process.arguments = arguments
         process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
+        let errors = Pipe()
+        process.standardError = errors
         let start = clock.now
         try process.run()
         process.waitUntilExit()
         times.append(milliseconds(clock.now - start))
-        precondition(process.terminationStatus == 0, "\(arguments) exited \(process.terminationStatus)")
+        if process.terminationStatus != 0 {
+            let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile().prefix(2000), as: UTF8.self)
+            fatalError("\(arguments.prefix(3)) exited \(process.terminationStatus): \(message)")
+        }
     }
     return times.sorted()
 }
@@ -198,6 +206,96 @@ func runTokens(port: Int) async throws -> [String] {
     let refresh = try timeProcess(chappie, ["refresh", "--all", "--quiet"] + service, runs: 5)
     lines.append(String(format: "| `chappie refresh --all`, 200 accounts, 50 ms server latency, 8 at a time, 5 runs | median %.0f ms | max %.0f ms | min %.0f ms |",
                         quantile(refresh, 0.5), refresh[refresh.count - 1], refresh[0]))
+    fault.body = Data(#"{"kind":"latency","ms":50,"count":100000,"path":"/backend-api/wham/usage"}"#.utf8)
+    _ = try await HTTPClient().execute(fault)
+    let poll = try timeProcess(chappie, ["usage", "poll", "--all"] + service, runs: 5)
+    lines.append(String(format: "| `chappie usage poll --all`, 200 accounts, 50 ms server latency, 8 at a time, 5 runs | median %.0f ms | max %.0f ms | min %.0f ms |",
+                        quantile(poll, 0.5), poll[poll.count - 1], poll[0]))
+    return lines
+}
+
+/// Runs a process once; returns its wall time in ms and the peak resident memory of the largest
+/// child so far in MiB (getrusage of the children).
+func timeOnce(_ executable: URL, _ arguments: [String], output: URL? = nil) throws -> (milliseconds: Double, peakMiB: Double) {
+    let process = Process()
+    process.executableURL = executable
+    process.arguments = arguments
+    process.standardOutput = try output.map { try FileHandle(forWritingTo: $0) } ?? FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    let clock = ContinuousClock()
+    let start = clock.now
+    try process.run()
+    process.waitUntilExit()
+    let elapsed = milliseconds(clock.now - start)
+    precondition(process.terminationStatus == 0, "\(executable.lastPathComponent) \(arguments) exited \(process.terminationStatus)")
+    var usage = rusage()
+    getrusage(RUSAGE_CHILDREN.rawValue, &usage)
+    return (elapsed, Double(usage.ru_maxrss) / 1024)
+}
+
+func runReport() throws -> [String] {
+    let home = FileManager.default.temporaryDirectory.appendingPathComponent("chappie-bench-report-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: home) }
+    let key = SecretKey.generate()
+    try KeyFile.write(key, to: home.appendingPathComponent("chappie.key"))
+    let store = try StoreDatabase.open(at: StoreLocation(directory: home)).unlock(with: key)
+    var ids: [Int64] = []
+    for index in 0..<50 {
+        ids.append(try store.save(
+            info: ChappieAccountInfo(email: "user\(index)@example.com", userID: "user-\(index)", accountID: "acct-\(index)", plan: .plus),
+            credentials: Credentials(idToken: "i", accessToken: "a", refreshToken: "r"), accessTokenExpiresAt: nil, refreshedAt: nil,
+            name: nil, event: "imported").account.id)
+    }
+    // 1,000,000 samples: 20,000 per account, one every 3 minutes (about 42 days).
+    let database = StoreDatabase.fileURL(in: StoreLocation(directory: home))
+    let queue = try DatabaseQueue(path: database.path)
+    let start = 1_790_000_000.0
+    try queue.write { db in
+        let insert = try db.makeStatement(sql: """
+            INSERT INTO usage_samples (account_id, observed_at, source, limit_id, plan, five_hour_used_percent, five_hour_window_minutes,
+                five_hour_resets_at, weekly_used_percent, weekly_window_minutes, weekly_resets_at, limit_reached)
+            VALUES (?, ?, 'poll', 'codex', 'plus', ?, 300, ?, ?, 10080, ?, ?)
+            """)
+        for step in 0..<20_000 {
+            let time = start + Double(step) * 180
+            let five = Double(step % 100), week = Double(step % 3360) / 33.6
+            for id in ids {
+                try insert.execute(arguments: [
+                    id, time, five, Int64(time / 18000 + 1) * 18000, week, Int64(time / 604_800 + 1) * 604_800, five >= 99 ? 1 : 0,
+                ])
+            }
+        }
+    }
+    let chappie = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("chappie")
+    let output = home.appendingPathComponent("report.csv")
+    _ = FileManager.default.createFile(atPath: output.path, contents: nil)
+    var chappieTimes: [Double] = []
+    var peak = 0.0
+    for _ in 0..<3 {
+        let run = try timeOnce(chappie, ["usage", "report", "--by", "day", "--tz", "UTC", "-o", output.path, "--home", home.path])
+        chappieTimes.append(run.milliseconds)
+        peak = max(peak, run.peakMiB)
+    }
+    chappieTimes.sort()
+    var lines = [String(format: "| `chappie usage report --by day`, 1,000,000 samples, 50 accounts, whole process, 3 runs | median %.0f ms | peak RSS %.0f MiB | min %.0f ms |",
+                        quantile(chappieTimes, 0.5), peak, chappieTimes[0])]
+    let sqlite = URL(fileURLWithPath: "/usr/bin/sqlite3")
+    if FileManager.default.isExecutableFile(atPath: sqlite.path) {
+        let query = """
+            SELECT a.name, date(s.observed_at, 'unixepoch') AS day, count(*), max(five_hour_used_percent), avg(five_hour_used_percent),
+                   max(weekly_used_percent), avg(weekly_used_percent), sum(limit_reached)
+            FROM usage_samples s JOIN accounts a ON a.id = s.account_id WHERE s.limit_id = 'codex' GROUP BY s.account_id, day ORDER BY day, a.name;
+            """
+        let sqliteOutput = home.appendingPathComponent("sqlite.csv")
+        _ = FileManager.default.createFile(atPath: sqliteOutput.path, contents: nil)
+        var sqliteTimes: [Double] = []
+        for _ in 0..<3 { sqliteTimes.append(try timeOnce(sqlite, ["-csv", database.path, query], output: sqliteOutput).milliseconds) }
+        sqliteTimes.sort()
+        lines.append(String(format: "| `sqlite3 -csv` with an equivalent GROUP BY (day in UTC), same file, 3 runs | median %.0f ms | ratio chappie/sqlite3 %.2f | min %.0f ms |",
+                            quantile(sqliteTimes, 0.5), quantile(chappieTimes, 0.5) / quantile(sqliteTimes, 0.5), sqliteTimes[0]))
+    } else {
+        lines.append("| (sqlite3 not installed: `make bench` installs it) | | | |")
+    }
     return lines
 }
 
@@ -222,6 +320,7 @@ for line in try await runHTTP(port: port) { print(line) }
 for line in runSSE() { print(line) }
 for line in try runStore() { print(line) }
 for line in try await runTokens(port: port) { print(line) }
+for line in try runReport() { print(line) }
 print("")
 print(String(format: "peak resident memory: %.1f MiB", peakResidentMiB()))
 server.cancel()

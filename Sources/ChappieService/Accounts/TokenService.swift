@@ -70,28 +70,13 @@ public struct TokenService: Sendable {
         let accounts = names.isEmpty ? try store.accounts() : try names.map { try store.account(named: $0) }
         let refresher = refresher(margin: onlyIfExpiringWithin ?? .seconds(300))
         let force = onlyIfExpiringWithin == nil
-        return await withTaskGroup(of: (Int, RefreshReport).self) { group in
-            var reports = [RefreshReport?](repeating: nil, count: accounts.count)
-            var next = 0
-            func start() {
-                let index = next
-                let account = accounts[index]
-                next += 1
-                group.addTask {
-                    do {
-                        let fresh = try await refresher.validCredentials(for: account, force: force)
-                        return (index, RefreshReport(name: account.name, outcome: fresh.outcome, expiresAt: fresh.expiresAt))
-                    } catch {
-                        return (index, RefreshReport(name: account.name, error: error))
-                    }
-                }
+        return await boundedMap(accounts, concurrency: concurrency) { account in
+            do {
+                let fresh = try await refresher.validCredentials(for: account, force: force)
+                return RefreshReport(name: account.name, outcome: fresh.outcome, expiresAt: fresh.expiresAt)
+            } catch {
+                return RefreshReport(name: account.name, error: error)
             }
-            while next < min(concurrency, accounts.count) { start() }
-            while let (index, report) = await group.next() {
-                reports[index] = report
-                if next < accounts.count { start() }
-            }
-            return reports.compactMap { $0 }
         }
     }
 }

@@ -90,35 +90,52 @@ public struct UsageReport: Sendable {
             var fivePeak: Double?, weekPeak: Double?, fiveSum = 0.0, weekSum = 0.0
         }
         var periods: [Int64: [Date: Period]] = [:]
-        var previousReset: [Int64: (five: Int64?, week: Int64?)] = [:]
-        var cachedInterval: DateInterval?
-        for slot in try store.usageSlots(since: since, until: until, accounts: ids) {
-            if cachedInterval?.contains(slot.start) != true || cachedInterval?.end == slot.start {
-                cachedInterval = calendar.dateInterval(of: component, for: slot.start)
-            }
-            guard let interval = cachedInterval else { continue }
-            var period = periods[slot.accountID, default: [:]][interval.start] ?? Period(interval: interval)
-            period.samples += slot.samples
-            period.fiveCount += slot.fiveHourCount
-            period.fiveSum += slot.fiveHourSum
-            period.weekCount += slot.weeklyCount
-            period.weekSum += slot.weeklySum
-            if let peak = slot.fiveHourPeak { period.fivePeak = max(period.fivePeak ?? peak, peak) }
-            if let peak = slot.weeklyPeak { period.weekPeak = max(period.weekPeak ?? peak, peak) }
-            period.reached += slot.limitReached
-            // A reset is seen when a window's reset time differs from the account's previous one.
-            var previous = previousReset[slot.accountID] ?? (nil, nil)
-            for reset in slot.fiveHourResets {
-                if let last = previous.five, last != reset { period.resets += 1 }
-                previous.five = reset
-            }
-            for reset in slot.weeklyResets {
-                if let last = previous.week, last != reset { period.resets += 1 }
-                previous.week = reset
-            }
-            previousReset[slot.accountID] = previous
-            periods[slot.accountID, default: [:]][interval.start] = period
+        var currentAccount: Int64?
+        var current: Period?
+        var previousFive: Int64?, previousWeek: Int64?
+        func close() {
+            if let account = currentAccount, let period = current { periods[account, default: [:]][period.interval.start] = period }
         }
+        try store.forEachUsageReading(since: since, until: until, accounts: ids) { reading in
+            let date = Date(timeIntervalSince1970: reading.observedAt)
+            if reading.accountID != currentAccount {
+                close()
+                currentAccount = reading.accountID
+                current = nil
+                previousFive = nil
+                previousWeek = nil
+            }
+            if let period = current, date < period.interval.start || date >= period.interval.end {
+                close()
+                current = nil
+            }
+            if current == nil {
+                guard let interval = calendar.dateInterval(of: component, for: date) else { return }
+                current = periods[reading.accountID]?[interval.start] ?? Period(interval: interval)
+            }
+            current!.samples += 1
+            if let used = reading.fiveHourUsed {
+                current!.fiveCount += 1
+                current!.fiveSum += used
+                current!.fivePeak = max(current!.fivePeak ?? used, used)
+            }
+            if let used = reading.weeklyUsed {
+                current!.weekCount += 1
+                current!.weekSum += used
+                current!.weekPeak = max(current!.weekPeak ?? used, used)
+            }
+            if reading.limitReached { current!.reached += 1 }
+            // A reset is seen when a window's reset time differs from the account's previous reading's.
+            if let reset = reading.fiveHourResetsAt {
+                if let previous = previousFive, previous != reset { current!.resets += 1 }
+                previousFive = reset
+            }
+            if let reset = reading.weeklyResetsAt {
+                if let previous = previousWeek, previous != reset { current!.resets += 1 }
+                previousWeek = reset
+            }
+        }
+        close()
         var rows: [(Date, String, [Cell])] = []
         for (accountID, byStart) in periods {
             guard let account = byID[accountID] else { continue }

@@ -93,32 +93,17 @@ public struct UsageService: Sendable {
     public func pollAll(_ accounts: [Account], maxAge: Duration = .seconds(60), concurrency: Int = 8) async -> [PollResult] {
         let latest = (try? store.latestUsage()) ?? [:]
         let maxAgeSeconds = Double(maxAge.components.seconds)
-        return await withTaskGroup(of: (Int, PollResult).self) { group in
-            var results = [PollResult?](repeating: nil, count: accounts.count)
-            var next = 0
-            func start() {
-                let index = next
-                let account = accounts[index]
-                next += 1
-                group.addTask {
-                    if let sample = latest[account.id], Date().timeIntervalSince(sample.observedAt) < maxAgeSeconds {
-                        return (index, PollResult(account: account, snapshots: [sample.snapshot], cached: true))
-                    }
-                    // Jitter, so that many accounts do not hit the service in the same instant.
-                    try? await Task.sleep(for: .milliseconds(Int.random(in: 0...100)))
-                    do {
-                        return (index, PollResult(account: account, snapshots: try await poll(account), cached: false))
-                    } catch {
-                        return (index, PollResult(account: account, snapshots: [], error: error, cached: false))
-                    }
-                }
+        return await boundedMap(accounts, concurrency: concurrency) { account in
+            if let sample = latest[account.id], Date().timeIntervalSince(sample.observedAt) < maxAgeSeconds {
+                return PollResult(account: account, snapshots: [sample.snapshot], cached: true)
             }
-            while next < min(max(1, concurrency), accounts.count) { start() }
-            while let (index, result) = await group.next() {
-                results[index] = result
-                if next < accounts.count { start() }
+            // A little jitter, so that many accounts do not hit the service in the same instant.
+            try? await Task.sleep(for: .milliseconds(Int.random(in: 0...20)))
+            do {
+                return PollResult(account: account, snapshots: try await poll(account), cached: false)
+            } catch {
+                return PollResult(account: account, snapshots: [], error: error, cached: false)
             }
-            return results.compactMap { $0 }
         }
     }
 

@@ -27,23 +27,18 @@ public struct UsageSample: Sendable, Hashable, Codable {
     public var snapshot: ChappieUsageLimitSnapshot
 }
 
-/// Per account and 15-minute slot (UTC), what a report sums up: reports merge these into hours,
-/// days or weeks of any time zone (every zone's offset is a multiple of 15 minutes).
-public struct UsageSlot: Sendable, Hashable {
+/// The part of a stored reading that reports sum up, read row by row in account and time order.
+public struct UsageReading: Sendable, Hashable {
     /// The account's row id.
     public var accountID: Int64
-    /// The slot's start.
-    public var start: Date
-    /// Samples in the slot.
-    public var samples: Int
-    /// Highest and summed 5-hour used percent, and how many samples had one.
-    public var fiveHourPeak: Double?, fiveHourSum: Double, fiveHourCount: Int
-    /// Highest and summed weekly used percent, and how many samples had one.
-    public var weeklyPeak: Double?, weeklySum: Double, weeklyCount: Int
-    /// Samples that said the limit was reached.
-    public var limitReached: Int
-    /// The distinct reset times of the 5-hour and weekly windows seen in the slot, ascending.
-    public var fiveHourResets: [Int64], weeklyResets: [Int64]
+    /// When it was observed, in unix seconds.
+    public var observedAt: Double
+    /// The 5-hour window's used percent and reset time (unix seconds), if reported.
+    public var fiveHourUsed: Double?, fiveHourResetsAt: Int64?
+    /// The weekly window's used percent and reset time (unix seconds), if reported.
+    public var weeklyUsed: Double?, weeklyResetsAt: Int64?
+    /// Whether the reading said the limit was reached.
+    public var limitReached: Bool
 }
 
 /// One observed window (by its reset time) of one account, with its peak use.

@@ -64,15 +64,14 @@ extension AccountStore {
         }
     }
 
-    /// The `codex` readings summed per account and 15-minute slot, for reports.
-    public func usageSlots(since: Date?, until: Date?, accounts: [Int64]?) throws(StoreError) -> [UsageSlot] {
+    /// Calls `body` with every `codex` reading between two times, by account then time, without
+    /// holding them all in memory (reports over millions of readings).
+    public func forEachUsageReading(
+        since: Date?, until: Date?, accounts: [Int64]?, _ body: (UsageReading) throws -> Void
+    ) throws(StoreError) {
         try read { db in
             var sql = """
-                SELECT account_id, CAST(observed_at / 900 AS INTEGER) AS slot, count(*) AS n,
-                    max(five_hour_used_percent) AS f_peak, total(five_hour_used_percent) AS f_sum, count(five_hour_used_percent) AS f_n,
-                    max(weekly_used_percent) AS w_peak, total(weekly_used_percent) AS w_sum, count(weekly_used_percent) AS w_n,
-                    sum(limit_reached) AS reached,
-                    group_concat(DISTINCT five_hour_resets_at) AS f_resets, group_concat(DISTINCT weekly_resets_at) AS w_resets
+                SELECT account_id, observed_at, five_hour_used_percent, five_hour_resets_at, weekly_used_percent, weekly_resets_at, limit_reached
                 FROM usage_samples
                 WHERE limit_id = 'codex' AND observed_at >= ? AND observed_at < ?
                 """
@@ -83,16 +82,12 @@ extension AccountStore {
                 sql += " AND account_id IN (\(accounts.map { _ in "?" }.joined(separator: ",")))"
                 arguments += accounts.map { $0 as any DatabaseValueConvertible }
             }
-            sql += " GROUP BY account_id, slot ORDER BY account_id, slot"
-            func resets(_ text: String?) -> [Int64] {
-                (text ?? "").split(separator: ",").compactMap { Int64($0) }.sorted()
-            }
-            return try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)).map { row in
-                UsageSlot(
-                    accountID: row["account_id"], start: Date(timeIntervalSince1970: Double((row["slot"] as Int64) * 900)),
-                    samples: row["n"], fiveHourPeak: row["f_peak"], fiveHourSum: row["f_sum"], fiveHourCount: row["f_n"],
-                    weeklyPeak: row["w_peak"], weeklySum: row["w_sum"], weeklyCount: row["w_n"], limitReached: row["reached"],
-                    fiveHourResets: resets(row["f_resets"]), weeklyResets: resets(row["w_resets"]))
+            sql += " ORDER BY account_id, observed_at"
+            let rows = try Row.fetchCursor(db, sql: sql, arguments: StatementArguments(arguments))
+            while let row = try rows.next() {
+                try body(UsageReading(
+                    accountID: row[0], observedAt: row[1], fiveHourUsed: row[2], fiveHourResetsAt: row[3],
+                    weeklyUsed: row[4], weeklyResetsAt: row[5], limitReached: row[6]))
             }
         }
     }

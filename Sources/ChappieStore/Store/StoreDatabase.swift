@@ -74,7 +74,10 @@ public final class StoreDatabase: Sendable {
                     .newerSchema,
                     "\(file.path) was written by a newer chappie; this one (\(StoreSchema.migrations.count) migrations) leaves it untouched. Upgrade chappie.")
             }
-            try migrator.migrate(pool)
+            // Migrating takes the write lock: only when something is missing.
+            if try !pool.read({ db in try migrator.hasCompletedMigrations(db) }) {
+                try migrator.migrate(pool)
+            }
             let setup = try pool.read { db in try Self.readKeySetup(db) }
             return StoreDatabase(pool: pool, location: location, keySetup: setup)
         } catch let error as StoreError {
