@@ -64,6 +64,20 @@ echo "${token:0:16}… (${#token} characters)"
 step "chappie refresh --all (the refresh token rotates, once)"
 "${chappie[@]}" refresh --all "${service[@]}"
 
+step "chappie accounts add team (a second account)"
+"${chappie[@]}" accounts add team "${service[@]}"
+
+step "Use some of personal's 5-hour window at the emulator, then chappie usage (polls both accounts)"
+curl -s -X POST -d '{"five_hour_used_percent":72,"weekly_used_percent":30}' \
+  "$address/_emulator/accounts/$("${chappie[@]}" accounts show personal --json | sed -n 's/.*"chatgptAccountID" : "\(.*\)".*/\1/p')/usage" > /dev/null
+"${chappie[@]}" usage "${service[@]}"
+
+step "chappie accounts switch --best (the account with the most headroom)"
+"${chappie[@]}" accounts switch --best "${service[@]}"
+
+step "chappie usage report --by day (CSV)"
+"${chappie[@]}" usage report --by day --tz UTC --format csv
+
 step "chappie accounts import (a Codex CLI auth.json, as ~/.codex/auth.json would hold)"
 "${chappie[@]}" accounts import Tests/Fixtures/openai/codex-auth.json --name work
 
@@ -84,4 +98,4 @@ step "chappie log (the audit trail; it never holds a token)"
 "${chappie[@]}" log --limit 10
 
 echo
-echo "demo: success — against the emulator at $address chappie checked its setup, signed an account in, got and refreshed its token, imported a Codex login, switched Codex to it, and rotated its key."
+echo "demo: success — against the emulator at $address chappie checked its setup, signed accounts in, got and refreshed a token, polled usage and switched to the best account, reported usage as CSV, imported a Codex login, switched Codex to it, and rotated its key."
