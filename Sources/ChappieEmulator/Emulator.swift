@@ -149,6 +149,8 @@ public final class Emulator: Sendable {
             switch fault {
             case .latency(let seconds)?:
                 try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+            case .drop?:
+                return Reply(status: 200, headers: [], body: .bytes(Data(" ".utf8))).response(truncate: true)
             case .status(let status, let body)?:
                 if let body {
                     return Reply(status: status, headers: [("Content-Type", "application/json")], body: .bytes(Data(body.utf8)))

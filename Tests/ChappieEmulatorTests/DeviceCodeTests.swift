@@ -96,7 +96,7 @@ struct DeviceCodeTests {
     func autoApprove() async throws {
         var configuration = EmulatorConfiguration()
         configuration.autoApprove = true
-        configuration.autoApproveDelay = .milliseconds(300)
+        configuration.autoApproveDelay = .milliseconds(1500)
         try await withEmulator(configuration) { emulator in
             var emails: [String] = []
             for _ in 0..<2 {
@@ -105,8 +105,12 @@ struct DeviceCodeTests {
                     "device_auth_id": try #require(started.string("device_auth_id")), "user_code": try #require(started.string("user_code")),
                 ])
                 #expect(try await emulator.json(emulator.request("/api/accounts/deviceauth/token", method: .post, json: poll)).status == 403)
-                try await Task.sleep(for: .milliseconds(400))
-                let done = try await emulator.json(emulator.request("/api/accounts/deviceauth/token", method: .post, json: poll))
+                // Approved once the delay has passed (polled for at most 10 s, so a loaded machine does not fail the test).
+                var done = try await emulator.json(emulator.request("/api/accounts/deviceauth/token", method: .post, json: poll))
+                for _ in 0..<50 where done.status == 403 {
+                    try await Task.sleep(for: .milliseconds(200))
+                    done = try await emulator.json(emulator.request("/api/accounts/deviceauth/token", method: .post, json: poll))
+                }
                 #expect(done.status == 200)
                 let form = [
                     "grant_type=authorization_code", "client_id=\(codexClientID)",

@@ -9,6 +9,8 @@ struct Fault: Sendable {
         case malformed
         /// Send the start of the real body, then drop the connection.
         case truncated
+        /// Drop the connection without handling the request (as a network failure on the way would).
+        case drop
         /// Stream this many SSE events, then half of the next one, then end the stream.
         case cutStream(afterEvents: Int)
         /// Stream one text delta, then `response.failed` (server_is_overloaded).

@@ -70,6 +70,8 @@ struct ControlRoutes: Sendable {
             kind = .malformed
         case "truncated":
             kind = .truncated
+        case "drop":
+            kind = .drop
         case "cut_stream":
             kind = .cutStream(afterEvents: Int(fields.number("after_events") ?? 2))
             path = path ?? "/backend-api/codex/responses"
@@ -78,7 +80,7 @@ struct ControlRoutes: Sendable {
             path = path ?? "/backend-api/codex/responses"
         default:
             return .openAIError(
-                400, message: "kind must be status, latency, malformed, truncated, cut_stream or fail_stream.", code: "invalid_request")
+                400, message: "kind must be status, latency, malformed, truncated, drop, cut_stream or fail_stream.", code: "invalid_request")
         }
         let count = Int(fields.number("count") ?? 1)
         guard count >= 1 else { return .openAIError(400, message: "count must be at least 1.", code: "invalid_request") }

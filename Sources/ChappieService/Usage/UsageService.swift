@@ -44,9 +44,10 @@ public struct UsageService: Sendable {
     /// Polls `GET /backend-api/wham/usage` for one account and stores the reading (source `poll`).
     ///
     /// A 401 refreshes the tokens once (through the refresh discipline) and tries again. Each poll is
-    /// written to the audit log with what was sent and what came back.
-    public func poll(_ account: Account) async throws -> [ChappieUsageLimitSnapshot] {
-        let refresher = tokens.refresher()
+    /// written to the audit log with what was sent and what came back. The token is refreshed first
+    /// only when it expires within `tokenMargin`.
+    public func poll(_ account: Account, tokenMargin: Duration = .seconds(300)) async throws -> [ChappieUsageLimitSnapshot] {
+        let refresher = tokens.refresher(margin: tokenMargin)
         var fresh = try await refresher.validCredentials(for: account)
         var response = try await fetch(account: fresh.account, token: fresh.credentials.accessToken)
         if response.status == 401 {
@@ -90,7 +91,9 @@ public struct UsageService: Sendable {
 
     /// Polls accounts `concurrency` at a time, each after a small random delay; an account whose
     /// newest reading is younger than `maxAge` is not polled again. Failures are reported per account.
-    public func pollAll(_ accounts: [Account], maxAge: Duration = .seconds(60), concurrency: Int = 8) async -> [PollResult] {
+    public func pollAll(
+        _ accounts: [Account], maxAge: Duration = .seconds(60), concurrency: Int = 8, tokenMargin: Duration = .seconds(300)
+    ) async -> [PollResult] {
         let latest = (try? store.latestUsage()) ?? [:]
         let maxAgeSeconds = Double(maxAge.components.seconds)
         return await boundedMap(accounts, concurrency: concurrency) { account in
@@ -100,7 +103,7 @@ public struct UsageService: Sendable {
             // A little jitter, so that many accounts do not hit the service in the same instant.
             try? await Task.sleep(for: .milliseconds(Int.random(in: 0...20)))
             do {
-                return PollResult(account: account, snapshots: try await poll(account), cached: false)
+                return PollResult(account: account, snapshots: try await poll(account, tokenMargin: tokenMargin), cached: false)
             } catch {
                 return PollResult(account: account, snapshots: [], error: error, cached: false)
             }

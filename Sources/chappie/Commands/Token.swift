@@ -20,23 +20,31 @@ extension ChappieCommand {
         @Option(help: ArgumentHelp("Refresh when the token expires within this (30s, 5m, 1h).", valueName: "duration"), transform: parseDuration)
         var margin: Duration = .seconds(300)
 
+        @Option(help: ArgumentHelp("The daemon's socket (default: chappie.sock in the data directory).", valueName: "path")) var socket: String?
+
         func run() async throws {
+            // A running daemon answers without this process opening the store.
+            let socketURL = socket.map { URL(fileURLWithPath: ($0 as NSString).expandingTildeInPath) } ?? DaemonClient.defaultSocket(in: global.location)
+            let request = DaemonRequest(command: "token", account: name?.rawValue, marginSeconds: Int(margin.components.seconds))
+            if let reply = DaemonClient.send(request, to: socketURL) {
+                guard reply.ok, let token = reply.token else {
+                    throw CommandFailure(message: reply.error ?? "the daemon gave no token", exitCode: ExitCode(reply.exitCode ?? 1))
+                }
+                return try print(token)
+            }
             let service = TokenService(store: try global.openStore().store, endpoints: try global.endpoints())
             let (name, margin) = (self.name, self.margin)
             let fresh = try await cancellingOnSignals { try await service.token(for: name, margin: margin) }
+            try print(DaemonReply.Token(
+                name: fresh.account.name.rawValue, accessToken: fresh.credentials.accessToken, expiresAt: fresh.expiresAt,
+                chatgptAccountID: fresh.account.info.accountID, fedramp: fresh.account.info.isFedRAMPAccount))
+        }
+
+        private func print(_ token: DaemonReply.Token) throws {
             if global.json {
-                struct Output: Encodable {
-                    var name: String
-                    var accessToken: String
-                    var expiresAt: Date?
-                    var chatgptAccountID: String?
-                    var fedramp: Bool
-                }
-                try JSONOutput.print(Output(
-                    name: fresh.account.name.rawValue, accessToken: fresh.credentials.accessToken, expiresAt: fresh.expiresAt,
-                    chatgptAccountID: fresh.account.info.accountID, fedramp: fresh.account.info.isFedRAMPAccount))
+                try JSONOutput.print(token)
             } else {
-                FileHandle.standardOutput.write(Data((fresh.credentials.accessToken + "\n").utf8))
+                FileHandle.standardOutput.write(Data((token.accessToken + "\n").utf8))
             }
         }
     }

@@ -57,6 +57,17 @@ extension ChappieCommand.Usage {
         var maxAge: Duration = .seconds(60)
 
         func run() async throws {
+            // With --cached and a running daemon, the daemon's view is shown without opening the store.
+            if cached && !forecast,
+                let reply = DaemonClient.send(DaemonRequest(command: "usage"), to: DaemonClient.defaultSocket(in: global.location)),
+                reply.ok, let all = reply.accounts
+            {
+                let accounts = name.map { name in all.filter { $0.name == name } } ?? all
+                if let name, accounts.isEmpty {
+                    throw CommandFailure(message: "there is no account named \(name)", exitCode: .failure)
+                }
+                return try show(accounts: accounts, latest: reply.usage ?? [:], failures: [:], forecasts: [:])
+            }
             let store = try global.openStore().store
             let service = UsageService(store: store, endpoints: try global.endpoints())
             let accounts = try name.map { [try store.account(named: $0)] } ?? store.accounts()
@@ -67,7 +78,14 @@ extension ChappieCommand.Usage {
                     if let error = result.error { failures[result.account.name.rawValue] = CommandFailure(error)?.message ?? "\(error)" }
                 }
             }
-            let latest = try store.latestUsage()
+            var forecasts: [Int64: (Date?, Date?)] = [:]
+            if forecast {
+                for account in accounts { forecasts[account.id] = try service.forecast(for: account) }
+            }
+            try show(accounts: accounts, latest: try store.latestUsage(), failures: failures, forecasts: forecasts)
+        }
+
+        private func show(accounts: [Account], latest: [Int64: UsageSample], failures: [String: String], forecasts: [Int64: (Date?, Date?)]) throws {
             struct Row: Encodable {
                 var name: String
                 var plan: String?
@@ -84,7 +102,7 @@ extension ChappieCommand.Usage {
             for account in accounts {
                 let sample = latest[account.id]
                 let snapshot = sample?.snapshot
-                let runOut = forecast ? try service.forecast(for: account) : (nil, nil)
+                let runOut = forecasts[account.id] ?? (nil, nil)
                 rows.append(Row(
                     name: account.name.rawValue, plan: (snapshot?.plan ?? account.info.plan)?.rawValue, observedAt: sample?.observedAt,
                     fiveHour: snapshot?.shortWindow, weekly: snapshot?.longWindow,

@@ -1,0 +1,40 @@
+public import Foundation
+
+/// How `chappie daemon` schedules its work.
+public struct DaemonConfiguration: Sendable {
+    /// Refresh an account this long before its access token expires. Default: 10 minutes.
+    public var refreshMargin: Duration
+    /// Poll usage this often (±10 % jitter). Default: 10 minutes.
+    public var pollInterval: Duration
+    /// Switch away from the active account when it reaches its limit. Default: off.
+    public var autoSwitch: Bool
+    /// Where auto-switch exports the new account for the Codex CLI (else the codex-home setting).
+    public var codexHome: URL?
+    /// The socket of the local API.
+    public var socket: URL
+    /// How many accounts are refreshed or polled at once. Default: 8.
+    public var concurrency: Int
+    /// The wait after an account's first failure; it doubles with each further one. Default: 30 seconds.
+    public var initialBackoff: Duration
+    /// The longest wait after repeated failures of one account. Default: 30 minutes.
+    public var maximumBackoff: Duration
+    /// The longest the scheduler sleeps before looking at the accounts again. Default: 60 seconds.
+    public var rescanInterval: Duration
+
+    /// Creates a configuration; every parameter has the default documented on its property.
+    public init(
+        socket: URL, refreshMargin: Duration = .seconds(600), pollInterval: Duration = .seconds(600), autoSwitch: Bool = false,
+        codexHome: URL? = nil, concurrency: Int = 8, initialBackoff: Duration = .seconds(30), maximumBackoff: Duration = .seconds(1800),
+        rescanInterval: Duration = .seconds(60)
+    ) {
+        self.initialBackoff = initialBackoff
+        self.socket = socket
+        self.refreshMargin = refreshMargin
+        self.pollInterval = pollInterval
+        self.autoSwitch = autoSwitch
+        self.codexHome = codexHome
+        self.concurrency = concurrency
+        self.maximumBackoff = maximumBackoff
+        self.rescanInterval = rescanInterval
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+
+/// What the daemon has done and what it waits for: counters, per-account backoff, the last limit
+/// event it switched on.
+actor DaemonState {
+    let startedAt = Date()
+    private(set) var lastRefreshAt: Date?
+    private(set) var lastPollAt: Date?
+    private(set) var refreshes = 0, refreshFailures = 0, polls = 0, pollFailures = 0, switches = 0
+    /// Failures in a row and when to try again, per account row id.
+    private var backoff: [Int64: (failures: Int, until: Date)] = [:]
+    /// When each account was last looked at by the refresher.
+    private var attempts: [Int64: Date] = [:]
+    /// The limit event (account and window reset) the daemon last switched away from.
+    private var lastLimitEvent: String?
+    private let initialBackoff: Double
+    private let maximumBackoff: Double
+
+    init(initialBackoff: Duration, maximumBackoff: Duration) {
+        self.initialBackoff = max(0.1, Double(initialBackoff.components.seconds) + Double(initialBackoff.components.attoseconds) / 1e18)
+        self.maximumBackoff = Double(maximumBackoff.components.seconds)
+    }
+
+    func attempted(_ id: Int64) {
+        attempts[id] = Date()
+    }
+
+    /// When the refresher last looked at the account, if within the last minute.
+    func recentAttempt(_ id: Int64) -> Date? {
+        attempts[id].flatMap { Date().timeIntervalSince($0) < 60 ? $0 : nil }
+    }
+
+    func refreshed(_ id: Int64) {
+        refreshes += 1
+        lastRefreshAt = Date()
+        backoff[id] = nil
+    }
+
+    func polled(_ id: Int64) {
+        polls += 1
+        lastPollAt = Date()
+        backoff[id] = nil
+    }
+
+    /// Records a failure; returns when to try the account again (the initial wait, doubling, at most the maximum, ±10 %).
+    @discardableResult
+    func failed(_ id: Int64, refresh: Bool) -> Date {
+        if refresh { refreshFailures += 1 } else { pollFailures += 1 }
+        let failures = (backoff[id]?.failures ?? 0) + 1
+        let delay = min(maximumBackoff, initialBackoff * pow(2, Double(failures - 1))) * Double.random(in: 0.9...1.1)
+        let until = Date().addingTimeInterval(delay)
+        backoff[id] = (failures, until)
+        return until
+    }
+
+    func backoffUntil(_ id: Int64) -> Date? {
+        guard let entry = backoff[id], entry.until > Date() else { return nil }
+        return entry.until
+    }
+
+    func backingOff() -> [Int64: Date] {
+        backoff.filter { $0.value.until > Date() }.mapValues(\.until)
+    }
+
+    /// Whether this limit event is new (then it is remembered).
+    func isNewLimitEvent(_ key: String) -> Bool {
+        guard key != lastLimitEvent else { return false }
+        lastLimitEvent = key
+        return true
+    }
+
+    func switched() {
+        switches += 1
+    }
+}

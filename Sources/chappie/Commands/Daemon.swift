@@ -1,0 +1,112 @@
+import ArgumentParser
+import ChappieCore
+import ChappieService
+import ChappieStore
+import Foundation
+import Logging
+import ServiceLifecycle
+import UnixSignals
+
+extension ChappieCommand {
+    /// `chappie daemon`: the background service.
+    struct Daemon: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Keep tokens fresh and usage polled in the background, with a local API on a Unix socket.",
+            discussion: """
+                Refreshes each account before its token expires, polls usage every --poll-interval, and with \
+                --auto-switch moves off the active account when it reaches its limit. SIGTERM or Ctrl-C stop \
+                it cleanly. See docs/operations.md for a systemd unit.
+                """)
+
+        @OptionGroup var global: GlobalOptions
+        @Option(help: ArgumentHelp("Refresh this long before a token expires.", valueName: "duration"), transform: parseDuration)
+        var refreshMargin: Duration = .seconds(600)
+        @Option(help: ArgumentHelp("Poll usage this often.", valueName: "duration"), transform: parseDuration)
+        var pollInterval: Duration = .seconds(600)
+        @Flag(help: "Switch to the best account when the active one reaches its limit.") var autoSwitch = false
+        @Option(help: ArgumentHelp("The wait after an account's first failure (it doubles each time, up to 30 minutes).", valueName: "duration"), transform: parseDuration)
+        var backoff: Duration = .seconds(30)
+        @Option(help: ArgumentHelp("The longest wait after repeated failures of one account.", valueName: "duration"), transform: parseDuration)
+        var maxBackoff: Duration = .seconds(1800)
+        @Option(help: ArgumentHelp("Where auto-switch writes auth.json for Codex (default: the codex-home setting).", valueName: "dir"))
+        var codexHome: String?
+        @Option(help: ArgumentHelp("The socket of the local API (default: chappie.sock in the data directory).", valueName: "path"))
+        var socket: String?
+        @Option(help: "Log format: text or json.") var logFormat: LogFormat = .text
+        @Option(help: "Log level: trace, debug, info, notice, warning, error.") var logLevel: String = "info"
+
+        enum LogFormat: String, ExpressibleByArgument, CaseIterable { case text, json }
+
+        func validate() throws {
+            guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level must be trace, debug, info, notice, warning or error") }
+            guard pollInterval >= .seconds(1), backoff >= .seconds(1) else { throw ValidationError("--poll-interval and --backoff must be at least 1s") }
+        }
+
+        func run() async throws {
+            let level = Logger.Level(rawValue: logLevel) ?? .info
+            let json = logFormat == .json
+            let logger = Logger(label: "chappie.daemon") { label in
+                var handler: any LogHandler = json ? JSONLogHandler(label: label) : StreamLogHandler.standardError(label: label)
+                handler.logLevel = level
+                return handler
+            }
+            let opened = try global.openStore()
+            let socketURL = socket.map { URL(fileURLWithPath: ($0 as NSString).expandingTildeInPath) }
+                ?? DaemonClient.defaultSocket(in: opened.store.location)
+            if DaemonClient.send(DaemonRequest(command: "status"), to: socketURL, timeout: .seconds(2)) != nil {
+                throw CommandFailure(message: "a daemon is already running on \(socketURL.path)", exitCode: .failure)
+            }
+            let configuration = DaemonConfiguration(
+                socket: socketURL, refreshMargin: refreshMargin, pollInterval: pollInterval, autoSwitch: autoSwitch,
+                codexHome: codexHome.map { URL(fileURLWithPath: ($0 as NSString).expandingTildeInPath) }, initialBackoff: backoff,
+                maximumBackoff: max(backoff, maxBackoff))
+            let daemon = ChappieService.Daemon(store: opened.store, endpoints: try global.endpoints(), configuration: configuration, logger: logger)
+            let group = ServiceGroup(configuration: ServiceGroupConfiguration(
+                services: [daemon], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+            try await group.run()
+        }
+    }
+
+    /// `chappie status`: the daemon and the accounts.
+    struct Status: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Whether a daemon runs (uptime, last refresh and poll) and each account's state.")
+
+        @OptionGroup var global: GlobalOptions
+        @Option(help: ArgumentHelp("The daemon's socket (default: chappie.sock in the data directory).", valueName: "path")) var socket: String?
+
+        struct Output: Encodable {
+            var daemon: DaemonReply.Status?
+            var accounts: [Account]
+        }
+
+        func run() async throws {
+            let socketURL = socket.map { URL(fileURLWithPath: ($0 as NSString).expandingTildeInPath) } ?? DaemonClient.defaultSocket(in: global.location)
+            let output: Output
+            if let reply = DaemonClient.send(DaemonRequest(command: "status"), to: socketURL, timeout: .seconds(10)), reply.ok {
+                output = Output(daemon: reply.status, accounts: reply.accounts ?? [])
+            } else {
+                output = Output(daemon: nil, accounts: try global.openStore().store.accounts())
+            }
+            if global.json {
+                try JSONOutput.print(output)
+                return
+            }
+            if let daemon = output.daemon {
+                print("Daemon: running, pid \(daemon.pid), started \(Formatting.localTime(daemon.startedAt)) (\(Formatting.relative(daemon.startedAt)))")
+                print("Last refresh: \(daemon.lastRefreshAt.map { Formatting.relative($0) } ?? "none yet"); last poll: \(daemon.lastPollAt.map { Formatting.relative($0) } ?? "none yet")")
+                print("Refreshes: \(daemon.refreshes) (\(daemon.refreshFailures) failed); polls: \(daemon.polls) (\(daemon.pollFailures) failed); switches: \(daemon.switches)")
+            } else {
+                print("Daemon: not running (start it with chappie daemon, or use cron: docs/operations.md)")
+            }
+            var table = TextTable(" ", "NAME", "STATUS", "TOKEN EXPIRES", "LAST REFRESH", "NOTE")
+            for account in output.accounts {
+                let note = output.daemon?.backingOff[account.name.rawValue].map { "retrying \(Formatting.relative($0))" } ?? account.lastError ?? ""
+                table.append(
+                    account.isActive ? "*" : " ", account.name.rawValue, account.status.rawValue,
+                    account.accessTokenExpiresAt.map { Formatting.relative($0) } ?? "-", account.lastRefreshAt.map { Formatting.relative($0) } ?? "-",
+                    String(note.prefix(80)))
+            }
+            print(output.accounts.isEmpty ? "No accounts yet." : table.render())
+        }
+    }
+}

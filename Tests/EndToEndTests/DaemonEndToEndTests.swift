@@ -1,0 +1,203 @@
+import ChappieTestSupport
+import Foundation
+import Testing
+
+@Suite("chappie daemon: refreshing, polling, faults, auto-switch and the socket")
+struct DaemonEndToEndTests {
+    private struct Setup {
+        let emulator: EmulatorProcess
+        let home: URL
+        var service: [String] { ["--issuer", emulator.issuer, "--backend", emulator.backend, "--home", home.path] }
+
+        func chappie(_ arguments: [String]) async throws -> ProcessResult {
+            try await runProcess(try BuiltProducts.executable("chappie"), arguments + service,
+                                 environment: ["CHAPPIE_PASSPHRASE": nil, "CHAPPIE_KEY_FILE": nil], timeout: .seconds(60))
+        }
+
+        func control(_ path: String, method: String = "GET", body: String? = nil) async throws -> JSONDocument {
+            let result = try await runProcess(URL(fileURLWithPath: "/usr/bin/curl"), ["-s", "-X", method] + (body.map { ["-d", $0] } ?? []) + [emulator.issuer + path])
+            return JSONDocument(Data(result.stdout.utf8))
+        }
+
+        /// Starts `chappie daemon` with the arguments; stdout and stderr go to a log file in the home.
+        func startDaemon(_ arguments: [String]) throws -> Process {
+            let process = Process()
+            process.executableURL = try BuiltProducts.executable("chappie")
+            process.arguments = ["daemon", "--log-format", "json"] + arguments + service
+            let log = home.appendingPathComponent("daemon.log")
+            FileManager.default.createFile(atPath: log.path, contents: nil)
+            let handle = try FileHandle(forWritingTo: log)
+            process.standardOutput = handle
+            process.standardError = handle
+            try process.run()
+            return process
+        }
+
+        func daemonStatus() async throws -> JSONDocument {
+            JSONDocument(Data(try await chappie(["status", "--json"]).stdout.utf8))
+        }
+
+        func waitForSocket() async throws {
+            for _ in 0..<100 where !FileManager.default.fileExists(atPath: home.appendingPathComponent("chappie.sock").path) {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+
+        func stop(_ daemon: Process) async -> Int32 {
+            if daemon.isRunning { daemon.terminate() }
+            for _ in 0..<200 where daemon.isRunning { try? await Task.sleep(for: .milliseconds(25)) }
+            if daemon.isRunning { kill(daemon.processIdentifier, SIGKILL) }
+            daemon.waitUntilExit()
+            return daemon.terminationStatus
+        }
+    }
+
+    private func setUp(_ emulatorArguments: [String], accounts: [String]) async throws -> Setup {
+        let setup = Setup(
+            emulator: try await EmulatorProcess(arguments: ["--auto-approve", "--auto-approve-delay", "0", "--device-code-interval", "1"] + emulatorArguments),
+            home: try TestTokens.temporaryDirectory("chappie-e2e-daemon"))
+        for name in accounts { #expect(try await setup.chappie(["accounts", "add", name]).status == 0) }
+        return setup
+    }
+
+    @Test("Short-lived tokens refreshed before expiry for 20 s beside CLI calls; tokens through the socket; no refresh token used twice")
+    func refreshesBeforeExpiry() async throws {
+        let setup = try await setUp(["--access-token-ttl", "4"], accounts: ["a", "b", "c"])
+        defer { Task { await setup.emulator.stop(); try? FileManager.default.removeItem(at: setup.home) } }
+        let daemon = try setup.startDaemon(["--refresh-margin", "2s", "--poll-interval", "2s"])
+        try await setup.waitForSocket()
+        let socket = setup.home.appendingPathComponent("chappie.sock")
+        #expect((try FileManager.default.attributesOfItem(atPath: socket.path)[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+        let end = ContinuousClock.now + .seconds(20)
+        var failures: [String] = []
+        while ContinuousClock.now < end {
+            for name in ["a", "b", "c"] {
+                let token = try await setup.chappie(["token", name, "--margin", "1s", "--json"])
+                let json = JSONDocument(Data(token.stdout.utf8))
+                if token.status != 0 || json.string("name") != name { failures.append("\(name): \(token.status) \(token.stderr)") }
+                if let expires = json.number("expiresAt") ?? json.string("expiresAt").flatMap({ try? Date($0, strategy: .iso8601).timeIntervalSince1970 }),
+                    expires < Date().timeIntervalSince1970
+                {
+                    failures.append("\(name): an expired token was handed out")
+                }
+            }
+            try await Task.sleep(for: .milliseconds(700))
+        }
+        #expect(failures.isEmpty, "\(failures.prefix(3))")
+        let status = try await setup.daemonStatus()
+        #expect((status.int("daemon", "refreshes") ?? 0) >= 6, "the daemon did not refresh on its own")
+        #expect((status.int("daemon", "polls") ?? 0) >= 6)
+        let stats = try await setup.control("/_emulator/stats")
+        #expect(stats.int("refresh", "reuse_detected") == 0)
+        #expect(stats.int("refresh", "tokens_presented_more_than_once") == 0)
+        #expect(await setup.stop(daemon) == 0)
+        #expect(!FileManager.default.fileExists(atPath: socket.path))
+    }
+
+    @Test("SIGTERM while refreshes are at the server: the daemon stops within a second or two and nothing is lost")
+    func sigtermMidRefresh() async throws {
+        let setup = try await setUp(["--access-token-ttl", "3"], accounts: ["a", "b"])
+        defer { Task { await setup.emulator.stop(); try? FileManager.default.removeItem(at: setup.home) } }
+        _ = try await setup.control("/_emulator/faults", method: "POST", body: #"{"kind":"latency","ms":300,"count":100000,"path":"/oauth/token"}"#)
+        for round in 0..<4 {
+            let daemon = try setup.startDaemon(["--refresh-margin", "3s", "--poll-interval", "60s"])
+            try await Task.sleep(for: .milliseconds(Int.random(in: 400...1200)))
+            let clock = ContinuousClock()
+            let start = clock.now
+            #expect(await setup.stop(daemon) == 0, "round \(round)")
+            #expect(clock.now - start < .seconds(3))
+            let refresh = try await setup.chappie(["refresh", "--all"])
+            #expect(refresh.status == 0, "round \(round): \(refresh.stderr)")
+        }
+        #expect(try await setup.control("/_emulator/stats").int("refresh", "reuse_detected") == 0)
+    }
+
+    @Test("5xx, then dropped connections: the daemon keeps running, backs off, and recovers when the service does")
+    func survivesFaults() async throws {
+        let setup = try await setUp(["--access-token-ttl", "6"], accounts: ["a", "b"])
+        defer { Task { await setup.emulator.stop(); try? FileManager.default.removeItem(at: setup.home) } }
+        let daemon = try setup.startDaemon(["--refresh-margin", "4s", "--poll-interval", "1s", "--backoff", "1s", "--max-backoff", "3s"])
+        try await setup.waitForSocket()
+        _ = try await setup.control("/_emulator/faults", method: "POST", body: #"{"kind":"status","status":503,"count":100000}"#)
+        try await Task.sleep(for: .seconds(8))
+        _ = try await setup.control("/_emulator/faults", method: "DELETE")
+        _ = try await setup.control("/_emulator/faults", method: "POST", body: #"{"kind":"drop","count":100000}"#)
+        try await Task.sleep(for: .seconds(5))
+        let during = try await setup.daemonStatus()
+        #expect((during.int("daemon", "refreshFailures") ?? 0) + (during.int("daemon", "pollFailures") ?? 0) > 0)
+        #expect(daemon.isRunning)
+        _ = try await setup.control("/_emulator/faults", method: "DELETE")
+        let refreshesBefore = during.int("daemon", "refreshes") ?? 0
+        var recovered = false
+        for _ in 0..<40 {
+            try await Task.sleep(for: .milliseconds(500))
+            let status = try await setup.daemonStatus()
+            if (status.int("daemon", "refreshes") ?? 0) > refreshesBefore, status.string("accounts", 0, "status") == "ok" {
+                recovered = true
+                break
+            }
+        }
+        #expect(recovered, "the daemon did not refresh again after the faults ended")
+        #expect(try await setup.chappie(["token", "a"]).status == 0)
+        #expect(await setup.stop(daemon) == 0)
+    }
+
+    @Test("Auto-switch happens once per limit event, not in a loop, and is in the audit log")
+    func autoSwitchOnce() async throws {
+        let setup = try await setUp([], accounts: ["a", "b"])
+        defer { Task { await setup.emulator.stop(); try? FileManager.default.removeItem(at: setup.home) } }
+        #expect(try await setup.chappie(["accounts", "switch", "a"]).status == 0)
+        let accounts = try await setup.control("/_emulator/accounts")
+        let a = try #require(accounts.string(0, "account_id")), b = try #require(accounts.string(1, "account_id"))
+        let codexHome = setup.home.appendingPathComponent("codex")
+        let daemon = try setup.startDaemon(["--poll-interval", "1s", "--auto-switch", "--codex-home", codexHome.path])
+        try await setup.waitForSocket()
+        _ = try await setup.control("/_emulator/accounts/\(a)/usage", method: "POST", body: #"{"five_hour_used_percent":100}"#)
+        var switched = false
+        for _ in 0..<40 {
+            try await Task.sleep(for: .milliseconds(250))
+            if try await setup.chappie(["accounts", "current"]).stdout == "b\n" { switched = true; break }
+        }
+        #expect(switched)
+        #expect(FileManager.default.fileExists(atPath: codexHome.appendingPathComponent("auth.json").path))
+        // b fills up too while a is still full: nowhere to go, so no switching back and forth.
+        _ = try await setup.control("/_emulator/accounts/\(b)/usage", method: "POST", body: #"{"five_hour_used_percent":100}"#)
+        try await Task.sleep(for: .seconds(4))
+        let status = try await setup.daemonStatus()
+        #expect(status.int("daemon", "switches") == 1)
+        #expect(try await setup.chappie(["accounts", "current"]).stdout == "b\n")
+        let log = try await setup.chappie(["log", "--json"])
+        #expect(log.stdout.components(separatedBy: "auto_switched").count - 1 == 1)
+        #expect(await setup.stop(daemon) == 0)
+    }
+
+    @Test("The socket answers status, metrics and usage; malformed requests get an error, not a crash")
+    func socketAPI() async throws {
+        let setup = try await setUp([], accounts: ["a"])
+        defer { Task { await setup.emulator.stop(); try? FileManager.default.removeItem(at: setup.home) } }
+        let daemon = try setup.startDaemon(["--poll-interval", "1s"])
+        try await setup.waitForSocket()
+        let socket = setup.home.appendingPathComponent("chappie.sock").path
+        func raw(_ payload: String) async throws -> String {
+            let script = "import socket,sys\ns=socket.socket(socket.AF_UNIX)\ns.connect(sys.argv[1])\ns.sendall(sys.argv[2].encode())\ns.shutdown(socket.SHUT_WR)\nprint(s.makefile().read(), end='')"
+            return try await runProcess(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", script, socket, payload]).stdout
+        }
+        for payload in ["not json\n", "{}\n", "[1,2]\n", #"{"command":"reboot"}"# + "\n", String(repeating: "x", count: 70_000), ""] {
+            let answer = JSONDocument(Data(try await raw(payload).utf8))
+            #expect(answer.bool("ok") == false, "\(payload.prefix(20).debugDescription) → \(answer.root.map { "\($0)" } ?? "no JSON")")
+            #expect(answer.string("error")?.isEmpty == false)
+        }
+        let metrics = JSONDocument(Data(try await raw(#"{"command":"metrics"}"# + "\n").utf8)).string("metrics") ?? ""
+        #expect(metrics.contains("# TYPE chappie_refreshes_total counter"))
+        #expect(metrics.contains(#"chappie_account_token_seconds_to_expiry{account="a"}"#))
+        #expect(!metrics.contains("eyJ"))
+        // The daemon still works after all that.
+        #expect(try await setup.chappie(["status"]).stdout.contains("Daemon: running"))
+        let cached = try await setup.chappie(["usage", "--cached", "--json"])
+        #expect(cached.status == 0)
+        #expect(await setup.stop(daemon) == 0)
+        let after = try await setup.chappie(["usage", "--cached", "--json"])
+        #expect(after.stdout == cached.stdout, "the daemon and the database gave different output")
+        #expect(try await setup.chappie(["status"]).stdout.contains("Daemon: not running"))
+    }
+}
