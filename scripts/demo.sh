@@ -8,9 +8,15 @@ bin=$(swift build --show-bin-path)
 work=$(mktemp -d -t chappie-demo.XXXXXX)
 chmod 700 "$work"
 emulator_pid=""
+daemon_pid=""
 
 cleanup() {
   status=$?
+  if [ -n "$daemon_pid" ] && kill -0 "$daemon_pid" 2>/dev/null; then
+    kill -TERM "$daemon_pid" 2>/dev/null || true
+    for _ in $(seq 30); do kill -0 "$daemon_pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$daemon_pid" 2>/dev/null || true
+  fi
   if [ -n "$emulator_pid" ] && kill -0 "$emulator_pid" 2>/dev/null; then
     kill -TERM "$emulator_pid" 2>/dev/null || true
     for _ in $(seq 50); do kill -0 "$emulator_pid" 2>/dev/null || break; sleep 0.1; done
@@ -64,19 +70,55 @@ echo "${token:0:16}… (${#token} characters)"
 step "chappie refresh --all (the refresh token rotates, once)"
 "${chappie[@]}" refresh --all "${service[@]}"
 
-step "chappie accounts add team (a second account)"
-"${chappie[@]}" accounts add team "${service[@]}"
+step "chappie accounts add team, then spare (three accounts in all)"
+"${chappie[@]}" accounts add team "${service[@]}" 2> /dev/null
+"${chappie[@]}" accounts add spare "${service[@]}" 2> /dev/null
 
-step "Use some of personal's 5-hour window at the emulator, then chappie usage (polls both accounts)"
-curl -s -X POST -d '{"five_hour_used_percent":72,"weekly_used_percent":30}' \
-  "$address/_emulator/accounts/$("${chappie[@]}" accounts show personal --json | sed -n 's/.*"chatgptAccountID" : "\(.*\)".*/\1/p')/usage" > /dev/null
+account_id() {
+  "${chappie[@]}" accounts show "$1" --json | sed -n 's/.*"chatgptAccountID" : "\(.*\)".*/\1/p'
+}
+set_usage() {
+  curl -s -X POST -d "$2" "$address/_emulator/accounts/$(account_id "$1")/usage" > /dev/null
+}
+
+step "Some use at the emulator (personal 72 %, spare's week 80 %), then chappie usage (polls all three)"
+set_usage personal '{"five_hour_used_percent":72,"weekly_used_percent":30}'
+set_usage spare '{"five_hour_used_percent":10,"weekly_used_percent":80}'
 "${chappie[@]}" usage "${service[@]}"
 
-step "chappie accounts switch --best (the account with the most headroom)"
-"${chappie[@]}" accounts switch --best "${service[@]}"
+step "chappie accounts list (usage, headroom and its binding window)"
+"${chappie[@]}" accounts list
 
-step "chappie usage report --by day (CSV)"
-"${chappie[@]}" usage report --by day --tz UTC --format csv
+step "chappie accounts switch personal, then start chappie daemon --auto-switch (polls every 2 s)"
+"${chappie[@]}" accounts switch personal
+"${chappie[@]}" daemon --poll-interval 2s --auto-switch --codex-home "$work/codex" "${service[@]}" > "$work/daemon.log" 2>&1 &
+daemon_pid=$!
+for _ in $(seq 100); do [ -S "$CHAPPIE_HOME/chappie.sock" ] && break; sleep 0.1; done
+"${chappie[@]}" status
+
+step "personal reaches its 5-hour limit; the daemon switches to the account with the most headroom"
+set_usage personal '{"five_hour_used_percent":100}'
+for _ in $(seq 60); do
+  [ "$("${chappie[@]}" accounts current)" != "personal" ] && break
+  sleep 0.25
+done
+echo "Active account now: $("${chappie[@]}" accounts current)"
+"${chappie[@]}" log --limit 3
+grep -m1 'switched account' "$work/daemon.log" || true
+
+step "chappie token through the daemon's socket (cut short)"
+token=$("${chappie[@]}" token "${service[@]}")
+echo "${token:0:16}… (${#token} characters)"
+
+step "chappie usage report --by day (CSV), written to a file"
+"${chappie[@]}" usage report --by day --tz UTC -o "$work/usage.csv"
+cat "$work/usage.csv"
+
+step "Stopping the daemon (SIGTERM)"
+kill -TERM "$daemon_pid"
+wait "$daemon_pid" || true
+daemon_pid=""
+tail -n 2 "$work/daemon.log"
 
 step "chappie accounts import (a Codex CLI auth.json, as ~/.codex/auth.json would hold)"
 "${chappie[@]}" accounts import Tests/Fixtures/openai/codex-auth.json --name work
@@ -98,4 +140,4 @@ step "chappie log (the audit trail; it never holds a token)"
 "${chappie[@]}" log --limit 10
 
 echo
-echo "demo: success — against the emulator at $address chappie checked its setup, signed accounts in, got and refreshed a token, polled usage and switched to the best account, reported usage as CSV, imported a Codex login, switched Codex to it, and rotated its key."
+echo "demo: success — against the emulator at $address chappie checked its setup, signed three accounts in, refreshed a token, polled usage, ran the daemon, which switched away from an account at its limit, reported usage as CSV, imported a Codex login, switched Codex to it, and rotated its key."

@@ -189,6 +189,63 @@ func signIn(count: Int, port: Int, home: URL) async throws {
     }
 }
 
+/// The daemon over the 200 signed-in accounts: `chappie token` through its socket, and its idle
+/// memory and CPU over 60 s.
+func runDaemon(chappie: URL, home: URL, service: [String]) throws -> [String] {
+    let daemon = Process()
+    daemon.executableURL = chappie
+    daemon.arguments = ["daemon", "--poll-interval", "1h", "--log-level", "warning"] + service
+    daemon.standardOutput = FileHandle.nullDevice
+    daemon.standardError = FileHandle.nullDevice
+    try daemon.run()
+    defer {
+        daemon.terminate()
+        daemon.waitUntilExit()
+    }
+    let socket = home.appendingPathComponent("chappie.sock")
+    for _ in 0..<200 where !FileManager.default.fileExists(atPath: socket.path) { usleep(50_000) }
+    // Let the first poll of every account finish before measuring: wait until the daemon reports it.
+    for _ in 0..<120 {
+        let status = Process()
+        status.executableURL = chappie
+        status.arguments = ["status", "--json"] + service
+        let output = Pipe()
+        status.standardOutput = output
+        status.standardError = FileHandle.nullDevice
+        try status.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        status.waitUntilExit()
+        let polls = ((try? JSONSerialization.jsonObject(with: data)) as? [String: Any]).flatMap { ($0["daemon"] as? [String: Any])?["polls"] as? Int } ?? 0
+        if polls >= 200 { break }
+        sleep(1)
+    }
+    _ = try timeProcess(chappie, ["token", "user50"] + service, runs: 3)
+    let token = try timeProcess(chappie, ["token", "user50"] + service, runs: 30)
+    func cpuSeconds() -> Double {
+        guard let stat = try? String(contentsOfFile: "/proc/\(daemon.processIdentifier)/stat", encoding: .utf8) else { return 0 }
+        let fields = stat.split(separator: ")").last?.split(separator: " ") ?? []
+        // utime and stime are fields 14 and 15 of /proc/PID/stat; after the ")" they are at 11 and 12.
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+    func residentMiB() -> Double {
+        guard let status = try? String(contentsOfFile: "/proc/\(daemon.processIdentifier)/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+            let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "")
+        else { return 0 }
+        return kilobytes / 1024
+    }
+    let before = cpuSeconds()
+    sleep(60)
+    let used = cpuSeconds() - before
+    return [
+        String(format: "| `chappie token user50` through the daemon's socket, 200 accounts, whole process, 30 runs | median %.1f ms | p90 %.1f ms | min %.1f ms |",
+               quantile(token, 0.5), quantile(token, 0.9), token[0]),
+        String(format: "| `chappie daemon`, 200 accounts, idle for 60 s (polls hourly, refreshes at expiry) | resident %.1f MiB | CPU %.2f s (%.2f %%) | |",
+               residentMiB(), used, used / 60 * 100),
+    ]
+}
+
 func runTokens(port: Int) async throws -> [String] {
     let home = FileManager.default.temporaryDirectory.appendingPathComponent("chappie-bench-\(UUID().uuidString)")
     defer { try? FileManager.default.removeItem(at: home) }
@@ -206,6 +263,7 @@ func runTokens(port: Int) async throws -> [String] {
     let refresh = try timeProcess(chappie, ["refresh", "--all", "--quiet"] + service, runs: 5)
     lines.append(String(format: "| `chappie refresh --all`, 200 accounts, 50 ms server latency, 8 at a time, 5 runs | median %.0f ms | max %.0f ms | min %.0f ms |",
                         quantile(refresh, 0.5), refresh[refresh.count - 1], refresh[0]))
+    lines += try runDaemon(chappie: chappie, home: home, service: service)
     fault.body = Data(#"{"kind":"latency","ms":50,"count":100000,"path":"/backend-api/wham/usage"}"#.utf8)
     _ = try await HTTPClient().execute(fault)
     let poll = try timeProcess(chappie, ["usage", "poll", "--all"] + service, runs: 5)

@@ -136,6 +136,21 @@ struct AccountStoreTests {
         #expect(try rotated.events(limit: 1).first?.kind == "key_rotated")
     }
 
+    @Test("A store unlocked before another process rotated the key refuses to seal with the old key")
+    func staleKeyAfterRotation() throws {
+        let test = try TestStore()
+        defer { test.remove() }
+        let account = try test.add("a@example.com", marker: "stale")
+        let other = try StoreDatabase.open(at: test.location).unlock(with: test.key)
+        _ = try other.rotateKey(to: SecretKey.generate(), passphraseKDF: nil)
+        #expect(try test.store.keyIsCurrent() == false)
+        #expect { _ = try test.store.updateCredentials(
+            of: account, to: Credentials(idToken: "i", accessToken: "a", refreshToken: "r"), accessTokenExpiresAt: nil,
+            refreshedAt: Date(), event: "refreshed") } throws: { error in
+            (error as? StoreError)?.code == .wrongKey
+        }
+    }
+
     @Test("A rotation that fails before commit changes nothing")
     func failedRotation() throws {
         let test = try TestStore()

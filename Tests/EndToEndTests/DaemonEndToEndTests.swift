@@ -171,6 +171,22 @@ struct DaemonEndToEndTests {
         #expect(await setup.stop(daemon) == 0)
     }
 
+    @Test("A key rotated while the daemon runs stops the daemon with an error instead of sealing with a dead key")
+    func keyRotationStopsDaemon() async throws {
+        let setup = try await setUp([], accounts: ["a"])
+        defer { Task { await setup.emulator.stop(); try? FileManager.default.removeItem(at: setup.home) } }
+        let daemon = try setup.startDaemon(["--poll-interval", "1s"])
+        try await setup.waitForSocket()
+        #expect(try await setup.chappie(["key", "rotate"]).status == 0)
+        for _ in 0..<100 where daemon.isRunning { try await Task.sleep(for: .milliseconds(100)) }
+        #expect(!daemon.isRunning)
+        #expect(daemon.terminationStatus != 0)
+        let log = try String(contentsOf: setup.home.appendingPathComponent("daemon.log"), encoding: .utf8)
+        #expect(log.contains("key was rotated"))
+        let list = JSONDocument(Data(try await setup.chappie(["accounts", "list", "--json"]).stdout.utf8))
+        #expect(list.string(0, "credentials") == "ok")
+    }
+
     @Test("The socket answers status, metrics and usage; malformed requests get an error, not a crash")
     func socketAPI() async throws {
         let setup = try await setUp([], accounts: ["a"])

@@ -40,10 +40,24 @@ public final class Daemon: Service {
             logger.info("daemon stopped")
         }
         try await cancelWhenGracefulShutdown {
-            await withTaskGroup(of: Void.self) { group in
+            try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { await self.refreshLoop() }
                 group.addTask { await self.pollLoop() }
-                await group.waitForAll()
+                group.addTask { try await self.watchKey() }
+                try await group.next()
+                group.cancelAll()
+            }
+        }
+    }
+
+    /// Ends the daemon (with an error, so that systemd restarts it) when another process rotates
+    /// the key: everything it would seal from then on would be unreadable.
+    private func watchKey() async throws {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .seconds(5))
+            if (try? store.keyIsCurrent()) == false {
+                logger.critical("the store's key was rotated by another process; stopping (start the daemon again to use the new key)")
+                throw StoreError(.wrongKey, "the store's key was rotated while the daemon ran")
             }
         }
     }

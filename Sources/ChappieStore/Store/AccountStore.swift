@@ -92,6 +92,12 @@ public final class AccountStore: Sendable {
         return credentials
     }
 
+    /// Whether the key this store was unlocked with is still the store's key (another process may
+    /// have rotated it).
+    public func keyIsCurrent() throws(StoreError) -> Bool {
+        try read { db in try db.setting(.keyID).map { String(decoding: $0, as: UTF8.self) } == key.id }
+    }
+
     /// The newest audit-log entries, newest first.
     public func events(limit: Int = 50) throws(StoreError) -> [AuditEvent] {
         try read { db in
@@ -344,6 +350,11 @@ public final class AccountStore: Sendable {
     // MARK: Helpers
 
     private func seal(_ credentials: Credentials, accountID: Int64, _ db: Database) throws {
+        // Another process may have rotated the key since this store was unlocked: sealing with the
+        // old key now would leave a credential nobody can open.
+        guard try db.setting(.keyID).map({ String(decoding: $0, as: UTF8.self) }) == key.id else {
+            throw StoreError(.wrongKey, "the store's key was rotated by another chappie process; run the command again (restart a daemon); nothing was changed")
+        }
         var json = try JSONEncoder().encode(credentials)
         defer { json.zeroize() }
         let box = SealedBox.seal(SecretBytes(copying: json), key: key, associatedData: Self.associatedData(accountID: accountID, keyID: key.id))
