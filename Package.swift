@@ -112,7 +112,7 @@ let package = Package(
         .executableTarget(
             name: "chappie-bench",
             dependencies: [
-                "ChappieNet", "ChappieEmulator", "ChappieStore", "ChappieVault", "ChappieCore", "Chappie",
+                "ChappieNet", "ChappieEmulator", "ChappieStore", "ChappieVault", "ChappieCore", "Chappie", "ChappieService",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             path: "Benchmarks/chappie-bench",

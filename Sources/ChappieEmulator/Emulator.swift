@@ -151,13 +151,11 @@ public final class Emulator: Sendable {
                 try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
             case .drop?:
                 return Reply(status: 200, headers: [], body: .bytes(Data(" ".utf8))).response(truncate: true)
-            case .status(let status, let body)?:
-                if let body {
-                    return Reply(status: status, headers: [("Content-Type", "application/json")], body: .bytes(Data(body.utf8)))
-                        .response(truncate: false)
-                }
-                return Reply.openAIError(status, message: "Injected failure (status \(status)).", type: "server_error", code: nil)
-                    .response(truncate: false)
+            case .status(let status, let body, let retryAfter)?:
+                var reply = body.map { Reply(status: status, headers: [("Content-Type", "application/json")], body: .bytes(Data($0.utf8))) }
+                    ?? Reply.openAIError(status, message: "Injected failure (status \(status)).", type: "server_error", code: nil)
+                if let retryAfter { reply.headers.append(("Retry-After", String(retryAfter))) }
+                return reply.response(truncate: false)
             default:
                 break
             }

@@ -92,6 +92,7 @@ actor EmulatorState {
     private var dripsStarted = 0
     private var dripsCompleted = 0
     private var dripsAborted = 0
+    private var streamsAborted = 0
 
     init(configuration: EmulatorConfiguration) {
         self.configuration = configuration
@@ -355,13 +356,14 @@ actor EmulatorState {
         return kind
     }
 
-    enum DripEvent { case started, completed, aborted }
+    enum DripEvent { case started, completed, aborted, streamAborted }
 
     func record(_ event: DripEvent) {
         switch event {
         case .started: dripsStarted += 1
         case .completed: dripsCompleted += 1
         case .aborted: dripsAborted += 1
+        case .streamAborted: streamsAborted += 1
         }
     }
 
@@ -386,6 +388,7 @@ actor EmulatorState {
                 ("approved", .int(deviceCodesApproved)),
             ])),
             ("responses_streamed", .int(responsesStreamed)),
+            ("streams_aborted", .int(streamsAborted)),
             ("drips", .object([
                 ("started", .int(dripsStarted)),
                 ("completed", .int(dripsCompleted)),

@@ -1,8 +1,9 @@
 /// A misbehaviour the control API asks the emulator to show on coming requests.
 struct Fault: Sendable {
     enum Kind: Sendable {
-        /// Answer with this status and an OpenAI-shaped error body (or the given body).
-        case status(Int, body: String?)
+        /// Answer with this status and an OpenAI-shaped error body (or the given body), with a
+        /// `Retry-After` header when `retryAfter` is set.
+        case status(Int, body: String?, retryAfter: Int?)
         /// Wait this many seconds, then answer normally.
         case latency(Double)
         /// Answer 200 with a body that is not JSON.
@@ -15,6 +16,10 @@ struct Fault: Sendable {
         case cutStream(afterEvents: Int)
         /// Stream one text delta, then `response.failed` (server_is_overloaded).
         case failStream
+        /// Wait this many seconds between SSE events.
+        case slowStream(Double)
+        /// Replace the third SSE event's data with text that is not JSON.
+        case badEvent
     }
 
     var kind: Kind

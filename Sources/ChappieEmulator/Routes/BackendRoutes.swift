@@ -81,15 +81,21 @@ struct BackendRoutes: Sendable {
         guard let charged = await state.charge(accountID: account.accountID) else {
             return .openAIError(401, message: "Unknown account.", code: "token_invalidated")
         }
-        let frames = events(model: model, prompt: lastUserText(fields["input"]), account: charged, fault: fault)
+        var frames = events(model: model, prompt: lastUserText(fields["input"]), account: charged, fault: fault)
         var cutAfter: Int?
-        if case .cutStream(let afterEvents)? = fault { cutAfter = afterEvents }
+        var pause = 0.0
+        switch fault {
+        case .cutStream(let afterEvents)?: cutAfter = afterEvents
+        case .slowStream(let seconds)?: pause = seconds
+        case .badEvent? where frames.count > 2: frames[2] = "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"delta\":\n\n"
+        default: break
+        }
         let requestID = "req_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(24).lowercased()
         return Reply(
             status: 200,
             headers: [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache")]
                 + rateLimitHeaders(charged) + [("x-request-id", requestID), ("openai-model", model)],
-            body: .events(frames, cutAfter: cutAfter))
+            body: .events(frames, cutAfter: cutAfter, pause: pause, state: state))
     }
 
     /// The `x-codex-*` rate-limit headers of §6.2.

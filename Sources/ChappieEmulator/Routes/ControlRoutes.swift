@@ -60,7 +60,7 @@ struct ControlRoutes: Sendable {
             guard let status = fields.number("status"), (100...599).contains(Int(status)) else {
                 return .openAIError(400, message: "status (100-599) is required.", code: "invalid_request")
             }
-            kind = .status(Int(status), body: fields.string("body"))
+            kind = .status(Int(status), body: fields.string("body"), retryAfter: fields.number("retry_after").map { Int($0) })
         case "latency":
             guard let milliseconds = fields.number("ms"), milliseconds >= 0 else {
                 return .openAIError(400, message: "ms is required.", code: "invalid_request")
@@ -78,9 +78,15 @@ struct ControlRoutes: Sendable {
         case "fail_stream":
             kind = .failStream
             path = path ?? "/backend-api/codex/responses"
+        case "slow_stream":
+            kind = .slowStream((fields.number("ms") ?? 200) / 1000)
+            path = path ?? "/backend-api/codex/responses"
+        case "bad_event":
+            kind = .badEvent
+            path = path ?? "/backend-api/codex/responses"
         default:
             return .openAIError(
-                400, message: "kind must be status, latency, malformed, truncated, drop, cut_stream or fail_stream.", code: "invalid_request")
+                400, message: "kind must be status, latency, malformed, truncated, drop, cut_stream, fail_stream, slow_stream or bad_event.", code: "invalid_request")
         }
         let count = Int(fields.number("count") ?? 1)
         guard count >= 1 else { return .openAIError(400, message: "count must be at least 1.", code: "invalid_request") }

@@ -6,8 +6,9 @@ import Hummingbird
 struct Reply: Sendable {
     enum Body: Sendable {
         case bytes(Data)
-        /// Server-sent events, written one by one (each string is one whole frame).
-        case events([String], cutAfter: Int?)
+        /// Server-sent events, written one by one (each string is one whole frame), `pause` seconds
+        /// apart; an aborted stream is counted in `state`.
+        case events([String], cutAfter: Int?, pause: Double, state: EmulatorState)
         /// `count` chunks of `size` bytes, `interval` apart, reporting how the transfer ended.
         case drip(count: Int, size: Int, interval: Duration, state: EmulatorState)
     }
@@ -64,17 +65,23 @@ struct Reply: Sendable {
                 try await writer.write(ByteBuffer(bytes: data.prefix(data.count / 2)))
                 throw EmulatorDroppedConnection()
             })
-        case .events(let frames, let cutAfter):
+        case .events(let frames, let cutAfter, let pause, let state):
             return Response(status: status, headers: fields, body: ResponseBody { writer in
-                for (index, frame) in frames.enumerated() {
-                    if let cutAfter, index == cutAfter {
-                        // Half of the next event, then the end of the stream (fixture responses-cut.sse).
-                        try await writer.write(ByteBuffer(string: String(frame.prefix(frame.count / 2))))
-                        break
+                do {
+                    for (index, frame) in frames.enumerated() {
+                        if pause > 0 && index > 0 { try await Task.sleep(for: .milliseconds(Int(pause * 1000))) }
+                        if let cutAfter, index == cutAfter {
+                            // Half of the next event, then the end of the stream (fixture responses-cut.sse).
+                            try await writer.write(ByteBuffer(string: String(frame.prefix(frame.count / 2))))
+                            break
+                        }
+                        try await writer.write(ByteBuffer(string: frame))
                     }
-                    try await writer.write(ByteBuffer(string: frame))
+                    try await writer.finish(nil)
+                } catch {
+                    await state.record(.streamAborted)
+                    throw error
                 }
-                try await writer.finish(nil)
             })
         case .drip(let count, let size, let interval, let state):
             return Response(status: status, headers: fields, body: ResponseBody { writer in

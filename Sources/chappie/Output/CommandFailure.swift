@@ -23,6 +23,8 @@ struct CommandFailure: Error {
             self.init(message: error.message, exitCode: ExitStatus.configuration)
         case let error as ChappieAuthError:
             self.init(message: (error.errorDescription ?? "\(error)") + Self.advice(error.recovery), exitCode: Self.exitCode(error.recovery))
+        case let error as ChappieClientError:
+            self.init(message: (error.errorDescription ?? "\(error)") + Self.advice(error.recovery), exitCode: Self.exitCode(error.recovery))
         case let error as ServiceError:
             self.init(message: error.message, exitCode: error.kind == .configuration ? ExitStatus.configuration : .failure)
         default:

@@ -1,0 +1,79 @@
+public import Foundation
+
+/// A failure of a request made with `ChappieClient` (seed 000).
+///
+/// ```swift
+/// do {
+///     let reply = try await client.send("Hello")
+/// } catch ChappieClientError.usageLimitReached(let limit) {
+///     print(limit.plan?.displayName ?? "Unknown", limit.resetsAt as Any)
+/// }
+/// ```
+public enum ChappieClientError: Error, Sendable, Hashable, LocalizedError {
+    /// No account is stored for the configured slot: sign in first.
+    case missingCredential
+    /// The stored credential has no refresh token.
+    case missingRefreshToken
+    /// The stored credential has no ChatGPT account id.
+    case missingAccountID
+    /// The token expired and could not be refreshed; the string says why.
+    case reauthenticationRequired(String)
+    /// The plan's usage cap is reached.
+    case usageLimitReached(ChappieUsageLimit)
+    /// The model called a tool that is not registered.
+    case toolNotRegistered(String)
+    /// A tool call was denied: the tool and the reason.
+    case toolDenied(String, String)
+    /// A tool handler failed: the tool and the message.
+    case toolFailed(String, String)
+    /// The model kept calling tools beyond this many rounds.
+    case toolLoopLimitExceeded(Int)
+    /// The response ended in failure (`response.failed`, `response.incomplete`, or a stream that
+    /// closed before `response.completed`); the partial text is in the response.
+    case responseFailed(ChappieResponse)
+    /// A reconnected stream replayed different text; the string is what was already delivered.
+    case streamingTransportReplayDiverged(String)
+    /// An HTTP error with no more specific meaning: the status and the body. Status 0 means no
+    /// response arrived (the network failed).
+    case httpError(status: Int, body: String)
+    /// The reply could not be understood; the string says what was wrong.
+    case invalidResponse(String)
+
+    /// What to do about it (seed 004).
+    public var recovery: ChappieErrorRecovery {
+        switch self {
+        case .missingCredential, .missingRefreshToken, .missingAccountID, .reauthenticationRequired: .signInAgain
+        case .usageLimitReached(let limit): .retry(.after(seconds: limit.resetsInSeconds ?? limit.resetsAt.map { max(0, $0.timeIntervalSinceNow) } ?? 3600))
+        case .responseFailed(let response):
+            ["context_length_exceeded", "insufficient_quota", "usage_not_included", "cyber_policy", "invalid_prompt"].contains(response.errorCode ?? "")
+                ? .permanent : .retry(.now)
+        case .httpError(let status, _): status == 0 || status == 429 || status >= 500 ? .retry(.now) : .permanent
+        case .streamingTransportReplayDiverged: .retry(.now)
+        case .toolNotRegistered, .toolDenied, .toolFailed, .toolLoopLimitExceeded, .invalidResponse: .permanent
+        }
+    }
+
+    /// A sentence for people.
+    public var errorDescription: String? {
+        switch self {
+        case .missingCredential: "No account is signed in for this slot. Sign in first."
+        case .missingRefreshToken: "The stored credential has no refresh token. Sign in again."
+        case .missingAccountID: "The stored credential has no ChatGPT account id. Sign in again."
+        case .reauthenticationRequired(let reason): "The account must be signed in again: \(reason)"
+        case .usageLimitReached(let limit):
+            "The usage limit is reached\(limit.windowName.map { " (\($0) window)" } ?? "")"
+                + (limit.resetsAt.map { "; it resets at \($0.formatted(.iso8601))" } ?? "") + "."
+        case .toolNotRegistered(let name): "The model called the tool \(name), which is not registered."
+        case .toolDenied(let name, let reason): "The tool \(name) was denied: \(reason)"
+        case .toolFailed(let name, let message): "The tool \(name) failed: \(message)"
+        case .toolLoopLimitExceeded(let limit): "The model called tools for more than \(limit) rounds."
+        case .responseFailed(let response):
+            "The response \(response.status == "failed" ? "failed" : "ended early")"
+                + (response.errorCode.map { " (\($0))" } ?? "") + (response.errorMessage.map { ": \($0)" } ?? "")
+        case .streamingTransportReplayDiverged: "The reconnected stream did not match what was already delivered."
+        case .httpError(let status, let body):
+            status == 0 ? "No response: \(body)" : "HTTP \(status): \(body.prefix(300))"
+        case .invalidResponse(let reason): "The reply could not be understood: \(reason)"
+        }
+    }
+}

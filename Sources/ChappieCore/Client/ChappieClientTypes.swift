@@ -1,0 +1,125 @@
+public import Foundation
+
+/// How the client retries 429s that are not usage limits, 5xx answers and network failures that
+/// happen before any output was delivered.
+public struct ChappieRateLimitBackoffPolicy: Sendable, Hashable {
+    /// Retries before the error surfaces. Default 2.
+    public var maxRetries: Int
+    /// Seconds before the first retry; later retries double it. Default 1.
+    public var initialDelay: TimeInterval
+    /// The longest wait between retries, in seconds. Default 30.
+    public var maximumDelay: TimeInterval
+    /// Use the server's `Retry-After` instead of the computed delay when it sends one. Default true.
+    public var respectsRetryAfterHeader: Bool
+
+    /// Creates a policy; the defaults are the documented ones.
+    public init(maxRetries: Int = 2, initialDelay: TimeInterval = 1, maximumDelay: TimeInterval = 30, respectsRetryAfterHeader: Bool = true) {
+        self.maxRetries = maxRetries
+        self.initialDelay = initialDelay
+        self.maximumDelay = maximumDelay
+        self.respectsRetryAfterHeader = respectsRetryAfterHeader
+    }
+
+    /// The default policy.
+    public static let `default` = ChappieRateLimitBackoffPolicy()
+    /// No retries: the first failure surfaces.
+    public static let disabled = ChappieRateLimitBackoffPolicy(maxRetries: 0)
+
+    /// The wait before retry `attempt` (1-based): the server's `Retry-After` when allowed and given,
+    /// else `initialDelay × 2^(attempt−1)`, never above `maximumDelay`.
+    public func delay(forAttempt attempt: Int, retryAfter: TimeInterval?) -> TimeInterval {
+        if respectsRetryAfterHeader, let retryAfter { return min(max(0, retryAfter), maximumDelay) }
+        return min(initialDelay * pow(2, Double(max(0, attempt - 1))), maximumDelay)
+    }
+}
+
+/// Which transport streams replies. chappie streams over HTTP/SSE; the WebSocket transport of the
+/// Apple SDK is not built yet, so every policy currently streams over HTTP/SSE.
+public struct ChappieStreamingTransportPolicy: Sendable, Hashable {
+    /// Try WebSocket first. Default true.
+    public var prefersWebSocket: Bool
+    /// WebSocket reconnection attempts before falling back. Default 5.
+    public var maxWebSocketReconnectionAttempts: Int
+    /// Fall back to HTTP/SSE when WebSocket fails. Default true.
+    public var fallsBackToHTTPSSE: Bool
+
+    /// Creates a policy.
+    public init(prefersWebSocket: Bool = true, maxWebSocketReconnectionAttempts: Int = 5, fallsBackToHTTPSSE: Bool = true) {
+        self.prefersWebSocket = prefersWebSocket
+        self.maxWebSocketReconnectionAttempts = maxWebSocketReconnectionAttempts
+        self.fallsBackToHTTPSSE = fallsBackToHTTPSSE
+    }
+
+    /// WebSocket first with fallback.
+    public static let `default` = ChappieStreamingTransportPolicy()
+    /// HTTP/SSE only.
+    public static let httpSSEOnly = ChappieStreamingTransportPolicy(prefersWebSocket: false, maxWebSocketReconnectionAttempts: 0, fallsBackToHTTPSSE: true)
+}
+
+/// One message of the conversation.
+public struct ChappieInputMessage: Sendable, Hashable {
+    /// Who says it.
+    public enum Role: String, Sendable, Hashable {
+        case user, assistant, developer, system
+    }
+
+    /// Who says it.
+    public var role: Role
+    /// What is said.
+    public var text: String
+
+    /// Creates a message.
+    public init(role: Role = .user, text: String) {
+        self.role = role
+        self.text = text
+    }
+}
+
+/// A full request: model, instructions, messages and per-request options (openai-protocol.md §8.1).
+public struct ChappieResponseRequest: Sendable, Hashable {
+    /// Reasoning effort.
+    public enum ReasoningEffort: String, Sendable, Hashable, CaseIterable {
+        case minimal, low, medium, high
+    }
+
+    /// The model slug. Default `gpt-5-codex`.
+    public var model: String
+    /// The system prompt; omitted when empty.
+    public var instructions: String
+    /// The conversation.
+    public var input: [ChappieInputMessage]
+    /// Reasoning effort, when set.
+    public var reasoningEffort: ReasoningEffort?
+    /// The service tier (such as `priority`), when set.
+    public var serviceTier: String?
+    /// Whether the model may use the web search tool.
+    public var allowsSearch: Bool
+    /// Fast mode: `priority` service tier and low reasoning effort unless set otherwise.
+    public var fastMode: Bool
+
+    /// Creates a request.
+    public init(
+        model: String = "gpt-5-codex", instructions: String = "", input: [ChappieInputMessage],
+        reasoningEffort: ReasoningEffort? = nil, serviceTier: String? = nil, allowsSearch: Bool = false, fastMode: Bool = false
+    ) {
+        self.model = model
+        self.instructions = instructions
+        self.input = input
+        self.reasoningEffort = reasoningEffort
+        self.serviceTier = serviceTier
+        self.allowsSearch = allowsSearch
+        self.fastMode = fastMode
+    }
+}
+
+/// One event of a streamed reply.
+public enum ChappieStreamEvent: Sendable, Hashable {
+    /// The next piece of text (in order, never empty).
+    case textDelta(String)
+    /// Usage windows: from the response headers (first) and from `codex.rate_limits` events.
+    case usageLimits(ChappieUsageLimitSnapshot)
+    /// The model finished this turn; the stream ends after it.
+    case completed(ChappieResponse)
+    /// Any other event, as its type and its JSON payload.
+    case raw(type: String, payload: String)
+}

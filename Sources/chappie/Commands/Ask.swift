@@ -1,0 +1,73 @@
+import ArgumentParser
+import Chappie
+import ChappieCore
+import ChappieStore
+import Foundation
+
+extension ChappieCommand {
+    /// `chappie ask`: one prompt, the reply streamed to the terminal.
+    struct Ask: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Send a prompt with an account and stream the reply (the prompt from standard input when not given).",
+            discussion: "Exit codes: 0 ok, 75 usage limit or temporary failure, 77 sign in again.")
+
+        @OptionGroup var global: GlobalOptions
+        @Option(help: "The account (default: the active one).", transform: parseAccountName) var account: AccountName?
+        @Option(help: "The model.") var model = "gpt-5-codex"
+        @Option(help: "Reasoning effort: minimal, low, medium or high.") var effort: Effort?
+        @Argument(help: "The prompt.") var prompt: String?
+
+        enum Effort: String, ExpressibleByArgument, CaseIterable { case minimal, low, medium, high }
+
+        func run() async throws {
+            let text = try prompt ?? readPrompt()
+            guard !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+                throw ValidationError("the prompt is empty: give it as an argument or on standard input")
+            }
+            let store = try global.openStore().store
+            guard let name = try account ?? store.activeAccount()?.name else {
+                throw CommandFailure(message: "no account named and none is active: pass --account NAME, or run chappie accounts switch NAME", exitCode: .failure)
+            }
+            let client = Chappie.client(configuration: ChappieConfiguration(account: name, store: global.storeOptions, endpoints: try global.endpoints()))
+            let request = ChappieResponseRequest(
+                model: model, input: [ChappieInputMessage(text: text)],
+                reasoningEffort: effort.flatMap { ChappieResponseRequest.ReasoningEffort(rawValue: $0.rawValue) })
+            let usage: ChappieUsageLimitSnapshot?
+            do {
+                usage = try await cancellingOnSignals {
+                    var latest: ChappieUsageLimitSnapshot?
+                    for try await event in client.streamResponse(request) {
+                        switch event {
+                        case .textDelta(let delta): FileHandle.standardOutput.write(Data(delta.utf8))
+                        case .usageLimits(let snapshot) where snapshot.limitID == "codex": latest = snapshot
+                        default: break
+                        }
+                    }
+                    return latest
+                }
+            } catch ChappieClientError.usageLimitReached(let limit) {
+                let reset = limit.resetsAt.map { " It resets at \(Formatting.localTime($0)) (\(Formatting.relative($0)))." } ?? ""
+                throw CommandFailure(
+                    message: "\(name) has reached its \(limit.windowName ?? "usage") limit.\(reset) Try another account with --account, or chappie accounts switch --best.",
+                    exitCode: ExitStatus.temporaryFailure)
+            }
+            FileHandle.standardOutput.write(Data("\n".utf8))
+            let windows = [("5-hour", usage?.shortWindow), ("weekly", usage?.longWindow)].compactMap { label, window in
+                window.map { "\(label) \(UsageSummary.percent($0.usedPercent)) %" }
+            }
+            FileHandle.standardError.write(Data("— \(name), \(model)\(windows.isEmpty ? "" : ": " + windows.joined(separator: ", "))\n".utf8))
+        }
+
+        private func readPrompt() throws -> String {
+            guard isatty(STDIN_FILENO) == 0 else { throw ValidationError("give the prompt as an argument, or pipe it to standard input") }
+            return String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
+        }
+    }
+}
+
+/// Percentages as the tables show them.
+enum UsageSummary {
+    static func percent(_ value: Double) -> String {
+        value == value.rounded() ? String(Int(value)) : String(format: "%.1f", value)
+    }
+}
