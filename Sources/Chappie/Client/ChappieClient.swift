@@ -39,15 +39,24 @@ public final class ChappieClient: Sendable {
     }
 
     /// Sends a prompt and returns the whole reply.
+    ///
+    /// - Throws: ``ChappieClientError``, or `CancellationError` when the calling task is cancelled.
     public func send(_ prompt: String) async throws -> String {
         var text = ""
         for try await event in stream(prompt) {
             if case .textDelta(let delta) = event { text += delta }
         }
+        // A stream whose consumer was cancelled ends without an error: say what happened.
+        try Task.checkCancellation()
         return text
     }
 
     /// Streams the reply to a prompt.
+    ///
+    /// Cancelling the task that iterates stops the transfer at once; the loop then ends (an
+    /// `AsyncThrowingStream` ends rather than throws for a cancelled consumer), so check
+    /// `Task.isCancelled` after it, or use ``streamHandle(_:)`` whose `cancel()` ends the events with
+    /// `CancellationError`.
     public func stream(_ prompt: String) -> AsyncThrowingStream<ChappieStreamEvent, any Error> {
         streamResponse(ChappieResponseRequest(input: [ChappieInputMessage(text: prompt)]))
     }
