@@ -1,0 +1,52 @@
+import ChappieTestSupport
+import Foundation
+import Testing
+
+@Suite("chappie ask, run as a user runs it")
+struct AskEndToEndTests {
+    @Test("Streams the reply with a summary; a usage limit exits 75 naming the window; a revoked session exits 77")
+    func ask() async throws {
+        let emulator = try await EmulatorProcess(arguments: ["--auto-approve", "--auto-approve-delay", "0", "--device-code-interval", "1"])
+        let home = try TestTokens.temporaryDirectory("chappie-e2e-ask")
+        defer {
+            try? FileManager.default.removeItem(at: home)
+            Task { await emulator.stop() }
+        }
+        let service = ["--issuer", emulator.issuer, "--backend", emulator.backend, "--home", home.path]
+        func chappie(_ arguments: [String]) async throws -> ProcessResult {
+            try await runProcess(try BuiltProducts.executable("chappie"), arguments + service, environment: ["CHAPPIE_PASSPHRASE": nil, "CHAPPIE_KEY_FILE": nil])
+        }
+        #expect(try await chappie(["accounts", "add", "work"]).status == 0)
+        let none = try await chappie(["ask", "hello"])
+        #expect(none.status == 1)
+        #expect(none.stderr.contains("none is active"))
+        #expect(try await chappie(["accounts", "switch", "work"]).status == 0)
+        let reply = try await chappie(["ask", "hello there", "--effort", "low"])
+        #expect(reply.status == 0, "\(reply.stderr)")
+        #expect(reply.stdout == "You said: hello there\n")
+        #expect(reply.stderr.contains("— work, gpt-5-codex: 5-hour 2 %"))
+        #expect(try await chappie(["ask", "--effort", "extreme", "x"]).status == 2)
+
+        let accountID = JSONDocument(Data(try await chappie(["accounts", "show", "work", "--json"]).stdout.utf8)).string("chatgptAccountID") ?? ""
+        _ = try await runProcess(URL(fileURLWithPath: "/usr/bin/curl"), [
+            "-s", "-X", "POST", "-d", #"{"weekly_used_percent":100}"#, "\(emulator.issuer)/_emulator/accounts/\(accountID)/usage",
+        ])
+        let limited = try await chappie(["ask", "more"])
+        #expect(limited.status == 75)
+        #expect(limited.stderr.contains("weekly limit"))
+        #expect(limited.stderr.contains("--best"))
+
+        // Revoke the account's session at the issuer (as `codex logout` elsewhere would): the 401 that
+        // follows refreshes, the refresh is refused, and ask exits 77.
+        let codexHome = home.appendingPathComponent("codex")
+        #expect(try await chappie(["accounts", "switch", "work", "--codex-home", codexHome.path]).status == 0)
+        let refreshToken = JSONDocument(try Data(contentsOf: codexHome.appendingPathComponent("auth.json"))).string("tokens", "refresh_token") ?? ""
+        _ = try await runProcess(URL(fileURLWithPath: "/usr/bin/curl"), [
+            "-s", "-X", "POST", "-H", "Content-Type: application/json",
+            "-d", #"{"token":"\#(refreshToken)","token_type_hint":"refresh_token"}"#, "\(emulator.issuer)/oauth/revoke",
+        ])
+        let dead = try await chappie(["ask", "still there?"])
+        #expect(dead.status == 77, "\(dead.stderr)")
+        #expect(dead.stderr.contains("signed in again"))
+    }
+}
