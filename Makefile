@@ -24,7 +24,7 @@ test: build
 bench:
 	@scripts/install-deps.sh sqlite3
 	@echo "==> Building the benchmark harness (release)"
-	$(SWIFT) build -c release --product chappie $(SWIFT_BUILD_FLAGS)
+	$(SWIFT) build -c release --static-swift-stdlib --product chappie $(SWIFT_BUILD_FLAGS)
 	$(SWIFT) build -c release --product chappie-bench $(SWIFT_BUILD_FLAGS)
 	@echo "==> Running the benchmarks"
 	$$($(SWIFT) build -c release --show-bin-path)/chappie-bench

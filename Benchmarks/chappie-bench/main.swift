@@ -9,6 +9,8 @@
 // 4. With 200 accounts signed in at the emulator: `chappie token` with a valid stored token,
 //    `chappie refresh --all` with 50 ms of latency injected at the token endpoint, and
 //    `chappie usage poll --all` with 50 ms at the usage endpoint.
+// 6. A 1 MB streamed reply from the emulator through ChappieClient: time to first delta and total,
+//    beside `curl -N` fetching the same stream.
 // 5. `chappie usage report --by day` over 1,000,000 samples of 50 accounts, whole process (time and
 //    peak memory), beside `sqlite3 -csv` running an equivalent GROUP BY on the same file.
 import Chappie
@@ -374,6 +376,76 @@ func runReport() throws -> [String] {
     return lines
 }
 
+func runStream(port: Int) async throws -> [String] {
+    let home = FileManager.default.temporaryDirectory.appendingPathComponent("chappie-bench-stream-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: home) }
+    try await signIn(count: 1, port: port, home: home)
+    let endpoints = try ChappieEndpoints(issuer: "http://127.0.0.1:\(port)", backend: "http://127.0.0.1:\(port)/backend-api")
+    let options = StoreOptions(home: home.path, environment: [:])
+    let store = try StoreOpener.open(options).store
+    let account = try store.accounts()[0]
+    // 1 MB of text in 10,000 deltas of 100 characters (the emulator echoes the prompt word by word).
+    let prompt = (0..<10_000).map { _ in String(repeating: "x", count: 99) }.joined(separator: " ")
+    let client = Chappie.client(configuration: ChappieConfiguration(account: account.name, store: options, endpoints: endpoints))
+    let clock = ContinuousClock()
+    var firsts: [Double] = [], totals: [Double] = []
+    for _ in 0..<5 {
+        let start = clock.now
+        var first: Double?
+        var characters = 0
+        for try await event in client.stream(prompt) {
+            if case .textDelta(let delta) = event {
+                if first == nil { first = milliseconds(clock.now - start) }
+                characters += delta.count
+            }
+        }
+        precondition(characters >= 1_000_000, "short reply: \(characters)")
+        firsts.append(first ?? 0)
+        totals.append(milliseconds(clock.now - start))
+    }
+    firsts.sort()
+    totals.sort()
+    var lines = [String(format: "| ChappieClient, 1 MB reply (10,000 deltas), 5 runs | first delta median %.0f ms | total median %.0f ms | %.1f MB/s |",
+                        quantile(firsts, 0.5), quantile(totals, 0.5), 1.0 / quantile(totals, 0.5) * 1000)]
+    // The same request with curl -N: the access token from the store, the body written to a file.
+    let credentials = try store.credentials(for: account)
+    let bodyFile = home.appendingPathComponent("body.json")
+    let body: [String: Any] = [
+        "model": "gpt-5-codex", "stream": true, "store": false,
+        "input": [["type": "message", "role": "user", "content": [["type": "input_text", "text": prompt]]]],
+    ]
+    try JSONSerialization.data(withJSONObject: body).write(to: bodyFile)
+    let curl = URL(fileURLWithPath: "/usr/bin/curl")
+    var curlFirsts: [Double] = [], curlTotals: [Double] = []
+    for _ in 0..<5 {
+        let process = Process()
+        process.executableURL = curl
+        process.arguments = [
+            "-N", "-s", "-o", "/dev/null", "-w", "%{time_starttransfer} %{time_total}", "-X", "POST",
+            "-H", "Authorization: Bearer \(credentials.accessToken)", "-H", "ChatGPT-Account-Id: \(account.info.accountID ?? "")",
+            "-H", "Content-Type: application/json", "-H", "Accept: text/event-stream", "--data-binary", "@\(bodyFile.path)",
+            endpoints.responsesURL.absoluteString,
+        ]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        let parts = text.split(separator: " ").compactMap { Double($0) }
+        if parts.count == 2 {
+            curlFirsts.append(parts[0] * 1000)
+            curlTotals.append(parts[1] * 1000)
+        }
+    }
+    curlFirsts.sort()
+    curlTotals.sort()
+    if !curlTotals.isEmpty {
+        lines.append(String(format: "| `curl -N` the same stream, 5 runs | first byte median %.0f ms | total median %.0f ms | ratio ChappieClient/curl %.2f |",
+                            quantile(curlFirsts, 0.5), quantile(curlTotals, 0.5), quantile(totals, 0.5) / quantile(curlTotals, 0.5)))
+    }
+    return lines
+}
+
 var emulatorConfiguration = EmulatorConfiguration()
 emulatorConfiguration.autoApprove = true
 emulatorConfiguration.autoApproveDelay = .zero
@@ -395,6 +467,7 @@ for line in try await runHTTP(port: port) { print(line) }
 for line in runSSE() { print(line) }
 for line in try runStore() { print(line) }
 for line in try await runTokens(port: port) { print(line) }
+for line in try await runStream(port: port) { print(line) }
 for line in try runReport() { print(line) }
 print("")
 print(String(format: "peak resident memory: %.1f MiB", peakResidentMiB()))
