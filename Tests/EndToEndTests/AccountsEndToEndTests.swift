@@ -202,17 +202,22 @@ struct AccountsEndToEndTests {
         #expect(try await chappie(["key", "rotate"], home: home).status == 0)
         let duration = clock.now - start
         var killed = 0
-        for attempt in 0..<6 {
+        // Kill at spread-out moments of a rotation; when one finished first (a loaded machine runs
+        // them at varying speed), aim earlier next time. At most 15 attempts, until 3 were killed.
+        var delay = duration / 2
+        for attempt in 0..<15 where killed < 3 {
             let process = Process()
             process.executableURL = try BuiltProducts.executable("chappie")
             process.arguments = ["key", "rotate", "--home", home.path]
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try process.run()
-            try await Task.sleep(for: duration * (Double(attempt) + 0.5) / 6)
+            try await Task.sleep(for: delay * Double.random(in: 0.5...1.0))
             if process.isRunning {
                 kill(process.processIdentifier, SIGKILL)
                 killed += 1
+            } else {
+                delay = max(.milliseconds(5), delay / 2)
             }
             process.waitUntilExit()
             let list = try await chappie(["accounts", "list", "--json"], home: home)

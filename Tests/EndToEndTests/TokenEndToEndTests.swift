@@ -236,8 +236,9 @@ struct TokenEndToEndTests {
             try await Task.sleep(for: .milliseconds(Int.random(in: 0...80)))
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
-            // Let a request the dead process left at the server finish there.
-            try await Task.sleep(for: .milliseconds(60))
+            // Let a request the dead process left at the server finish there (30 ms of latency, and
+            // a loaded machine).
+            try await Task.sleep(for: .milliseconds(300))
             let redeemedByTheDead = (try await setup.emulatorJSON("/_emulator/stats").int("refresh", "redemptions") ?? 0) > before
             let after = try await setup.chappie(["refresh", "work"])
             if after.status == 0 {

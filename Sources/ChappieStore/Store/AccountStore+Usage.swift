@@ -70,20 +70,12 @@ extension AccountStore {
         since: Date?, until: Date?, accounts: [Int64]?, _ body: (UsageReading) throws -> Void
     ) throws(StoreError) {
         try read { db in
-            var sql = """
+            let (filter, arguments) = Self.readingFilter(since: since, until: until, accounts: accounts)
+            let sql = """
                 SELECT account_id, observed_at, five_hour_used_percent, five_hour_resets_at, weekly_used_percent, weekly_resets_at, limit_reached
-                FROM usage_samples
-                WHERE limit_id = 'codex' AND observed_at >= ? AND observed_at < ?
+                FROM usage_samples WHERE \(filter) ORDER BY account_id, observed_at
                 """
-            var arguments: [any DatabaseValueConvertible] = [
-                since?.timeIntervalSince1970 ?? -Double.greatestFiniteMagnitude, until?.timeIntervalSince1970 ?? Double.greatestFiniteMagnitude,
-            ]
-            if let accounts {
-                sql += " AND account_id IN (\(accounts.map { _ in "?" }.joined(separator: ",")))"
-                arguments += accounts.map { $0 as any DatabaseValueConvertible }
-            }
-            sql += " ORDER BY account_id, observed_at"
-            let rows = try Row.fetchCursor(db, sql: sql, arguments: StatementArguments(arguments))
+            let rows = try Row.fetchCursor(db, sql: sql, arguments: arguments)
             while let row = try rows.next() {
                 try body(UsageReading(
                     accountID: row[0], observedAt: row[1], fiveHourUsed: row[2], fiveHourResetsAt: row[3],
@@ -97,21 +89,13 @@ extension AccountStore {
         try read { db in
             var summaries: [UsageWindowSummary] = []
             for (kind, prefix) in [(ChappieUsageWindow.Kind.fiveHour, "five_hour"), (.weekly, "weekly")] {
-                var sql = """
+                let (filter, arguments) = Self.readingFilter(since: since, until: until, accounts: accounts)
+                let sql = """
                     SELECT account_id, \(prefix)_resets_at AS resets, min(observed_at) AS first, max(observed_at) AS last,
                         count(*) AS n, max(\(prefix)_used_percent) AS peak, sum(limit_reached) AS reached
-                    FROM usage_samples
-                    WHERE limit_id = 'codex' AND \(prefix)_resets_at IS NOT NULL AND observed_at >= ? AND observed_at < ?
+                    FROM usage_samples WHERE \(prefix)_resets_at IS NOT NULL AND \(filter) GROUP BY account_id, resets
                     """
-                var arguments: [any DatabaseValueConvertible] = [
-                    since?.timeIntervalSince1970 ?? -Double.greatestFiniteMagnitude, until?.timeIntervalSince1970 ?? Double.greatestFiniteMagnitude,
-                ]
-                if let accounts {
-                    sql += " AND account_id IN (\(accounts.map { _ in "?" }.joined(separator: ",")))"
-                    arguments += accounts.map { $0 as any DatabaseValueConvertible }
-                }
-                sql += " GROUP BY account_id, resets"
-                summaries += try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)).map { row in
+                summaries += try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
                     UsageWindowSummary(
                         accountID: row["account_id"], kind: kind, resetsAt: Date(timeIntervalSince1970: Double(row["resets"] as Int64)),
                         firstSample: Date(timeIntervalSince1970: row["first"]), lastSample: Date(timeIntervalSince1970: row["last"]),
@@ -120,6 +104,19 @@ extension AccountStore {
             }
             return summaries
         }
+    }
+
+    /// The `WHERE` condition shared by reports: `codex` readings in a time range, of some accounts.
+    private static func readingFilter(since: Date?, until: Date?, accounts: [Int64]?) -> (String, StatementArguments) {
+        var condition = "limit_id = 'codex' AND observed_at >= ? AND observed_at < ?"
+        var arguments: [any DatabaseValueConvertible] = [
+            since?.timeIntervalSince1970 ?? -Double.greatestFiniteMagnitude, until?.timeIntervalSince1970 ?? Double.greatestFiniteMagnitude,
+        ]
+        if let accounts {
+            condition += " AND account_id IN (\(accounts.map { _ in "?" }.joined(separator: ",")))"
+            arguments += accounts.map { $0 as any DatabaseValueConvertible }
+        }
+        return (condition, StatementArguments(arguments))
     }
 
     private static func sample(_ row: Row) -> UsageSample {
