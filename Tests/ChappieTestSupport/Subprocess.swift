@@ -1,4 +1,5 @@
 public import Foundation
+import Synchronization
 
 /// The built executables of this package, found next to the running test bundle.
 public enum BuiltProducts {
@@ -66,6 +67,15 @@ public func runProcess(
         stderr: String(decoding: await err, as: UTF8.self))
 }
 
+/// Emulator processes still running, killed when the test process exits however the tests ended,
+/// so that no emulator outlives a test run.
+private let liveEmulators: Mutex<Set<pid_t>> = {
+    atexit {
+        for pid in liveEmulators.withLock({ $0 }) { kill(pid, SIGKILL) }
+    }
+    return Mutex([])
+}()
+
 /// `chappie-emulator` running as its own process, as `make demo` runs it.
 public final class EmulatorProcess: Sendable {
     /// The process.
@@ -107,6 +117,7 @@ public final class EmulatorProcess: Sendable {
         }
         self.process = process
         self.port = port
+        _ = liveEmulators.withLock { $0.insert(process.processIdentifier) }
     }
 
     /// `http://127.0.0.1:PORT`.
@@ -121,6 +132,7 @@ public final class EmulatorProcess: Sendable {
         for _ in 0..<500 where process.isRunning { try? await Task.sleep(for: .milliseconds(20)) }
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
+        _ = liveEmulators.withLock { $0.remove(process.processIdentifier) }
         return process.terminationStatus
     }
 

@@ -6,16 +6,9 @@ import Testing
 struct AskEndToEndTests {
     @Test("Streams the reply with a summary; a usage limit exits 75 naming the window; a revoked session exits 77")
     func ask() async throws {
-        let emulator = try await EmulatorProcess(arguments: ["--auto-approve", "--auto-approve-delay", "0", "--device-code-interval", "1"])
-        let home = try TestTokens.temporaryDirectory("chappie-e2e-ask")
-        defer {
-            try? FileManager.default.removeItem(at: home)
-            Task { await emulator.stop() }
-        }
-        let service = ["--issuer", emulator.issuer, "--backend", emulator.backend, "--home", home.path]
-        func chappie(_ arguments: [String]) async throws -> ProcessResult {
-            try await runProcess(try BuiltProducts.executable("chappie"), arguments + service, environment: ["CHAPPIE_PASSPHRASE": nil, "CHAPPIE_KEY_FILE": nil])
-        }
+        let testbed = try await ChappieTestbed.start()
+        defer { Task { await testbed.stop() } }
+        let (emulator, home, chappie) = (testbed.emulator, testbed.home, { try await testbed.chappie($0) })
         #expect(try await chappie(["accounts", "add", "work"]).status == 0)
         let none = try await chappie(["ask", "hello"])
         #expect(none.status == 1)

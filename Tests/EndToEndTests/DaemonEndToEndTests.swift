@@ -4,58 +4,11 @@ import Testing
 
 @Suite("chappie daemon: refreshing, polling, faults, auto-switch and the socket")
 struct DaemonEndToEndTests {
-    private struct Setup {
-        let emulator: EmulatorProcess
-        let home: URL
-        var service: [String] { ["--issuer", emulator.issuer, "--backend", emulator.backend, "--home", home.path] }
+    private typealias Setup = ChappieTestbed
 
-        func chappie(_ arguments: [String]) async throws -> ProcessResult {
-            try await runProcess(try BuiltProducts.executable("chappie"), arguments + service,
-                                 environment: ["CHAPPIE_PASSPHRASE": nil, "CHAPPIE_KEY_FILE": nil], timeout: .seconds(60))
-        }
-
-        func control(_ path: String, method: String = "GET", body: String? = nil) async throws -> JSONDocument {
-            let result = try await runProcess(URL(fileURLWithPath: "/usr/bin/curl"), ["-s", "-X", method] + (body.map { ["-d", $0] } ?? []) + [emulator.issuer + path])
-            return JSONDocument(Data(result.stdout.utf8))
-        }
-
-        /// Starts `chappie daemon` with the arguments; stdout and stderr go to a log file in the home.
-        func startDaemon(_ arguments: [String]) throws -> Process {
-            let process = Process()
-            process.executableURL = try BuiltProducts.executable("chappie")
-            process.arguments = ["daemon", "--log-format", "json"] + arguments + service
-            let log = home.appendingPathComponent("daemon.log")
-            FileManager.default.createFile(atPath: log.path, contents: nil)
-            let handle = try FileHandle(forWritingTo: log)
-            process.standardOutput = handle
-            process.standardError = handle
-            try process.run()
-            return process
-        }
-
-        func daemonStatus() async throws -> JSONDocument {
-            JSONDocument(Data(try await chappie(["status", "--json"]).stdout.utf8))
-        }
-
-        func waitForSocket() async throws {
-            for _ in 0..<100 where !FileManager.default.fileExists(atPath: home.appendingPathComponent("chappie.sock").path) {
-                try await Task.sleep(for: .milliseconds(50))
-            }
-        }
-
-        func stop(_ daemon: Process) async -> Int32 {
-            if daemon.isRunning { daemon.terminate() }
-            for _ in 0..<200 where daemon.isRunning { try? await Task.sleep(for: .milliseconds(25)) }
-            if daemon.isRunning { kill(daemon.processIdentifier, SIGKILL) }
-            daemon.waitUntilExit()
-            return daemon.terminationStatus
-        }
-    }
-
-    private func setUp(_ emulatorArguments: [String], accounts: [String]) async throws -> Setup {
-        let setup = Setup(
-            emulator: try await EmulatorProcess(arguments: ["--auto-approve", "--auto-approve-delay", "0", "--device-code-interval", "1"] + emulatorArguments),
-            home: try TestTokens.temporaryDirectory("chappie-e2e-daemon"))
+    private func setUp(_ emulatorArguments: [String], accounts: [String]) async throws -> ChappieTestbed {
+        let setup = try await ChappieTestbed.start(
+            emulatorArguments: ["--auto-approve", "--auto-approve-delay", "0", "--device-code-interval", "1"] + emulatorArguments)
         for name in accounts { #expect(try await setup.chappie(["accounts", "add", name]).status == 0) }
         return setup
     }
@@ -63,7 +16,7 @@ struct DaemonEndToEndTests {
     @Test("Short-lived tokens refreshed before expiry for 20 s beside CLI calls; tokens through the socket; no refresh token used twice")
     func refreshesBeforeExpiry() async throws {
         let setup = try await setUp(["--access-token-ttl", "4"], accounts: ["a", "b", "c"])
-        defer { Task { await setup.emulator.stop(); try? FileManager.default.removeItem(at: setup.home) } }
+        defer { Task { await setup.stop() } }
         let daemon = try setup.startDaemon(["--refresh-margin", "2s", "--poll-interval", "2s"])
         try await setup.waitForSocket()
         let socket = setup.home.appendingPathComponent("chappie.sock")
@@ -97,7 +50,7 @@ struct DaemonEndToEndTests {
     @Test("SIGTERM while refreshes are at the server: the daemon stops within a second or two and nothing is lost")
     func sigtermMidRefresh() async throws {
         let setup = try await setUp(["--access-token-ttl", "3"], accounts: ["a", "b"])
-        defer { Task { await setup.emulator.stop(); try? FileManager.default.removeItem(at: setup.home) } }
+        defer { Task { await setup.stop() } }
         _ = try await setup.control("/_emulator/faults", method: "POST", body: #"{"kind":"latency","ms":300,"count":100000,"path":"/oauth/token"}"#)
         for round in 0..<4 {
             let daemon = try setup.startDaemon(["--refresh-margin", "3s", "--poll-interval", "60s"])
@@ -115,7 +68,7 @@ struct DaemonEndToEndTests {
     @Test("5xx, then dropped connections: the daemon keeps running, backs off, and recovers when the service does")
     func survivesFaults() async throws {
         let setup = try await setUp(["--access-token-ttl", "6"], accounts: ["a", "b"])
-        defer { Task { await setup.emulator.stop(); try? FileManager.default.removeItem(at: setup.home) } }
+        defer { Task { await setup.stop() } }
         let daemon = try setup.startDaemon(["--refresh-margin", "4s", "--poll-interval", "1s", "--backoff", "1s", "--max-backoff", "3s"])
         try await setup.waitForSocket()
         _ = try await setup.control("/_emulator/faults", method: "POST", body: #"{"kind":"status","status":503,"count":100000}"#)
@@ -145,7 +98,7 @@ struct DaemonEndToEndTests {
     @Test("Auto-switch happens once per limit event, not in a loop, and is in the audit log")
     func autoSwitchOnce() async throws {
         let setup = try await setUp([], accounts: ["a", "b"])
-        defer { Task { await setup.emulator.stop(); try? FileManager.default.removeItem(at: setup.home) } }
+        defer { Task { await setup.stop() } }
         #expect(try await setup.chappie(["accounts", "switch", "a"]).status == 0)
         let accounts = try await setup.control("/_emulator/accounts")
         let a = try #require(accounts.string(0, "account_id")), b = try #require(accounts.string(1, "account_id"))
@@ -174,7 +127,7 @@ struct DaemonEndToEndTests {
     @Test("A key rotated while the daemon runs stops the daemon with an error instead of sealing with a dead key")
     func keyRotationStopsDaemon() async throws {
         let setup = try await setUp([], accounts: ["a"])
-        defer { Task { await setup.emulator.stop(); try? FileManager.default.removeItem(at: setup.home) } }
+        defer { Task { await setup.stop() } }
         let daemon = try setup.startDaemon(["--poll-interval", "1s"])
         try await setup.waitForSocket()
         #expect(try await setup.chappie(["key", "rotate"]).status == 0)
@@ -190,7 +143,7 @@ struct DaemonEndToEndTests {
     @Test("The socket answers status, metrics and usage; malformed requests get an error, not a crash")
     func socketAPI() async throws {
         let setup = try await setUp([], accounts: ["a"])
-        defer { Task { await setup.emulator.stop(); try? FileManager.default.removeItem(at: setup.home) } }
+        defer { Task { await setup.stop() } }
         let daemon = try setup.startDaemon(["--poll-interval", "1s"])
         try await setup.waitForSocket()
         let socket = setup.home.appendingPathComponent("chappie.sock").path
@@ -215,5 +168,39 @@ struct DaemonEndToEndTests {
         let after = try await setup.chappie(["usage", "--cached", "--json"])
         #expect(after.stdout == cached.stdout, "the daemon and the database gave different output")
         #expect(try await setup.chappie(["status"]).stdout.contains("Daemon: not running"))
+    }
+}
+
+extension ChappieTestbed {
+    /// Starts `chappie daemon` with the arguments; its output goes to `daemon.log` in the home.
+    fileprivate func startDaemon(_ arguments: [String]) throws -> Process {
+        let process = Process()
+        process.executableURL = try BuiltProducts.executable("chappie")
+        process.arguments = ["daemon", "--log-format", "json"] + arguments + service
+        let log = home.appendingPathComponent("daemon.log")
+        FileManager.default.createFile(atPath: log.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: log)
+        process.standardOutput = handle
+        process.standardError = handle
+        try process.run()
+        return process
+    }
+
+    fileprivate func daemonStatus() async throws -> JSONDocument {
+        JSONDocument(Data(try await chappie(["status", "--json"]).stdout.utf8))
+    }
+
+    fileprivate func waitForSocket() async throws {
+        for _ in 0..<100 where !FileManager.default.fileExists(atPath: home.appendingPathComponent("chappie.sock").path) {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
+    fileprivate func stop(_ daemon: Process) async -> Int32 {
+        if daemon.isRunning { daemon.terminate() }
+        for _ in 0..<200 where daemon.isRunning { try? await Task.sleep(for: .milliseconds(25)) }
+        if daemon.isRunning { kill(daemon.processIdentifier, SIGKILL) }
+        daemon.waitUntilExit()
+        return daemon.terminationStatus
     }
 }

@@ -4,36 +4,8 @@ import Testing
 
 @Suite("Sign-in, tokens and refresh with the real binaries and the emulator process")
 struct TokenEndToEndTests {
-    private struct Setup {
-        let emulator: EmulatorProcess
-        let home: URL
-
-        var service: [String] { ["--issuer", emulator.issuer, "--backend", emulator.backend, "--home", home.path] }
-
-        func chappie(_ arguments: [String], environment: [String: String?] = [:]) async throws -> ProcessResult {
-            var environment = environment
-            environment["CHAPPIE_PASSPHRASE"] = environment["CHAPPIE_PASSPHRASE"] ?? nil
-            environment["CHAPPIE_KEY_FILE"] = environment["CHAPPIE_KEY_FILE"] ?? nil
-            return try await runProcess(try BuiltProducts.executable("chappie"), arguments + service, environment: environment, timeout: .seconds(60))
-        }
-
-        func emulatorJSON(_ path: String, method: String = "GET", body: String? = nil) async throws -> JSONDocument {
-            let result = try await runProcess(
-                URL(fileURLWithPath: "/usr/bin/curl"),
-                ["-s", "-X", method, "-H", "Content-Type: application/json"] + (body.map { ["-d", $0] } ?? []) + [emulator.issuer + path])
-            return JSONDocument(Data(result.stdout.utf8))
-        }
-
-        func stop() async {
-            await emulator.stop()
-            try? FileManager.default.removeItem(at: home)
-        }
-    }
-
-    private func setUp(_ arguments: [String] = []) async throws -> Setup {
-        Setup(
-            emulator: try await EmulatorProcess(arguments: ["--auto-approve", "--auto-approve-delay", "0.3", "--device-code-interval", "1"] + arguments),
-            home: try TestTokens.temporaryDirectory("chappie-e2e-token"))
+    private func setUp(_ arguments: [String] = []) async throws -> ChappieTestbed {
+        try await ChappieTestbed.start(emulatorArguments: ["--auto-approve", "--auto-approve-delay", "0.3", "--device-code-interval", "1"] + arguments)
     }
 
     @Test("Two accounts sign in, get tokens (alone on stdout, or --json), let them expire, and refresh")
@@ -67,7 +39,7 @@ struct TokenEndToEndTests {
         #expect(refresh.stdout.contains("work: refreshed"))
         #expect(try await setup.chappie(["refresh", "--all", "--quiet"]).stdout.isEmpty)
 
-        let stats = try await setup.emulatorJSON("/_emulator/stats")
+        let stats = try await setup.control("/_emulator/stats")
         #expect(stats.int("refresh", "reuse_detected") == 0)
         #expect(stats.int("refresh", "max_presentations_per_token") == 1)
     }
@@ -83,7 +55,7 @@ struct TokenEndToEndTests {
         #expect(try await setup.chappie(["accounts", "switch", "work", "--codex-home", codexHome.path]).status == 0)
         let auth = JSONDocument(try Data(contentsOf: codexHome.appendingPathComponent("auth.json")))
         let refreshToken = try #require(auth.string("tokens", "refresh_token"))
-        _ = try await setup.emulatorJSON("/oauth/revoke", method: "POST", body: #"{"token":"\#(refreshToken)","token_type_hint":"refresh_token"}"#)
+        _ = try await setup.control("/oauth/revoke", method: "POST", body: #"{"token":"\#(refreshToken)","token_type_hint":"refresh_token"}"#)
 
         let refresh = try await setup.chappie(["refresh", "--all"])
         #expect(refresh.status == 77, "\(refresh.stdout)\(refresh.stderr)")
@@ -103,7 +75,7 @@ struct TokenEndToEndTests {
         let identity = RunningEmulator.encode([
             "account_id": try #require(show.string("chatgptAccountID")), "user_id": try #require(show.string("chatgptUserID")),
         ])
-        _ = try await setup.emulatorJSON("/_emulator/device/next", method: "POST", body: identity)
+        _ = try await setup.control("/_emulator/device/next", method: "POST", body: identity)
         let again = try await setup.chappie(["accounts", "add", "work"])
         #expect(again.status == 0, "\(again.stderr)")
         #expect(again.stdout.contains("Renewed work"))
@@ -115,13 +87,13 @@ struct TokenEndToEndTests {
         let setup = try await setUp()
         defer { Task { await setup.stop() } }
         #expect(try await setup.chappie(["accounts", "add", "work"]).status == 0)
-        _ = try await setup.emulatorJSON("/_emulator/faults", method: "POST", body: #"{"kind":"status","status":503,"count":5,"path":"/oauth/token"}"#)
+        _ = try await setup.control("/_emulator/faults", method: "POST", body: #"{"kind":"status","status":503,"count":5,"path":"/oauth/token"}"#)
         let refresh = try await setup.chappie(["refresh", "work"])
         #expect(refresh.status == 75, "\(refresh.stderr)")
         #expect(refresh.stderr.contains("Try again later"))
         let list = JSONDocument(Data(try await setup.chappie(["accounts", "list", "--json"]).stdout.utf8))
         #expect(list.string(0, "status") == "ok")
-        _ = try await setup.emulatorJSON("/_emulator/faults", method: "DELETE")
+        _ = try await setup.control("/_emulator/faults", method: "DELETE")
         #expect(try await setup.chappie(["refresh", "work"]).status == 0)
     }
 
@@ -184,7 +156,7 @@ struct TokenEndToEndTests {
             return try await group.reduce(into: [String]()) { $0 += $1 }
         }
         #expect(failures.isEmpty, "\(failures.prefix(5))")
-        let stats = try await setup.emulatorJSON("/_emulator/stats")
+        let stats = try await setup.control("/_emulator/stats")
         #expect(stats.int("refresh", "reuse_detected") == 0)
         #expect(stats.int("refresh", "tokens_presented_more_than_once") == 0)
         #expect((stats.int("refresh", "redemptions") ?? 0) >= 5, "the test did not make chappie refresh")
@@ -195,7 +167,7 @@ struct TokenEndToEndTests {
         let setup = try await setUp(["--access-token-ttl", "600"])
         defer { Task { await setup.stop() } }
         #expect(try await setup.chappie(["accounts", "add", "work"]).status == 0)
-        _ = try await setup.emulatorJSON("/_emulator/faults", method: "POST", body: #"{"kind":"latency","ms":30,"count":100000,"path":"/oauth/token"}"#)
+        _ = try await setup.control("/_emulator/faults", method: "POST", body: #"{"kind":"latency","ms":30,"count":100000,"path":"/oauth/token"}"#)
         for round in 0..<30 {
             let process = Process()
             process.executableURL = try BuiltProducts.executable("chappie")
@@ -210,7 +182,7 @@ struct TokenEndToEndTests {
             #expect(after.status == 0, "round \(round): \(after.stderr)")
             if after.status != 0 { break }
         }
-        #expect(try await setup.emulatorJSON("/_emulator/stats").int("refresh", "reuse_detected") == 0)
+        #expect(try await setup.control("/_emulator/stats").int("refresh", "reuse_detected") == 0)
     }
 
     @Test("SIGKILL at random points of refresh, 50 times: an account is lost only in the window where the server rotated and the store had not committed")
@@ -223,10 +195,10 @@ struct TokenEndToEndTests {
             "account_id": try #require(show.string("chatgptAccountID")), "user_id": try #require(show.string("chatgptUserID")),
         ])
         // 30 ms at the token endpoint widens the window between the server's rotation and our commit.
-        _ = try await setup.emulatorJSON("/_emulator/faults", method: "POST", body: #"{"kind":"latency","ms":30,"count":100000,"path":"/oauth/token"}"#)
+        _ = try await setup.control("/_emulator/faults", method: "POST", body: #"{"kind":"latency","ms":30,"count":100000,"path":"/oauth/token"}"#)
         var usable = 0, windowLosses = 0, otherLosses = 0
         for round in 0..<50 {
-            let before = try await setup.emulatorJSON("/_emulator/stats").int("refresh", "redemptions") ?? 0
+            let before = try await setup.control("/_emulator/stats").int("refresh", "redemptions") ?? 0
             let process = Process()
             process.executableURL = try BuiltProducts.executable("chappie")
             process.arguments = ["refresh", "work"] + setup.service
@@ -239,7 +211,7 @@ struct TokenEndToEndTests {
             // Let a request the dead process left at the server finish there (30 ms of latency, and
             // a loaded machine).
             try await Task.sleep(for: .milliseconds(300))
-            let redeemedByTheDead = (try await setup.emulatorJSON("/_emulator/stats").int("refresh", "redemptions") ?? 0) > before
+            let redeemedByTheDead = (try await setup.control("/_emulator/stats").int("refresh", "redemptions") ?? 0) > before
             let after = try await setup.chappie(["refresh", "work"])
             if after.status == 0 {
                 usable += 1
@@ -253,7 +225,7 @@ struct TokenEndToEndTests {
                 otherLosses += 1
                 Issue.record("round \(round): lost without the server having rotated for the killed process: \(after.stderr)")
             }
-            _ = try await setup.emulatorJSON("/_emulator/device/next", method: "POST", body: identity)
+            _ = try await setup.control("/_emulator/device/next", method: "POST", body: identity)
             #expect(try await setup.chappie(["accounts", "add", "work"]).status == 0)
         }
         print("killed refresh, 50 rounds: \(usable) still usable, \(windowLosses) lost in the rotate-before-commit window, \(otherLosses) lost otherwise")

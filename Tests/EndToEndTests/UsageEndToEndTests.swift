@@ -6,19 +6,11 @@ import Testing
 struct UsageEndToEndTests {
     @Test("Poll, show, list with headroom, switch --best with a Codex home, reserve, report to a file, history, prune")
     func usageLifecycle() async throws {
-        let emulator = try await EmulatorProcess(arguments: ["--auto-approve", "--auto-approve-delay", "0.2", "--device-code-interval", "1"])
-        let home = try TestTokens.temporaryDirectory("chappie-e2e-usage")
-        defer {
-            try? FileManager.default.removeItem(at: home)
-            Task { await emulator.stop() }
-        }
-        let service = ["--issuer", emulator.issuer, "--backend", emulator.backend, "--home", home.path]
-        func chappie(_ arguments: [String]) async throws -> ProcessResult {
-            try await runProcess(try BuiltProducts.executable("chappie"), arguments + service, environment: ["CHAPPIE_PASSPHRASE": nil, "CHAPPIE_KEY_FILE": nil])
-        }
-        func curl(_ path: String, _ body: String) async throws {
-            _ = try await runProcess(URL(fileURLWithPath: "/usr/bin/curl"), ["-s", "-X", "POST", "-d", body, emulator.issuer + path])
-        }
+        let testbed = try await ChappieTestbed.start()
+        defer { Task { await testbed.stop() } }
+        let (emulator, home) = (testbed.emulator, testbed.home)
+        func chappie(_ arguments: [String]) async throws -> ProcessResult { try await testbed.chappie(arguments) }
+        func curl(_ path: String, _ body: String) async throws { _ = try await testbed.control(path, method: "POST", body: body) }
         for name in ["a", "b", "c"] { #expect(try await chappie(["accounts", "add", name]).status == 0) }
         let accounts = JSONDocument(Data(try await runProcess(URL(fileURLWithPath: "/usr/bin/curl"), ["-s", emulator.issuer + "/_emulator/accounts"]).stdout.utf8))
         let ids = (0..<3).compactMap { accounts.string($0, "account_id") }

@@ -1,0 +1,43 @@
+public import Foundation
+
+/// An emulator process and a fresh data directory, with the built `chappie` pointed at both: the
+/// set-up of every end-to-end test that signs accounts in.
+public struct ChappieTestbed: Sendable {
+    /// The emulator.
+    public let emulator: EmulatorProcess
+    /// The data directory (`--home`).
+    public let home: URL
+
+    /// Starts an emulator (auto-approving device codes unless other arguments are given) and makes a home.
+    public static func start(
+        emulatorArguments: [String] = ["--auto-approve", "--auto-approve-delay", "0", "--device-code-interval", "1"]
+    ) async throws -> ChappieTestbed {
+        ChappieTestbed(emulator: try await EmulatorProcess(arguments: emulatorArguments), home: try TestTokens.temporaryDirectory("chappie-e2e"))
+    }
+
+    /// `--issuer`, `--backend` and `--home` for this testbed.
+    public var service: [String] { ["--issuer", emulator.issuer, "--backend", emulator.backend, "--home", home.path] }
+
+    /// Runs `chappie` with the arguments and the testbed's service options, without key variables
+    /// inherited from the environment.
+    public func chappie(_ arguments: [String], environment: [String: String?] = [:], timeout: Duration = .seconds(60)) async throws -> ProcessResult {
+        var environment = environment
+        environment["CHAPPIE_PASSPHRASE"] = environment["CHAPPIE_PASSPHRASE"] ?? nil
+        environment["CHAPPIE_KEY_FILE"] = environment["CHAPPIE_KEY_FILE"] ?? nil
+        return try await runProcess(try BuiltProducts.executable("chappie"), arguments + service, environment: environment, timeout: timeout)
+    }
+
+    /// Calls the emulator (its control API or any path) with curl and parses the JSON reply.
+    public func control(_ path: String, method: String = "GET", body: String? = nil) async throws -> JSONDocument {
+        let result = try await runProcess(
+            URL(fileURLWithPath: "/usr/bin/curl"),
+            ["-s", "-X", method, "-H", "Content-Type: application/json"] + (body.map { ["-d", $0] } ?? []) + [emulator.issuer + path])
+        return JSONDocument(Data(result.stdout.utf8))
+    }
+
+    /// Stops the emulator and removes the home.
+    public func stop() async {
+        await emulator.stop()
+        try? FileManager.default.removeItem(at: home)
+    }
+}
