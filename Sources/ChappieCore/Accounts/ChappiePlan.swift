@@ -2,8 +2,28 @@
 ///
 /// Unknown strings are kept as ``unknown(_:)`` rather than rejected (openai-protocol.md §4.3).
 public enum ChappiePlan: Sendable, Hashable, Codable, CustomStringConvertible {
-    case free, go, plus, pro, proLite, team, selfServeBusinessUsageBased, business, enterpriseCbpUsageBased
-    case enterprise, edu
+    /// `free`.
+    case free
+    /// `go`.
+    case go
+    /// `plus`.
+    case plus
+    /// `pro`.
+    case pro
+    /// `prolite` ("Pro Lite").
+    case proLite
+    /// `team` (a workspace plan).
+    case team
+    /// `self_serve_business_usage_based` (a workspace plan).
+    case selfServeBusinessUsageBased
+    /// `business` (a workspace plan).
+    case business
+    /// `enterprise_cbp_usage_based` (a workspace plan).
+    case enterpriseCbpUsageBased
+    /// `enterprise`, also sent as `hc` (a workspace plan).
+    case enterprise
+    /// `edu`, also sent as `education` (a workspace plan).
+    case edu
     /// A plan string chappie does not know, as the service sent it.
     case unknown(String)
 

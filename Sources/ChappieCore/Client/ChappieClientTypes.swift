@@ -60,7 +60,14 @@ public struct ChappieStreamingTransportPolicy: Sendable, Hashable {
 public struct ChappieInputMessage: Sendable, Hashable {
     /// Who says it.
     public enum Role: String, Sendable, Hashable {
-        case user, assistant, developer, system
+        /// The person asking.
+        case user
+        /// The model's earlier replies.
+        case assistant
+        /// The developer's instructions within the conversation.
+        case developer
+        /// System instructions.
+        case system
     }
 
     /// Who says it.
@@ -79,7 +86,14 @@ public struct ChappieInputMessage: Sendable, Hashable {
 public struct ChappieResponseRequest: Sendable, Hashable {
     /// Reasoning effort.
     public enum ReasoningEffort: String, Sendable, Hashable, CaseIterable {
-        case minimal, low, medium, high
+        /// As little reasoning as the model allows.
+        case minimal
+        /// Little reasoning.
+        case low
+        /// The model's usual amount.
+        case medium
+        /// The most reasoning.
+        case high
     }
 
     /// The model slug. Default `gpt-5-codex`.

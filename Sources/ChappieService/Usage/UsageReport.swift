@@ -7,14 +7,25 @@ public import Foundation
 public struct UsageReport: Sendable {
     /// How rows are grouped.
     public enum Grouping: String, Sendable, CaseIterable {
-        case hour, day, week, window
+        /// One row per hour and account.
+        case hour
+        /// One row per day and account.
+        case day
+        /// One row per ISO week (from Monday) and account.
+        case week
+        /// One row per observed 5-hour or weekly window.
+        case window
     }
 
     /// A cell: text, a number, or empty.
     public enum Cell: Sendable, Equatable {
+        /// Text.
         case text(String)
+        /// A number, shown with at most two decimals.
         case number(Double)
+        /// A count.
         case integer(Int)
+        /// Nothing (a window that was never reported).
         case empty
 
         /// The cell as CSV and tables show it: numbers with at most two decimals.
