@@ -148,8 +148,7 @@ struct DaemonEndToEndTests {
         try await setup.waitForSocket()
         let socket = setup.home.appendingPathComponent("chappie.sock").path
         func raw(_ payload: String) async throws -> String {
-            let script = "import socket,sys\ns=socket.socket(socket.AF_UNIX)\ns.connect(sys.argv[1])\ns.sendall(sys.argv[2].encode())\ns.shutdown(socket.SHUT_WR)\nprint(s.makefile().read(), end='')"
-            return try await runProcess(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", script, socket, payload]).stdout
+            try rawSocketExchange(path: socket, payload: payload)
         }
         for payload in ["not json\n", "{}\n", "[1,2]\n", #"{"command":"reboot"}"# + "\n", String(repeating: "x", count: 70_000), ""] {
             let answer = JSONDocument(Data(try await raw(payload).utf8))
@@ -203,4 +202,35 @@ extension ChappieTestbed {
         daemon.waitUntilExit()
         return daemon.terminationStatus
     }
+}
+
+/// Sends raw bytes to a Unix socket, closes the sending side, and reads everything back.
+private func rawSocketExchange(path: String, payload: String) throws -> String {
+    let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(descriptor) }
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    withUnsafeMutableBytes(of: &address.sun_path) { raw in
+        raw.copyBytes(from: Array(path.utf8).prefix(raw.count - 1))
+    }
+    let connected = withUnsafePointer(to: &address) { pointer in
+        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+    }
+    guard connected == 0 else { throw EmulatorHarnessError(message: "cannot connect to \(path)") }
+    let bytes = Array(payload.utf8)
+    var offset = 0
+    while offset < bytes.count {
+        let written = bytes[offset...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        if written <= 0 { break }
+        offset += written
+    }
+    shutdown(descriptor, Int32(SHUT_WR))
+    var answer = [UInt8]()
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    while true {
+        let count = read(descriptor, &buffer, buffer.count)
+        if count <= 0 { break }
+        answer += buffer[0..<count]
+    }
+    return String(decoding: answer, as: UTF8.self)
 }
