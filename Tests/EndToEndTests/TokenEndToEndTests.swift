@@ -97,6 +97,40 @@ struct TokenEndToEndTests {
         #expect(try await setup.chappie(["refresh", "work"]).status == 0)
     }
 
+    @Test("Ctrl-C while waiting for approval stops accounts add at once, and nothing is stored")
+    func signInInterrupted() async throws {
+        let setup = try await ChappieTestbed.start(emulatorArguments: ["--device-code-interval", "1"])
+        defer { Task { await setup.stop() } }
+        let process = Process()
+        process.executableURL = try BuiltProducts.executable("chappie")
+        process.arguments = ["accounts", "add", "work"] + setup.service
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        // The parent's copy of the pipe's write end must go, or reading never sees the end.
+        try errors.fileHandleForWriting.close()
+        // Wait until the code is shown, then press Ctrl-C.
+        var shown = ""
+        let reader = errors.fileHandleForReading
+        while !shown.contains("enter the code") {
+            let chunk = reader.availableData
+            if chunk.isEmpty { break }
+            shown += String(decoding: chunk, as: UTF8.self)
+        }
+        #expect(shown.contains("/codex/device"))
+        let clock = ContinuousClock()
+        let start = clock.now
+        kill(process.processIdentifier, SIGINT)
+        process.waitUntilExit()
+        #expect(clock.now - start < .seconds(3))
+        #expect(process.terminationStatus == 77)
+        let rest = String(decoding: reader.readDataToEndOfFile(), as: UTF8.self)
+        #expect(rest.contains("cancelled"))
+        let list = try await setup.chappie(["accounts", "list", "--json"])
+        #expect(JSONDocument(Data(list.stdout.utf8)).array()?.isEmpty == true)
+    }
+
     @Test("token with no account named and none active is a clear error")
     func noActiveAccount() async throws {
         let setup = try await setUp()
