@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import Chappie
 import ChappieService
 import ChappieStore
@@ -57,4 +58,9 @@ struct GlobalOptions: ParsableArguments {
         logger.logLevel = verbose ? .debug : .warning
         return logger
     }
+}
+
+/// A path typed by the user (`~` expanded) as a file URL.
+func expandedPath(_ text: String) -> URL {
+    URL(fileURLWithPath: (text as NSString).expandingTildeInPath)
 }

@@ -24,6 +24,16 @@ public enum ChappieErrorRecovery: Sendable, Hashable, CustomStringConvertible {
     /// Configuration, denied access or a client bug: do not retry automatically.
     case permanent
 
+    /// The exit code a command-line tool reports for this class (design.md, Errors): 75 for retry
+    /// later, 77 for sign in again, 1 for permanent.
+    public var exitCode: Int32 {
+        switch self {
+        case .retry: 75
+        case .signInAgain: 77
+        case .permanent: 1
+        }
+    }
+
     /// A short description: `retry now`, `retry after 30 s`, `sign in again`, `permanent`.
     public var description: String {
         switch self {

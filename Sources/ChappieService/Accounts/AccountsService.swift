@@ -44,8 +44,9 @@ public struct AccountsService: Sendable {
 
     /// Every account, each with a check that its credentials open (cheap: one AEAD open each).
     public func list() throws(StoreError) -> [Summary] {
-        let problems = try store.credentialProblems()
-        return try store.accounts().map { Summary(account: $0, credentialProblem: problems[$0.id]) }
+        let accounts = try store.accounts()
+        let problems = try store.credentialProblems(of: accounts)
+        return accounts.map { Summary(account: $0, credentialProblem: problems[$0.id]) }
     }
 
     /// One account, with a check that its credentials open.

@@ -209,14 +209,15 @@ public final class Daemon: Service {
                     name: fresh.account.name.rawValue, accessToken: fresh.credentials.accessToken, expiresAt: fresh.expiresAt,
                     chatgptAccountID: fresh.account.info.accountID, fedramp: fresh.account.info.isFedRAMPAccount))
             case "status":
-                let names = Dictionary(uniqueKeysWithValues: try store.accounts().map { ($0.id, $0.name.rawValue) })
+                let accounts = try store.accounts()
+                let names = Dictionary(uniqueKeysWithValues: accounts.map { ($0.id, $0.name.rawValue) })
                 let backingOff = await state.backingOff()
                 return DaemonReply(ok: true, status: DaemonReply.Status(
                     pid: getpid(), startedAt: state.startedAt, lastRefreshAt: await state.lastRefreshAt, lastPollAt: await state.lastPollAt,
                     refreshes: await state.refreshes, refreshFailures: await state.refreshFailures, polls: await state.polls,
                     pollFailures: await state.pollFailures, switches: await state.switches,
                     backingOff: Dictionary(uniqueKeysWithValues: backingOff.compactMap { id, date in names[id].map { ($0, date) } })),
-                    accounts: try store.accounts())
+                    accounts: accounts)
             case "accounts":
                 return DaemonReply(ok: true, accounts: try store.accounts())
             case "usage":
@@ -227,8 +228,7 @@ public final class Daemon: Service {
                 return .failure("unknown command \"\(request.command.prefix(40))\": use token, status, accounts, usage or metrics", exitCode: 2)
             }
         } catch let error as ChappieAuthError {
-            let code: Int32 = switch error.recovery { case .signInAgain: 77; case .retry: 75; case .permanent: 1 }
-            return .failure(error.errorDescription ?? "\(error)", exitCode: code)
+            return .failure(error.errorDescription ?? "\(error)", exitCode: error.recovery.exitCode)
         } catch let error as AccountNameError {
             return .failure(error.description, exitCode: 2)
         } catch let error as StoreError {

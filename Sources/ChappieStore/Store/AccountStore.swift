@@ -98,26 +98,23 @@ public final class AccountStore: Sendable {
         try read { db in try db.setting(.keyID).map { String(decoding: $0, as: UTF8.self) } == key.id }
     }
 
-    /// Checks every account's sealed credentials in one read: which do not open, and why. (The
-    /// bytes are authenticated, not decoded, so this is cheap enough for every `accounts list`.)
-    public func credentialProblems() throws(StoreError) -> [Int64: String] {
-        let (records, names) = try read { db in
-            (try CredentialRecord.fetchAll(db), try Dictionary(uniqueKeysWithValues: AccountRecord.fetchAll(db).map { ($0.id ?? 0, $0.name) }))
-        }
+    /// Checks these accounts' sealed credentials, read in one query: which do not open, and why.
+    /// (The bytes are authenticated, not decoded, so this is cheap enough for every `accounts list`.)
+    public func credentialProblems(of accounts: [Account]) throws(StoreError) -> [Int64: String] {
+        let records = Dictionary(uniqueKeysWithValues: try read { db in try CredentialRecord.fetchAll(db) }.map { ($0.accountId, $0) })
         var problems: [Int64: String] = [:]
-        let stored = Set(records.map(\.accountId))
-        for id in names.keys where !stored.contains(id) {
-            problems[id] = "account \(names[id] ?? "?") has no stored credentials; sign it in again"
-        }
-        for record in records {
-            let name = names[record.accountId] ?? "?"
+        for account in accounts {
+            guard let record = records[account.id] else {
+                problems[account.id] = "account \(account.name) has no stored credentials; sign it in again"
+                continue
+            }
             guard record.keyId == key.id else {
-                problems[record.accountId] = "account \(name)'s credentials are sealed with key \(record.keyId), not the store's key \(key.id); sign it in again"
+                problems[account.id] = "account \(account.name)'s credentials are sealed with key \(record.keyId), not the store's key \(key.id); sign it in again"
                 continue
             }
             let box = SealedBox(nonce: record.nonce, ciphertext: record.ciphertext)
-            if (try? box.open(key: key, associatedData: Self.associatedData(accountID: record.accountId, keyID: key.id))) == nil {
-                problems[record.accountId] = "account \(name)'s sealed credentials do not open (altered, or copied from another account); sign it in again"
+            if (try? box.open(key: key, associatedData: Self.associatedData(accountID: account.id, keyID: key.id))) == nil {
+                problems[account.id] = "account \(account.name)'s sealed credentials do not open (altered, or copied from another account); sign it in again"
             }
         }
         return problems

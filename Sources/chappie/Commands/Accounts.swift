@@ -194,7 +194,7 @@ extension ChappieCommand.Accounts {
 
         func run() async throws {
             let service = AccountsService(store: try global.openStore().store)
-            let file = path.map { URL(fileURLWithPath: ($0 as NSString).expandingTildeInPath) }
+            let file = path.map { expandedPath($0) }
             let result = try service.importCodexAuth(from: file, name: name)
             if global.json {
                 try JSONOutput.print(AccountJSON(AccountsService.Summary(account: result.account, credentialProblem: nil)))
@@ -235,7 +235,7 @@ extension ChappieCommand.Accounts {
                 target = choice.account.name
             }
             guard let target else { return }
-            let home = codexHome.map { URL(fileURLWithPath: ($0 as NSString).expandingTildeInPath) }
+            let home = codexHome.map { expandedPath($0) }
             let outcome = try service.switchTo(target, codexHome: home)
             if global.json {
                 try JSONOutput.print(["name": outcome.account.name.rawValue, "codexAuthFile": outcome.codexAuthFile?.path ?? ""])

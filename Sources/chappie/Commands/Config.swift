@@ -45,7 +45,7 @@ extension ChappieCommand.Config {
             let shown: String
             switch setting {
             case .codexHome:
-                shown = URL(fileURLWithPath: (value as NSString).expandingTildeInPath).standardizedFileURL.path
+                shown = expandedPath(value).standardizedFileURL.path
                 try store.setDefaultCodexHome(shown)
             case .usageRetention:
                 let duration = try parseDuration(value)

@@ -51,14 +51,14 @@ extension ChappieCommand {
                 return handler
             }
             let opened = try global.openStore()
-            let socketURL = socket.map { URL(fileURLWithPath: ($0 as NSString).expandingTildeInPath) }
+            let socketURL = socket.map { expandedPath($0) }
                 ?? DaemonClient.defaultSocket(in: opened.store.location)
             if DaemonClient.send(DaemonRequest(command: "status"), to: socketURL, timeout: .seconds(2)) != nil {
                 throw CommandFailure(message: "a daemon is already running on \(socketURL.path)", exitCode: .failure)
             }
             let configuration = DaemonConfiguration(
                 socket: socketURL, refreshMargin: refreshMargin, pollInterval: pollInterval, autoSwitch: autoSwitch,
-                codexHome: codexHome.map { URL(fileURLWithPath: ($0 as NSString).expandingTildeInPath) }, initialBackoff: backoff,
+                codexHome: codexHome.map { expandedPath($0) }, initialBackoff: backoff,
                 maximumBackoff: max(backoff, maxBackoff))
             let daemon = ChappieService.Daemon(store: opened.store, endpoints: try global.endpoints(), configuration: configuration, logger: logger)
             let group = ServiceGroup(configuration: ServiceGroupConfiguration(
@@ -80,7 +80,7 @@ extension ChappieCommand {
         }
 
         func run() async throws {
-            let socketURL = socket.map { URL(fileURLWithPath: ($0 as NSString).expandingTildeInPath) } ?? DaemonClient.defaultSocket(in: global.location)
+            let socketURL = socket.map { expandedPath($0) } ?? DaemonClient.defaultSocket(in: global.location)
             let output: Output
             if let reply = DaemonClient.send(DaemonRequest(command: "status"), to: socketURL, timeout: .seconds(10)), reply.ok {
                 output = Output(daemon: reply.status, accounts: reply.accounts ?? [])

@@ -24,7 +24,7 @@ extension ChappieCommand {
 
         func run() async throws {
             // A running daemon answers without this process opening the store.
-            let socketURL = socket.map { URL(fileURLWithPath: ($0 as NSString).expandingTildeInPath) } ?? DaemonClient.defaultSocket(in: global.location)
+            let socketURL = socket.map { expandedPath($0) } ?? DaemonClient.defaultSocket(in: global.location)
             let request = DaemonRequest(command: "token", account: name?.rawValue, marginSeconds: Int(margin.components.seconds))
             if let reply = DaemonClient.send(request, to: socketURL) {
                 guard reply.ok, let token = reply.token else {

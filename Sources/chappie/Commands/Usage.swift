@@ -294,7 +294,7 @@ func emit(_ report: UsageReport, format: OutputFormat?, to path: String?) throws
         text = String(decoding: data, as: UTF8.self) + "\n"
     }
     if let path {
-        let url = URL(fileURLWithPath: (path as NSString).expandingTildeInPath)
+        let url = expandedPath(path)
         do {
             try Data(text.utf8).write(to: url, options: .atomic)
         } catch {

@@ -34,11 +34,7 @@ struct CommandFailure: Error {
 
     /// The exit code for a recovery class: 77 sign in again, 75 retry later, 1 otherwise.
     static func exitCode(_ recovery: ChappieErrorRecovery) -> ExitCode {
-        switch recovery {
-        case .signInAgain: ExitStatus.signInRequired
-        case .retry: ExitStatus.temporaryFailure
-        case .permanent: .failure
-        }
+        ExitCode(recovery.exitCode)
     }
 
     /// What the user can do, as a sentence to append.
