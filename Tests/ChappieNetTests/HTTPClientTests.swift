@@ -98,16 +98,14 @@ struct HTTPClientTests {
     func cancellationBeforeHead() async throws {
         try await withEmulator { emulator in
             _ = try await emulator.client.execute(
-                emulator.request("/_emulator/faults", method: .post, json: #"{"kind":"latency","ms":3000}"#))
+                emulator.request("/_emulator/faults", method: .post, json: #"{"kind":"latency","ms":60000}"#))
             let client = emulator.client
             let request = emulator.request("/oauth/revoke", method: .post, json: #"{"token":"x"}"#)
-            let clock = ContinuousClock()
-            let start = clock.now
+            // The answer would take a minute: only a cancelled transfer ends with CancellationError.
             let task = Task { try await client.execute(request) }
             try await Task.sleep(for: .milliseconds(200))
             task.cancel()
             await #expect(throws: CancellationError.self) { _ = try await task.value }
-            #expect(clock.now - start < .seconds(2))
         }
     }
 

@@ -33,12 +33,12 @@ struct CodexAuthTests {
     }
 
     @Test("An auth.json written by switch is read back identically by import")
-    func roundTrip() throws {
+    func roundTrip() async throws {
         let (service, home) = try service()
         defer { try? FileManager.default.removeItem(at: home) }
         let imported = try service.importCodexAuth(from: Fixtures.directory.appendingPathComponent("codex-auth.json"), name: AccountName("work"))
         let codexHome = home.appendingPathComponent("codex-work")
-        let outcome = try service.switchTo(AccountName("work"), codexHome: codexHome)
+        let outcome = try await service.switchTo(AccountName("work"), codexHome: codexHome)
         let file = try #require(outcome.codexAuthFile)
         #expect((try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? NSNumber)?.intValue == 0o600)
         #expect((try FileManager.default.attributesOfItem(atPath: codexHome.path)[.posixPermissions] as? NSNumber)?.intValue == 0o700)
@@ -59,8 +59,8 @@ struct CodexAuthTests {
         #expect(try service.store.account(named: AccountName("work")).codexHome == codexHome.path)
     }
 
-    @Test("Writing keeps the fields of an existing auth.json that chappie does not manage")
-    func keepsUnknownFields() throws {
+    @Test("switch refuses to replace a Codex login it cannot read unless forced; forced, it keeps the fields chappie does not manage")
+    func keepsUnknownFields() async throws {
         let (service, home) = try service()
         defer { try? FileManager.default.removeItem(at: home) }
         _ = try service.importCodexAuth(from: Fixtures.directory.appendingPathComponent("codex-auth.json"), name: nil)
@@ -68,7 +68,11 @@ struct CodexAuthTests {
         try FileManager.default.createDirectory(at: codexHome, withIntermediateDirectories: true)
         let existing = #"{"OPENAI_API_KEY":"sk-keep","agent_identity":"agent-jwt","future":{"x":[1,2]},"tokens":{"extra":"kept","refresh_token":"old"}}"#
         FileManager.default.createFile(atPath: codexHome.appendingPathComponent("auth.json").path, contents: Data(existing.utf8))
-        _ = try service.switchTo(AccountName("ada"), codexHome: codexHome)
+        await #expect { _ = try await service.switchTo(AccountName("ada"), codexHome: codexHome) } throws: { error in
+            (error as? ServiceError)?.message.contains("--force") == true
+        }
+        #expect(JSONDocument(try Data(contentsOf: codexHome.appendingPathComponent("auth.json"))).string("tokens", "refresh_token") == "old")
+        _ = try await service.switchTo(AccountName("ada"), codexHome: codexHome, force: true)
         let written = JSONDocument(try Data(contentsOf: codexHome.appendingPathComponent("auth.json")))
         #expect(written.string("OPENAI_API_KEY") == "sk-keep")
         #expect(written.string("agent_identity") == "agent-jwt")

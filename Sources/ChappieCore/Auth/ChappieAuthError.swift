@@ -33,18 +33,26 @@ public enum ChappieAuthError: Error, Sendable, Hashable, LocalizedError {
     /// Anything else.
     case unknown(String)
 
-    /// Whether the stored credentials are dead: a missing refresh token, or a token-endpoint failure
-    /// with status 400, 401 or 403. The session signs out and moves to `.reauthenticationRequired`;
-    /// every other error keeps the credentials so that a retry is possible.
+    /// Whether the stored credentials are dead: a missing refresh token, or a token-endpoint answer
+    /// that carries a dead-grant OAuth code (`invalid_grant`, `refresh_token_expired`,
+    /// `refresh_token_invalidated`, `refresh_token_reused`). The session signs out and moves to
+    /// `.reauthenticationRequired`; every other error keeps the credentials so that a retry is
+    /// possible.
+    ///
+    /// Seed 000 signs out on any 400, 401 or 403; chappie refines that to the answers that say the
+    /// grant is dead, because a proxy's HTML 403 or an empty 401 says nothing about the grant and
+    /// signing out on it would throw away a refresh token that still works (docs/errors.md).
     public var requiresReauthentication: Bool {
         switch self {
         case .missingRefreshToken: true
-        case .tokenExchangeFailed(let status, _): [400, 401, 403].contains(status)
+        case .tokenExchangeFailed(let status, _):
+            status != 429 && (400..<500).contains(status) && (oauthErrorCode.map(OAuthErrorCode.isDeadGrant) ?? false)
         default: false
         }
     }
 
-    /// The OAuth error code in a token-endpoint failure, such as `refresh_token_reused`.
+    /// The OAuth error code in a token-endpoint failure, such as `refresh_token_reused`; `nil` when
+    /// the answer carried none (HTML from a proxy, an empty or non-JSON body).
     public var oauthErrorCode: String? {
         guard case .tokenExchangeFailed(_, let body) = self else { return nil }
         let code = body.prefix { $0 != ":" }
@@ -52,18 +60,30 @@ public enum ChappieAuthError: Error, Sendable, Hashable, LocalizedError {
     }
 
     /// What to do about it.
+    ///
+    /// A token-endpoint failure is classified by its body first: a dead-grant code is
+    /// `.signInAgain`, a client or request fault (`invalid_client`, `invalid_request`, …) or any
+    /// other OAuth code on a 4xx is `.permanent`; an answer without an OAuth error (a proxy's HTML,
+    /// an empty body) and every 429 and 5xx mean the path to the issuer failed: retry later.
     public var recovery: ChappieErrorRecovery {
         switch self {
         case .networkFailure, .pollingTimeout, .callbackTimeout: return .retry(.now)
         case .expiredDeviceCode, .cancelledSignIn, .missingRefreshToken: return .signInAgain
         case .tokenExchangeFailed(let status, _):
-            if requiresReauthentication {
-                if let code = oauthErrorCode, OAuthErrorCode.recovery(for: code) == .permanent { return .permanent }
-                return .signInAgain
-            }
-            return status == 429 || status >= 500 ? .retry(.after(seconds: 5)) : .permanent
+            guard status != 429, (400..<500).contains(status), let code = oauthErrorCode else { return .retry(.after(seconds: 5)) }
+            return OAuthErrorCode.recovery(for: code) ?? .permanent
         case .authorizationDenied, .secureRandomFailed, .invalidResponse, .unknown: return .permanent
         }
+    }
+
+    /// Reads back a ``tokenExchangeFailed(statusCode:body:)`` from its ``errorDescription`` (as kept
+    /// in an account's last error), so that a later call reports what the issuer said, once.
+    public init?(tokenEndpointDescription text: String) {
+        let prefix = "The token endpoint answered HTTP "
+        guard text.hasPrefix(prefix) else { return nil }
+        let rest = text.dropFirst(prefix.count)
+        guard let colon = rest.firstIndex(of: ":"), let status = Int(rest[..<colon]) else { return nil }
+        self = .tokenExchangeFailed(statusCode: status, body: String(rest[rest.index(after: colon)...].drop { $0 == " " }))
     }
 
     /// A sentence for people.

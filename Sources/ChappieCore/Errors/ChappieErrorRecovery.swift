@@ -47,24 +47,32 @@ public enum ChappieErrorRecovery: Sendable, Hashable, CustomStringConvertible {
 
 /// The OAuth error codes chappie knows, with the response each calls for.
 public enum OAuthErrorCode {
-    /// The recovery an OAuth error code from the token endpoint calls for, or `nil` for codes that
-    /// are not about the grant itself.
+    /// The codes that say a refresh token's grant is dead: only these sign an account out.
+    public static let deadGrantCodes: Set<String> = ["invalid_grant", "refresh_token_expired", "refresh_token_invalidated", "refresh_token_reused"]
+
+    /// Whether `code` says the grant is dead (see ``deadGrantCodes``).
+    public static func isDeadGrant(_ code: String) -> Bool {
+        deadGrantCodes.contains(code.lowercased())
+    }
+
+    /// The recovery an OAuth error code from the token endpoint calls for, or `nil` for codes
+    /// chappie does not know.
     ///
-    /// `invalid_grant` and the three refresh-token codes mean the tokens are dead; `invalid_client`,
-    /// `unauthorized_client`, `unsupported_grant_type` and `invalid_request` are client or
-    /// configuration faults, never fixed by retrying; `slow_down` and `temporarily_unavailable` are
-    /// transient.
+    /// `invalid_grant` and the three refresh-token codes mean the grant is dead (sign in again);
+    /// `invalid_client`, `unauthorized_client`, `unsupported_grant_type`, `invalid_request`,
+    /// `invalid_scope` and `access_denied` are client or request faults that retrying does not fix,
+    /// but that say nothing against the stored tokens (a fixed release can still use them);
+    /// `slow_down`, `temporarily_unavailable` and the server's overload codes are transient.
     public static func recovery(for code: String) -> ChappieErrorRecovery? {
-        switch code.lowercased() {
-        case "invalid_grant", "refresh_token_expired", "refresh_token_reused", "refresh_token_invalidated", "access_denied",
-            "token_expired", "token_invalidated":
-            .signInAgain
-        case "invalid_client", "unauthorized_client", "unsupported_grant_type", "invalid_request", "invalid_scope":
-            .permanent
+        let code = code.lowercased()
+        if isDeadGrant(code) { return .signInAgain }
+        switch code {
+        case "invalid_client", "unauthorized_client", "unsupported_grant_type", "invalid_request", "invalid_scope", "access_denied":
+            return .permanent
         case "slow_down", "temporarily_unavailable", "server_error", "server_is_overloaded":
-            .retry(.after(seconds: 5))
+            return .retry(.after(seconds: 5))
         default:
-            nil
+            return nil
         }
     }
 }

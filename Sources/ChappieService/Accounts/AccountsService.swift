@@ -1,4 +1,5 @@
 public import ChappieCore
+import Chappie
 public import ChappieStore
 public import Foundation
 
@@ -79,18 +80,65 @@ public struct AccountsService: Sendable {
     }
 
     /// Makes an account the active one and, with a Codex home (given, or the default setting),
-    /// writes its `auth.json` there so the Codex CLI uses it.
-    public func switchTo(_ name: AccountName, codexHome: URL?) throws -> SwitchOutcome {
+    /// moves that home's ownership to it and writes its `auth.json` there so the Codex CLI uses it.
+    ///
+    /// Holds the accounts' locks (the new and the previous owner, by row id) and then the home's
+    /// `auth.json.lock`, the refresher's order, so no refresh writes the file meanwhile. Tokens Codex
+    /// rotated in the file are first adopted for the account they belong to; a file holding a login
+    /// chappie does not know (or no ChatGPT login at all) is not replaced unless `force`.
+    ///
+    /// - Throws: ``ServiceError`` `.invalidInput` for a home holding an unknown login without
+    ///   `force`; ``StoreError`` when the account's credentials do not open (nothing changed).
+    public func switchTo(_ name: AccountName, codexHome: URL?, force: Bool = false) async throws -> SwitchOutcome {
         let account = try store.account(named: name)
-        let home = try codexHome ?? store.defaultCodexHome().map { URL(fileURLWithPath: ($0 as NSString).expandingTildeInPath) }
-        var written: URL?
-        if let home {
-            // Open the credentials first: a damaged account must not become active half-way.
-            let credentials = try store.credentials(for: account)
-            written = try CodexAuthFile.write(credentials, accountID: account.info.accountID, to: home)
-            try store.setCodexHome(home.path, for: name)
+        let configured = try store.defaultCodexHome().map { URL(fileURLWithPath: ($0 as NSString).expandingTildeInPath) }
+        guard let home = (codexHome ?? configured)?.standardizedFileURL else {
+            return SwitchOutcome(account: try store.activate(name), codexAuthFile: nil)
         }
-        let active = try store.activate(name, detail: written.map { "codex home \($0.deletingLastPathComponent().path)" } ?? "")
+        let mirror = CodexMirror(home: home)
+        // Every account this may write: the new owner, the previous one, and whoever the file holds.
+        let previous = try store.codexHomeOwner(home.path)
+        let holder = (try? CodexAuthFile.read(mirror.file)).flatMap { try? store.account(matching: $0.info) }
+        var involved: [Int64: Account] = [:]
+        for candidate in [account, previous, holder].compactMap({ $0 }) { involved[candidate.id] = candidate }
+        var locks: [FileLock] = []
+        for id in involved.keys.sorted() { locks.append(try await FileLock.acquire(store.lockURL(for: involved[id]!))) }
+        locks.append(try await FileLock.acquire(mirror.lockURL))
+        defer { withExtendedLifetime(locks) {} }
+
+        try adoptFromCodexHome(mirror, force: force)
+        // Open the credentials first (after any adoption): a damaged account must not become active half-way.
+        let current = try store.account(id: account.id)
+        let credentials = try store.credentials(for: current)
+        let written = try CodexAuthFile.write(credentials, accountID: current.info.accountID, to: home)
+        let active = try store.activate(name, owningCodexHome: home.path, detail: "codex home \(home.path)")
         return SwitchOutcome(account: active, codexAuthFile: written)
+    }
+
+    /// Before `switch` replaces a Codex home's `auth.json`: tokens Codex rotated there are taken
+    /// for the account they belong to; a login chappie does not know stops the switch unless `force`.
+    private func adoptFromCodexHome(_ mirror: CodexMirror, force: Bool) throws {
+        guard FileManager.default.fileExists(atPath: mirror.file.path) else { return }
+        let held: CodexAuthFile
+        do {
+            held = try CodexAuthFile.read(mirror.file)
+        } catch {
+            if force { return }
+            throw ServiceError(
+                .invalidInput,
+                "\(mirror.file.path) does not hold a ChatGPT login chappie can read (\(error)); pass --force to replace it")
+        }
+        guard let holder = try store.account(matching: held.info), held.belongs(to: holder) else {
+            if force { return }
+            throw ServiceError(
+                .invalidInput,
+                "\(mirror.file.path) holds a login chappie does not know (\(held.info.email ?? "no e-mail")); import it first with chappie accounts import --from \(mirror.file.path), or pass --force to replace it")
+        }
+        let stored = try store.credentials(for: holder)
+        if let newer = mirror.newerCredentials(than: stored, for: holder) {
+            _ = try store.updateCredentials(
+                of: holder, to: newer, accessTokenExpiresAt: held.accessTokenExpiresAt, refreshedAt: held.lastRefresh ?? Date(),
+                event: "adopted", detail: "tokens the Codex CLI refreshed in \(mirror.home.path), taken before switching")
+        }
     }
 }

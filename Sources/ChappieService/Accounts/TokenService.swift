@@ -58,21 +58,41 @@ public struct TokenService: Sendable {
     }
 
     /// A valid access token for an account, refreshed if it expires within `margin`.
+    ///
+    /// When the refresh fails in a way that calls for a later retry (the issuer or the path to it
+    /// failed) but the stored access token has not expired, that token is returned with a
+    /// ``TokenRefresher/Fresh/warning``: the caller can work until the next try.
     public func token(for name: AccountName?, margin: Duration = .seconds(300)) async throws -> TokenRefresher.Fresh {
-        try await refresher(margin: margin).validCredentials(for: try account(name))
+        let account = try account(name)
+        do {
+            return try await refresher(margin: margin).validCredentials(for: account)
+        } catch let error as ChappieAuthError {
+            guard case .retry = error.recovery, let latest = try? store.account(id: account.id), latest.status == .ok,
+                let stored = try? store.credentials(for: latest),
+                let expiry = (try? TokenClaims(jwt: stored.accessToken))?.expiresAt, expiry > Date()
+            else { throw error }
+            let minutes = Int(expiry.timeIntervalSinceNow / 60)
+            return TokenRefresher.Fresh(
+                credentials: stored, account: latest, outcome: .stillValid, expiresAt: expiry,
+                warning: "could not refresh \(latest.name) (\(error.errorDescription ?? "\(error)")); its access token is still valid for \(minutes) min")
+        }
     }
 
     /// Refreshes accounts, `concurrency` at a time: all of them if `names` is empty. With
-    /// `onlyIfExpiringWithin`, accounts whose token stays valid that long are left alone.
+    /// `onlyIfExpiringWithin`, accounts whose token stays valid that long are left alone. Accounts
+    /// marked `reauth_required` are reported without a call to the issuer, unless named: a named
+    /// one is tried once more, and a success puts it back to `ok`.
     public func refresh(
         _ names: [AccountName], onlyIfExpiringWithin: Duration?, concurrency: Int = 8
     ) async throws -> [RefreshReport] {
         let accounts = names.isEmpty ? try store.accounts() : try names.map { try store.account(named: $0) }
         let refresher = refresher(margin: onlyIfExpiringWithin ?? .seconds(300))
         let force = onlyIfExpiringWithin == nil
+        // Named accounts that were signed out are tried once more; --all leaves them alone.
+        let retrySignedOut = !names.isEmpty
         return await boundedMap(accounts, concurrency: concurrency) { account in
             do {
-                let fresh = try await refresher.validCredentials(for: account, force: force)
+                let fresh = try await refresher.validCredentials(for: account, force: force, retrySignedOut: retrySignedOut)
                 return RefreshReport(name: account.name, outcome: fresh.outcome, expiresAt: fresh.expiresAt)
             } catch {
                 return RefreshReport(name: account.name, error: error)

@@ -15,6 +15,19 @@ public struct CodexAuthFile: Sendable {
     /// `last_refresh`, when present.
     public var lastRefresh: Date?
 
+    /// Whether this file holds `account`'s login: the same ChatGPT account (`tokens.account_id`)
+    /// and, when both are known, the same user (the id_token's user id); an account known only by
+    /// e-mail matches on the e-mail.
+    public func belongs(to account: Account) -> Bool {
+        if let accountID = account.info.accountID {
+            guard info.accountID == accountID else { return false }
+            if let theirs = info.userID, let ours = account.info.userID { return theirs == ours }
+            return true
+        }
+        guard info.accountID == nil, let email = account.info.email else { return false }
+        return info.email == email
+    }
+
     /// `$CODEX_HOME`, else `~/.codex`.
     public static func defaultHome(environment: [String: String]) -> URL {
         if let home = environment["CODEX_HOME"], !home.isEmpty { return URL(fileURLWithPath: (home as NSString).expandingTildeInPath) }

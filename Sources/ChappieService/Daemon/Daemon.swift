@@ -1,6 +1,7 @@
 public import Chappie
 public import ChappieCore
 public import ChappieStore
+import ChappieVault
 public import Foundation
 public import Logging
 public import ServiceLifecycle
@@ -15,10 +16,15 @@ public final class Daemon: Service {
     private let configuration: DaemonConfiguration
     private let logger: Logger
     private let state: DaemonState
+    private let instance: FileLock
 
     /// Creates a daemon over an open store.
-    public init(store: AccountStore, endpoints: ChappieEndpoints, configuration: DaemonConfiguration, logger: Logger) {
+    ///
+    /// - Parameter instance: The data directory's claim from ``DaemonInstance/claim(in:)``, held
+    ///   until the daemon is released: the socket is only replaced or removed under it.
+    public init(store: AccountStore, endpoints: ChappieEndpoints, configuration: DaemonConfiguration, instance: FileLock, logger: Logger) {
         self.store = store
+        self.instance = instance
         self.usage = UsageService(store: store, endpoints: endpoints)
         self.configuration = configuration
         self.logger = logger
@@ -32,7 +38,13 @@ public final class Daemon: Service {
             "socket": "\(configuration.socket.path)", "refresh.margin_s": "\(configuration.refreshMargin.components.seconds)",
             "poll.interval_s": "\(configuration.pollInterval.components.seconds)", "auto_switch": "\(configuration.autoSwitch)",
         ])
-        let server = SocketServer(descriptor: listener) { [self] request in await self.answer(request) }
+        let server: SocketServer
+        do {
+            server = try SocketServer(listener: listener) { [self] request in await self.answer(request) }
+        } catch {
+            close(listener)
+            throw error
+        }
         server.start()
         defer {
             server.stop()
@@ -50,14 +62,26 @@ public final class Daemon: Service {
         }
     }
 
-    /// Ends the daemon (with an error, so that systemd restarts it) when another process rotates
-    /// the key: everything it would seal from then on would be unreadable.
+    /// Takes up the store's new key when another process rotates it (reading the key file again);
+    /// ends the daemon (with an error, so that systemd restarts it) when that is not possible (a
+    /// passphrase, or a key file that does not hold the new key): everything it would seal from
+    /// then on would be unreadable.
     private func watchKey() async throws {
+        var known = store.key.id
         while !Task.isCancelled {
             try? await Task.sleep(for: .seconds(5))
             if (try? store.keyIsCurrent()) == false {
-                logger.critical("the store's key was rotated by another process; stopping (start the daemon again to use the new key)")
-                throw StoreError(.wrongKey, "the store's key was rotated while the daemon ran")
+                do {
+                    try store.reloadKeyIfRotated()
+                } catch {
+                    logger.critical("the store's key was rotated by another process and the new key cannot be read; stopping (start the daemon again)")
+                    throw error
+                }
+            }
+            // A refresh or a read may have taken up the new key first.
+            if store.key.id != known {
+                known = store.key.id
+                logger.notice("the store's key was rotated by another process; took up the new key", metadata: ["key": "\(known)"])
             }
         }
     }
@@ -186,7 +210,7 @@ public final class Daemon: Service {
             }
             guard choice.account.id != active.id else { return }
             let codexHome = try configuration.codexHome ?? store.defaultCodexHome().map { URL(fileURLWithPath: $0) }
-            _ = try AccountsService(store: store).switchTo(choice.account.name, codexHome: codexHome)
+            _ = try await AccountsService(store: store).switchTo(choice.account.name, codexHome: codexHome)
             try store.recordEvent("auto_switched", account: choice.account, detail: "from \(active.name) at its limit: \(choice.reason)")
             await state.switched()
             logger.notice("switched account", metadata: ["from": "\(active.name)", "to": "\(choice.account.name)", "reason": "\(choice.reason)"])
@@ -207,7 +231,7 @@ public final class Daemon: Service {
                 let fresh = try await usage.tokens.token(for: name, margin: margin)
                 return DaemonReply(ok: true, token: DaemonReply.Token(
                     name: fresh.account.name.rawValue, accessToken: fresh.credentials.accessToken, expiresAt: fresh.expiresAt,
-                    chatgptAccountID: fresh.account.info.accountID, fedramp: fresh.account.info.isFedRAMPAccount))
+                    chatgptAccountID: fresh.account.info.accountID, fedramp: fresh.account.info.isFedRAMPAccount, warning: fresh.warning))
             case "status":
                 let accounts = try store.accounts()
                 let names = Dictionary(uniqueKeysWithValues: accounts.map { ($0.id, $0.name.rawValue) })
@@ -275,65 +299,5 @@ public final class Daemon: Service {
             lines.append("chappie_account_ok{account=\"\(escape(account.name.rawValue))\"} \(account.status == .ok ? 1 : 0)")
         }
         return lines.joined(separator: "\n") + "\n"
-    }
-}
-
-/// Accepts connections on a listening socket on a thread of its own, and answers each on a task:
-/// only connections from the daemon's own user are served.
-final class SocketServer: Sendable {
-    private let descriptor: Int32
-    private let handler: @Sendable (DaemonRequest) async -> DaemonReply
-
-    init(descriptor: Int32, handler: @escaping @Sendable (DaemonRequest) async -> DaemonReply) {
-        self.descriptor = descriptor
-        self.handler = handler
-    }
-
-    func start() {
-        let thread = Thread { [self] in
-            while true {
-                let connection = accept(descriptor, nil, nil)
-                if connection < 0 {
-                    if errno == EINTR { continue }
-                    return  // the listener was shut down
-                }
-                Task { await self.serve(connection) }
-            }
-        }
-        thread.name = "chappie.socket"
-        thread.start()
-    }
-
-    func stop() {
-        shutdown(descriptor, Int32(SHUT_RDWR))
-        close(descriptor)
-    }
-
-    private func serve(_ connection: Int32) async {
-        defer { close(connection) }
-        UnixSocket.setTimeout(connection, .seconds(10))
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .secondsSince1970
-        func reply(_ answer: DaemonReply) {
-            guard var data = try? encoder.encode(answer) else { return }
-            data.append(0x0A)
-            UnixSocket.write(connection, data)
-        }
-        guard UnixSocket.peerUserID(connection) == getuid() else {
-            reply(.failure("this daemon serves its own user only", exitCode: 77))
-            return
-        }
-        guard let line = UnixSocket.readLine(connection) else {
-            reply(.failure("no request line (one JSON object, at most 64 KiB, ending with a newline)", exitCode: 2))
-            // Let the client finish sending (up to a bound) so that closing does not reset away the reply.
-            shutdown(connection, Int32(SHUT_WR))
-            UnixSocket.drain(connection, upTo: 4 << 20)
-            return
-        }
-        guard let request = try? JSONDecoder().decode(DaemonRequest.self, from: line) else {
-            reply(.failure("the request is not a JSON object with a \"command\"", exitCode: 2))
-            return
-        }
-        reply(await handler(request))
     }
 }

@@ -32,14 +32,18 @@ public struct DaemonReply: Codable, Sendable {
         public var chatgptAccountID: String?
         /// Whether the account is FedRAMP.
         public var fedramp: Bool
+        /// Set when the token is still valid but its refresh failed for now (see
+        /// ``TokenService/token(for:margin:)``).
+        public var warning: String?
 
         /// Creates a token payload.
-        public init(name: String, accessToken: String, expiresAt: Date?, chatgptAccountID: String?, fedramp: Bool) {
+        public init(name: String, accessToken: String, expiresAt: Date?, chatgptAccountID: String?, fedramp: Bool, warning: String? = nil) {
             self.name = name
             self.accessToken = accessToken
             self.expiresAt = expiresAt
             self.chatgptAccountID = chatgptAccountID
             self.fedramp = fedramp
+            self.warning = warning
         }
     }
 

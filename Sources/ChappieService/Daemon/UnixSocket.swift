@@ -72,17 +72,6 @@ enum UnixSocket {
         }
     }
 
-    /// Reads and discards at most `limit` bytes, until the peer stops sending.
-    static func drain(_ descriptor: Int32, upTo limit: Int) {
-        var buffer = [UInt8](repeating: 0, count: 16384)
-        var total = 0
-        while total < limit {
-            let count = read(descriptor, &buffer, buffer.count)
-            guard count > 0 else { return }
-            total += count
-        }
-    }
-
     /// Writes all of `data`.
     static func write(_ descriptor: Int32, _ data: Data) {
         data.withUnsafeBytes { bytes in
@@ -93,6 +82,12 @@ enum UnixSocket {
                 offset += written
             }
         }
+    }
+
+    /// Makes a descriptor non-blocking and close-on-exec.
+    static func setNonBlocking(_ descriptor: Int32) {
+        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
+        _ = fcntl(descriptor, F_SETFD, fcntl(descriptor, F_GETFD) | FD_CLOEXEC)
     }
 
     static func setTimeout(_ descriptor: Int32, _ timeout: Duration) {

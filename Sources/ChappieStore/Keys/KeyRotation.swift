@@ -1,12 +1,16 @@
 public import ChappieVault
 public import Foundation
 
-/// Replaces the store's key without a moment where the data and the key on disk disagree.
+/// Replaces the store's key without a moment where the data and the key on disk disagree, and
+/// without a moment where another process can see them disagree.
 ///
-/// For a key file: the new key is written to `<file>.new` (0600, synced), then every credential is
-/// resealed in one transaction, then `<file>.new` is renamed over the key file. A crash before the
-/// commit leaves the old key valid (and `.new` is discarded on the next open); a crash after it
-/// leaves `.new` holding the valid key, which the next open moves into place.
+/// A rotation holds the key lock (`locks/key.lock`) exclusive from start to end; every open of the
+/// store reads the key holding it shared, and a refresh holds it shared from redemption to commit.
+/// For a key file: the new key's id is recorded in the database as pending, the new key is written
+/// to `<file>.new` (0600, synced), every credential is resealed in one transaction (which clears the
+/// pending id), then `<file>.new` is renamed over the key file. A crash before the commit leaves the
+/// old key valid (the next open, under the lock, discards `.new`); a crash after it leaves `.new`
+/// holding the valid key, which the next open moves into place.
 public enum KeyRotation {
     /// What a rotation did.
     public struct Outcome: Sendable {
@@ -28,47 +32,61 @@ public enum KeyRotation {
     /// - Throws: ``VaultError`` for a systemd credential (chappie cannot rewrite it), or the errors
     ///   of resealing (then nothing changed).
     public static func rotate(_ opened: StoreOpener.Opened, options: StoreOptions) throws -> Outcome {
-        let oldKeyID = opened.store.key.id
+        let store = opened.store
         switch opened.source {
         case .systemdCredential(let url):
             throw VaultError(
                 .keyFile,
                 "the key comes from the systemd credential \(url.path), which chappie cannot change; to rotate, run with --key-file pointing at a key file you own")
         case .keyFile(let url), .defaultKeyFile(let url):
+            let lock = try FileLock.acquireBlocking(store.keyLockURL, mode: .exclusive)
+            defer { withExtendedLifetime(lock) {} }
+            try store.reloadKeyIfRotated(holdingKeyLock: true)
+            let oldKeyID = store.key.id
             let newKey = SecretKey.generate()
             let pending = pendingURL(for: url)
+            try store.setPendingKeyID(newKey.id)
             try KeyFile.write(newKey, to: pending)
-            let store: AccountStore
+            let rotated: AccountStore
             do {
-                store = try opened.store.rotateKey(to: newKey, passphraseKDF: nil)
+                rotated = try store.rotateKey(to: newKey, passphraseKDF: nil)
             } catch {
                 try? FileManager.default.removeItem(at: pending)
+                try? store.setPendingKeyID(nil)
                 throw error
             }
             try moveIntoPlace(pending, url)
-            return Outcome(oldKeyID: oldKeyID, newKeyID: newKey.id, store: store)
+            return Outcome(oldKeyID: oldKeyID, newKeyID: newKey.id, store: rotated)
         case .passphrase:
+            // Asked before taking the lock: nobody waits while the user types.
             let passphrase = try StoreOpener.passphrase(
                 options, fromEnvironment: options.environment["CHAPPIE_NEW_PASSPHRASE"] != nil, confirm: true,
                 variable: "CHAPPIE_NEW_PASSPHRASE")
             let kdf = PassphraseKDF.fresh()
             let newKey = try kdf.deriveKey(from: passphrase)
-            let store = try opened.store.rotateKey(to: newKey, passphraseKDF: kdf)
-            return Outcome(oldKeyID: oldKeyID, newKeyID: newKey.id, store: store)
+            let lock = try FileLock.acquireBlocking(store.keyLockURL, mode: .exclusive)
+            defer { withExtendedLifetime(lock) {} }
+            let oldKeyID = store.key.id
+            let rotated = try store.rotateKey(to: newKey, passphraseKDF: kdf)
+            return Outcome(oldKeyID: oldKeyID, newKeyID: newKey.id, store: rotated)
         }
     }
 
-    /// Opens a store whose key file has a `.new` beside it: whichever key opens the store wins.
+    /// Opens a store whose key file has a `.new` beside it, holding the key lock exclusive (so no
+    /// rotation is in progress): the rotation committed when the store's key is the pending one
+    /// (move it into place), else it never did (discard it).
     static func recover(_ database: StoreDatabase, keyFile: URL, pending: URL) throws -> AccountStore {
-        if let current = try? KeyFile.read(keyFile), let store = try? database.unlock(with: current) {
-            // The rotation never committed: the new key was never used.
-            try? FileManager.default.removeItem(at: pending)
+        let source: @Sendable () throws -> SecretKey = { try KeyFile.read(keyFile) }
+        if let newKey = try? KeyFile.read(pending), case .key(let id) = database.currentKeySetup(), id == newKey.id {
+            let store = try database.unlock(with: newKey, keySource: source)
+            // The rotation committed but the rename did not happen: finish it.
+            try moveIntoPlace(pending, keyFile)
             return store
         }
-        let newKey = try KeyFile.read(pending)
-        let store = try database.unlock(with: newKey)
-        // The rotation committed but the rename did not happen: finish it.
-        try moveIntoPlace(pending, keyFile)
+        // The rotation never committed: the new key was never used.
+        let store = try database.unlock(with: try KeyFile.read(keyFile), keySource: source)
+        try? FileManager.default.removeItem(at: pending)
+        try? store.setPendingKeyID(nil)
         return store
     }
 

@@ -26,27 +26,35 @@ public enum StoreOpener {
         let source = KeySource.choose(
             keyFile: options.keyFile, environment: options.environment, defaultKeyFile: options.location.defaultKeyFile,
             canPrompt: options.interactive, preferPassphrase: preferPassphrase)
+        let store = try unlock(database, source: source, setup: setup, options: options)
+        // Tokens a refresh redeemed but could not store are adopted before anything else happens.
+        store.adoptRecoveredTokens()
+        return Opened(store: store, source: source, setup: setup)
+    }
+
+    private static func unlock(_ database: StoreDatabase, source: KeySource, setup: StoreDatabase.KeySetup, options: StoreOptions) throws -> AccountStore {
         switch source {
         case .keyFile(let url):
-            return Opened(store: try unlock(database, keyFileAt: url, createIfNew: false), source: source, setup: setup)
+            return try unlock(database, keyFileAt: url, createIfNew: false)
         case .systemdCredential(let url):
-            return Opened(store: try database.unlock(with: try KeyFile.read(url)), source: source, setup: setup)
+            let read: @Sendable () throws -> SecretKey = { try KeyFile.read(url, trustingLocation: true) }
+            return try database.unlock(with: try read(), keySource: read)
         case .defaultKeyFile(let url):
             if case .passphrase = setup {
                 throw VaultError(
                     .passphraseUnavailable,
                     "this store is sealed with a passphrase: set CHAPPIE_PASSPHRASE, or run chappie on a terminal to be asked for it")
             }
-            return Opened(store: try unlock(database, keyFileAt: url, createIfNew: true), source: source, setup: setup)
+            return try unlock(database, keyFileAt: url, createIfNew: true)
         case .passphrase(let fromEnvironment):
             let passphrase = try passphrase(options, fromEnvironment: fromEnvironment, confirm: setup == .none)
             switch setup {
             case .passphrase(let kdf, _):
-                return Opened(store: try database.unlock(with: try kdf.deriveKey(from: passphrase)), source: source, setup: setup)
+                return try database.unlock(with: try kdf.deriveKey(from: passphrase))
             case .none:
                 let kdf = PassphraseKDF.fresh()
                 let key = try kdf.deriveKey(from: passphrase)
-                return Opened(store: try database.unlock(with: key, passphraseKDF: kdf), source: source, setup: setup)
+                return try database.unlock(with: key, passphraseKDF: kdf)
             case .key(let id):
                 throw StoreError(
                     .wrongKey,
@@ -75,14 +83,27 @@ public enum StoreOpener {
     }
 
     /// Unlocks with a key file, finishing or undoing an interrupted rotation (`<file>.new`), and,
-    /// for a new store, creating the default key file first.
+    /// for a new store, creating the default key file first. The key is read holding the key lock
+    /// shared, so a rotation in progress is waited for rather than half seen; an interrupted one is
+    /// finished holding it exclusive.
     private static func unlock(_ database: StoreDatabase, keyFileAt url: URL, createIfNew: Bool) throws -> AccountStore {
+        let keyLock = database.location.directory.appendingPathComponent("locks/key.lock")
         let pending = KeyRotation.pendingURL(for: url)
+        let source: @Sendable () throws -> SecretKey = { try KeyFile.read(url) }
         if FileManager.default.fileExists(atPath: pending.path) {
-            return try KeyRotation.recover(database, keyFile: url, pending: pending)
+            let lock = try FileLock.acquireBlocking(keyLock, mode: .exclusive)
+            defer { withExtendedLifetime(lock) {} }
+            // The rotation may have finished while this process waited.
+            if FileManager.default.fileExists(atPath: pending.path) {
+                return try KeyRotation.recover(database, keyFile: url, pending: pending)
+            }
         }
+        // Creating a new store's key file is exclusive, so two first runs cannot make two keys.
+        let creating = !FileManager.default.fileExists(atPath: url.path)
+        let lock = try FileLock.acquireBlocking(keyLock, mode: creating ? .exclusive : .shared)
+        defer { withExtendedLifetime(lock) {} }
         if !FileManager.default.fileExists(atPath: url.path) {
-            switch database.keySetup {
+            switch database.currentKeySetup() {
             case .none where createIfNew:
                 try KeyFile.write(SecretKey.generate(), to: url)
             case .none:
@@ -93,6 +114,6 @@ public enum StoreOpener {
                     "the store is sealed with key \(id), but the key file \(url.path) is missing; restore it from your backup (see docs/security.md)")
             }
         }
-        return try database.unlock(with: try KeyFile.read(url))
+        return try database.unlock(with: try KeyFile.read(url), keySource: source)
     }
 }

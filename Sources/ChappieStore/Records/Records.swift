@@ -84,6 +84,8 @@ enum SettingKey: String {
     case passphraseKDF = "passphrase_kdf"
     case codexHome = "codex_home"
     case usageRetention = "usage_retention_seconds"
+    /// The id of the key a rotation in progress is writing (cleared when it commits).
+    case pendingKeyID = "pending_key_id"
 }
 
 extension Database {

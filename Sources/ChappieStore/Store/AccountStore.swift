@@ -2,6 +2,7 @@ public import ChappieCore
 public import ChappieVault
 public import Foundation
 import GRDB
+import Synchronization
 
 /// The unlocked store: accounts, their sealed credentials, settings and the audit log.
 ///
@@ -15,12 +16,23 @@ import GRDB
 /// ```
 public final class AccountStore: Sendable {
     private let database: StoreDatabase
-    /// The key that unlocked the store.
-    public let key: SecretKey
+    private let currentKey: Mutex<SecretKey>
+    /// Reads the key again from where it came from (a key file), after another process rotated it;
+    /// `nil` for a passphrase, which cannot be read again.
+    let keySource: (@Sendable () throws -> SecretKey)?
 
-    init(database: StoreDatabase, key: SecretKey) {
+    init(database: StoreDatabase, key: SecretKey, keySource: (@Sendable () throws -> SecretKey)? = nil) {
         self.database = database
-        self.key = key
+        self.currentKey = Mutex(key)
+        self.keySource = keySource
+    }
+
+    /// The key that unlocked the store (after a rotation by another process, the new key once
+    /// chappie has read it again).
+    public var key: SecretKey { currentKey.withLock { $0 } }
+
+    func replaceKey(with newKey: SecretKey) {
+        currentKey.withLock { $0 = newKey }
     }
 
     var pool: DatabasePool { database.pool }
@@ -69,14 +81,24 @@ public final class AccountStore: Sendable {
     ///   another row or sealed by another key; other accounts are not affected.
     public func credentials(for account: Account) throws(StoreError) -> Credentials {
         let record = try read { db in try CredentialRecord.fetchOne(db, key: account.id) }
+        // Tokens a refresh could not commit are newer than the stored ones until they are adopted.
+        if let pending = pendingRecovery(for: account.id, storedAt: record?.updatedAt) { return pending.credentials }
         guard let record else {
             throw StoreError(.credentialUnreadable, "account \(account.name) has no stored credentials; sign it in again")
+        }
+        if record.keyId != key.id, try reloadKeyIfRotated() {
+            return try credentials(for: account)
         }
         guard record.keyId == key.id else {
             throw StoreError(
                 .credentialUnreadable,
                 "account \(account.name)'s credentials are sealed with key \(record.keyId), not the store's key \(key.id); sign it in again")
         }
+        return try open(record, account: account)
+    }
+
+    /// Opens one sealed credential row with the store's key.
+    private func open(_ record: CredentialRecord, account: Account) throws(StoreError) -> Credentials {
         let box = SealedBox(nonce: record.nonce, ciphertext: record.ciphertext)
         let opened: SecretBytes
         do {
@@ -86,8 +108,15 @@ public final class AccountStore: Sendable {
                 .credentialUnreadable,
                 "account \(account.name)'s sealed credentials do not open (altered, or copied from another account); sign it in again")
         }
-        guard let credentials = try? JSONDecoder().decode(Credentials.self, from: opened.unprotectedData()) else {
-            throw StoreError(.credentialUnreadable, "account \(account.name)'s credentials are not in the expected form; sign it in again")
+        return try Self.decodeCredentials(opened, label: "account \(account.name)'s credentials")
+    }
+
+    /// Decodes opened credential bytes, zeroing the decoder's copy.
+    static func decodeCredentials(_ opened: SecretBytes, label: String) throws(StoreError) -> Credentials {
+        var plain = opened.unprotectedData()
+        defer { plain.zeroize() }
+        guard let credentials = try? JSONDecoder().decode(Credentials.self, from: plain) else {
+            throw StoreError(.credentialUnreadable, "\(label) are not in the expected form; sign it in again")
         }
         return credentials
     }
@@ -101,7 +130,10 @@ public final class AccountStore: Sendable {
     /// Checks these accounts' sealed credentials, read in one query: which do not open, and why.
     /// (The bytes are authenticated, not decoded, so this is cheap enough for every `accounts list`.)
     public func credentialProblems(of accounts: [Account]) throws(StoreError) -> [Int64: String] {
-        let records = Dictionary(uniqueKeysWithValues: try read { db in try CredentialRecord.fetchAll(db) }.map { ($0.accountId, $0) })
+        var records = Dictionary(uniqueKeysWithValues: try read { db in try CredentialRecord.fetchAll(db) }.map { ($0.accountId, $0) })
+        if records.values.contains(where: { $0.keyId != key.id }), try reloadKeyIfRotated() {
+            records = Dictionary(uniqueKeysWithValues: try read { db in try CredentialRecord.fetchAll(db) }.map { ($0.accountId, $0) })
+        }
         var problems: [Int64: String] = [:]
         for account in accounts {
             guard let record = records[account.id] else {
@@ -176,7 +208,7 @@ public final class AccountStore: Sendable {
         info: ChappieAccountInfo, credentials: Credentials, accessTokenExpiresAt: Date?, refreshedAt: Date?,
         name: AccountName?, event: String
     ) throws(StoreError) -> (account: Account, created: Bool) {
-        try write { db in
+        let saved = try write { db in
             let now = Date()
             var record = try Self.matching(info, db) ?? AccountRecord(
                 id: nil, name: "", email: nil, chatgptAccountId: nil, chatgptUserId: nil, plan: nil, isFedramp: false,
@@ -206,6 +238,8 @@ public final class AccountStore: Sendable {
             try db.record(event, account: record, detail: created ? "new account" : "tokens updated")
             return (try record.account(activeID: try Self.activeID(db)), created)
         }
+        removeRecoveryFile(for: saved.0.id)
+        return saved
     }
 
     /// Renames an account.
@@ -232,22 +266,50 @@ public final class AccountStore: Sendable {
             if try Self.activeID(db) == record.id { try db.setSetting(.activeAccount, nil) }
             try db.record("removed", account: record)
             _ = try record.delete(db)
+            removeRecoveryFile(for: record.id!)
         }
     }
 
-    /// Makes an account the active one.
-    public func activate(_ name: AccountName, detail: String = "") throws(StoreError) -> Account {
+    /// Makes an account the active one and, with `codexHome`, the owner of that Codex home, in one
+    /// transaction: any other account that owned the home no longer does (one owner per home).
+    ///
+    /// - Parameters:
+    ///   - name: The account.
+    ///   - codexHome: The Codex home (a standardised path) whose `auth.json` now holds it.
+    ///   - detail: The audit-log detail.
+    public func activate(_ name: AccountName, owningCodexHome codexHome: String? = nil, detail: String = "") throws(StoreError) -> Account {
         try write { db in
-            let record = try Self.record(named: name, db)
+            var record = try Self.record(named: name, db)
+            if let codexHome {
+                try db.execute(
+                    sql: "UPDATE accounts SET codex_home = NULL, updated_at = ? WHERE codex_home = ? AND id <> ?",
+                    arguments: [Date(), codexHome, record.id])
+                record.codexHome = codexHome
+                record.updatedAt = Date()
+                try record.update(db)
+            }
             try db.setSetting(.activeAccount, Data(String(record.id!).utf8))
             try db.record("switched", account: record, detail: detail)
             return try record.account(activeID: record.id)
         }
     }
 
+    /// The account that owns a Codex home (its `auth.json` is kept with that account's tokens).
+    public func codexHomeOwner(_ codexHome: String) throws(StoreError) -> Account? {
+        try read { db in
+            try AccountRecord.filter(Column("codex_home") == codexHome).fetchOne(db)?.account(activeID: try Self.activeID(db))
+        }
+    }
+
+    /// The stored account that is the same ChatGPT account and user as `info` (or, lacking those
+    /// ids, has the same e-mail), if any.
+    public func account(matching info: ChappieAccountInfo) throws(StoreError) -> Account? {
+        try read { db in try Self.matching(info, db)?.account(activeID: try Self.activeID(db)) }
+    }
+
     /// The lock file that serialises refreshes of this account across processes.
     public func lockURL(for account: Account) -> URL {
-        location.directory.appendingPathComponent("locks/account-\(account.id).lock")
+        lockURL(forAccountID: account.id)
     }
 
     /// The account with this row id (as it is now, after another process may have changed it).
@@ -264,7 +326,7 @@ public final class AccountStore: Sendable {
     public func updateCredentials(
         of account: Account, to credentials: Credentials, accessTokenExpiresAt: Date?, refreshedAt: Date, event: String, detail: String = ""
     ) throws(StoreError) -> Account {
-        try write { db in
+        let updated = try write { db in
             guard var record = try AccountRecord.fetchOne(db, key: account.id) else {
                 throw StoreError(.notFound, "account \(account.name) was removed meanwhile")
             }
@@ -278,6 +340,9 @@ public final class AccountStore: Sendable {
             try db.record(event, account: record, detail: detail)
             return try record.account(activeID: try Self.activeID(db))
         }
+        // The database now holds the newest tokens: a recovery file for the account is stale.
+        removeRecoveryFile(for: account.id)
+        return updated
     }
 
     /// Records a failure on an account: with `status` `.reauthRequired` the account needs a new
@@ -313,15 +378,6 @@ public final class AccountStore: Sendable {
         }
     }
 
-    /// Records where an account was last exported for the Codex CLI.
-    public func setCodexHome(_ path: String, for name: AccountName) throws(StoreError) {
-        try write { db in
-            var record = try Self.record(named: name, db)
-            record.codexHome = path
-            try record.update(db)
-        }
-    }
-
     /// Sets (or with `nil` clears) the Codex home `switch` writes to when none is given.
     public func setDefaultCodexHome(_ path: String?) throws(StoreError) {
         try write { db in
@@ -345,8 +401,24 @@ public final class AccountStore: Sendable {
         to newKey: SecretKey, passphraseKDF: PassphraseKDF?, beforeCommit: @Sendable () throws -> Void = {}
     ) throws(StoreError) -> AccountStore {
         let oldKey = key
+        var folded: [Int64] = []
         try write { db in
+            folded = []
             for record in try CredentialRecord.fetchAll(db) {
+                // Tokens waiting in a recovery file are newer: they are what gets resealed.
+                if let pending = pendingRecovery(for: record.accountId, storedAt: record.updatedAt) {
+                    var json = try JSONEncoder().encode(pending.credentials)
+                    defer { json.zeroize() }
+                    let box = SealedBox.seal(
+                        SecretBytes(copying: json), key: newKey, associatedData: Self.associatedData(accountID: record.accountId, keyID: newKey.id))
+                    try CredentialRecord(accountId: record.accountId, keyId: newKey.id, nonce: box.nonce, ciphertext: box.ciphertext, updatedAt: Date())
+                        .update(db)
+                    try db.execute(
+                        sql: "UPDATE accounts SET access_expires_at = ?, last_refresh_at = ?, status = 'ok', last_error = NULL WHERE id = ?",
+                        arguments: [pending.accessExpiresAt, pending.refreshedAt, record.accountId])
+                    folded.append(record.accountId)
+                    continue
+                }
                 let opened: SecretBytes
                 do {
                     opened = try SealedBox(nonce: record.nonce, ciphertext: record.ciphertext)
@@ -362,16 +434,19 @@ public final class AccountStore: Sendable {
             }
             try db.setSetting(.keyCheck, KeyCheck.make(key: newKey))
             try db.setSetting(.keyID, Data(newKey.id.utf8))
+            try db.setSetting(.pendingKeyID, nil)
             try db.setSetting(.passphraseKDF, try passphraseKDF.map { try JSONEncoder().encode($0) })
             try db.record("key_rotated", account: nil, detail: "key \(oldKey.id) → \(newKey.id)")
             try beforeCommit()
         }
-        return AccountStore(database: database, key: newKey)
+        for id in folded { removeRecoveryFile(for: id) }
+        replaceKey(with: newKey)
+        return AccountStore(database: database, key: newKey, keySource: keySource)
     }
 
     // MARK: Helpers
 
-    private func seal(_ credentials: Credentials, accountID: Int64, _ db: Database) throws {
+    func seal(_ credentials: Credentials, accountID: Int64, _ db: Database) throws {
         // Another process may have rotated the key since this store was unlocked: sealing with the
         // old key now would leave a credential nobody can open.
         guard try db.setting(.keyID).map({ String(decoding: $0, as: UTF8.self) }) == key.id else {

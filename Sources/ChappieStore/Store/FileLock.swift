@@ -1,10 +1,21 @@
 public import Foundation
 
-/// An exclusive advisory lock (`flock`) on a file, released when dropped or when the process dies.
+/// An advisory lock (`flock`) on a file, released when dropped or when the process dies.
 ///
 /// Several chappie processes (and the daemon) take the same account's lock before redeeming its
-/// refresh token, so that it is redeemed once.
+/// refresh token, so that it is redeemed once; the key lock is taken shared around a redemption and
+/// exclusive around a key rotation; the daemon holds its data directory's lock for its life.
 public final class FileLock: Sendable {
+    /// Whether others may hold the lock at the same time.
+    public enum Mode: Sendable {
+        /// One holder at a time.
+        case exclusive
+        /// Any number of shared holders, while nobody holds it exclusive.
+        case shared
+
+        var operation: Int32 { self == .exclusive ? LOCK_EX : LOCK_SH }
+    }
+
     private let descriptor: Int32
     /// The lock file.
     public let url: URL
@@ -22,21 +33,12 @@ public final class FileLock: Sendable {
     /// Takes the lock, waiting at most `timeout`; creates the file 0600 (and its directory 0700).
     ///
     /// - Throws: ``StoreError`` `.io` when the file cannot be opened or the lock is not had in time.
-    public static func acquire(_ url: URL, timeout: Duration = .seconds(60)) async throws -> FileLock {
-        try? FileManager.default.createDirectory(
-            at: url.deletingLastPathComponent(), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        let descriptor = open(url.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else {
-            throw StoreError(.io, "cannot open the lock file \(url.path): \(String(cString: strerror(errno)))")
-        }
+    public static func acquire(_ url: URL, mode: Mode = .exclusive, timeout: Duration = .seconds(60)) async throws -> FileLock {
+        let descriptor = try openLockFile(url)
         let clock = ContinuousClock()
         let deadline = clock.now + timeout
         var pause = Duration.milliseconds(2)
-        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
-            guard errno == EWOULDBLOCK || errno == EINTR else {
-                close(descriptor)
-                throw StoreError(.io, "cannot lock \(url.path): \(String(cString: strerror(errno)))")
-            }
+        while !(try take(descriptor, mode, url)) {
             guard clock.now < deadline else {
                 close(descriptor)
                 throw StoreError(.io, "\(url.path) stayed locked for \(timeout) by another chappie process")
@@ -50,5 +52,70 @@ public final class FileLock: Sendable {
             pause = min(pause * 2, .milliseconds(50))
         }
         return FileLock(descriptor: descriptor, url: url)
+    }
+
+    /// Takes the lock, blocking this thread at most `timeout` (for synchronous paths such as opening
+    /// the store, which wait only for a short critical section of another process).
+    ///
+    /// - Throws: ``StoreError`` `.io` when the file cannot be opened or the lock is not had in time.
+    public static func acquireBlocking(_ url: URL, mode: Mode = .exclusive, timeout: Duration = .seconds(60)) throws(StoreError) -> FileLock {
+        let descriptor = try openLockFile(url)
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
+        var pause = 2
+        while !(try take(descriptor, mode, url)) {
+            guard clock.now < deadline else {
+                close(descriptor)
+                throw StoreError(.io, "\(url.path) stayed locked for \(timeout) by another chappie process")
+            }
+            usleep(useconds_t(pause * 1000))
+            pause = min(pause * 2, 50)
+        }
+        return FileLock(descriptor: descriptor, url: url)
+    }
+
+    /// Takes the lock if nobody holds it in a conflicting mode; `nil` otherwise.
+    ///
+    /// - Throws: ``StoreError`` `.io` when the file cannot be opened or locked.
+    public static func tryAcquire(_ url: URL, mode: Mode = .exclusive) throws(StoreError) -> FileLock? {
+        let descriptor = try openLockFile(url)
+        guard try take(descriptor, mode, url) else {
+            close(descriptor)
+            return nil
+        }
+        return FileLock(descriptor: descriptor, url: url)
+    }
+
+    /// Replaces the lock file's contents with `text` (such as the holder's pid), for messages.
+    public func record(_ text: String) {
+        ftruncate(descriptor, 0)
+        let bytes = Array(text.utf8)
+        _ = pwrite(descriptor, bytes, bytes.count, 0)
+    }
+
+    /// What the holder wrote with ``record(_:)``, read without taking the lock.
+    public static func recorded(at url: URL) -> String? {
+        (try? String(contentsOf: url, encoding: .utf8)).flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    private static func openLockFile(_ url: URL) throws(StoreError) -> Int32 {
+        try? FileManager.default.createDirectory(
+            at: url.deletingLastPathComponent(), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let descriptor = open(url.path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard descriptor >= 0 else {
+            throw StoreError(.io, "cannot open the lock file \(url.path): \(String(cString: strerror(errno)))")
+        }
+        return descriptor
+    }
+
+    /// One non-blocking attempt: `true` when taken, `false` when someone else holds it.
+    private static func take(_ descriptor: Int32, _ mode: Mode, _ url: URL) throws(StoreError) -> Bool {
+        if flock(descriptor, mode.operation | LOCK_NB) == 0 { return true }
+        guard errno == EWOULDBLOCK || errno == EINTR else {
+            let reason = String(cString: strerror(errno))
+            close(descriptor)
+            throw StoreError(.io, "cannot lock \(url.path): \(reason)")
+        }
+        return false
     }
 }

@@ -43,15 +43,19 @@ public final class StoreDatabase: Sendable {
     /// Opens (creating if needed) the database: directory 0700, file 0600, WAL, a busy timeout,
     /// foreign keys, and the migrations of `migrations/` applied in order.
     ///
+    /// - Parameters:
+    ///   - location: The data directory.
+    ///   - busyTimeout: How long a write waits for another process's write lock. Default: 10 s.
+    ///
     /// - Throws: ``StoreError`` `.corrupt` for a file that is not a chappie database, `.newerSchema`
     ///   for one written by a newer chappie (left untouched), `.io` when files cannot be made private.
-    public static func open(at location: StoreLocation) throws(StoreError) -> StoreDatabase {
+    public static func open(at location: StoreLocation, busyTimeout: TimeInterval = 10) throws(StoreError) -> StoreDatabase {
         let file = fileURL(in: location)
         try FilePermissions.ensurePrivateDirectory(location.directory)
         try FilePermissions.ensurePrivateFile(file)
 
         var configuration = Configuration()
-        configuration.busyMode = .timeout(10)
+        configuration.busyMode = .timeout(busyTimeout)
         configuration.foreignKeysEnabled = true
         configuration.label = "chappie"
         configuration.prepareDatabase { db in
@@ -87,6 +91,11 @@ public final class StoreDatabase: Sendable {
         }
     }
 
+    /// How the key is set up now (another process may have rotated it since the open).
+    func currentKeySetup() -> KeySetup {
+        (try? pool.read { db in try Self.readKeySetup(db) }) ?? keySetup
+    }
+
     private static func readKeySetup(_ db: Database) throws -> KeySetup {
         guard let keyID = try db.setting(.keyID).map({ String(decoding: $0, as: UTF8.self) }) else { return .none }
         if let kdf = try db.setting(.passphraseKDF), let parameters = try? JSONDecoder().decode(PassphraseKDF.self, from: kdf) {
@@ -97,9 +106,15 @@ public final class StoreDatabase: Sendable {
 
     /// Proves a key against the store's key check (or, for a new store, makes it the store's key).
     ///
-    /// - Parameter key: The key, and for a passphrase-derived key the parameters to record.
+    /// - Parameters:
+    ///   - key: The key.
+    ///   - passphraseKDF: For a passphrase-derived key, the parameters to record.
+    ///   - keySource: Reads the key again after another process rotated it (a key file); `nil` when
+    ///     it cannot be read again (a passphrase).
     /// - Throws: ``StoreError`` `.wrongKey` (nothing written) when the key check does not open.
-    public func unlock(with key: SecretKey, passphraseKDF: PassphraseKDF? = nil) throws(StoreError) -> AccountStore {
+    public func unlock(
+        with key: SecretKey, passphraseKDF: PassphraseKDF? = nil, keySource: (@Sendable () throws -> SecretKey)? = nil
+    ) throws(StoreError) -> AccountStore {
         do {
             // Prove the key with a read first: a wrong key must not even start a write.
             if let stored = try pool.read({ db in try db.setting(.keyCheck) }) {
@@ -129,7 +144,7 @@ public final class StoreDatabase: Sendable {
         } catch {
             throw StoreError(.database, "cannot read the key check (\(Self.reason(error)))")
         }
-        return AccountStore(database: self, key: key)
+        return AccountStore(database: self, key: key, keySource: keySource)
     }
 
     /// A database error's reason, without SQL arguments.

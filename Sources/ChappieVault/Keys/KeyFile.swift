@@ -3,13 +3,32 @@ public import Foundation
 
 /// A key file: one line of base64 (or exactly 32 raw bytes), readable by its owner only.
 public enum KeyFile {
-    /// Reads a key file, refusing one that group or others can read.
+    /// Reads a key file, refusing one that group or others can read, one owned by another user, and
+    /// one reached through a symbolic link (which another user could point elsewhere).
     ///
-    /// - Throws: ``VaultError/Kind/keyFile`` when the file is missing, too open, or not a key.
-    public static func read(_ url: URL) throws(VaultError) -> SecretKey {
+    /// - Parameters:
+    ///   - url: The key file.
+    ///   - trustingLocation: For systemd's `$CREDENTIALS_DIRECTORY`, whose files systemd owns and
+    ///     may link: the owner and link checks are skipped (the mode check stays).
+    /// - Throws: ``VaultError/Kind/keyFile`` when the file is missing, too open, not its user's, a
+    ///   link, or not a key.
+    public static func read(_ url: URL, trustingLocation: Bool = false) throws(VaultError) -> SecretKey {
         var info = stat()
-        guard stat(url.path, &info) == 0 else {
+        guard lstat(url.path, &info) == 0 else {
             throw VaultError(.keyFile, "key file \(url.path) cannot be read: \(String(cString: strerror(errno)))")
+        }
+        if !trustingLocation {
+            if (info.st_mode & S_IFMT) == S_IFLNK {
+                throw VaultError(.keyFile, "key file \(url.path) is a symbolic link; point --key-file at the file itself")
+            }
+            if info.st_uid != geteuid() {
+                throw VaultError(
+                    .keyFile, "key file \(url.path) belongs to user \(info.st_uid), not to you (\(geteuid())); a key file must be your own")
+            }
+        } else {
+            guard stat(url.path, &info) == 0 else {
+                throw VaultError(.keyFile, "key file \(url.path) cannot be read: \(String(cString: strerror(errno)))")
+            }
         }
         let mode = Int(info.st_mode) & 0o777
         if mode & 0o077 != 0 {

@@ -219,6 +219,7 @@ extension ChappieCommand.Accounts {
         @Flag(help: "Switch to the usable account with the most headroom (readings older than 15 minutes are polled first).")
         var best = false
         @Option(help: ArgumentHelp("The Codex home to write auth.json into.", valueName: "dir")) var codexHome: String?
+        @Flag(help: "Replace a Codex login chappie does not know (by default switch refuses to overwrite it).") var force = false
 
         func validate() throws {
             guard (name != nil) != best else { throw ValidationError("name an account, or pass --best (not both)") }
@@ -236,7 +237,7 @@ extension ChappieCommand.Accounts {
             }
             guard let target else { return }
             let home = codexHome.map { expandedPath($0) }
-            let outcome = try service.switchTo(target, codexHome: home)
+            let outcome = try await service.switchTo(target, codexHome: home, force: force)
             if global.json {
                 try JSONOutput.print(["name": outcome.account.name.rawValue, "codexAuthFile": outcome.codexAuthFile?.path ?? ""])
             } else {

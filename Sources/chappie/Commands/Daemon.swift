@@ -51,8 +51,10 @@ extension ChappieCommand {
                 return handler
             }
             let opened = try global.openStore()
+            let instance = try DaemonInstance.claim(in: opened.store.location)
             let socketURL = socket.map { expandedPath($0) }
                 ?? DaemonClient.defaultSocket(in: opened.store.location)
+            // Another data directory's daemon may use the same --socket.
             if DaemonClient.send(DaemonRequest(command: "status"), to: socketURL, timeout: .seconds(2)) != nil {
                 throw CommandFailure(message: "a daemon is already running on \(socketURL.path)", exitCode: .failure)
             }
@@ -60,7 +62,7 @@ extension ChappieCommand {
                 socket: socketURL, refreshMargin: refreshMargin, pollInterval: pollInterval, autoSwitch: autoSwitch,
                 codexHome: codexHome.map { expandedPath($0) }, initialBackoff: backoff,
                 maximumBackoff: max(backoff, maxBackoff))
-            let daemon = ChappieService.Daemon(store: opened.store, endpoints: try global.endpoints(), configuration: configuration, logger: logger)
+            let daemon = ChappieService.Daemon(store: opened.store, endpoints: try global.endpoints(), configuration: configuration, instance: instance, logger: logger)
             let group = ServiceGroup(configuration: ServiceGroupConfiguration(
                 services: [daemon], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
             try await group.run()

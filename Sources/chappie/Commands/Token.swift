@@ -37,10 +37,11 @@ extension ChappieCommand {
             let fresh = try await cancellingOnSignals { try await service.token(for: name, margin: margin) }
             try print(DaemonReply.Token(
                 name: fresh.account.name.rawValue, accessToken: fresh.credentials.accessToken, expiresAt: fresh.expiresAt,
-                chatgptAccountID: fresh.account.info.accountID, fedramp: fresh.account.info.isFedRAMPAccount))
+                chatgptAccountID: fresh.account.info.accountID, fedramp: fresh.account.info.isFedRAMPAccount, warning: fresh.warning))
         }
 
         private func print(_ token: DaemonReply.Token) throws {
+            if let warning = token.warning { FileHandle.standardError.write(Data("warning: \(warning)\n".utf8)) }
             if global.json {
                 try JSONOutput.print(token)
             } else {

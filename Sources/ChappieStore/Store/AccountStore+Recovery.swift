@@ -1,0 +1,137 @@
+public import ChappieCore
+import ChappieVault
+public import Foundation
+import GRDB
+
+/// Tokens a refresh redeemed but could not commit (a database locked past its busy timeout, a full
+/// disk, a read-only file): kept sealed in a recovery file so that the account survives, used by
+/// every later read until they are adopted into the database, and adopted when the store opens.
+extension AccountStore {
+    /// What a recovery file holds besides the sealed tokens.
+    struct RecoveryFile: Codable {
+        var version = 1
+        var accountId: Int64
+        var keyId: String
+        var savedAt: Date
+        var accessExpiresAt: Date?
+        var refreshedAt: Date
+        var nonce: Data
+        var ciphertext: Data
+    }
+
+    /// Opened tokens from a recovery file that are newer than the stored ones.
+    struct PendingRecovery {
+        var credentials: Credentials
+        var accessExpiresAt: Date?
+        var refreshedAt: Date
+    }
+
+    /// Where recovery files live: `recovery/` in the data directory (0700).
+    public var recoveryDirectory: URL { location.directory.appendingPathComponent("recovery") }
+
+    func recoveryURL(for accountID: Int64) -> URL {
+        recoveryDirectory.appendingPathComponent("account-\(accountID).sealed")
+    }
+
+    /// The lock file that serialises refreshes of the account with this row id.
+    func lockURL(forAccountID id: Int64) -> URL {
+        location.directory.appendingPathComponent("locks/account-\(id).lock")
+    }
+
+    /// Keeps an account's new tokens in a recovery file, sealed as the database seals them (the
+    /// store's key, associated data naming the account and the key), written 0600 and synced with
+    /// its directory. Call it with the account's lock held.
+    ///
+    /// - Returns: The file.
+    /// - Throws: ``StoreError`` `.io` when even this cannot be written.
+    @discardableResult
+    public func keepForRecovery(
+        _ credentials: Credentials, of account: Account, accessTokenExpiresAt: Date?, refreshedAt: Date
+    ) throws(StoreError) -> URL {
+        try FilePermissions.ensurePrivateDirectory(recoveryDirectory)
+        let key = self.key
+        var json: Data
+        do {
+            json = try JSONEncoder().encode(credentials)
+        } catch {
+            throw StoreError(.io, "cannot encode account \(account.name)'s tokens for the recovery file")
+        }
+        defer { json.zeroize() }
+        let box = SealedBox.seal(SecretBytes(copying: json), key: key, associatedData: Self.associatedData(accountID: account.id, keyID: key.id))
+        let file = RecoveryFile(
+            accountId: account.id, keyId: key.id, savedAt: Date(), accessExpiresAt: accessTokenExpiresAt, refreshedAt: refreshedAt,
+            nonce: box.nonce, ciphertext: box.ciphertext)
+        let url = recoveryURL(for: account.id)
+        do {
+            let encoded = try JSONEncoder().encode(file)
+            try PrivateFile.write(SecretBytes(copying: encoded), to: url)
+        } catch {
+            throw StoreError(.io, "cannot write the recovery file \(url.path): \(error)")
+        }
+        return url
+    }
+
+    /// The tokens of a recovery file for this account, when there is one that opens and is newer
+    /// than the stored credentials (saved at `storedAt`).
+    func pendingRecovery(for accountID: Int64, storedAt: Date?) -> PendingRecovery? {
+        guard let data = FileManager.default.contents(atPath: recoveryURL(for: accountID).path),
+            let file = try? JSONDecoder().decode(RecoveryFile.self, from: data), file.accountId == accountID
+        else { return nil }
+        if let storedAt, storedAt >= file.savedAt { return nil }
+        let key = self.key
+        guard file.keyId == key.id,
+            let opened = try? SealedBox(nonce: file.nonce, ciphertext: file.ciphertext)
+                .open(key: key, associatedData: Self.associatedData(accountID: accountID, keyID: key.id)),
+            let credentials = try? Self.decodeCredentials(opened, label: "the recovered tokens")
+        else { return nil }
+        return PendingRecovery(credentials: credentials, accessExpiresAt: file.accessExpiresAt, refreshedAt: file.refreshedAt)
+    }
+
+    /// Adopts every pending recovery file into the database, each under its account's lock (an
+    /// account whose lock another process holds is left to that process, which reads the file).
+    /// Files that are stale (the database has newer tokens) are removed. Nothing is lost when the
+    /// database still cannot be written: the files stay, and reads keep using them.
+    ///
+    /// - Returns: The accounts whose tokens were adopted.
+    @discardableResult
+    public func adoptRecoveredTokens() -> [AccountName] {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: recoveryDirectory.path) else { return [] }
+        var adopted: [AccountName] = []
+        for name in names where name.hasPrefix("account-") && name.hasSuffix(".sealed") {
+            guard let id = Int64(name.dropFirst("account-".count).dropLast(".sealed".count)),
+                let lock = try? FileLock.tryAcquire(lockURL(forAccountID: id))
+            else { continue }
+            if let account = try? adoptRecovery(accountID: id) { adopted.append(account) }
+            withExtendedLifetime(lock) {}
+        }
+        return adopted
+    }
+
+    /// Adopts one account's recovery file (its lock held by the caller): the tokens are sealed into
+    /// the database and the file removed; a stale file is removed. Returns the account when
+    /// tokens were adopted.
+    func adoptRecovery(accountID: Int64) throws(StoreError) -> AccountName? {
+        let adopted: AccountName? = try write { db in
+            guard var record = try AccountRecord.fetchOne(db, key: accountID) else { return nil }
+            let stored = try CredentialRecord.fetchOne(db, key: accountID)
+            guard let pending = pendingRecovery(for: accountID, storedAt: stored?.updatedAt) else { return nil }
+            record.accessExpiresAt = pending.accessExpiresAt
+            record.lastRefreshAt = pending.refreshedAt
+            record.status = AccountStatus.ok.rawValue
+            record.lastError = nil
+            record.updatedAt = Date()
+            try record.update(db)
+            try seal(pending.credentials, accountID: accountID, db)
+            try db.record("recovered", account: record, detail: "tokens a refresh could not store were adopted from the recovery file")
+            return try AccountName(record.name)
+        }
+        removeRecoveryFile(for: accountID)
+        return adopted
+    }
+
+    /// Removes an account's recovery file once the database holds tokens at least as new.
+    func removeRecoveryFile(for accountID: Int64) {
+        let url = recoveryURL(for: accountID)
+        if unlink(url.path) == 0 { PrivateFile.syncDirectory(recoveryDirectory) }
+    }
+}
