@@ -153,7 +153,10 @@ let package = Package(
         ),
         .testTarget(
             name: "ChappieTests",
-            dependencies: ["Chappie", "ChappieStore", "ChappieNet", "ChappieEmulator", "ChappieTestSupport"],
+            dependencies: [
+                "Chappie", "ChappieStore", "ChappieVault", "ChappieNet", "ChappieEmulator", "ChappieTestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

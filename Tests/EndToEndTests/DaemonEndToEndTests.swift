@@ -150,6 +150,69 @@ struct DaemonEndToEndTests {
         #expect(try await setup.control("/_emulator/stats").int("refresh", "reuse_detected") == 0)
     }
 
+    @Test("Two daemons started together on one data directory: one runs, the other exits 1 saying so, and the first's socket answers")
+    func oneDaemonPerHome() async throws {
+        let setup = try await setUp([], accounts: ["a"])
+        defer { Task { await setup.stop() } }
+        let daemons = [
+            try setup.startDaemon(["--poll-interval", "1h"], log: "daemon-1.log"),
+            try setup.startDaemon(["--poll-interval", "1h"], log: "daemon-2.log"),
+        ]
+        for _ in 0..<600 where daemons.allSatisfy(\.isRunning) { try await Task.sleep(for: .milliseconds(50)) }
+        let running = daemons.filter(\.isRunning)
+        try #require(running.count == 1, "exactly one daemon must keep running")
+        let loser = try #require(daemons.firstIndex { !$0.isRunning })
+        daemons[loser].waitUntilExit()
+        #expect(daemons[loser].terminationStatus == 1)
+        let log = try String(contentsOf: setup.home.appendingPathComponent("daemon-\(loser + 1).log"), encoding: .utf8)
+        #expect(log.contains("already running"), "\(log)")
+        try await setup.waitForSocket()
+        #expect(try await setup.daemonStatus().int("daemon", "pid") == Int(running[0].processIdentifier))
+        #expect(await setup.stop(running[0]) == 0)
+        // The lock died with it: a new daemon starts.
+        let next = try setup.startDaemon(["--poll-interval", "1h"], log: "daemon-3.log")
+        try await setup.waitForSocket()
+        #expect(next.isRunning)
+        #expect(await setup.stop(next) == 0)
+    }
+
+    @Test("16 idle socket clients held open while tokens come due: every due refresh runs and status answers; past 64 connections the oldest idle ones are closed")
+    func idleClientsCannotStall() async throws {
+        let setup = try await setUp(["--access-token-ttl", "4"], accounts: ["a", "b"])
+        defer { Task { await setup.stop() } }
+        // A long request timeout, so that only the connection cap closes idle clients in this test.
+        let daemon = try setup.startDaemon(["--refresh-margin", "2s", "--poll-interval", "1h", "--request-timeout", "10m"])
+        try await setup.waitForSocket()
+        let socket = setup.home.appendingPathComponent("chappie.sock").path
+        var idle = try (0..<16).map { _ in try connectIdle(path: socket) }
+        defer { idle.forEach { close($0) } }
+        let before = try await setup.daemonStatus().int("daemon", "refreshes")
+        #expect(before != nil, "status must answer while 16 idle clients are connected")
+        // Tokens live 4 s and are due 1–2 s after each refresh: wait for several more to run.
+        var refreshes = before ?? 0
+        for _ in 0..<600 where refreshes < (before ?? 0) + 4 {
+            try await Task.sleep(for: .milliseconds(100))
+            refreshes = try await setup.daemonStatus().int("daemon", "refreshes") ?? refreshes
+        }
+        #expect(refreshes >= (before ?? 0) + 4, "due refreshes did not run while idle clients were connected")
+        #expect(idle.filter(closedByServer).isEmpty, "idle clients under the cap must stay connected")
+        // 70 more: past the cap of 64, the oldest idle connections make room.
+        idle += try (0..<70).map { _ in try connectIdle(path: socket) }
+        #expect(try await setup.daemonStatus().int("daemon", "pid") != nil, "status must answer at the connection cap")
+        var closed = 0
+        for _ in 0..<100 {
+            closed = idle.filter(closedByServer).count
+            if closed >= idle.count - 64 { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(closed >= idle.count - 64)
+        #expect(idle.prefix(16).allSatisfy(closedByServer), "the oldest idle clients are the ones closed")
+        let token = try await setup.chappie(["token", "a", "--json"])
+        #expect(token.status == 0)
+        #expect(try await setup.control("/_emulator/stats").int("refresh", "reuse_detected") == 0)
+        #expect(await setup.stop(daemon) == 0)
+    }
+
     @Test("The socket answers status, metrics and usage; malformed requests get an error, not a crash")
     func socketAPI() async throws {
         let setup = try await setUp([], accounts: ["a"])
@@ -187,11 +250,11 @@ struct DaemonEndToEndTests {
 
 extension ChappieTestbed {
     /// Starts `chappie daemon` with the arguments; its output goes to `daemon.log` in the home.
-    fileprivate func startDaemon(_ arguments: [String]) throws -> Process {
+    fileprivate func startDaemon(_ arguments: [String], log name: String = "daemon.log") throws -> Process {
         let process = Process()
         process.executableURL = try BuiltProducts.executable("chappie")
         process.arguments = ["daemon", "--log-format", "json"] + arguments + service
-        let log = home.appendingPathComponent("daemon.log")
+        let log = home.appendingPathComponent(name)
         FileManager.default.createFile(atPath: log.path, contents: nil)
         let handle = try FileHandle(forWritingTo: log)
         process.standardOutput = handle
@@ -217,6 +280,30 @@ extension ChappieTestbed {
         daemon.waitUntilExit()
         return daemon.terminationStatus
     }
+}
+
+/// Connects to a Unix socket and sends nothing: an idle client.
+private func connectIdle(path: String) throws -> Int32 {
+    let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    withUnsafeMutableBytes(of: &address.sun_path) { raw in
+        raw.copyBytes(from: Array(path.utf8).prefix(raw.count - 1))
+    }
+    let connected = withUnsafePointer(to: &address) { pointer in
+        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+    }
+    guard connected == 0 else {
+        close(descriptor)
+        throw EmulatorHarnessError(message: "cannot connect to \(path)")
+    }
+    return descriptor
+}
+
+/// Whether the daemon closed this client's connection (it reads as the end of the stream).
+private func closedByServer(_ descriptor: Int32) -> Bool {
+    var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+    return poll(&entry, 1, 0) > 0
 }
 
 /// Sends raw bytes to a Unix socket, closes the sending side, and reads everything back.

@@ -26,14 +26,17 @@ public struct CodexMirror: CredentialMirror {
     public var file: URL { home.appendingPathComponent("auth.json") }
 
     /// Tokens Codex holds for the same account that are newer than `current`: a different refresh
-    /// token whose access token expires later. An older file (one chappie has since refreshed past)
-    /// is never adopted, since its refresh token was already redeemed.
+    /// token whose access token expires later (on a tie, whose `last_refresh` is after the
+    /// account's). An older file (one chappie has since refreshed past) is never adopted, since its
+    /// refresh token was already redeemed.
     public func newerCredentials(than current: Credentials, for account: Account) -> Credentials? {
         guard let auth = try? CodexAuthFile.read(file), auth.belongs(to: account), auth.credentials.refreshToken != current.refreshToken
         else { return nil }
         let theirs = auth.accessTokenExpiresAt ?? .distantPast
         let ours = (try? TokenClaims(jwt: current.accessToken))?.expiresAt ?? .distantPast
-        return theirs > ours ? auth.credentials : nil
+        if theirs > ours { return auth.credentials }
+        if theirs == ours, let written = auth.lastRefresh, written > (account.lastRefreshAt ?? .distantPast) { return auth.credentials }
+        return nil
     }
 
     /// Writes the tokens to `auth.json`, keeping Codex's other fields, when the file is absent or

@@ -40,7 +40,9 @@ public final class Daemon: Service {
         ])
         let server: SocketServer
         do {
-            server = try SocketServer(listener: listener) { [self] request in await self.answer(request) }
+            server = try SocketServer(listener: listener, limits: SocketServer.Limits(requestDeadline: configuration.requestTimeout)) { [self] request in
+                await self.answer(request)
+            }
         } catch {
             close(listener)
             throw error

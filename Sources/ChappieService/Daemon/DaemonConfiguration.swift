@@ -20,13 +20,17 @@ public struct DaemonConfiguration: Sendable {
     public var maximumBackoff: Duration
     /// The longest the scheduler sleeps before looking at the accounts again. Default: 60 seconds.
     public var rescanInterval: Duration
+    /// How long a socket client may take to send its request line, and to take its reply, before
+    /// the daemon closes the connection. Default: 10 seconds.
+    public var requestTimeout: Duration
 
     /// Creates a configuration; every parameter has the default documented on its property.
     public init(
         socket: URL, refreshMargin: Duration = .seconds(600), pollInterval: Duration = .seconds(600), autoSwitch: Bool = false,
         codexHome: URL? = nil, concurrency: Int = 8, initialBackoff: Duration = .seconds(30), maximumBackoff: Duration = .seconds(1800),
-        rescanInterval: Duration = .seconds(60)
+        rescanInterval: Duration = .seconds(60), requestTimeout: Duration = .seconds(10)
     ) {
+        self.requestTimeout = requestTimeout
         self.initialBackoff = initialBackoff
         self.socket = socket
         self.refreshMargin = refreshMargin

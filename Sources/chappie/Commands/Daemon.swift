@@ -32,6 +32,8 @@ extension ChappieCommand {
         var codexHome: String?
         @Option(help: ArgumentHelp("The socket of the local API (default: chappie.sock in the data directory).", valueName: "path"))
         var socket: String?
+        @Option(help: ArgumentHelp("How long a socket client may take to send its request and take the reply.", valueName: "duration"), transform: parseDuration)
+        var requestTimeout: Duration = .seconds(10)
         @Option(help: "Log format: text or json.") var logFormat: LogFormat = .text
         @Option(help: "Log level: trace, debug, info, notice, warning, error.") var logLevel: String = "info"
 
@@ -39,7 +41,9 @@ extension ChappieCommand {
 
         func validate() throws {
             guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level must be trace, debug, info, notice, warning or error") }
-            guard pollInterval >= .seconds(1), backoff >= .seconds(1) else { throw ValidationError("--poll-interval and --backoff must be at least 1s") }
+            guard pollInterval >= .seconds(1), backoff >= .seconds(1), requestTimeout >= .seconds(1) else {
+                throw ValidationError("--poll-interval, --backoff and --request-timeout must be at least 1s")
+            }
         }
 
         func run() async throws {
@@ -61,7 +65,7 @@ extension ChappieCommand {
             let configuration = DaemonConfiguration(
                 socket: socketURL, refreshMargin: refreshMargin, pollInterval: pollInterval, autoSwitch: autoSwitch,
                 codexHome: codexHome.map { expandedPath($0) }, initialBackoff: backoff,
-                maximumBackoff: max(backoff, maxBackoff))
+                maximumBackoff: max(backoff, maxBackoff), requestTimeout: requestTimeout)
             let daemon = ChappieService.Daemon(store: opened.store, endpoints: try global.endpoints(), configuration: configuration, instance: instance, logger: logger)
             let group = ServiceGroup(configuration: ServiceGroupConfiguration(
                 services: [daemon], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
