@@ -23,6 +23,7 @@ struct ChappieCommand: AsyncParsableCommand {
 
     /// Runs the command, mapping argument errors to exit code 2 as design.md's table says.
     static func main() async {
+        EnvironmentPassphrases.take()
         do {
             var command = try parseAsRoot()
             if var command = command as? any AsyncParsableCommand {
@@ -31,11 +32,11 @@ struct ChappieCommand: AsyncParsableCommand {
                 try command.run()
             }
         } catch let failure as CommandFailure {
-            FileHandle.standardError.write(Data("error: \(failure.message)\n".utf8))
+            FileHandle.standardError.write(Data("error: \(TerminalText.sanitized(failure.message, keepingLineBreaks: true))\n".utf8))
             Foundation.exit(failure.exitCode.rawValue)
         } catch {
             if let failure = CommandFailure(error) {
-                FileHandle.standardError.write(Data("error: \(failure.message)\n".utf8))
+                FileHandle.standardError.write(Data("error: \(TerminalText.sanitized(failure.message, keepingLineBreaks: true))\n".utf8))
                 Foundation.exit(failure.exitCode.rawValue)
             }
             if exitCode(for: error) == .validationFailure {

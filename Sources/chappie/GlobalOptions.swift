@@ -44,7 +44,9 @@ struct GlobalOptions: ParsableArguments {
 
     /// Where the store is and where its key comes from.
     var storeOptions: StoreOptions {
-        StoreOptions(home: home, keyFile: keyFile, interactive: PassphrasePrompt.isInteractive)
+        StoreOptions(
+            home: home, keyFile: keyFile, interactive: PassphrasePrompt.isInteractive,
+            passphrase: EnvironmentPassphrases.passphrase, newPassphrase: EnvironmentPassphrases.newPassphrase)
     }
 
     /// Opens and unlocks the store.
@@ -63,4 +65,15 @@ struct GlobalOptions: ParsableArguments {
 /// A path typed by the user (`~` expanded) as a file URL.
 func expandedPath(_ text: String) -> URL {
     URL(fileURLWithPath: (text as NSString).expandingTildeInPath)
+}
+
+/// The passphrases given in the environment, taken out of it once, when chappie starts.
+enum EnvironmentPassphrases {
+    static let passphrase = SecretEnvironment.take("CHAPPIE_PASSPHRASE")
+    static let newPassphrase = SecretEnvironment.take("CHAPPIE_NEW_PASSPHRASE")
+
+    /// Takes both now, before anything reads the environment.
+    static func take() {
+        _ = (passphrase, newPassphrase)
+    }
 }

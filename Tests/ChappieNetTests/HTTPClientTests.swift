@@ -150,12 +150,18 @@ struct HTTPClientTests {
         }
     }
 
-    @Test("Authorization over plain http is refused unless the host is loopback")
+    @Test("Authorization, or a credential in the body, over plain http is refused unless the host is loopback")
     func authorizationOverHTTP() async throws {
         let client = HTTPClient()
         for url in ["http://example.com/backend-api/wham/usage", "http://10.0.0.1/x", "http://127.0.0.1.example.com/x"] {
             let request = HTTPRequest(url: URL(string: url)!, headers: ["authorization": "Bearer t"])
             await #expect { _ = try await client.execute(request) } throws: { error in
+                (error as? HTTPClientError)?.code == .insecureAuthorization
+            }
+            // A refresh token or an authorization code in the body is a credential too.
+            var carrying = HTTPRequest(url: URL(string: url)!, method: .post, body: Data(#"{"refresh_token":"rt"}"#.utf8))
+            carrying.bodyCarriesCredentials = true
+            await #expect { _ = try await client.execute(carrying) } throws: { error in
                 (error as? HTTPClientError)?.code == .insecureAuthorization
             }
         }

@@ -146,6 +146,26 @@ struct UsageReportTests {
         }
     }
 
+    @Test("Text cells a spreadsheet would run as formulas are neutralised with a quote; numbers keep their sign")
+    func formulasNeutralised() throws {
+        var fixture = try Fixture()
+        defer { try? FileManager.default.removeItem(at: fixture.home) }
+        let emails = ["=HYPERLINK(\"http://evil\")@example.com", "+1@example.com", "-x@example.com", "@at@example.com", "plain@example.com"]
+        for (index, email) in emails.enumerated() {
+            try fixture.add("f\(index)", email: email, plan: index == 0 ? "=cmd|' /C calc'!A0" : "plus")
+            try fixture.sample("f\(index)", "2026-11-20T09:10:00Z", five: Double(index), week: nil)
+        }
+        let parsed = try CSV<Named>(string: try fixture.report(.day))
+        for (index, email) in emails.enumerated() {
+            let row = try #require(parsed.rows.first { $0["account"] == "f\(index)" })
+            #expect(row["email"] == (index < 4 ? "'" + email : email))
+        }
+        #expect(parsed.rows.first { $0["account"] == "f0" }?["plan"] == "'=cmd|' /C calc'!A0")
+        #expect(UsageReport.Cell.number(-5).csvText == "-5")
+        #expect(CSVWriter.neutralized("\tx") == "'\tx")
+        #expect(CSVWriter.neutralized("a=b") == "a=b")
+    }
+
     @Test("Fields are quoted only when RFC 4180 needs it")
     func quoting() {
         #expect(CSVWriter.record(["a", "b c", "d,e", "f\"g", "h\ni", "", " lead", "trail "]) == "a,b c,\"d,e\",\"f\"\"g\",\"h\ni\",,\" lead\",\"trail \"\r\n")

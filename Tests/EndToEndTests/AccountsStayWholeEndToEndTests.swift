@@ -115,6 +115,23 @@ struct AccountsStayWholeEndToEndTests {
         #expect(try await setup.chappie(["refresh", "work"]).status == 0)
     }
 
+    @Test("An e-mail with terminal escape sequences is listed without them; --json keeps the exact value")
+    func hostileEmail() async throws {
+        let setup = try await setUp([])
+        defer { Task { await setup.stop() } }
+        let email = "evil\u{1B}]0;pwned\u{07}\u{1B}[2J@example.com"
+        let file = setup.home.appendingPathComponent("import.json")
+        try TestTokens.codexAuthJSON(email: email, accountID: "acct-evil", userID: "user-evil", marker: "evil").write(to: file)
+        #expect(try await setup.chappie(["accounts", "import", file.path, "--name", "evil"]).status == 0)
+        for arguments in [["accounts", "list"], ["accounts", "show", "evil"], ["status"]] {
+            let output = try await setup.chappie(arguments)
+            #expect(output.status == 0)
+            #expect(!output.stdout.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 }, "\(arguments)")
+            if arguments[0] == "accounts" { #expect(output.stdout.contains("pwned"), "\(arguments)") }
+        }
+        #expect(try await accounts(setup)["evil"]?["email"] as? String == email)
+    }
+
     @Test("key rotate 20 times while token and accounts list run in loops: no reader fails, one key on disk opens the store, nothing lost")
     func rotationUnderReaders() async throws {
         let setup = try await setUp(["a", "b"])

@@ -42,8 +42,8 @@ public struct TokenRefresher: Sendable {
         case adopted
     }
 
-    /// Valid tokens and what it took to get them.
-    public struct Fresh: Sendable {
+    /// Valid tokens and what it took to get them. Prints redacted.
+    public struct Fresh: Sendable, RedactedDescription {
         /// The tokens.
         public var credentials: Credentials
         /// The account as stored afterwards.
@@ -63,6 +63,14 @@ public struct TokenRefresher: Sendable {
             self.outcome = outcome
             self.expiresAt = expiresAt
             self.warning = warning
+        }
+
+        /// The outcome and the account, never the tokens.
+        public var redactedFields: KeyValuePairs<String, String> {
+            [
+                "account": account.name.rawValue, "outcome": outcome.rawValue, "credentials": redactedMarker,
+                "expiresAt": expiresAt.map { "\($0)" } ?? "nil", "warning": warning ?? "nil",
+            ]
         }
     }
 

@@ -27,13 +27,20 @@ public struct OAuthClient: Sendable {
     }
 
     /// Tokens from a refresh; each field is optional (Codex keeps the old value for a missing one).
-    public struct RefreshedTokens: Sendable {
+    /// Prints redacted.
+    public struct RefreshedTokens: Sendable, RedactedDescription {
         /// A new id_token, if sent.
         public var idToken: String?
         /// A new access_token, if sent.
         public var accessToken: String?
         /// The rotated refresh_token, if sent.
         public var refreshToken: String?
+
+        /// Which tokens came, none shown.
+        public var redactedFields: KeyValuePairs<String, String> {
+            func shown(_ token: String?) -> String { token == nil ? "nil" : redactedMarker }
+            return ["idToken": shown(idToken), "accessToken": shown(accessToken), "refreshToken": shown(refreshToken)]
+        }
     }
 
     /// The endpoints.
@@ -90,6 +97,7 @@ public struct OAuthClient: Sendable {
         ].map { "\($0.0)=\(Self.formEncode($0.1))" }.joined(separator: "&")
         var request = HTTPRequest(url: endpoints.tokenURL, method: .post, headers: ["Content-Type": "application/x-www-form-urlencoded"])
         request.body = Data(form.utf8)
+        request.bodyCarriesCredentials = true
         let response = try await execute(request)
         guard response.isSuccess else { throw Self.failure(response) }
         guard let object = Self.object(response.body), let id = object["id_token"] as? String, let access = object["access_token"] as? String
@@ -101,7 +109,8 @@ public struct OAuthClient: Sendable {
     /// Redeems a refresh token with a JSON body (§3.1). Each refresh token works once.
     public func refresh(_ refreshToken: String) async throws(ChappieAuthError) -> RefreshedTokens {
         let response = try await send(
-            json: ["client_id": Self.clientID, "grant_type": "refresh_token", "refresh_token": refreshToken], to: endpoints.tokenURL)
+            json: ["client_id": Self.clientID, "grant_type": "refresh_token", "refresh_token": refreshToken], to: endpoints.tokenURL,
+            carriesCredentials: true)
         guard response.isSuccess else { throw Self.failure(response) }
         guard let object = Self.object(response.body) else { throw .invalidResponse }
         return RefreshedTokens(
@@ -112,14 +121,16 @@ public struct OAuthClient: Sendable {
     /// Revokes a refresh token (best effort, §3.5).
     public func revoke(refreshToken: String) async {
         _ = try? await send(
-            json: ["token": refreshToken, "token_type_hint": "refresh_token", "client_id": Self.clientID], to: endpoints.revokeURL)
+            json: ["token": refreshToken, "token_type_hint": "refresh_token", "client_id": Self.clientID], to: endpoints.revokeURL,
+            carriesCredentials: true)
     }
 
     // MARK: Wire helpers
 
-    private func send(json: [String: String], to url: URL) async throws(ChappieAuthError) -> HTTPResponse {
+    private func send(json: [String: String], to url: URL, carriesCredentials: Bool = false) async throws(ChappieAuthError) -> HTTPResponse {
         var request = HTTPRequest(url: url, method: .post, headers: ["Content-Type": "application/json", "Accept": "application/json"])
         request.body = try? JSONSerialization.data(withJSONObject: json, options: [.sortedKeys])
+        request.bodyCarriesCredentials = carriesCredentials
         return try await execute(request)
     }
 

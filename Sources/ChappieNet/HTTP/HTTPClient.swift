@@ -13,7 +13,8 @@ import Foundation
 /// print(response.status)
 /// ```
 ///
-/// - Warning: An `Authorization` header is only sent over `https`, or over `http` to a loopback
+/// - Warning: An `Authorization` header (or a body that carries a credential, see
+///   ``HTTPRequest/bodyCarriesCredentials``) is only sent over `https`, or over `http` to a loopback
 ///   address; anything else fails with ``HTTPClientError/Code/insecureAuthorization``.
 public final class HTTPClient: Sendable {
     /// The configuration the client was made with.
@@ -76,7 +77,7 @@ public final class HTTPClient: Sendable {
         else {
             throw HTTPClientError(code: .invalidURL, message: "not an absolute http(s) URL: \(request.url.redactedTarget)")
         }
-        if scheme == "http" && request.headers.contains("Authorization") && !isLoopback(host: host) {
+        if scheme == "http" && (request.headers.contains("Authorization") || request.bodyCarriesCredentials) && !isLoopback(host: host) {
             throw HTTPClientError(
                 code: .insecureAuthorization,
                 message: "refusing to send credentials over plain http to \(host); use https (only loopback may use http)")

@@ -20,6 +20,10 @@ public struct HTTPRequest: Sendable {
     public var idleTimeout: Duration?
     /// The longest the whole exchange may take; `nil` means no limit beyond the idle timeout.
     public var totalTimeout: Duration?
+    /// Whether the body carries a credential (a refresh token, an authorization code, a token to
+    /// revoke): such a request, like one with `Authorization`, is refused over plain http except to
+    /// loopback.
+    public var bodyCarriesCredentials: Bool
 
     /// Creates a request.
     ///
@@ -35,5 +39,6 @@ public struct HTTPRequest: Sendable {
         self.body = body
         self.idleTimeout = nil
         self.totalTimeout = nil
+        self.bodyCarriesCredentials = false
     }
 }

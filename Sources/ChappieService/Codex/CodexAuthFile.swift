@@ -4,8 +4,8 @@ import ChappieVault
 public import Foundation
 
 /// The Codex CLI's `auth.json` (openai-protocol.md §5): read to import an account, written to make
-/// Codex use one.
-public struct CodexAuthFile: Sendable {
+/// Codex use one. Prints redacted.
+public struct CodexAuthFile: Sendable, RedactedDescription {
     /// Who the account is, from the id_token (falling back to `tokens.account_id` for the account id).
     public var info: ChappieAccountInfo
     /// The tokens.
@@ -14,6 +14,14 @@ public struct CodexAuthFile: Sendable {
     public var accessTokenExpiresAt: Date?
     /// `last_refresh`, when present.
     public var lastRefresh: Date?
+
+    /// Who it is and when, never the tokens.
+    public var redactedFields: KeyValuePairs<String, String> {
+        [
+            "email": info.email ?? "nil", "accountID": info.accountID ?? "nil", "credentials": redactedMarker,
+            "accessTokenExpiresAt": accessTokenExpiresAt.map { "\($0)" } ?? "nil", "lastRefresh": lastRefresh.map { "\($0)" } ?? "nil",
+        ]
+    }
 
     /// Whether this file holds `account`'s login: the same ChatGPT account (`tokens.account_id`)
     /// and, when both are known, the same user (the id_token's user id); an account known only by

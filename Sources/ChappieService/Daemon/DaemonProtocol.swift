@@ -1,3 +1,4 @@
+public import ChappieCore
 public import ChappieStore
 public import Foundation
 
@@ -20,8 +21,8 @@ public struct DaemonRequest: Codable, Sendable {
 
 /// The daemon's answer: one JSON object on one line.
 public struct DaemonReply: Codable, Sendable {
-    /// A token and what goes with it.
-    public struct Token: Codable, Sendable {
+    /// A token and what goes with it. Prints redacted.
+    public struct Token: Codable, Sendable, RedactedDescription {
         /// The account's name.
         public var name: String
         /// The access token.
@@ -44,6 +45,14 @@ public struct DaemonReply: Codable, Sendable {
             self.chatgptAccountID = chatgptAccountID
             self.fedramp = fedramp
             self.warning = warning
+        }
+
+        /// Everything but the token.
+        public var redactedFields: KeyValuePairs<String, String> {
+            [
+                "name": name, "accessToken": redactedMarker, "expiresAt": expiresAt.map { "\($0)" } ?? "nil",
+                "chatgptAccountID": chatgptAccountID ?? "nil", "fedramp": "\(fedramp)", "warning": warning ?? "nil",
+            ]
         }
     }
 

@@ -9,6 +9,15 @@ public enum CSVWriter {
         fields.map(field).joined(separator: ",") + "\r\n"
     }
 
+    /// A text field that a spreadsheet would take for a formula (it begins with `=`, `+`, `-`, `@`,
+    /// a tab or a CR) gets a leading `'`, so that opening the report never runs a formula an e-mail
+    /// or plan name from a server put there. Numbers are never text fields, so a negative number
+    /// keeps its sign.
+    public static func neutralized(_ text: String) -> String {
+        guard let first = text.unicodeScalars.first, "=+-@\t\r".unicodeScalars.contains(first) else { return text }
+        return "'" + text
+    }
+
     /// One field, quoted when it must be.
     public static func field(_ value: String) -> String {
         let special = value.contains { $0 == "," || $0 == "\"" || $0 == "\r" || $0 == "\n" || $0 == "\r\n" }

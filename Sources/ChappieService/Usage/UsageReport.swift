@@ -37,6 +37,13 @@ public struct UsageReport: Sendable {
             case .empty: ""
             }
         }
+
+        /// The cell as CSV writes it: text that could start a spreadsheet formula is neutralised
+        /// (``CSVWriter/neutralized(_:)``).
+        public var csvText: String {
+            if case .text(let text) = self { return CSVWriter.neutralized(text) }
+            return self.text
+        }
     }
 
     /// The columns of period rows.
@@ -167,7 +174,7 @@ public struct UsageReport: Sendable {
 
     /// The report as RFC 4180 CSV with a header row.
     public func csv() -> String {
-        CSVWriter.record(columns) + rows.map { CSVWriter.record($0.map(\.text)) }.joined()
+        CSVWriter.record(columns) + rows.map { CSVWriter.record($0.map(\.csvText)) }.joined()
     }
 
     /// At most two decimals, no trailing zeros: 37, 37.5, 37.33.

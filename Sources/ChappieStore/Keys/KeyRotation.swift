@@ -60,7 +60,7 @@ public enum KeyRotation {
         case .passphrase:
             // Asked before taking the lock: nobody waits while the user types.
             let passphrase = try StoreOpener.passphrase(
-                options, fromEnvironment: options.environment["CHAPPIE_NEW_PASSPHRASE"] != nil, confirm: true,
+                options, fromEnvironment: options.newPassphrase != nil || options.environment["CHAPPIE_NEW_PASSPHRASE"] != nil, confirm: true,
                 variable: "CHAPPIE_NEW_PASSPHRASE")
             let kdf = PassphraseKDF.fresh()
             let newKey = try kdf.deriveKey(from: passphrase)

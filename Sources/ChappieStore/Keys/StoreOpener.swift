@@ -25,7 +25,7 @@ public enum StoreOpener {
         if case .passphrase = setup { preferPassphrase = true }
         let source = KeySource.choose(
             keyFile: options.keyFile, environment: options.environment, defaultKeyFile: options.location.defaultKeyFile,
-            canPrompt: options.interactive, preferPassphrase: preferPassphrase)
+            canPrompt: options.interactive, preferPassphrase: preferPassphrase, passphraseGiven: options.passphrase != nil)
         let store = try unlock(database, source: source, setup: setup, options: options)
         // Tokens a refresh redeemed but could not store are adopted before anything else happens.
         store.adoptRecoveredTokens()
@@ -67,6 +67,10 @@ public enum StoreOpener {
     static func passphrase(_ options: StoreOptions, fromEnvironment: Bool, confirm: Bool, variable: String = "CHAPPIE_PASSPHRASE")
         throws(VaultError) -> SecretBytes
     {
+        if fromEnvironment, let given = variable == "CHAPPIE_NEW_PASSPHRASE" ? options.newPassphrase : options.passphrase {
+            guard given.count > 0 else { throw VaultError(.passphraseUnavailable, "\(variable) is empty; a passphrase cannot be empty") }
+            return given
+        }
         if fromEnvironment, let text = options.environment[variable] {
             guard !text.isEmpty else { throw VaultError(.passphraseUnavailable, "\(variable) is empty; a passphrase cannot be empty") }
             return SecretBytes(utf8: text)

@@ -63,6 +63,13 @@ public struct Credentials: Sendable, Equatable, Codable {
     }
 }
 
+extension Credentials: RedactedDescription {
+    /// Every token redacted.
+    public var redactedFields: KeyValuePairs<String, String> {
+        ["idToken": redactedMarker, "accessToken": redactedMarker, "refreshToken": redactedMarker]
+    }
+}
+
 /// One entry of the audit log.
 public struct AuditEvent: Sendable, Hashable, Codable {
     /// When it happened.

@@ -20,8 +20,10 @@ public enum KeySource: Sendable, Equatable, CustomStringConvertible {
     ///   - canPrompt: Whether a terminal is attached to ask for a passphrase.
     ///   - preferPassphrase: Whether the store was set up with a passphrase (then it is asked for
     ///     instead of creating a key file).
+    ///   - passphraseGiven: Whether `CHAPPIE_PASSPHRASE` was already taken out of the environment.
     public static func choose(
-        keyFile: String?, environment: [String: String], defaultKeyFile: URL, canPrompt: Bool, preferPassphrase: Bool
+        keyFile: String?, environment: [String: String], defaultKeyFile: URL, canPrompt: Bool, preferPassphrase: Bool,
+        passphraseGiven: Bool = false
     ) -> KeySource {
         if let path = keyFile ?? environment["CHAPPIE_KEY_FILE"], !path.isEmpty {
             return .keyFile(URL(fileURLWithPath: (path as NSString).expandingTildeInPath))
@@ -30,7 +32,7 @@ public enum KeySource: Sendable, Equatable, CustomStringConvertible {
             let url = URL(fileURLWithPath: directory).appendingPathComponent("chappie.key")
             if FileManager.default.fileExists(atPath: url.path) { return .systemdCredential(url) }
         }
-        if environment["CHAPPIE_PASSPHRASE"] != nil { return .passphrase(fromEnvironment: true) }
+        if passphraseGiven || environment["CHAPPIE_PASSPHRASE"] != nil { return .passphrase(fromEnvironment: true) }
         if preferPassphrase && canPrompt { return .passphrase(fromEnvironment: false) }
         return .defaultKeyFile(defaultKeyFile)
     }

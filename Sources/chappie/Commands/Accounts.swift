@@ -114,7 +114,7 @@ extension ChappieCommand.Accounts {
                 print("No accounts yet. Import one from the Codex CLI with: chappie accounts import")
                 return
             }
-            var table = TextTable(" ", "NAME", "EMAIL", "PLAN", "STATUS", "5H", "WEEKLY", "HEADROOM", "NEXT RESET", "TOKEN EXPIRES")
+            var table = TextTable(" ", "NAME", "EMAIL", "PLAN", "STATUS", "5H", "WEEKLY", "HEADROOM", "NEXT RESET", "TOKEN EXPIRES", "CODEX HOME")
             for summary in summaries {
                 let account = summary.account
                 let status = summary.credentialProblem == nil ? account.status.rawValue : "unreadable"
@@ -125,7 +125,7 @@ extension ChappieCommand.Accounts {
                 table.append(
                     account.isActive ? "*" : " ", account.name.rawValue, account.info.email ?? "-",
                     account.info.plan?.displayName ?? "-", status, percent(reading?.fiveHour), percent(reading?.weekly), headroom,
-                    reading?.nextReset.map(Formatting.localTime) ?? "-", expiry)
+                    reading?.nextReset.map(Formatting.localTime) ?? "-", expiry, account.codexHome ?? "-")
             }
             print(table.render())
             for summary in summaries where summary.credentialProblem != nil {
@@ -199,7 +199,7 @@ extension ChappieCommand.Accounts {
             if global.json {
                 try JSONOutput.print(AccountJSON(AccountsService.Summary(account: result.account, credentialProblem: nil)))
             } else {
-                let who = [result.account.info.email, result.account.info.plan?.displayName].compactMap { $0 }.joined(separator: ", ")
+                let who = TerminalText.sanitized([result.account.info.email, result.account.info.plan?.displayName].compactMap { $0 }.joined(separator: ", "))
                 print("\(result.created ? "Imported" : "Updated") \(result.account.name) (\(who)) from \(result.file.path)")
             }
         }
@@ -241,7 +241,7 @@ extension ChappieCommand.Accounts {
             if global.json {
                 try JSONOutput.print(["name": outcome.account.name.rawValue, "codexAuthFile": outcome.codexAuthFile?.path ?? ""])
             } else {
-                print("Active account: \(outcome.account.name)" + (outcome.account.info.email.map { " (\($0))" } ?? ""))
+                print("Active account: \(outcome.account.name)" + (outcome.account.info.email.map { " (\(TerminalText.sanitized($0)))" } ?? ""))
                 if let file = outcome.codexAuthFile { print("Codex will use it: wrote \(file.path)") }
             }
         }
@@ -305,7 +305,7 @@ extension ChappieCommand.Accounts {
                     throw CommandFailure(message: "not removing \(name) without confirmation: pass --yes", exitCode: .failure)
                 }
                 FileHandle.standardError.write(Data(
-                    "Remove \(name)\(account.info.email.map { " (\($0))" } ?? "")? Its tokens and usage history are deleted. [y/N] ".utf8))
+                    "Remove \(name)\(account.info.email.map { " (\(TerminalText.sanitized($0)))" } ?? "")? Its tokens and usage history are deleted. [y/N] ".utf8))
                 guard let answer = readLine(), ["y", "yes"].contains(answer.lowercased()) else {
                     throw CommandFailure(message: "nothing removed", exitCode: .failure)
                 }

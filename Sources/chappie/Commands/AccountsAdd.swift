@@ -34,7 +34,7 @@ extension ChappieCommand.Accounts {
             if global.json {
                 try JSONOutput.print(AccountJSON(AccountsService.Summary(account: result.account, credentialProblem: nil)))
             } else {
-                let who = [result.account.info.email, result.account.info.plan?.displayName].compactMap { $0 }.joined(separator: ", ")
+                let who = TerminalText.sanitized([result.account.info.email, result.account.info.plan?.displayName].compactMap { $0 }.joined(separator: ", "))
                 print("\(result.created ? "Signed in" : "Renewed") \(result.account.name) (\(who)).")
             }
         }

