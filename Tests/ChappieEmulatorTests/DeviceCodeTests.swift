@@ -99,19 +99,22 @@ struct DeviceCodeTests {
         configuration.autoApproveDelay = .milliseconds(1500)
         try await withEmulator(configuration) { emulator in
             var emails: [String] = []
+            let clock = ContinuousClock()
             for _ in 0..<2 {
+                let issued = clock.now
                 let started = try await emulator.json(emulator.request("/api/accounts/deviceauth/usercode", method: .post, json: start)).json
                 let poll = RunningEmulator.encode([
                     "device_auth_id": try #require(started.string("device_auth_id")), "user_code": try #require(started.string("user_code")),
                 ])
-                #expect(try await emulator.json(emulator.request("/api/accounts/deviceauth/token", method: .post, json: poll)).status == 403)
-                // Approved once the delay has passed (polled for at most 10 s, so a loaded machine does not fail the test).
+                // Pending until the delay has passed, then approved: polled for at most 30 s, and only a
+                // lower bound on the time is checked, so a loaded machine does not fail the test.
                 var done = try await emulator.json(emulator.request("/api/accounts/deviceauth/token", method: .post, json: poll))
-                for _ in 0..<50 where done.status == 403 {
+                for _ in 0..<150 where done.status == 403 {
                     try await Task.sleep(for: .milliseconds(200))
                     done = try await emulator.json(emulator.request("/api/accounts/deviceauth/token", method: .post, json: poll))
                 }
                 #expect(done.status == 200)
+                #expect(clock.now - issued >= .milliseconds(1500), "approved before the delay")
                 let form = [
                     "grant_type=authorization_code", "client_id=\(codexClientID)",
                     "code=" + RunningEmulator.formEncode(try #require(done.json.string("authorization_code"))),
