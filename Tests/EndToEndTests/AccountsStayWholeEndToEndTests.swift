@@ -74,6 +74,36 @@ struct AccountsStayWholeEndToEndTests {
         #expect(try await accounts(setup)["b"]?["status"] as? String == "ok")
     }
 
+    @Test("Codex refreshed in the home an account owns: chappie token hands out Codex's new token at once (no refresh of its own)")
+    func tokenAdoptsCodexRefresh() async throws {
+        let setup = try await setUp(["a"])
+        defer { Task { await setup.stop() } }
+        let codexHome = setup.home.appendingPathComponent("codex")
+        #expect(try await setup.chappie(["accounts", "switch", "a", "--codex-home", codexHome.path]).status == 0)
+        let file = codexHome.appendingPathComponent("auth.json")
+        var object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: file)) as? [String: Any])
+        var tokens = try #require(object["tokens"] as? [String: Any])
+        let body = RunningEmulator.encode([
+            "client_id": codexClientID, "grant_type": "refresh_token", "refresh_token": try #require(tokens["refresh_token"] as? String),
+        ])
+        // Codex's own refresh (after its access token was revoked): chappie's stored access token is dead.
+        let refreshed = try await setup.control("/oauth/token", method: "POST", body: body)
+        let codexAccess = try #require(refreshed.string("access_token"))
+        tokens["access_token"] = codexAccess
+        tokens["refresh_token"] = try #require(refreshed.string("refresh_token"))
+        object["tokens"] = tokens
+        object["last_refresh"] = Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
+        try JSONSerialization.data(withJSONObject: object).write(to: file)
+        let redemptions = try await setup.control("/_emulator/stats").int("refresh", "redemptions")
+        let token = try await setup.chappie(["token", "a"])
+        #expect(token.status == 0)
+        #expect(token.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == codexAccess, "chappie handed out its own, older token")
+        let stats = try await setup.control("/_emulator/stats")
+        #expect(stats.int("refresh", "redemptions") == redemptions, "chappie redeemed a token instead of adopting Codex's")
+        #expect(stats.int("refresh", "reuse_detected") == 0)
+        #expect(try await setup.chappie(["refresh", "a"]).status == 0)
+    }
+
     @Test("A login made with codex login is never clobbered: refreshes leave it, switch refuses without --force")
     func foreignLoginIsKept() async throws {
         let setup = try await setUp(["a", "b"])

@@ -308,17 +308,8 @@ private func closedByServer(_ descriptor: Int32) -> Bool {
 
 /// Sends raw bytes to a Unix socket, closes the sending side, and reads everything back.
 private func rawSocketExchange(path: String, payload: String) throws -> String {
-    let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+    let descriptor = try connectIdle(path: path)
     defer { close(descriptor) }
-    var address = sockaddr_un()
-    address.sun_family = sa_family_t(AF_UNIX)
-    withUnsafeMutableBytes(of: &address.sun_path) { raw in
-        raw.copyBytes(from: Array(path.utf8).prefix(raw.count - 1))
-    }
-    let connected = withUnsafePointer(to: &address) { pointer in
-        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-    }
-    guard connected == 0 else { throw EmulatorHarnessError(message: "cannot connect to \(path)") }
     let bytes = Array(payload.utf8)
     var offset = 0
     while offset < bytes.count {

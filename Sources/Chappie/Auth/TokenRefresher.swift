@@ -114,12 +114,15 @@ public struct TokenRefresher: Sendable {
         let seen = try store.credentials(for: account)
         let signedOut = account.status == .reauthRequired
         if signedOut, !retrySignedOut { throw Self.signedOutError(account) }
-        if !force, !signedOut, !isExpiring(seen, account: account) {
+        let mirror = mirror(account)
+        // Codex may have refreshed in the home this account owns (its stored token may even be
+        // revoked): newer tokens there are adopted, under the locks, before anything is handed out.
+        let mirrorIsNewer = mirror.map { $0.newerCredentials(than: seen, for: account) != nil } ?? false
+        if !force, !signedOut, !mirrorIsNewer, !isExpiring(seen, account: account) {
             return Fresh(credentials: seen, account: account, outcome: .stillValid, expiresAt: expiry(seen))
         }
 
         let accountLock = try await FileLock.acquire(store.lockURL(for: account))
-        let mirror = mirror(account)
         var mirrorLock: FileLock?
         if let mirror { mirrorLock = try await FileLock.acquire(mirror.lockURL) }
         let fresh = try await refreshUnderLock(account, seen: seen, force: force || retrySignedOut, retrySignedOut: retrySignedOut, mirror: mirror)

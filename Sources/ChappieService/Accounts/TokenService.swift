@@ -43,6 +43,11 @@ public struct TokenService: Sendable {
         name: AccountName?, progress: @Sendable (ChappieDeviceLinkState) async -> Void
     ) async throws -> (account: Account, created: Bool) {
         let result = try await DeviceCodeSignIn(oauth: oauth).run(progress: progress)
+        // Sealed under the key lock (shared), with the store's current key: a rotation meanwhile
+        // must not make the new tokens unopenable or refuse them.
+        let keyLock = try await FileLock.acquire(store.keyLockURL, mode: .shared)
+        defer { withExtendedLifetime(keyLock) {} }
+        try store.reloadKeyIfRotated(holdingKeyLock: true)
         return try store.save(
             info: result.account, credentials: result.credentials, accessTokenExpiresAt: result.accessTokenExpiresAt,
             refreshedAt: Date(), name: name, event: "signed_in")
