@@ -26,7 +26,11 @@ struct CodexAuthTests {
         #expect(current.account.accessTokenExpiresAt == Date(timeIntervalSince1970: 1_795_864_000))
         #expect(current.account.lastRefreshAt.map { abs($0.timeIntervalSince1970 - 1_795_167_012.123) < 0.002 } == true)
         // The legacy file (no account_id, no auth_mode) is the same ChatGPT account: an update.
-        let legacy = try service.importCodexAuth(from: Fixtures.directory.appendingPathComponent("codex-auth-legacy.json"), name: nil)
+        // Its tokens are older than the stored ones: refused unless forced.
+        #expect(throws: ServiceError.self) {
+            _ = try service.importCodexAuth(from: Fixtures.directory.appendingPathComponent("codex-auth-legacy.json"), name: nil)
+        }
+        let legacy = try service.importCodexAuth(from: Fixtures.directory.appendingPathComponent("codex-auth-legacy.json"), name: nil, force: true)
         #expect(!legacy.created)
         #expect(try service.store.accounts().count == 1)
         #expect(try service.store.credentials(for: legacy.account).refreshToken == "rt_fixture.legacy")
@@ -79,6 +83,24 @@ struct CodexAuthTests {
         #expect(written.int("future", "x", 1) == 2)
         #expect(written.string("tokens", "extra") == "kept")
         #expect(written.string("tokens", "refresh_token") == "rt_fixture.Rr8Yx2Qm7Lp4Nv1Kb6Tz")
+    }
+
+    @Test("A Codex login belongs to an account only with the same ChatGPT account and, when known, the same user (Team members share an account id)")
+    func belongsToTheSameUser() throws {
+        let (service, home) = try service()
+        defer { try? FileManager.default.removeItem(at: home) }
+        let account = try service.store.save(
+            info: ChappieAccountInfo(email: "ada@example.com", userID: "user-ada", accountID: "acct-team", plan: .team),
+            credentials: Credentials(idToken: "i", accessToken: "a", refreshToken: "r"), accessTokenExpiresAt: nil, refreshedAt: nil,
+            name: nil, event: "imported").account
+        let file = home.appendingPathComponent("auth.json")
+        func holder(email: String, accountID: String, userID: String) throws -> CodexAuthFile {
+            try TestTokens.codexAuthJSON(email: email, accountID: accountID, userID: userID, marker: "m").write(to: file)
+            return try CodexAuthFile.read(file)
+        }
+        #expect(try holder(email: "ada@example.com", accountID: "acct-team", userID: "user-ada").belongs(to: account))
+        #expect(try !holder(email: "bob@example.com", accountID: "acct-team", userID: "user-bob").belongs(to: account))
+        #expect(try !holder(email: "ada@example.com", accountID: "acct-other", userID: "user-ada").belongs(to: account))
     }
 
     @Test("Malformed auth.json files are refused with a clear message and nothing is stored", arguments: [

@@ -6,6 +6,7 @@ import ChappieTestSupport
 import ChappieVault
 import Foundation
 import GRDB
+import Synchronization
 import Testing
 
 /// One signed-in account in a fresh store, beside an in-process emulator.
@@ -135,11 +136,32 @@ private final class WriteLockHolder: Sendable {
     }
 }
 
+/// A blocking call run on a thread of its own, awaited without holding a thread of the shared pool.
+private final class BlockingCall<T: Sendable>: Sendable {
+    private let result = Mutex<Result<T, any Error>?>(nil)
+    private let done = DispatchSemaphore(value: 0)
+
+    init(_ body: @escaping @Sendable () throws -> T) {
+        Thread { [self] in
+            let outcome = Result { try body() }
+            result.withLock { $0 = outcome }
+            done.signal()
+        }.start()
+    }
+
+    func value() async throws -> T {
+        while done.wait(timeout: .now()) == .timedOut { try await Task.sleep(for: .milliseconds(20)) }
+        done.signal()
+        return try result.withLock { $0! }.get()
+    }
+}
+
 @Suite("Accounts stay whole: what signs an account out, tokens a commit could not store, a key rotated under a refresh")
 struct AccountsStayWholeTests {
     @Test("Only a dead grant signs an account out; a proxy's answer, a client fault or a 5xx leave it signed in", arguments: [
         (403, "<html><body><h1>403 Forbidden</h1>by the corporate proxy</body></html>", ChappieErrorRecovery.retry(.after(seconds: 5)), false),
         (401, "", .retry(.after(seconds: 5)), false),
+        (403, #"{"error":{"message":"Forbidden"}}"#, .retry(.after(seconds: 5)), false),
         (400, #"{"error":"invalid_client","error_description":"Unknown client"}"#, .permanent, false),
         (400, #"{"error":"invalid_request","error_description":"Missing parameter"}"#, .permanent, false),
         (502, #"{"error":"invalid_grant"}"#, .retry(.after(seconds: 5)), false),
@@ -206,7 +228,8 @@ struct AccountsStayWholeTests {
             }
             let second = try bench.expectRecoveryFile(store)
             #expect(second.refreshToken != first.refreshToken)
-            // Opening the store while it is still locked adopts nothing and loses nothing.
+            // Adopting while it is still locked fails and loses nothing: the file stays and is still read.
+            #expect(store.adoptRecoveredTokens().isEmpty)
             #expect(try store.credentials(for: bench.account) == second)
             blocker.release()
             try await bench.expectAdoptedOnOpen(second)
@@ -241,9 +264,14 @@ struct AccountsStayWholeTests {
             let refresh = Task { try await refresher.validCredentials(for: account, force: true) }
             try await bench.waitForTokenRequests(2)
             let options = bench.options
-            let rotation = Task.detached { try KeyRotation.rotate(try StoreOpener.open(options), options: options).newKeyID }
+            let oldKeyID = bench.store.key.id
+            // The rotation blocks on the key lock: on a thread of its own, not the shared pool.
+            let rotation = BlockingCall { try KeyRotation.rotate(try StoreOpener.open(options), options: options).newKeyID }
+            try await Task.sleep(for: .milliseconds(300))
+            // The refresh is still at the issuer: the key has not changed under it.
+            #expect(try KeyFile.read(options.location.defaultKeyFile).id == oldKeyID)
             let fresh = try await refresh.value
-            let newKeyID = try await rotation.value
+            let newKeyID = try await rotation.value()
             #expect(fresh.outcome == .refreshed)
             let reopened = try StoreOpener.open(options).store
             #expect(reopened.key.id == newKeyID)
@@ -254,6 +282,37 @@ struct AccountsStayWholeTests {
             #expect(rotated < refreshed, "newest first: the rotation must come after the refresh's commit")
             #expect(!FileManager.default.fileExists(atPath: KeyRotation.pendingURL(for: options.location.defaultKeyFile).path))
             try await bench.expectNoReuse()
+        }
+    }
+
+    @Test("A recovery file that does not open is kept and stops a rotation; one proven stale is removed, never adopted")
+    func recoveryFileStates() async throws {
+        try await Bench.run { bench in
+            let store = bench.store
+            let file = store.recoveryDirectory.appendingPathComponent("account-\(bench.account.id).sealed")
+            let stored = try store.credentials(for: bench.account)
+            try FileManager.default.createDirectory(at: store.recoveryDirectory, withIntermediateDirectories: true)
+            try Data("not a recovery file".utf8).write(to: file)
+            _ = try StoreOpener.open(bench.options)
+            #expect(FileManager.default.fileExists(atPath: file.path), "a file that does not open must be kept")
+            #expect(try store.credentials(for: bench.account) == stored)
+            #expect(throws: StoreError.self) { _ = try KeyRotation.rotate(try StoreOpener.open(bench.options), options: bench.options) }
+            #expect(try StoreOpener.open(bench.options).store.key.id == store.key.id, "the key must not have changed")
+            try FileManager.default.removeItem(at: file)
+
+            // A real recovery file, then the database moves on (another refresh committed): the copy is stale.
+            let older = Credentials(idToken: stored.idToken, accessToken: stored.accessToken, refreshToken: "rt-older-copy")
+            try store.keepForRecovery(older, of: bench.account, accessTokenExpiresAt: nil, refreshedAt: Date())
+            #expect(try store.credentials(for: bench.account) == older, "a pending file is what reads use")
+            let saved = try Data(contentsOf: file)
+            // Another process commits tokens to the database (which removes the file); the old copy comes back.
+            _ = try store.updateCredentials(of: bench.account, to: stored, accessTokenExpiresAt: nil, refreshedAt: Date(), event: "refreshed")
+            #expect(!FileManager.default.fileExists(atPath: file.path))
+            try saved.write(to: file)
+            #expect(try store.credentials(for: bench.account) == stored, "a stale file must not be read")
+            let reopened = try StoreOpener.open(bench.options).store
+            #expect(!FileManager.default.fileExists(atPath: file.path), "a stale file is removed on open")
+            #expect(try reopened.credentials(for: bench.account) == stored)
         }
     }
 

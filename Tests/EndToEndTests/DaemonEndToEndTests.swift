@@ -165,7 +165,8 @@ struct DaemonEndToEndTests {
         daemons[loser].waitUntilExit()
         #expect(daemons[loser].terminationStatus == 1)
         let log = try String(contentsOf: setup.home.appendingPathComponent("daemon-\(loser + 1).log"), encoding: .utf8)
-        #expect(log.contains("already running"), "\(log)")
+        // The data directory's lock, not the old socket probe: the message names the first daemon's pid.
+        #expect(log.contains("already running for \(setup.home.path) (pid \(running[0].processIdentifier))"), "\(log)")
         try await setup.waitForSocket()
         #expect(try await setup.daemonStatus().int("daemon", "pid") == Int(running[0].processIdentifier))
         #expect(await setup.stop(running[0]) == 0)
@@ -233,6 +234,12 @@ struct DaemonEndToEndTests {
             #expect(answer.bool("ok") == false, "\(payload.prefix(20).debugDescription) → \(answer.root.map { "\($0)" } ?? "no JSON")")
             #expect(answer.string("error")?.isEmpty == false)
         }
+        // Clients that leave before their reply (the reply's write fails with EPIPE, no SIGPIPE).
+        for _ in 0..<5 {
+            let descriptor = try connectIdle(path: socket)
+            _ = Array(#"{"command":"metrics"}"#.utf8 + [0x0A]).withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+            close(descriptor)
+        }
         let metrics = JSONDocument(Data(try await raw(#"{"command":"metrics"}"# + "\n").utf8)).string("metrics") ?? ""
         #expect(metrics.contains("# TYPE chappie_refreshes_total counter"))
         #expect(metrics.contains(#"chappie_account_token_seconds_to_expiry{account="a"}"#))
@@ -267,10 +274,12 @@ extension ChappieTestbed {
         JSONDocument(Data(try await chappie(["status", "--json"]).stdout.utf8))
     }
 
-    fileprivate func waitForSocket() async throws {
-        for _ in 0..<100 where !FileManager.default.fileExists(atPath: home.appendingPathComponent("chappie.sock").path) {
+    fileprivate func waitForSocket(sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let socket = home.appendingPathComponent("chappie.sock").path
+        for _ in 0..<600 where !FileManager.default.fileExists(atPath: socket) {
             try await Task.sleep(for: .milliseconds(50))
         }
+        try #require(FileManager.default.fileExists(atPath: socket), "the daemon's socket did not appear within 30 s", sourceLocation: sourceLocation)
     }
 
     fileprivate func stop(_ daemon: Process) async -> Int32 {

@@ -125,7 +125,10 @@ public struct TokenRefresher: Sendable {
         let accountLock = try await FileLock.acquire(store.lockURL(for: account))
         var mirrorLock: FileLock?
         if let mirror { mirrorLock = try await FileLock.acquire(mirror.lockURL) }
-        let fresh = try await refreshUnderLock(account, seen: seen, force: force || retrySignedOut, retrySignedOut: retrySignedOut, mirror: mirror)
+        // `switch` may have moved the home's ownership while this waited: a mirror the account no
+        // longer owns is neither read nor written.
+        let owned = try mirror.flatMap { mirror in self.mirror(try store.account(id: account.id))?.lockURL == mirror.lockURL ? mirror : nil }
+        let fresh = try await refreshUnderLock(account, seen: seen, force: force || retrySignedOut, retrySignedOut: retrySignedOut, mirror: owned)
         // The locks are held until here (Swift may otherwise release them after their last use).
         withExtendedLifetime((accountLock, mirrorLock)) {}
         return fresh
@@ -170,7 +173,15 @@ public struct TokenRefresher: Sendable {
             idToken: refreshed.idToken ?? stored.idToken, accessToken: refreshed.accessToken ?? stored.accessToken,
             refreshToken: refreshed.refreshToken ?? stored.refreshToken)
         // Commit before anything else uses or reports the new tokens.
-        let updated = try await commit(credentials, of: account)
+        let updated: Account
+        do {
+            updated = try await commit(credentials, of: account)
+        } catch {
+            // Not stored: Codex's copy is a second place the new tokens survive (and the home must
+            // not keep a spent refresh token).
+            if let mirror { _ = try? mirror.publish(credentials, for: account) }
+            throw error
+        }
         if let mirror {
             let home = mirror.lockURL.deletingLastPathComponent().path
             do {
@@ -234,8 +245,9 @@ public struct TokenRefresher: Sendable {
     private func handleRefreshFailure(
         _ error: ChappieAuthError, stored: Credentials, account: Account, mirror: (any CredentialMirror)?
     ) throws -> Fresh {
-        if error.oauthErrorCode == "refresh_token_reused" {
-            // Someone else may hold newer tokens: the store (another process) or the mirror (Codex).
+        if error.requiresReauthentication {
+            // Before signing out: someone else may hold newer tokens (a reused or invalidated token
+            // may have been redeemed by them): the store (another process) or the mirror (Codex).
             let latest = try store.account(id: account.id)
             let again = try store.credentials(for: latest)
             if again.refreshToken != stored.refreshToken, !isExpiring(again, account: latest) {
@@ -244,7 +256,7 @@ public struct TokenRefresher: Sendable {
             if let mirror, let newer = mirror.newerCredentials(than: stored, for: account) {
                 let updated = try store.updateCredentials(
                     of: account, to: newer, accessTokenExpiresAt: expiry(newer), refreshedAt: Date(), event: "adopted",
-                    detail: "after refresh_token_reused, from \(mirror.lockURL.deletingLastPathComponent().path)")
+                    detail: "after \(error.oauthErrorCode ?? "a dead grant"), from \(mirror.lockURL.deletingLastPathComponent().path)")
                 return Fresh(credentials: newer, account: updated, outcome: .adopted, expiresAt: expiry(newer))
             }
         }

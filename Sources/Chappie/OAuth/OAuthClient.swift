@@ -166,10 +166,10 @@ public struct OAuthClient: Sendable {
         let error = object?["error"] as? [String: Any]
         let code = errorCode(response.body)
         let description = object?["error_description"] as? String ?? error?["message"] as? String
-        let summary = [code, description].compactMap { $0 }.joined(separator: ": ")
-        return .tokenExchangeFailed(
-            statusCode: response.status,
-            body: summary.isEmpty ? "no error code in the response (\(response.body.count) bytes)" : String(summary.prefix(300)))
+        // Without a code the body must not start with a word that reads as one (`Forbidden: …`).
+        let summary = code.map { [$0, description].compactMap { $0 }.joined(separator: ": ") }
+            ?? "no error code in the response (\(response.body.count) bytes)" + (description.map { ": \($0)" } ?? "")
+        return .tokenExchangeFailed(statusCode: response.status, body: String(summary.prefix(300)))
     }
 
     private static func formEncode(_ value: String) -> String {

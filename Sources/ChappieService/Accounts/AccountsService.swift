@@ -1,6 +1,7 @@
 public import ChappieCore
 import Chappie
 public import ChappieStore
+import ChappieVault
 public import Foundation
 
 /// The account operations behind `chappie accounts …`.
@@ -64,15 +65,32 @@ public struct AccountsService: Sendable {
         }
     }
 
-    /// Imports a Codex `auth.json`: the same ChatGPT account again updates its tokens.
+    /// Imports a Codex `auth.json`: the same ChatGPT account again updates its tokens, under the
+    /// account's lock, and only with newer tokens than the stored ones (an old copy's refresh token
+    /// was already redeemed: storing it would lose the account) unless `force`.
     ///
     /// - Parameters:
     ///   - path: The file; by default `$CODEX_HOME/auth.json`, else `~/.codex/auth.json`.
     ///   - name: The name to give the account.
-    /// - Throws: ``ServiceError`` for an unusable file (nothing stored), ``StoreError`` otherwise.
-    public func importCodexAuth(from path: URL?, name: AccountName?) throws -> (account: Account, created: Bool, file: URL) {
+    ///   - force: Store the file's tokens even when they are older than the stored ones.
+    /// - Throws: ``ServiceError`` for an unusable file or older tokens (nothing stored),
+    ///   ``StoreError`` otherwise.
+    public func importCodexAuth(from path: URL?, name: AccountName?, force: Bool = false) throws -> (account: Account, created: Bool, file: URL) {
         let file = path ?? CodexAuthFile.defaultHome(environment: environment).appendingPathComponent("auth.json")
         let auth = try CodexAuthFile.read(file)
+        var lock: FileLock?
+        if let existing = try store.account(matching: auth.info) {
+            lock = try FileLock.acquireBlocking(store.lockURL(for: existing))
+            let current = try store.account(id: existing.id)
+            if !force, let stored = try? store.credentials(for: current), stored.refreshToken != auth.credentials.refreshToken,
+                !auth.isNewer(than: stored, of: current)
+            {
+                throw ServiceError(
+                    .invalidInput,
+                    "\(file.path) holds older tokens for \(current.name) than chappie has (their refresh token was most likely redeemed already); nothing was changed. Pass --force to import them anyway")
+            }
+        }
+        defer { withExtendedLifetime(lock) {} }
         let result = try store.save(
             info: auth.info, credentials: auth.credentials, accessTokenExpiresAt: auth.accessTokenExpiresAt,
             refreshedAt: auth.lastRefresh, name: name, event: "imported")
@@ -82,10 +100,15 @@ public struct AccountsService: Sendable {
     /// Makes an account the active one and, with a Codex home (given, or the default setting),
     /// moves that home's ownership to it and writes its `auth.json` there so the Codex CLI uses it.
     ///
-    /// Holds the accounts' locks (the new and the previous owner, by row id) and then the home's
-    /// `auth.json.lock`, the refresher's order, so no refresh writes the file meanwhile. Tokens Codex
-    /// rotated in the file are first adopted for the account they belong to; a file holding a login
-    /// chappie does not know (or no ChatGPT login at all) is not replaced unless `force`.
+    /// Holds the locks of every account involved (the new owner, the previous one, whoever the file
+    /// holds; by row id) and then the `auth.json.lock` of each home involved (by path), the
+    /// refresher's order, so no refresh writes a file meanwhile; what is involved is read again
+    /// under the locks, and the switch starts over if it changed. Tokens Codex rotated in the file
+    /// are first adopted for the account they belong to; a file holding a login chappie does not
+    /// know (or no ChatGPT login at all) is not replaced unless `force`. An account owns one home:
+    /// moved to another, it leaves the first (tokens Codex refreshed there are adopted, and that
+    /// `auth.json`, which would otherwise keep a refresh token chappie is about to spend, is
+    /// removed). If the database refuses the switch, the file is put back as it was.
     ///
     /// - Throws: ``ServiceError`` `.invalidInput` for a home holding an unknown login without
     ///   `force`; ``StoreError`` when the account's credentials do not open (nothing changed).
@@ -96,22 +119,67 @@ public struct AccountsService: Sendable {
             return SwitchOutcome(account: try store.activate(name), codexAuthFile: nil)
         }
         let mirror = CodexMirror(home: home)
-        // Every account this may write: the new owner, the previous one, and whoever the file holds.
-        let previous = try store.codexHomeOwner(home.path)
-        let holder = (try? CodexAuthFile.read(mirror.file)).flatMap { try? store.account(matching: $0.info) }
-        var involved: [Int64: Account] = [:]
-        for candidate in [account, previous, holder].compactMap({ $0 }) { involved[candidate.id] = candidate }
-        var locks: [FileLock] = []
-        for id in involved.keys.sorted() { locks.append(try await FileLock.acquire(store.lockURL(for: involved[id]!))) }
-        locks.append(try await FileLock.acquire(mirror.lockURL))
-        defer { withExtendedLifetime(locks) {} }
+        for _ in 0..<5 {
+            let involved = try involvement(of: account, in: mirror)
+            var locks: [FileLock] = []
+            for id in involved.accountIDs.sorted() { locks.append(try await FileLock.acquire(store.lockURL(forAccountID: id))) }
+            for path in Set([home.path] + (involved.previousHome.map { [$0] } ?? [])).sorted() {
+                locks.append(try await FileLock.acquire(CodexMirror(home: URL(fileURLWithPath: path)).lockURL))
+            }
+            guard try involvement(of: account, in: mirror) == involved else { continue }
+            defer { withExtendedLifetime(locks) {} }
+            return try switchUnderLocks(name, mirror: mirror, leaving: involved.previousHome, force: force)
+        }
+        throw ServiceError(.invalidInput, "\(home.path) kept changing hands while switching; try again")
+    }
 
-        try adoptFromCodexHome(mirror, force: force)
-        // Open the credentials first (after any adoption): a damaged account must not become active half-way.
+    /// Who and what a switch into a home touches.
+    private struct Involvement: Equatable {
+        var accountIDs: Set<Int64>
+        /// The other home the account owns now, which it leaves.
+        var previousHome: String?
+    }
+
+    private func involvement(of account: Account, in mirror: CodexMirror) throws -> Involvement {
         let current = try store.account(id: account.id)
+        let previousOwner = try store.codexHomeOwner(mirror.home.path)
+        let holder = (try? CodexAuthFile.read(mirror.file)).flatMap { try? store.account(matching: $0.info) }
+        return Involvement(
+            accountIDs: Set([current.id, previousOwner?.id, holder?.id].compactMap { $0 }),
+            previousHome: current.codexHome.flatMap { $0 == mirror.home.path ? nil : $0 })
+    }
+
+    private func switchUnderLocks(_ name: AccountName, mirror: CodexMirror, leaving previousHome: String?, force: Bool) throws -> SwitchOutcome {
+        try adoptFromCodexHome(mirror, force: force)
+        let left = previousHome.map { CodexMirror(home: URL(fileURLWithPath: $0)) }
+        var current = try store.account(named: name)
+        if let left, let newer = left.newerCredentials(than: try store.credentials(for: current), for: current) {
+            current = try store.updateCredentials(
+                of: current, to: newer, accessTokenExpiresAt: (try? TokenClaims(jwt: newer.accessToken))?.expiresAt, refreshedAt: Date(),
+                event: "adopted", detail: "tokens the Codex CLI refreshed in \(left.home.path), taken before leaving it")
+        }
+        // Open the credentials first (after any adoption): a damaged account must not become active half-way.
         let credentials = try store.credentials(for: current)
-        let written = try CodexAuthFile.write(credentials, accountID: current.info.accountID, to: home)
-        let active = try store.activate(name, owningCodexHome: home.path, detail: "codex home \(home.path)")
+        let before = FileManager.default.contents(atPath: mirror.file.path)
+        let written = try CodexAuthFile.write(credentials, accountID: current.info.accountID, to: mirror.home)
+        let active: Account
+        do {
+            active = try store.activate(name, owningCodexHome: mirror.home.path, detail: "codex home \(mirror.home.path)")
+        } catch {
+            // The database still names the old owner: the file must hold what it held.
+            if let before {
+                try? PrivateFile.write(SecretBytes(copying: before), to: mirror.file)
+            } else {
+                unlink(mirror.file.path)
+            }
+            throw error
+        }
+        if let left, let held = try? CodexAuthFile.read(left.file), held.belongs(to: active) {
+            unlink(left.file.path)
+            PrivateFile.syncDirectory(left.home)
+            try? store.recordEvent(
+                "codex_home_left", account: active, detail: "\(left.file.path) removed: \(active.name) now owns \(mirror.home.path)")
+        }
         return SwitchOutcome(account: active, codexAuthFile: written)
     }
 
@@ -132,7 +200,7 @@ public struct AccountsService: Sendable {
             if force { return }
             throw ServiceError(
                 .invalidInput,
-                "\(mirror.file.path) holds a login chappie does not know (\(held.info.email ?? "no e-mail")); import it first with chappie accounts import --from \(mirror.file.path), or pass --force to replace it")
+                "\(mirror.file.path) holds a login chappie does not know (\(held.info.email ?? "no e-mail")); import it first with chappie accounts import \(mirror.file.path), or pass --force to replace it")
         }
         let stored = try store.credentials(for: holder)
         if let newer = mirror.newerCredentials(than: stored, for: holder) {

@@ -24,16 +24,30 @@ public struct CodexAuthFile: Sendable, RedactedDescription {
     }
 
     /// Whether this file holds `account`'s login: the same ChatGPT account (`tokens.account_id`)
-    /// and, when both are known, the same user (the id_token's user id); an account known only by
-    /// e-mail matches on the e-mail.
+    /// and, when chappie knows the account's user, the same user (the id_token's user id: members
+    /// of one Team workspace share the account id); an account known only by e-mail matches on the
+    /// e-mail.
     public func belongs(to account: Account) -> Bool {
         if let accountID = account.info.accountID {
             guard info.accountID == accountID else { return false }
-            if let theirs = info.userID, let ours = account.info.userID { return theirs == ours }
+            if let ours = account.info.userID { return info.userID == ours }
             return true
         }
         guard info.accountID == nil, let email = account.info.email else { return false }
         return info.email == email
+    }
+
+    /// Whether these tokens are newer than `current`, the stored tokens of `account` (the same
+    /// login): a different refresh token whose access token expires later, or on a tie whose
+    /// `last_refresh` is after the account's last refresh. Older tokens hold a refresh token that was
+    /// already redeemed.
+    public func isNewer(than current: Credentials, of account: Account) -> Bool {
+        guard credentials.refreshToken != current.refreshToken else { return false }
+        let theirs = accessTokenExpiresAt ?? .distantPast
+        let ours = (try? TokenClaims(jwt: current.accessToken))?.expiresAt ?? .distantPast
+        if theirs != ours { return theirs > ours }
+        guard let written = lastRefresh else { return false }
+        return written > (account.lastRefreshAt ?? .distantPast)
     }
 
     /// `$CODEX_HOME`, else `~/.codex`.

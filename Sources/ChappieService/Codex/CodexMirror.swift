@@ -30,13 +30,8 @@ public struct CodexMirror: CredentialMirror {
     /// account's). An older file (one chappie has since refreshed past) is never adopted, since its
     /// refresh token was already redeemed.
     public func newerCredentials(than current: Credentials, for account: Account) -> Credentials? {
-        guard let auth = try? CodexAuthFile.read(file), auth.belongs(to: account), auth.credentials.refreshToken != current.refreshToken
-        else { return nil }
-        let theirs = auth.accessTokenExpiresAt ?? .distantPast
-        let ours = (try? TokenClaims(jwt: current.accessToken))?.expiresAt ?? .distantPast
-        if theirs > ours { return auth.credentials }
-        if theirs == ours, let written = auth.lastRefresh, written > (account.lastRefreshAt ?? .distantPast) { return auth.credentials }
-        return nil
+        guard let auth = try? CodexAuthFile.read(file), auth.belongs(to: account), auth.isNewer(than: current, of: account) else { return nil }
+        return auth.credentials
     }
 
     /// Writes the tokens to `auth.json`, keeping Codex's other fields, when the file is absent or

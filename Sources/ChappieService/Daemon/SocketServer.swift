@@ -7,9 +7,9 @@ import Synchronization
 /// threads). Requests are answered on tasks; their replies come back to the loop through a pipe.
 ///
 /// Limits: at most ``Limits/maximumConnections`` at once (past it, the oldest connection still
-/// waiting for its request is closed); a request line must arrive within the request deadline and
-/// a reply be taken within the same time, or the connection is closed. Only the daemon's own user
-/// is served.
+/// waiting for its request is closed, or if all are being answered the oldest of those); a request
+/// line must arrive within the request deadline and a reply be taken within the same time, or the
+/// connection is closed. Only the daemon's own user is served.
 final class SocketServer: Sendable {
     /// How much the server allows each client.
     struct Limits: Sendable {
@@ -166,13 +166,12 @@ final class SocketServer: Sendable {
                 let descriptor = accept(server.listener, nil, nil)
                 if descriptor < 0 {
                     if errno == EINTR { continue }
+                    // Out of descriptors: free one, or the listener stays readable and the loop spins.
+                    if errno == EMFILE || errno == ENFILE, !closeOldest() { usleep(10_000) }
                     return
                 }
                 UnixSocket.setNonBlocking(descriptor)
-                if connections.count >= server.limits.maximumConnections, !closeOldestWaiting() {
-                    close(descriptor)
-                    continue
-                }
+                if connections.count >= server.limits.maximumConnections { _ = closeOldest() }
                 let connection = Connection(id: nextID, descriptor: descriptor, now: clock.now, deadline: server.limits.requestDeadline)
                 nextID += 1
                 connections[connection.id] = connection
@@ -182,10 +181,12 @@ final class SocketServer: Sendable {
             }
         }
 
-        /// Closes the connection that has waited longest for its request; `false` if none waits.
-        mutating func closeOldestWaiting() -> Bool {
+        /// Makes room: closes the connection that has waited longest for its request, else (every
+        /// connection being answered) the oldest one, whose reply is then dropped; `false` if none is open.
+        mutating func closeOldest() -> Bool {
             let waiting = connections.values.filter { if case .reading = $0.phase { true } else { false } }
-            guard let oldest = waiting.min(by: { $0.openedAt < $1.openedAt }) else { return false }
+            guard let oldest = waiting.min(by: { $0.openedAt < $1.openedAt }) ?? connections.values.min(by: { $0.openedAt < $1.openedAt })
+            else { return false }
             finish(oldest)
             return true
         }
@@ -261,7 +262,9 @@ final class SocketServer: Sendable {
         mutating func flush(_ connection: Connection, drainAfter: Bool) {
             while connection.written < connection.output.count {
                 let count = connection.output.withUnsafeBytes { bytes in
-                    Glibc.write(connection.descriptor, bytes.baseAddress! + connection.written, bytes.count - connection.written)
+                    // MSG_NOSIGNAL: a client gone before its reply is an EPIPE here, never a SIGPIPE
+                    // that would end the daemon (and any refresh between redemption and commit).
+                    send(connection.descriptor, bytes.baseAddress! + connection.written, bytes.count - connection.written, Int32(MSG_NOSIGNAL))
                 }
                 if count < 0 {
                     if errno == EINTR { continue }

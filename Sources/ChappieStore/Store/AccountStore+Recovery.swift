@@ -13,6 +13,10 @@ extension AccountStore {
         var accountId: Int64
         var keyId: String
         var savedAt: Date
+        /// The nonce of the credential row these tokens were meant to replace: while the row still
+        /// has it, the file is newer; once the row changed, the file is stale. (`nil` when the row
+        /// could not be read; then `savedAt` is compared with the row's time.)
+        var baseNonce: Data?
         var accessExpiresAt: Date?
         var refreshedAt: Date
         var nonce: Data
@@ -26,6 +30,18 @@ extension AccountStore {
         var refreshedAt: Date
     }
 
+    /// What an account's recovery file is worth against its stored credential row.
+    enum RecoveryState {
+        /// There is no recovery file.
+        case none
+        /// The database changed since the file was written: its tokens are older (safe to remove).
+        case stale
+        /// Newer tokens than the database's: to be used, and adopted.
+        case pending(PendingRecovery)
+        /// A file that cannot be read or opened: kept, never removed, never used.
+        case unreadable(String)
+    }
+
     /// Where recovery files live: `recovery/` in the data directory (0700).
     public var recoveryDirectory: URL { location.directory.appendingPathComponent("recovery") }
 
@@ -34,7 +50,7 @@ extension AccountStore {
     }
 
     /// The lock file that serialises refreshes of the account with this row id.
-    func lockURL(forAccountID id: Int64) -> URL {
+    public func lockURL(forAccountID id: Int64) -> URL {
         location.directory.appendingPathComponent("locks/account-\(id).lock")
     }
 
@@ -58,9 +74,11 @@ extension AccountStore {
         }
         defer { json.zeroize() }
         let box = SealedBox.seal(SecretBytes(copying: json), key: key, associatedData: Self.associatedData(accountID: account.id, keyID: key.id))
+        // What the database holds now (a locked or read-only database can still be read).
+        let base = try? read { db in try CredentialRecord.fetchOne(db, key: account.id)?.nonce }
         let file = RecoveryFile(
-            accountId: account.id, keyId: key.id, savedAt: Date(), accessExpiresAt: accessTokenExpiresAt, refreshedAt: refreshedAt,
-            nonce: box.nonce, ciphertext: box.ciphertext)
+            accountId: account.id, keyId: key.id, savedAt: Date(), baseNonce: base ?? nil, accessExpiresAt: accessTokenExpiresAt,
+            refreshedAt: refreshedAt, nonce: box.nonce, ciphertext: box.ciphertext)
         let url = recoveryURL(for: account.id)
         do {
             let encoded = try JSONEncoder().encode(file)
@@ -71,20 +89,26 @@ extension AccountStore {
         return url
     }
 
-    /// The tokens of a recovery file for this account, when there is one that opens and is newer
-    /// than the stored credentials (saved at `storedAt`).
-    func pendingRecovery(for accountID: Int64, storedAt: Date?) -> PendingRecovery? {
-        guard let data = FileManager.default.contents(atPath: recoveryURL(for: accountID).path),
-            let file = try? JSONDecoder().decode(RecoveryFile.self, from: data), file.accountId == accountID
-        else { return nil }
-        if let storedAt, storedAt >= file.savedAt { return nil }
+    /// What this account's recovery file is worth against its stored credential row.
+    func recoveryState(for accountID: Int64, stored: CredentialRecord?) -> RecoveryState {
+        guard let data = FileManager.default.contents(atPath: recoveryURL(for: accountID).path) else { return .none }
+        guard let file = try? JSONDecoder().decode(RecoveryFile.self, from: data), file.accountId == accountID else {
+            return .unreadable("\(recoveryURL(for: accountID).path) is not a recovery file of this account")
+        }
+        if let base = file.baseNonce {
+            if let stored, stored.nonce != base { return .stale }
+        } else if let storedAt = stored?.updatedAt, storedAt >= file.savedAt {
+            return .stale
+        }
         let key = self.key
-        guard file.keyId == key.id,
-            let opened = try? SealedBox(nonce: file.nonce, ciphertext: file.ciphertext)
-                .open(key: key, associatedData: Self.associatedData(accountID: accountID, keyID: key.id)),
+        guard file.keyId == key.id else {
+            return .unreadable("\(recoveryURL(for: accountID).path) is sealed with key \(file.keyId), not the store's key \(key.id)")
+        }
+        guard let opened = try? SealedBox(nonce: file.nonce, ciphertext: file.ciphertext)
+            .open(key: key, associatedData: Self.associatedData(accountID: accountID, keyID: key.id)),
             let credentials = try? Self.decodeCredentials(opened, label: "the recovered tokens")
-        else { return nil }
-        return PendingRecovery(credentials: credentials, accessExpiresAt: file.accessExpiresAt, refreshedAt: file.refreshedAt)
+        else { return .unreadable("\(recoveryURL(for: accountID).path) does not open with the store's key") }
+        return .pending(PendingRecovery(credentials: credentials, accessExpiresAt: file.accessExpiresAt, refreshedAt: file.refreshedAt))
     }
 
     /// Adopts every pending recovery file into the database, each under its account's lock (an
@@ -111,10 +135,17 @@ extension AccountStore {
     /// the database and the file removed; a stale file is removed. Returns the account when
     /// tokens were adopted.
     func adoptRecovery(accountID: Int64) throws(StoreError) -> AccountName? {
+        var remove = false
         let adopted: AccountName? = try write { db in
             guard var record = try AccountRecord.fetchOne(db, key: accountID) else { return nil }
-            let stored = try CredentialRecord.fetchOne(db, key: accountID)
-            guard let pending = pendingRecovery(for: accountID, storedAt: stored?.updatedAt) else { return nil }
+            let pending: PendingRecovery
+            switch recoveryState(for: accountID, stored: try CredentialRecord.fetchOne(db, key: accountID)) {
+            case .pending(let found): pending = found
+            case .stale:
+                remove = true
+                return nil
+            case .none, .unreadable: return nil
+            }
             record.accessExpiresAt = pending.accessExpiresAt
             record.lastRefreshAt = pending.refreshedAt
             record.status = AccountStatus.ok.rawValue
@@ -123,9 +154,11 @@ extension AccountStore {
             try record.update(db)
             try seal(pending.credentials, accountID: accountID, db)
             try db.record("recovered", account: record, detail: "tokens a refresh could not store were adopted from the recovery file")
+            remove = true
             return try AccountName(record.name)
         }
-        removeRecoveryFile(for: accountID)
+        // Only a file proven stale, or adopted, is removed; one that does not open stays for a person to see.
+        if remove { removeRecoveryFile(for: accountID) }
         return adopted
     }
 

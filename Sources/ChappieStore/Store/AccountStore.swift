@@ -82,7 +82,7 @@ public final class AccountStore: Sendable {
     public func credentials(for account: Account) throws(StoreError) -> Credentials {
         let record = try read { db in try CredentialRecord.fetchOne(db, key: account.id) }
         // Tokens a refresh could not commit are newer than the stored ones until they are adopted.
-        if let pending = pendingRecovery(for: account.id, storedAt: record?.updatedAt) { return pending.credentials }
+        if case .pending(let pending) = recoveryState(for: account.id, stored: record) { return pending.credentials }
         guard let record else {
             throw StoreError(.credentialUnreadable, "account \(account.name) has no stored credentials; sign it in again")
         }
@@ -261,13 +261,14 @@ public final class AccountStore: Sendable {
 
     /// Removes an account, its credentials and its usage history; the audit log keeps its name.
     public func remove(_ name: AccountName) throws(StoreError) {
-        try write { db in
+        let id = try write { db in
             let record = try Self.record(named: name, db)
             if try Self.activeID(db) == record.id { try db.setSetting(.activeAccount, nil) }
             try db.record("removed", account: record)
             _ = try record.delete(db)
-            removeRecoveryFile(for: record.id!)
+            return record.id!
         }
+        removeRecoveryFile(for: id)
     }
 
     /// Makes an account the active one and, with `codexHome`, the owner of that Codex home, in one
@@ -405,8 +406,14 @@ public final class AccountStore: Sendable {
         try write { db in
             folded = []
             for record in try CredentialRecord.fetchAll(db) {
-                // Tokens waiting in a recovery file are newer: they are what gets resealed.
-                if let pending = pendingRecovery(for: record.accountId, storedAt: record.updatedAt) {
+                // Tokens waiting in a recovery file are newer: they are what gets resealed. One that
+                // cannot be opened stops the rotation: after it, nothing could ever open it.
+                let state = recoveryState(for: record.accountId, stored: record)
+                if case .unreadable(let reason) = state {
+                    throw StoreError(.credentialUnreadable, "\(reason), so the key was not rotated; move that file away first")
+                }
+                if case .stale = state { folded.append(record.accountId) }
+                if case .pending(let pending) = state {
                     var json = try JSONEncoder().encode(pending.credentials)
                     defer { json.zeroize() }
                     let box = SealedBox.seal(

@@ -191,11 +191,12 @@ extension ChappieCommand.Accounts {
         @Argument(help: "The auth.json to read.") var path: String?
         @Option(help: "The name to give the account (default: the e-mail's local part).", transform: parseAccountName)
         var name: AccountName?
+        @Flag(help: "Store the file's tokens even when they are older than the stored ones.") var force = false
 
         func run() async throws {
             let service = AccountsService(store: try global.openStore().store)
             let file = path.map { expandedPath($0) }
-            let result = try service.importCodexAuth(from: file, name: name)
+            let result = try service.importCodexAuth(from: file, name: name, force: force)
             if global.json {
                 try JSONOutput.print(AccountJSON(AccountsService.Summary(account: result.account, credentialProblem: nil)))
             } else {
