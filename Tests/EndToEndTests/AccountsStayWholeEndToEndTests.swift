@@ -138,6 +138,34 @@ struct AccountsStayWholeEndToEndTests {
         #expect(try await setup.chappie(["log", "--json"]).stdout.contains("codex_home_left"))
     }
 
+    @Test(
+        "A read-only database is refused before any refresh is redeemed; made writable again, the account works",
+        .enabled(if: geteuid() == 0, "runs chappie as nobody: root writes through file modes, so only another user sees a read-only file"))
+    func readOnlyDatabase() async throws {
+        let setup = try await setUp([])
+        defer { Task { await setup.stop() } }
+        #expect(chown(setup.home.path, 65534, 65534) == 0)
+        let chappie = try BuiltProducts.executable("chappie").path
+        func asNobody(_ arguments: [String]) async throws -> ProcessResult {
+            try await runProcess(
+                URL(fileURLWithPath: "/usr/bin/setpriv"), ["--reuid=65534", "--regid=65534", "--clear-groups", chappie] + arguments + setup.service,
+                environment: ["HOME": setup.home.path, "CHAPPIE_PASSPHRASE": nil, "CHAPPIE_KEY_FILE": nil, "CHAPPIE_HOME": nil])
+        }
+        #expect(try await asNobody(["accounts", "add", "a"]).status == 0)
+        let database = setup.home.appendingPathComponent("chappie.sqlite").path
+        #expect(chmod(database, 0o400) == 0)
+        let refused = try await asNobody(["token", "a", "--margin", "2h"])
+        #expect(refused.status == 78)
+        #expect(refused.stderr.contains("read-only"), "\(refused.stderr)")
+        #expect(try await setup.control("/_emulator/stats").int("refresh", "redemptions") == 0, "a refresh token was redeemed into a database that cannot keep it")
+        #expect(chmod(database, 0o600) == 0)
+        let token = try await asNobody(["token", "a", "--margin", "2h"])
+        #expect(token.status == 0, "\(token.stderr)")
+        let stats = try await setup.control("/_emulator/stats")
+        #expect(stats.int("refresh", "redemptions") == 1)
+        #expect(stats.int("refresh", "reuse_detected") == 0)
+    }
+
     @Test("A login made with codex login is never clobbered: refreshes leave it, switch refuses without --force")
     func foreignLoginIsKept() async throws {
         let setup = try await setUp(["a", "b"])

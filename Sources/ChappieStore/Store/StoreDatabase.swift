@@ -53,6 +53,17 @@ public final class StoreDatabase: Sendable {
         let file = fileURL(in: location)
         try FilePermissions.ensurePrivateDirectory(location.directory)
         try FilePermissions.ensurePrivateFile(file)
+        // A read-only database would be found out only at the first write, after a refresh token
+        // was redeemed: refuse it before anything happens.
+        guard access(file.path, W_OK) == 0 else {
+            throw StoreError(.io, "\(file.path) is read-only; chappie must be able to write it (chmod 600 \(file.path)); nothing was changed")
+        }
+        // SQLite gives its shared-memory and WAL files the database's mode when it makes them: a
+        // database that was read-only once leaves them read-only for good. They are chappie's own.
+        for suffix in ["-wal", "-shm"] {
+            let companion = file.path + suffix
+            if FileManager.default.fileExists(atPath: companion), access(companion, W_OK) != 0 { chmod(companion, 0o600) }
+        }
 
         var configuration = Configuration()
         configuration.busyMode = .timeout(busyTimeout)
