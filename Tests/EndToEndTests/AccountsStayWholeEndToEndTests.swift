@@ -17,6 +17,26 @@ struct AccountsStayWholeEndToEndTests {
         return (list.array() ?? []).compactMap { $0 as? [String: Any] }.reduce(into: [:]) { $0[$1["name"] as? String ?? ""] = $1 }
     }
 
+    /// What the Codex CLI does when it refreshes by itself: redeems the refresh token in
+    /// `home/auth.json` and writes the new tokens and `last_refresh` back. Returns the new access token.
+    private func codexRefreshes(in home: URL, _ setup: ChappieTestbed) async throws -> String {
+        let file = home.appendingPathComponent("auth.json")
+        var object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: file)) as? [String: Any])
+        var tokens = try #require(object["tokens"] as? [String: Any])
+        let body = RunningEmulator.encode([
+            "client_id": codexClientID, "grant_type": "refresh_token", "refresh_token": try #require(tokens["refresh_token"] as? String),
+        ])
+        let refreshed = try await setup.control("/oauth/token", method: "POST", body: body)
+        let access = try #require(refreshed.string("access_token"))
+        tokens["access_token"] = access
+        tokens["refresh_token"] = try #require(refreshed.string("refresh_token"))
+        tokens["id_token"] = refreshed.string("id_token") ?? tokens["id_token"]
+        object["tokens"] = tokens
+        object["last_refresh"] = Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
+        try JSONSerialization.data(withJSONObject: object).write(to: file)
+        return access
+    }
+
     private func authFile(_ home: URL) throws -> JSONDocument {
         JSONDocument(try Data(contentsOf: home.appendingPathComponent("auth.json")))
     }
@@ -51,19 +71,7 @@ struct AccountsStayWholeEndToEndTests {
         let codexHome = setup.home.appendingPathComponent("codex")
         #expect(try await setup.chappie(["accounts", "switch", "b", "--codex-home", codexHome.path]).status == 0)
         // Codex refreshes b by itself and writes the new tokens into auth.json.
-        let file = codexHome.appendingPathComponent("auth.json")
-        var object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: file)) as? [String: Any])
-        var tokens = try #require(object["tokens"] as? [String: Any])
-        let body = RunningEmulator.encode([
-            "client_id": codexClientID, "grant_type": "refresh_token", "refresh_token": try #require(tokens["refresh_token"] as? String),
-        ])
-        let refreshed = try await setup.control("/oauth/token", method: "POST", body: body)
-        tokens["access_token"] = try #require(refreshed.string("access_token"))
-        tokens["refresh_token"] = try #require(refreshed.string("refresh_token"))
-        tokens["id_token"] = refreshed.string("id_token") ?? tokens["id_token"]
-        object["tokens"] = tokens
-        object["last_refresh"] = Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
-        try JSONSerialization.data(withJSONObject: object).write(to: file)
+        _ = try await codexRefreshes(in: codexHome, setup)
         // b's stored refresh token is now spent; switching away must keep Codex's.
         #expect(try await setup.chappie(["accounts", "switch", "a", "--codex-home", codexHome.path]).status == 0)
         let refresh = try await setup.chappie(["refresh", "b"])
@@ -80,20 +88,8 @@ struct AccountsStayWholeEndToEndTests {
         defer { Task { await setup.stop() } }
         let codexHome = setup.home.appendingPathComponent("codex")
         #expect(try await setup.chappie(["accounts", "switch", "a", "--codex-home", codexHome.path]).status == 0)
-        let file = codexHome.appendingPathComponent("auth.json")
-        var object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: file)) as? [String: Any])
-        var tokens = try #require(object["tokens"] as? [String: Any])
-        let body = RunningEmulator.encode([
-            "client_id": codexClientID, "grant_type": "refresh_token", "refresh_token": try #require(tokens["refresh_token"] as? String),
-        ])
         // Codex's own refresh (after its access token was revoked): chappie's stored access token is dead.
-        let refreshed = try await setup.control("/oauth/token", method: "POST", body: body)
-        let codexAccess = try #require(refreshed.string("access_token"))
-        tokens["access_token"] = codexAccess
-        tokens["refresh_token"] = try #require(refreshed.string("refresh_token"))
-        object["tokens"] = tokens
-        object["last_refresh"] = Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
-        try JSONSerialization.data(withJSONObject: object).write(to: file)
+        let codexAccess = try await codexRefreshes(in: codexHome, setup)
         let redemptions = try await setup.control("/_emulator/stats").int("refresh", "redemptions")
         let token = try await setup.chappie(["token", "a"])
         #expect(token.status == 0)
