@@ -143,7 +143,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ChappieVaultTests",
-            dependencies: ["ChappieVault"],
+            dependencies: ["ChappieVault", "ChappieTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -7,27 +7,8 @@ set -euo pipefail
 bin=$(swift build --show-bin-path)
 work=$(mktemp -d -t chappie-demo.XXXXXX)
 chmod 700 "$work"
-emulator_pid=""
-daemon_pid=""
-
-cleanup() {
-  status=$?
-  if [ -n "$daemon_pid" ] && kill -0 "$daemon_pid" 2>/dev/null; then
-    kill -TERM "$daemon_pid" 2>/dev/null || true
-    for _ in $(seq 30); do kill -0 "$daemon_pid" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$daemon_pid" 2>/dev/null || true
-  fi
-  if [ -n "$emulator_pid" ] && kill -0 "$emulator_pid" 2>/dev/null; then
-    kill -TERM "$emulator_pid" 2>/dev/null || true
-    for _ in $(seq 50); do kill -0 "$emulator_pid" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$emulator_pid" 2>/dev/null || true
-  fi
-  rm -rf "$work"
-  if [ $status -ne 0 ]; then echo "demo: FAILED (exit $status); see the output above." >&2; fi
-  exit $status
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+. scripts/emulator-lib.sh
+install_cleanup demo
 
 step() {
   echo
@@ -35,16 +16,8 @@ step() {
 }
 
 step "Starting chappie-emulator on an ephemeral loopback port"
-"$bin/chappie-emulator" --port 0 --auto-approve --auto-approve-delay 1 > "$work/emulator.out" 2> "$work/emulator.err" &
-emulator_pid=$!
-address=""
-for _ in $(seq 100); do
-  address=$(sed -n '1s/^listening on //p' "$work/emulator.out")
-  [ -n "$address" ] && break
-  kill -0 "$emulator_pid" 2>/dev/null || { cat "$work/emulator.err" >&2; echo "the emulator exited" >&2; exit 1; }
-  sleep 0.1
-done
-[ -n "$address" ] || { echo "the emulator did not start within 10 seconds" >&2; exit 1; }
+start_emulator emulator --auto-approve --auto-approve-delay 1
+address=$emulator_address
 echo "    emulator at $address"
 
 export CHAPPIE_HOME="$work/home"

@@ -18,28 +18,9 @@ command -v curl >/dev/null 2>&1 || { echo "interop: curl is missing; run make de
 
 work=$(mktemp -d -t chappie-interop.XXXXXX)
 chmod 700 "$work"
-emulator_pids=()
-daemon_pid=""
-started=$SECONDS
-
-stop_process() { # PID TENTHS: SIGTERM, up to TENTHS tenths of a second, then SIGKILL
-  local pid=$1 tries=$2
-  if [ -z "$pid" ] || ! kill -0 "$pid" 2>/dev/null; then return 0; fi
-  kill -TERM "$pid" 2>/dev/null || true
-  for _ in $(seq "$tries"); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-  kill -KILL "$pid" 2>/dev/null || true
-}
-
-cleanup() {
-  status=$?
-  stop_process "$daemon_pid" 50
-  for pid in "${emulator_pids[@]}"; do stop_process "$pid" 50; done
-  rm -rf "$work"
-  if [ $status -ne 0 ]; then echo "interop: FAILED (exit $status) after $((SECONDS - started)) s; see the output above." >&2; fi
-  exit $status
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+. scripts/emulator-lib.sh
+install_cleanup interop
+emulator_options=(--auto-approve --auto-approve-delay 0 --device-code-interval 1 --verbose)
 
 step() {
   echo
@@ -116,28 +97,6 @@ codex_said=$("$codex" --version)
 echo "    $codex ($codex_said)"
 
 # ---------------------------------------------------------------------------------------------
-# start_emulator NAME [OPTIONS…]: sets emulator_address; its output goes to $work/NAME.{out,err}.
-start_emulator() {
-  local name=$1
-  shift
-  "$bin/chappie-emulator" --host 127.0.0.1 --port 0 --auto-approve --auto-approve-delay 0 --device-code-interval 1 \
-    --verbose "$@" > "$work/$name.out" 2> "$work/$name.err" &
-  local pid=$!
-  emulator_pids+=("$pid")
-  emulator_address=""
-  for _ in $(seq 100); do
-    emulator_address=$(sed -n '1s/^listening on //p' "$work/$name.out")
-    [ -n "$emulator_address" ] && break
-    kill -0 "$pid" 2>/dev/null || { cat "$work/$name.err" >&2; echo "the emulator exited" >&2; exit 1; }
-    sleep 0.1
-  done
-  [ -n "$emulator_address" ] || { echo "the emulator did not start within 10 seconds" >&2; exit 1; }
-  case "$emulator_address" in
-    http://127.0.0.1:*) ;;
-    *) echo "the emulator is not on loopback: $emulator_address" >&2; exit 1 ;;
-  esac
-}
-
 # Points the helpers below at one emulator and one chappie data directory.
 use_service() { # ADDRESS CHAPPIE_HOME
   address=$1
@@ -192,7 +151,7 @@ mkdir -p "$work/codex-user" "$work/project"
 
 # ---------------------------------------------------------------------------------------------
 step "Parts 1–4: one emulator (1-hour access tokens), accounts a and b, Codex home H"
-start_emulator emulator
+start_emulator emulator "${emulator_options[@]}"
 use_service "$emulator_address" "$work/home"
 emulator_log="$work/emulator.err"
 logs=("$emulator_log")
@@ -276,7 +235,7 @@ pass "4  H/auth.json holds b (tokens.account_id) through 3 × chappie refresh a;
 # Codex 0.147.0 treats a token that expires soon as expired and refreshes in a loop with short
 # tokens (openai-protocol.md §8.3), so Codex stays out of this part and its emulator is separate.
 step "5. chappie daemon --auto-switch with 10-second access tokens: 3 switches, 20 refreshes"
-start_emulator emulator5 --access-token-ttl 10
+start_emulator emulator5 "${emulator_options[@]}" --access-token-ttl 10
 use_service "$emulator_address" "$work/home5"
 emulator_log="$work/emulator5.err"
 logs=("$work/daemon.log" "$emulator_log")

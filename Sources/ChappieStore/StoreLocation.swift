@@ -27,6 +27,10 @@ public struct StoreLocation: Sendable, Equatable {
     /// The default key file, used when no other key source is given.
     public var defaultKeyFile: URL { keyDirectory.appendingPathComponent("chappie.key") }
 
+    /// The lock that orders key changes against everything sealed with the key: taken shared from
+    /// a refresh token's redemption to its commit and while the key is read, exclusive by a rotation.
+    public var keyLockFile: URL { directory.appendingPathComponent("locks/key.lock") }
+
     /// The location chosen from an explicit directory (if any) and the environment.
     ///
     /// - Parameters:

@@ -1,18 +1,13 @@
+import ChappieTestSupport
 import ChappieVault
 import Foundation
 import Testing
 
 @Suite("Vault hygiene: key files that are links or someone else's, secrets taken out of the environment")
 struct KeyFileHygieneTests {
-    private func directory() throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("chappie-keyfile-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        return url
-    }
-
     @Test("A key file reached through a symbolic link is refused, except from systemd's credentials directory")
     func symlinkRefused() throws {
-        let folder = try directory()
+        let folder = try TestTokens.temporaryDirectory("chappie-keyfile")
         defer { try? FileManager.default.removeItem(at: folder) }
         let real = folder.appendingPathComponent("real.key")
         let key = SecretKey.generate()
@@ -31,7 +26,7 @@ struct KeyFileHygieneTests {
 
     @Test("A key file owned by another user is refused, naming the owner")
     func foreignOwnerRefused() throws {
-        let folder = try directory()
+        let folder = try TestTokens.temporaryDirectory("chappie-keyfile")
         defer { try? FileManager.default.removeItem(at: folder) }
         let file = folder.appendingPathComponent("other.key")
         try KeyFile.write(SecretKey.generate(), to: file)

@@ -55,7 +55,7 @@ public struct DeviceCodeSignIn: Sendable {
                 await progress(.completed)
                 return Result(
                     credentials: credentials, account: claims.account,
-                    accessTokenExpiresAt: (try? TokenClaims(jwt: credentials.accessToken))?.expiresAt)
+                    accessTokenExpiresAt: credentials.accessTokenExpiresAt)
             case .pending(let slowDown):
                 if slowDown {
                     interval += .seconds(5)

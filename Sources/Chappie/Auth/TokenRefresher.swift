@@ -125,10 +125,12 @@ public struct TokenRefresher: Sendable {
         let accountLock = try await FileLock.acquire(store.lockURL(for: account))
         var mirrorLock: FileLock?
         if let mirror { mirrorLock = try await FileLock.acquire(mirror.lockURL) }
-        // `switch` may have moved the home's ownership while this waited: a mirror the account no
-        // longer owns is neither read nor written.
-        let owned = try mirror.flatMap { mirror in self.mirror(try store.account(id: account.id))?.lockURL == mirror.lockURL ? mirror : nil }
-        let fresh = try await refreshUnderLock(account, seen: seen, force: force || retrySignedOut, retrySignedOut: retrySignedOut, mirror: owned)
+        // Re-read under the lock: another process may have refreshed while we waited, and `switch`
+        // may have moved the home's ownership (a mirror the account no longer owns is neither read
+        // nor written).
+        let current = try store.account(id: account.id)
+        let owned = mirror.flatMap { mirror in self.mirror(current)?.lockURL == mirror.lockURL ? mirror : nil }
+        let fresh = try await refreshUnderLock(current, seen: seen, force: force || retrySignedOut, retrySignedOut: retrySignedOut, mirror: owned)
         // The locks are held until here (Swift may otherwise release them after their last use).
         withExtendedLifetime((accountLock, mirrorLock)) {}
         return fresh
@@ -137,8 +139,7 @@ public struct TokenRefresher: Sendable {
     private func refreshUnderLock(
         _ account: Account, seen: Credentials, force: Bool, retrySignedOut: Bool, mirror: (any CredentialMirror)?
     ) async throws -> Fresh {
-        // Re-read under the lock: another process may have refreshed while we waited.
-        var current = try store.account(id: account.id)
+        var current = account
         var stored = try store.credentials(for: current)
         if let mirror, let newer = mirror.newerCredentials(than: stored, for: current) {
             current = try store.updateCredentials(
@@ -285,6 +286,6 @@ public struct TokenRefresher: Sendable {
     }
 
     private func expiry(_ credentials: Credentials) -> Date? {
-        (try? TokenClaims(jwt: credentials.accessToken))?.expiresAt
+        credentials.accessTokenExpiresAt
     }
 }

@@ -155,7 +155,7 @@ public struct AccountsService: Sendable {
         var current = try store.account(named: name)
         if let left, let newer = left.newerCredentials(than: try store.credentials(for: current), for: current) {
             current = try store.updateCredentials(
-                of: current, to: newer, accessTokenExpiresAt: (try? TokenClaims(jwt: newer.accessToken))?.expiresAt, refreshedAt: Date(),
+                of: current, to: newer, accessTokenExpiresAt: newer.accessTokenExpiresAt, refreshedAt: Date(),
                 event: "adopted", detail: "tokens the Codex CLI refreshed in \(left.home.path), taken before leaving it")
         }
         // Open the credentials first (after any adoption): a damaged account must not become active half-way.

@@ -74,7 +74,7 @@ public struct TokenService: Sendable {
         } catch let error as ChappieAuthError {
             guard case .retry = error.recovery, let latest = try? store.account(id: account.id), latest.status == .ok,
                 let stored = try? store.credentials(for: latest),
-                let expiry = (try? TokenClaims(jwt: stored.accessToken))?.expiresAt, expiry > Date()
+                let expiry = stored.accessTokenExpiresAt, expiry > Date()
             else { throw error }
             let minutes = Int(expiry.timeIntervalSinceNow / 60)
             return TokenRefresher.Fresh(

@@ -44,7 +44,7 @@ public struct CodexAuthFile: Sendable, RedactedDescription {
     public func isNewer(than current: Credentials, of account: Account) -> Bool {
         guard credentials.refreshToken != current.refreshToken else { return false }
         let theirs = accessTokenExpiresAt ?? .distantPast
-        let ours = (try? TokenClaims(jwt: current.accessToken))?.expiresAt ?? .distantPast
+        let ours = current.accessTokenExpiresAt ?? .distantPast
         if theirs != ours { return theirs > ours }
         guard let written = lastRefresh else { return false }
         return written > (account.lastRefreshAt ?? .distantPast)
@@ -93,7 +93,7 @@ public struct CodexAuthFile: Sendable, RedactedDescription {
         if info.accountID == nil { info.accountID = tokens["account_id"] as? String }
         return CodexAuthFile(
             info: info, credentials: credentials,
-            accessTokenExpiresAt: (try? TokenClaims(jwt: credentials.accessToken))?.expiresAt,
+            accessTokenExpiresAt: credentials.accessTokenExpiresAt,
             lastRefresh: (object["last_refresh"] as? String).flatMap(parseRFC3339))
     }
 

@@ -76,12 +76,18 @@ final class SocketServer: Sendable {
 
     /// Hands a reply to the loop (from a handler's task).
     fileprivate func deliver(_ reply: DaemonReply, to connection: Int) {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .secondsSince1970
-        guard var bytes = try? encoder.encode(reply) else { return }
-        bytes.append(0x0A)
+        guard let bytes = Self.line(reply) else { return }
         shared.withLock { $0.replies.append((connection, bytes)) }
         wake()
+    }
+
+    /// A reply as its line on the wire.
+    fileprivate static func line(_ reply: DaemonReply) -> Data? {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .secondsSince1970
+        guard var bytes = try? encoder.encode(reply) else { return nil }
+        bytes.append(0x0A)
+        return bytes
     }
 
     /// The loop's state: lives on the loop's thread only.
@@ -244,10 +250,7 @@ final class SocketServer: Sendable {
         }
 
         mutating func respond(_ connection: Connection, _ reply: DaemonReply, drainAfter: Bool) {
-            let encoder = JSONEncoder()
-            encoder.dateEncodingStrategy = .secondsSince1970
-            guard var bytes = try? encoder.encode(reply) else { return finish(connection) }
-            bytes.append(0x0A)
+            guard let bytes = SocketServer.line(reply) else { return finish(connection) }
             startWriting(connection, bytes, drainAfter: drainAfter)
         }
 

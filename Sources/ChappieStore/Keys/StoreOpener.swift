@@ -91,7 +91,7 @@ public enum StoreOpener {
     /// shared, so a rotation in progress is waited for rather than half seen; an interrupted one is
     /// finished holding it exclusive.
     private static func unlock(_ database: StoreDatabase, keyFileAt url: URL, createIfNew: Bool) throws -> AccountStore {
-        let keyLock = database.location.directory.appendingPathComponent("locks/key.lock")
+        let keyLock = database.location.keyLockFile
         let pending = KeyRotation.pendingURL(for: url)
         let source: @Sendable () throws -> SecretKey = { try KeyFile.read(url) }
         if FileManager.default.fileExists(atPath: pending.path) {

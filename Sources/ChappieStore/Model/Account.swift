@@ -63,6 +63,11 @@ public struct Credentials: Sendable, Equatable, Codable {
     }
 }
 
+extension Credentials {
+    /// The access token's `exp`, when it is a readable JWT.
+    public var accessTokenExpiresAt: Date? { (try? TokenClaims(jwt: accessToken))?.expiresAt }
+}
+
 extension Credentials: RedactedDescription {
     /// Every token redacted.
     public var redactedFields: KeyValuePairs<String, String> {

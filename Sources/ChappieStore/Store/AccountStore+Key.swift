@@ -3,11 +3,8 @@ public import Foundation
 import GRDB
 
 extension AccountStore {
-    /// The lock that orders key changes against everything sealed with the key: taken shared from
-    /// a refresh token's redemption to its commit and while a key is read, exclusive by a rotation.
-    public var keyLockURL: URL {
-        location.directory.appendingPathComponent("locks/key.lock")
-    }
+    /// The key lock (``StoreLocation/keyLockFile``).
+    public var keyLockURL: URL { location.keyLockFile }
 
     /// Reads the key again when another process rotated it, so that a long-lived store (a command
     /// that opened the store just before a rotation committed) goes on with the new key instead of
@@ -19,7 +16,7 @@ extension AccountStore {
     ///   (a passphrase, or a key file that does not hold it).
     @discardableResult
     public func reloadKeyIfRotated(holdingKeyLock: Bool = false) throws(StoreError) -> Bool {
-        guard try storedKeyID() != key.id else { return false }
+        guard try !keyIsCurrent() else { return false }
         guard let keySource else {
             throw StoreError(.wrongKey, "the store's key was changed by another chappie process; run the command again with the new passphrase")
         }
@@ -32,11 +29,6 @@ extension AccountStore {
         }
         replaceKey(with: newKey)
         return true
-    }
-
-    /// The id of the key the store is sealed with now.
-    func storedKeyID() throws(StoreError) -> String? {
-        try read { db in try db.setting(.keyID).map { String(decoding: $0, as: UTF8.self) } }
     }
 
     /// Records (or with `nil` clears) the id of the key a rotation is about to commit.

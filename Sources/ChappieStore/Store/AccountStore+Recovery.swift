@@ -49,11 +49,6 @@ extension AccountStore {
         recoveryDirectory.appendingPathComponent("account-\(accountID).sealed")
     }
 
-    /// The lock file that serialises refreshes of the account with this row id.
-    public func lockURL(forAccountID id: Int64) -> URL {
-        location.directory.appendingPathComponent("locks/account-\(id).lock")
-    }
-
     /// Keeps an account's new tokens in a recovery file, sealed as the database seals them (the
     /// store's key, associated data naming the account and the key), written 0600 and synced with
     /// its directory. Call it with the account's lock held.
@@ -131,21 +126,32 @@ extension AccountStore {
         return adopted
     }
 
-    /// Adopts one account's recovery file (its lock held by the caller): the tokens are sealed into
-    /// the database and the file removed; a stale file is removed. Returns the account when
-    /// tokens were adopted.
+    /// Adopts one account's recovery file (its lock held by the caller) in a transaction of its
+    /// own, then removes the file if it was settled. Returns the account when it was.
     func adoptRecovery(accountID: Int64) throws(StoreError) -> AccountName? {
-        var remove = false
-        let adopted: AccountName? = try write { db in
-            guard var record = try AccountRecord.fetchOne(db, key: accountID) else { return nil }
-            let pending: PendingRecovery
-            switch recoveryState(for: accountID, stored: try CredentialRecord.fetchOne(db, key: accountID)) {
-            case .pending(let found): pending = found
-            case .stale:
-                remove = true
-                return nil
-            case .none, .unreadable: return nil
-            }
+        let settled = try write { db in try settleRecovery(accountID: accountID, stored: try CredentialRecord.fetchOne(db, key: accountID), db) }
+        // Only a file proven stale, or adopted, is removed; one that does not open stays for a person to see.
+        guard let settled else { return nil }
+        removeRecoveryFile(for: accountID)
+        return try? AccountName(settled)
+    }
+
+    /// Inside a write transaction: a pending recovery file's tokens go into the database (sealed with
+    /// the store's key; status back to ok; audit entry `recovered`).
+    ///
+    /// - Returns: The account's name when its file is settled — adopted, or proven stale — and is
+    ///   to be removed once the transaction commits; `nil` when there is none.
+    /// - Throws: ``StoreError`` `.credentialUnreadable` for a file that does not open (it is kept).
+    func settleRecovery(accountID: Int64, stored: CredentialRecord?, _ db: Database) throws -> String? {
+        guard var record = try AccountRecord.fetchOne(db, key: accountID) else { return nil }
+        switch recoveryState(for: accountID, stored: stored) {
+        case .none:
+            return nil
+        case .stale:
+            return record.name
+        case .unreadable(let reason):
+            throw StoreError(.credentialUnreadable, "\(reason); it stays where it is for you to look at, and nothing was changed")
+        case .pending(let pending):
             record.accessExpiresAt = pending.accessExpiresAt
             record.lastRefreshAt = pending.refreshedAt
             record.status = AccountStatus.ok.rawValue
@@ -154,12 +160,8 @@ extension AccountStore {
             try record.update(db)
             try seal(pending.credentials, accountID: accountID, db)
             try db.record("recovered", account: record, detail: "tokens a refresh could not store were adopted from the recovery file")
-            remove = true
-            return try AccountName(record.name)
+            return record.name
         }
-        // Only a file proven stale, or adopted, is removed; one that does not open stays for a person to see.
-        if remove { removeRecoveryFile(for: accountID) }
-        return adopted
     }
 
     /// Removes an account's recovery file once the database holds tokens at least as new.

@@ -130,10 +130,11 @@ public final class AccountStore: Sendable {
     /// Checks these accounts' sealed credentials, read in one query: which do not open, and why.
     /// (The bytes are authenticated, not decoded, so this is cheap enough for every `accounts list`.)
     public func credentialProblems(of accounts: [Account]) throws(StoreError) -> [Int64: String] {
-        var records = Dictionary(uniqueKeysWithValues: try read { db in try CredentialRecord.fetchAll(db) }.map { ($0.accountId, $0) })
-        if records.values.contains(where: { $0.keyId != key.id }), try reloadKeyIfRotated() {
-            records = Dictionary(uniqueKeysWithValues: try read { db in try CredentialRecord.fetchAll(db) }.map { ($0.accountId, $0) })
+        func fetch() throws(StoreError) -> [Int64: CredentialRecord] {
+            Dictionary(uniqueKeysWithValues: try read { db in try CredentialRecord.fetchAll(db) }.map { ($0.accountId, $0) })
         }
+        var records = try fetch()
+        if records.values.contains(where: { $0.keyId != key.id }), try reloadKeyIfRotated() { records = try fetch() }
         var problems: [Int64: String] = [:]
         for account in accounts {
             guard let record = records[account.id] else {
@@ -313,6 +314,11 @@ public final class AccountStore: Sendable {
         lockURL(forAccountID: account.id)
     }
 
+    /// The lock file that serialises refreshes of the account with this row id.
+    public func lockURL(forAccountID id: Int64) -> URL {
+        location.directory.appendingPathComponent("locks/account-\(id).lock")
+    }
+
     /// The account with this row id (as it is now, after another process may have changed it).
     public func account(id: Int64) throws(StoreError) -> Account {
         try read { db in
@@ -402,30 +408,16 @@ public final class AccountStore: Sendable {
         to newKey: SecretKey, passphraseKDF: PassphraseKDF?, beforeCommit: @Sendable () throws -> Void = {}
     ) throws(StoreError) -> AccountStore {
         let oldKey = key
-        var folded: [Int64] = []
+        var settled: [Int64] = []
         try write { db in
-            folded = []
+            // Tokens waiting in recovery files are adopted first, under the old key, so that they are
+            // what gets resealed; one that cannot be opened stops the rotation, since after it
+            // nothing could ever open it.
+            settled = []
             for record in try CredentialRecord.fetchAll(db) {
-                // Tokens waiting in a recovery file are newer: they are what gets resealed. One that
-                // cannot be opened stops the rotation: after it, nothing could ever open it.
-                let state = recoveryState(for: record.accountId, stored: record)
-                if case .unreadable(let reason) = state {
-                    throw StoreError(.credentialUnreadable, "\(reason), so the key was not rotated; move that file away first")
-                }
-                if case .stale = state { folded.append(record.accountId) }
-                if case .pending(let pending) = state {
-                    var json = try JSONEncoder().encode(pending.credentials)
-                    defer { json.zeroize() }
-                    let box = SealedBox.seal(
-                        SecretBytes(copying: json), key: newKey, associatedData: Self.associatedData(accountID: record.accountId, keyID: newKey.id))
-                    try CredentialRecord(accountId: record.accountId, keyId: newKey.id, nonce: box.nonce, ciphertext: box.ciphertext, updatedAt: Date())
-                        .update(db)
-                    try db.execute(
-                        sql: "UPDATE accounts SET access_expires_at = ?, last_refresh_at = ?, status = 'ok', last_error = NULL WHERE id = ?",
-                        arguments: [pending.accessExpiresAt, pending.refreshedAt, record.accountId])
-                    folded.append(record.accountId)
-                    continue
-                }
+                if try settleRecovery(accountID: record.accountId, stored: record, db) != nil { settled.append(record.accountId) }
+            }
+            for record in try CredentialRecord.fetchAll(db) {
                 let opened: SecretBytes
                 do {
                     opened = try SealedBox(nonce: record.nonce, ciphertext: record.ciphertext)
@@ -446,7 +438,7 @@ public final class AccountStore: Sendable {
             try db.record("key_rotated", account: nil, detail: "key \(oldKey.id) → \(newKey.id)")
             try beforeCommit()
         }
-        for id in folded { removeRecoveryFile(for: id) }
+        for id in settled { removeRecoveryFile(for: id) }
         replaceKey(with: newKey)
         return AccountStore(database: database, key: newKey, keySource: keySource)
     }
