@@ -134,6 +134,27 @@ struct AccountsStayWholeEndToEndTests {
         #expect(try await setup.chappie(["log", "--json"]).stdout.contains("codex_home_left"))
     }
 
+    @Test("CHAPPIE_PASSPHRASE and CHAPPIE_NEW_PASSPHRASE: a passphrase store opens, an empty or wrong one is refused clearly, rotation takes the new one")
+    func passphraseFromEnvironment() async throws {
+        let setup = try await setUp([])
+        defer { Task { await setup.stop() } }
+        let first = try await setup.chappie(["accounts", "add", "a"], environment: ["CHAPPIE_PASSPHRASE": "correct horse"])
+        #expect(first.status == 0, "\(first.stderr)")
+        let status = JSONDocument(Data(try await setup.chappie(["key", "status", "--json"], environment: ["CHAPPIE_PASSPHRASE": "correct horse"]).stdout.utf8))
+        #expect(status.string("source")?.contains("CHAPPIE_PASSPHRASE") == true, "\(status.root.map { "\($0)" } ?? "")")
+        let empty = try await setup.chappie(["token", "a"], environment: ["CHAPPIE_PASSPHRASE": ""])
+        #expect(empty.status == 78)
+        #expect(empty.stderr.contains("CHAPPIE_PASSPHRASE is empty"))
+        let wrong = try await setup.chappie(["token", "a"], environment: ["CHAPPIE_PASSPHRASE": "wrong horse"])
+        #expect(wrong.status == 78)
+        #expect(wrong.stderr.contains("does not open this store"))
+        #expect(!wrong.stderr.contains("horse"), "the passphrase was printed")
+        let rotated = try await setup.chappie(["key", "rotate"], environment: ["CHAPPIE_PASSPHRASE": "correct horse", "CHAPPIE_NEW_PASSPHRASE": "battery staple"])
+        #expect(rotated.status == 0, "\(rotated.stderr)")
+        #expect(try await setup.chappie(["token", "a"], environment: ["CHAPPIE_PASSPHRASE": "correct horse"]).status == 78)
+        #expect(try await setup.chappie(["token", "a"], environment: ["CHAPPIE_PASSPHRASE": "battery staple"]).status == 0)
+    }
+
     @Test(
         "A read-only database is refused before any refresh is redeemed; made writable again, the account works",
         .enabled(if: geteuid() == 0, "runs chappie as nobody: root writes through file modes, so only another user sees a read-only file"))
