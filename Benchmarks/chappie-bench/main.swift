@@ -151,7 +151,7 @@ func timeProcess(_ executable: URL, _ arguments: [String], runs: Int) throws -> 
     return times.sorted()
 }
 
-func runStore() throws -> [String] {
+func runStore() async throws -> [String] {
     let home = FileManager.default.temporaryDirectory.appendingPathComponent("chappie-bench-\(UUID().uuidString)")
     defer { try? FileManager.default.removeItem(at: home) }
     let key = SecretKey.generate()
@@ -159,10 +159,10 @@ func runStore() throws -> [String] {
     let store = try StoreDatabase.open(at: StoreLocation(directory: home)).unlock(with: key)
     let idToken = String(repeating: "i", count: 1800), accessToken = String(repeating: "a", count: 1800)
     for index in 0..<100 {
-        _ = try store.save(
+        _ = try await store.save(
             info: ChappieAccountInfo(email: "user\(index)@example.com", userID: "user-\(index)", accountID: "acct-\(index)", plan: .plus),
             credentials: Credentials(idToken: idToken, accessToken: accessToken, refreshToken: "rt_\(index)_" + String(repeating: "r", count: 60)),
-            accessTokenExpiresAt: Date().addingTimeInterval(86400), refreshedAt: Date(), name: nil, event: "imported")
+            accessTokenExpiresAt: Date().addingTimeInterval(86400), refreshedAt: Date(), name: nil, event: .imported)
     }
     let chappie = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("chappie")
     guard FileManager.default.isExecutableFile(atPath: chappie.path) else {
@@ -191,9 +191,9 @@ func signIn(count: Int, port: Int, home: URL) async throws {
     let signIn = DeviceCodeSignIn(oauth: OAuthClient(endpoints: endpoints, http: HTTPClient()))
     for _ in 0..<count {
         let result = try await signIn.run()
-        _ = try store.save(
+        _ = try await store.save(
             info: result.account, credentials: result.credentials, accessTokenExpiresAt: result.accessTokenExpiresAt,
-            refreshedAt: Date(), name: nil, event: "signed_in")
+            refreshedAt: Date(), name: nil, event: .signedIn)
     }
 }
 
@@ -310,23 +310,8 @@ func timeOnce(_ executable: URL, _ arguments: [String], output: URL? = nil) thro
     return (elapsed, Double(usage.ru_maxrss) / 1024)
 }
 
-func runReport() throws -> [String] {
-    let home = FileManager.default.temporaryDirectory.appendingPathComponent("chappie-bench-report-\(UUID().uuidString)")
-    defer { try? FileManager.default.removeItem(at: home) }
-    let key = SecretKey.generate()
-    try KeyFile.write(key, to: home.appendingPathComponent("chappie.key"))
-    let store = try StoreDatabase.open(at: StoreLocation(directory: home)).unlock(with: key)
-    var ids: [Int64] = []
-    for index in 0..<50 {
-        ids.append(try store.save(
-            info: ChappieAccountInfo(email: "user\(index)@example.com", userID: "user-\(index)", accountID: "acct-\(index)", plan: .plus),
-            credentials: Credentials(idToken: "i", accessToken: "a", refreshToken: "r"), accessTokenExpiresAt: nil, refreshedAt: nil,
-            name: nil, event: "imported").account.id)
-    }
-    // 1,000,000 samples: 20,000 per account, one every 3 minutes (about 42 days).
-    let database = StoreDatabase.fileURL(in: StoreLocation(directory: home))
-    let queue = try DatabaseQueue(path: database.path)
-    let start = 1_790_000_000.0
+/// Writes 20,000 readings per account, one every 3 minutes, in one transaction.
+func fillSamples(_ queue: DatabaseQueue, ids: [Int64], start: Double) throws {
     try queue.write { db in
         let insert = try db.makeStatement(sql: """
             INSERT INTO usage_samples (account_id, observed_at, source, limit_id, plan, five_hour_used_percent, five_hour_window_minutes,
@@ -343,6 +328,26 @@ func runReport() throws -> [String] {
             }
         }
     }
+}
+
+func runReport() async throws -> [String] {
+    let home = FileManager.default.temporaryDirectory.appendingPathComponent("chappie-bench-report-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: home) }
+    let key = SecretKey.generate()
+    try KeyFile.write(key, to: home.appendingPathComponent("chappie.key"))
+    let store = try StoreDatabase.open(at: StoreLocation(directory: home)).unlock(with: key)
+    var ids: [Int64] = []
+    for index in 0..<50 {
+        ids.append(try await store.save(
+            info: ChappieAccountInfo(email: "user\(index)@example.com", userID: "user-\(index)", accountID: "acct-\(index)", plan: .plus),
+            credentials: Credentials(idToken: "i", accessToken: "a", refreshToken: "r"), accessTokenExpiresAt: nil, refreshedAt: nil,
+            name: nil, event: .imported).account.id)
+    }
+    // 1,000,000 samples: 20,000 per account, one every 3 minutes (about 42 days).
+    let database = StoreDatabase.fileURL(in: StoreLocation(directory: home))
+    let queue = try DatabaseQueue(path: database.path)
+    let start = 1_790_000_000.0
+    try fillSamples(queue, ids: ids, start: start)
     let chappie = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("chappie")
     let output = home.appendingPathComponent("report.csv")
     _ = FileManager.default.createFile(atPath: output.path, contents: nil)
@@ -382,8 +387,8 @@ func runStream(port: Int) async throws -> [String] {
     try await signIn(count: 1, port: port, home: home)
     let endpoints = try ChappieEndpoints(issuer: "http://127.0.0.1:\(port)", backend: "http://127.0.0.1:\(port)/backend-api")
     let options = StoreOptions(home: home.path, environment: [:])
-    let store = try StoreOpener.open(options).store
-    let account = try store.accounts()[0]
+    let store = try await StoreOpener.open(options).store
+    let account = try await store.accounts()[0]
     // 1 MB of text in 10,000 deltas of 100 characters (the emulator echoes the prompt word by word).
     let prompt = (0..<10_000).map { _ in String(repeating: "x", count: 99) }.joined(separator: " ")
     let client = Chappie.client(configuration: ChappieConfiguration(account: account.name, store: options, endpoints: endpoints))
@@ -408,7 +413,7 @@ func runStream(port: Int) async throws -> [String] {
     var lines = [String(format: "| ChappieClient, 1 MB reply (10,000 deltas), 5 runs | first delta median %.0f ms | total median %.0f ms | %.1f MB/s |",
                         quantile(firsts, 0.5), quantile(totals, 0.5), 1.0 / quantile(totals, 0.5) * 1000)]
     // The same request with curl -N: the access token from the store, the body written to a file.
-    let credentials = try store.credentials(for: account)
+    let credentials = try await store.credentials(for: account)
     let bodyFile = home.appendingPathComponent("body.json")
     let body: [String: Any] = [
         "model": "gpt-5-codex", "stream": true, "store": false,
@@ -465,10 +470,10 @@ print("| benchmark | total | rate | latency |")
 print("|---|---|---|---|")
 for line in try await runHTTP(port: port) { print(line) }
 for line in runSSE() { print(line) }
-for line in try runStore() { print(line) }
+for line in try await runStore() { print(line) }
 for line in try await runTokens(port: port) { print(line) }
 for line in try await runStream(port: port) { print(line) }
-for line in try runReport() { print(line) }
+for line in try await runReport() { print(line) }
 print("")
 print(String(format: "peak resident memory: %.1f MiB", peakResidentMiB()))
 server.cancel()

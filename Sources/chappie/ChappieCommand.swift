@@ -1,5 +1,6 @@
 import ArgumentParser
 import ChappieCore
+import ChappieService
 import Foundation
 
 /// `chappie`: several ChatGPT accounts on one machine.
@@ -23,7 +24,7 @@ struct ChappieCommand: AsyncParsableCommand {
 
     /// Runs the command, mapping argument errors to exit code 2 as design.md's table says.
     static func main() async {
-        EnvironmentPassphrases.take()
+        EnvironmentSecrets.take()
         // A closed pipe or socket is an error to handle, never a signal that ends chappie mid-refresh.
         signal(SIGPIPE, SIG_IGN)
         do {

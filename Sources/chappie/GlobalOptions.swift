@@ -1,9 +1,7 @@
 import ArgumentParser
-import Foundation
 import Chappie
 import ChappieService
-import ChappieStore
-import ChappieVault
+import Foundation
 import Logging
 
 /// Options every command takes.
@@ -39,19 +37,14 @@ struct GlobalOptions: ParsableArguments {
         }
     }
 
-    /// The data directory, from --home and the environment.
-    var location: StoreLocation { storeOptions.location }
-
-    /// Where the store is and where its key comes from.
-    var storeOptions: StoreOptions {
-        StoreOptions(
-            home: home, keyFile: keyFile, interactive: PassphrasePrompt.isInteractive,
-            passphrase: EnvironmentPassphrases.passphrase, newPassphrase: EnvironmentPassphrases.newPassphrase)
+    /// Where the store is, where its key comes from, and the services.
+    func serviceOptions() throws -> ServiceOptions {
+        ServiceOptions(home: home, keyFile: keyFile, endpoints: try endpoints())
     }
 
-    /// Opens and unlocks the store.
-    func openStore() throws -> StoreOpener.Opened {
-        try StoreOpener.open(storeOptions)
+    /// Opens and unlocks the store, with the services over it.
+    func services() async throws -> ChappieServices {
+        try await ChappieServices.open(try serviceOptions())
     }
 
     /// A logger on standard error: debug with --verbose, warnings otherwise.
@@ -59,21 +52,5 @@ struct GlobalOptions: ParsableArguments {
         var logger = Logger(label: "chappie") { label in StreamLogHandler.standardError(label: label) }
         logger.logLevel = verbose ? .debug : .warning
         return logger
-    }
-}
-
-/// A path typed by the user (`~` expanded) as a file URL.
-func expandedPath(_ text: String) -> URL {
-    URL(fileURLWithPath: (text as NSString).expandingTildeInPath)
-}
-
-/// The passphrases given in the environment, taken out of it once, when chappie starts.
-enum EnvironmentPassphrases {
-    static let passphrase = SecretEnvironment.take("CHAPPIE_PASSPHRASE")
-    static let newPassphrase = SecretEnvironment.take("CHAPPIE_NEW_PASSPHRASE")
-
-    /// Takes both now, before anything reads the environment.
-    static func take() {
-        _ = (passphrase, newPassphrase)
     }
 }

@@ -8,17 +8,17 @@ import Testing
 
 @Suite("Codex auth.json: import and export")
 struct CodexAuthTests {
-    private func service() throws -> (AccountsService, URL) {
+    private func service() async throws -> (AccountsService, URL) {
         let home = try TestTokens.temporaryDirectory("chappie-svc")
-        let opened = try StoreOpener.open(StoreOptions(home: home.path, environment: ["HOME": home.path]))
+        let opened = try await StoreOpener.open(StoreOptions(home: home.path, environment: ["HOME": home.path]))
         return (AccountsService(store: opened.store, environment: ["HOME": home.path]), home)
     }
 
     @Test("The current and the legacy fixture import with their claims")
-    func importFixtures() throws {
-        let (service, home) = try service()
+    func importFixtures() async throws {
+        let (service, home) = try await service()
         defer { try? FileManager.default.removeItem(at: home) }
-        let current = try service.importCodexAuth(from: Fixtures.directory.appendingPathComponent("codex-auth.json"), name: nil)
+        let current = try await service.importCodexAuth(from: Fixtures.directory.appendingPathComponent("codex-auth.json"), name: nil)
         #expect(current.created)
         #expect(current.account.name.rawValue == "ada")
         #expect(current.account.info.plan == .plus)
@@ -27,27 +27,27 @@ struct CodexAuthTests {
         #expect(current.account.lastRefreshAt.map { abs($0.timeIntervalSince1970 - 1_795_167_012.123) < 0.002 } == true)
         // The legacy file (no account_id, no auth_mode) is the same ChatGPT account: an update.
         // Its tokens are older than the stored ones: refused unless forced.
-        #expect(throws: ServiceError.self) {
-            _ = try service.importCodexAuth(from: Fixtures.directory.appendingPathComponent("codex-auth-legacy.json"), name: nil)
+        await #expect(throws: ServiceError.self) {
+            _ = try await service.importCodexAuth(from: Fixtures.directory.appendingPathComponent("codex-auth-legacy.json"), name: nil)
         }
-        let legacy = try service.importCodexAuth(from: Fixtures.directory.appendingPathComponent("codex-auth-legacy.json"), name: nil, force: true)
+        let legacy = try await service.importCodexAuth(from: Fixtures.directory.appendingPathComponent("codex-auth-legacy.json"), name: nil, force: true)
         #expect(!legacy.created)
-        #expect(try service.store.accounts().count == 1)
-        #expect(try service.store.credentials(for: legacy.account).refreshToken == "rt_fixture.legacy")
+        #expect(try await service.store.accounts().count == 1)
+        #expect(try await service.store.credentials(for: legacy.account).refreshToken == "rt_fixture.legacy")
     }
 
     @Test("An auth.json written by switch is read back identically by import")
     func roundTrip() async throws {
-        let (service, home) = try service()
+        let (service, home) = try await service()
         defer { try? FileManager.default.removeItem(at: home) }
-        let imported = try service.importCodexAuth(from: Fixtures.directory.appendingPathComponent("codex-auth.json"), name: AccountName("work"))
+        let imported = try await service.importCodexAuth(from: Fixtures.directory.appendingPathComponent("codex-auth.json"), name: AccountName("work"))
         let codexHome = home.appendingPathComponent("codex-work")
         let outcome = try await service.switchTo(AccountName("work"), codexHome: codexHome)
         let file = try #require(outcome.codexAuthFile)
         #expect((try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? NSNumber)?.intValue == 0o600)
         #expect((try FileManager.default.attributesOfItem(atPath: codexHome.path)[.posixPermissions] as? NSNumber)?.intValue == 0o700)
         let reread = try CodexAuthFile.read(file)
-        #expect(reread.credentials == (try service.store.credentials(for: imported.account)))
+        #expect(reread.credentials == (try await service.store.credentials(for: imported.account)))
         #expect(reread.info == imported.account.info)
         let written = JSONDocument(try Data(contentsOf: file))
         #expect(written.string("auth_mode") == "chatgpt")
@@ -56,18 +56,18 @@ struct CodexAuthTests {
         let lastRefresh = try #require(written.string("last_refresh"))
         #expect(lastRefresh.wholeMatch(of: /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z/) != nil)
         // Importing what switch wrote updates the same account.
-        let again = try service.importCodexAuth(from: file, name: nil)
+        let again = try await service.importCodexAuth(from: file, name: nil)
         #expect(!again.created)
         #expect(again.account.id == imported.account.id)
-        #expect(try service.store.activeAccount()?.name.rawValue == "work")
-        #expect(try service.store.account(named: AccountName("work")).codexHome == codexHome.path)
+        #expect(try await service.store.activeAccount()?.name.rawValue == "work")
+        #expect(try await service.store.account(named: AccountName("work")).codexHome == codexHome.path)
     }
 
     @Test("switch refuses to replace a Codex login it cannot read unless forced; forced, it keeps the fields chappie does not manage")
     func keepsUnknownFields() async throws {
-        let (service, home) = try service()
+        let (service, home) = try await service()
         defer { try? FileManager.default.removeItem(at: home) }
-        _ = try service.importCodexAuth(from: Fixtures.directory.appendingPathComponent("codex-auth.json"), name: nil)
+        _ = try await service.importCodexAuth(from: Fixtures.directory.appendingPathComponent("codex-auth.json"), name: nil)
         let codexHome = home.appendingPathComponent("codex")
         try FileManager.default.createDirectory(at: codexHome, withIntermediateDirectories: true)
         let existing = #"{"OPENAI_API_KEY":"sk-keep","agent_identity":"agent-jwt","future":{"x":[1,2]},"tokens":{"extra":"kept","refresh_token":"old"}}"#
@@ -86,13 +86,13 @@ struct CodexAuthTests {
     }
 
     @Test("A Codex login belongs to an account only with the same ChatGPT account and, when known, the same user (Team members share an account id)")
-    func belongsToTheSameUser() throws {
-        let (service, home) = try service()
+    func belongsToTheSameUser() async throws {
+        let (service, home) = try await service()
         defer { try? FileManager.default.removeItem(at: home) }
-        let account = try service.store.save(
+        let account = try await service.store.save(
             info: ChappieAccountInfo(email: "ada@example.com", userID: "user-ada", accountID: "acct-team", plan: .team),
             credentials: Credentials(idToken: "i", accessToken: "a", refreshToken: "r"), accessTokenExpiresAt: nil, refreshedAt: nil,
-            name: nil, event: "imported").account
+            name: nil, event: .imported).account
         let file = home.appendingPathComponent("auth.json")
         func holder(email: String, accountID: String, userID: String) throws -> CodexAuthFile {
             try TestTokens.codexAuthJSON(email: email, accountID: accountID, userID: userID, marker: "m").write(to: file)
@@ -112,28 +112,28 @@ struct CodexAuthTests {
         (#"{"tokens":{"access_token":"a","refresh_token":"r"}}"#, "no tokens.id_token"),
         (#"{"tokens":{"id_token":"x","access_token":"a"}}"#, "no tokens.refresh_token"),
     ])
-    func malformed(_ body: String, _ phrase: String) throws {
-        let (service, home) = try service()
+    func malformed(_ body: String, _ phrase: String) async throws {
+        let (service, home) = try await service()
         defer { try? FileManager.default.removeItem(at: home) }
         let file = home.appendingPathComponent("auth.json")
         FileManager.default.createFile(atPath: file.path, contents: Data(body.utf8))
         do {
-            _ = try service.importCodexAuth(from: file, name: nil)
+            _ = try await service.importCodexAuth(from: file, name: nil)
             Issue.record("accepted \(body)")
         } catch let error as ServiceError {
             #expect(error.kind == .invalidInput)
             #expect(error.message.contains(phrase), "\(error.message)")
             #expect(!error.message.contains("sk-abc"))
         }
-        #expect(try service.store.accounts().isEmpty)
+        #expect(try await service.store.accounts().isEmpty)
     }
 
     @Test("A missing auth.json names the path looked at ($CODEX_HOME first)")
-    func missingFile() throws {
-        let (service, home) = try service()
+    func missingFile() async throws {
+        let (service, home) = try await service()
         defer { try? FileManager.default.removeItem(at: home) }
         let withCodexHome = AccountsService(store: service.store, environment: ["CODEX_HOME": home.appendingPathComponent("nope").path])
-        #expect { _ = try withCodexHome.importCodexAuth(from: nil, name: nil) } throws: { error in
+        await #expect { _ = try await withCodexHome.importCodexAuth(from: nil, name: nil) } throws: { error in
             (error as? ServiceError)?.message.contains(home.appendingPathComponent("nope/auth.json").path) == true
         }
     }

@@ -26,17 +26,17 @@ struct RedactionTests {
     }
 
     @Test("Credentials, TokenRefresher.Fresh, the daemon's token reply and a Codex auth.json")
-    func redacted() throws {
+    func redacted() async throws {
         let credentials = Credentials(idToken: "SECRET-ID-TOKEN", accessToken: "SECRET-ACCESS-TOKEN", refreshToken: "SECRET-REFRESH-TOKEN")
         let secrets = ["SECRET-ID-TOKEN", "SECRET-ACCESS-TOKEN", "SECRET-REFRESH-TOKEN"]
         expectNoSecret(credentials, secrets)
 
         let home = try TestTokens.temporaryDirectory("chappie-redaction")
         defer { try? FileManager.default.removeItem(at: home) }
-        let store = try StoreOpener.open(StoreOptions(home: home.path, environment: [:])).store
-        let account = try store.save(
+        let store = try await StoreOpener.open(StoreOptions(home: home.path, environment: [:])).store
+        let account = try await store.save(
             info: ChappieAccountInfo(email: "ada@example.com", userID: "u", accountID: "a", plan: .plus), credentials: credentials,
-            accessTokenExpiresAt: nil, refreshedAt: nil, name: nil, event: "imported").account
+            accessTokenExpiresAt: nil, refreshedAt: nil, name: nil, event: .imported).account
         expectNoSecret(TokenRefresher.Fresh(credentials: credentials, account: account, outcome: .stillValid, expiresAt: nil), secrets)
         expectNoSecret(
             DaemonReply.Token(name: "ada", accessToken: "SECRET-ACCESS-TOKEN", expiresAt: nil, chatgptAccountID: "a", fedramp: false),

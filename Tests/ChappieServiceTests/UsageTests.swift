@@ -14,16 +14,16 @@ struct UsageTests {
     /// A store in a temporary home, with `count` accounts signed in at the emulator.
     private func signedIn(_ emulator: RunningEmulator, count: Int) async throws -> (UsageService, [Account], URL) {
         let home = try TestTokens.temporaryDirectory("chappie-usage")
-        let store = try StoreOpener.open(StoreOptions(home: home.path, environment: [:])).store
+        let store = try await StoreOpener.open(StoreOptions(home: home.path, environment: [:])).store
         let endpoints = try ChappieEndpoints(issuer: emulator.baseURL.absoluteString, backend: emulator.backendURL.absoluteString)
         let service = UsageService(store: store, endpoints: endpoints, http: emulator.client)
         var accounts: [Account] = []
         for index in 0..<count {
             let tokens = try await emulator.signIn(email: "u\(index)@example.com", plan: ["plus", "pro", "team", "free"][index % 4])
             let claims = try TokenClaims(jwt: tokens.idToken)
-            accounts.append(try store.save(
+            accounts.append(try await store.save(
                 info: claims.account, credentials: Credentials(idToken: tokens.idToken, accessToken: tokens.accessToken, refreshToken: tokens.refreshToken),
-                accessTokenExpiresAt: try TokenClaims(jwt: tokens.accessToken).expiresAt, refreshedAt: Date(), name: nil, event: "signed_in").account)
+                accessTokenExpiresAt: try TokenClaims(jwt: tokens.accessToken).expiresAt, refreshedAt: Date(), name: nil, event: .signedIn).account)
         }
         return (service, accounts, home)
     }
@@ -44,10 +44,10 @@ struct UsageTests {
             try await setUsage(emulator, accounts[0], fiveHour: 37, weekly: 61)
             let snapshots = try await service.poll(accounts[0])
             #expect(snapshots.first?.shortWindow?.usedPercent == 37)
-            let stored = try #require(try service.store.latestUsage()[accounts[0].id])
+            let stored = try #require(try await service.store.latestUsage()[accounts[0].id])
             #expect(stored.source == .poll)
             #expect(stored.snapshot.longWindow?.usedPercent == 61)
-            let event = try #require(try service.store.events().first { $0.kind == "usage_polled" })
+            let event = try #require(try await service.store.events().first { $0.kind == "usage_polled" })
             #expect(event.detail.contains("GET http://127.0.0.1:\(emulator.port)/backend-api/wham/usage"))
             #expect(event.detail.contains("HTTP 200"))
             #expect(!event.detail.contains("eyJ"))
@@ -67,7 +67,7 @@ struct UsageTests {
             let snapshots = try await service.poll(accounts[0])
             let expected = try ChappieUsageLimitSnapshot.decodeUsage(try Fixtures.data(fixture))
             #expect(snapshots == expected)
-            let stored = try service.store.usageSamples(for: accounts[0], since: nil, until: nil)
+            let stored = try await service.store.usageSamples(for: accounts[0], since: nil, until: nil)
             #expect(stored.count == expected.count)
             #expect(stored.first?.snapshot.plan == expected.first?.plan)
             #expect(stored.first?.snapshot.longWindow?.usedPercent == expected.first?.longWindow?.usedPercent)
@@ -102,7 +102,7 @@ struct UsageTests {
             #expect(choice.account.name == accounts[2].name)
             #expect(choice.reason.contains("weekly 45 % (binding)"))
             // c's reserve makes it full at 40 %: b is next.
-            _ = try service.store.setReserve(40, for: accounts[2].name)
+            _ = try await service.store.setReserve(40, for: accounts[2].name)
             choice = try await service.best(maxAge: .zero)
             #expect(choice.account.name == accounts[1].name)
             // Everyone full: a clear error naming the first reset.
@@ -122,10 +122,10 @@ struct UsageTests {
             // Windows start when an account first appears, so the second one resets a little later.
             try await Task.sleep(for: .milliseconds(1100))
             let tokens = try await emulator.signIn(email: "later@example.com", plan: "plus")
-            let second = try service.store.save(
+            let second = try await service.store.save(
                 info: try TokenClaims(jwt: tokens.idToken).account,
                 credentials: Credentials(idToken: tokens.idToken, accessToken: tokens.accessToken, refreshToken: tokens.refreshToken),
-                accessTokenExpiresAt: nil, refreshedAt: Date(), name: nil, event: "signed_in").account
+                accessTokenExpiresAt: nil, refreshedAt: Date(), name: nil, event: .signedIn).account
             try await setUsage(emulator, second, fiveHour: 30, weekly: 10)
             try await setUsage(emulator, first[0], fiveHour: 30, weekly: 10)
             #expect(try await service.best(maxAge: .zero).account.name == first[0].name)
@@ -133,19 +133,19 @@ struct UsageTests {
     }
 
     @Test("Pruning deletes old samples and keeps the audit log")
-    func prune() throws {
+    func prune() async throws {
         let home = try TestTokens.temporaryDirectory("chappie-prune")
         defer { try? FileManager.default.removeItem(at: home) }
-        let store = try StoreOpener.open(StoreOptions(home: home.path, environment: [:])).store
-        let account = try store.save(
+        let store = try await StoreOpener.open(StoreOptions(home: home.path, environment: [:])).store
+        let account = try await store.save(
             info: ChappieAccountInfo(email: "p@example.com", userID: "u", accountID: "a", plan: .plus),
             credentials: Credentials(idToken: "i", accessToken: "a", refreshToken: "r"), accessTokenExpiresAt: nil, refreshedAt: nil,
-            name: nil, event: "imported").account
+            name: nil, event: .imported).account
         let snapshot = ChappieUsageLimitSnapshot(limitID: "codex", plan: .plus, shortWindow: ChappieUsageWindow(usedPercent: 1, windowMinutes: 300, resetsAt: nil), longWindow: nil)
-        for days in [100.0, 50, 1] { try store.recordUsage([snapshot], for: account, source: .poll, at: Date().addingTimeInterval(-days * 86400)) }
-        #expect(try store.pruneUsage(olderThan: Date().addingTimeInterval(-60 * 86400)) == 1)
-        #expect(try store.usageSamples(for: account, since: nil, until: nil).count == 2)
-        #expect(try store.events().first?.kind == "usage_pruned")
-        #expect(try store.events().contains { $0.kind == "imported" })
+        for days in [100.0, 50, 1] { try await store.recordUsage([snapshot], for: account, source: .poll, at: Date().addingTimeInterval(-days * 86400)) }
+        #expect(try await store.pruneUsage(olderThan: Date().addingTimeInterval(-60 * 86400)) == 1)
+        #expect(try await store.usageSamples(for: account, since: nil, until: nil).count == 2)
+        #expect(try await store.events().first?.kind == "usage_pruned")
+        #expect(try await store.events().contains { $0.kind == "imported" })
     }
 }

@@ -9,7 +9,7 @@ import Testing
 @Suite("The sealed account store")
 struct AccountStoreTests {
     @Test("The embedded migrations are exactly the SQL files in migrations/ (run `make migrations` after editing)")
-    func migrationsDoNotDrift() throws {
+    func migrationsDoNotDrift() async throws {
         let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("migrations")
         let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".sql") }.sorted()
@@ -21,22 +21,22 @@ struct AccountStoreTests {
     }
 
     @Test("The directory is 0700 and the database, WAL and shared-memory files 0600")
-    func permissions() throws {
+    func permissions() async throws {
         let test = try TestStore()
         defer { test.remove() }
-        try test.add("ada@example.com", marker: "perm")
-        func mode(_ path: String) throws -> Int {
+        try await test.add("ada@example.com", marker: "perm")
+        func mode(_ path: String) async throws -> Int {
             try #require((FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? NSNumber)?.intValue)
         }
-        #expect(try mode(test.location.directory.path) == 0o700)
+        await #expect(try mode(test.location.directory.path) == 0o700)
         for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: test.databaseFile.path + suffix) {
-            #expect(try mode(test.databaseFile.path + suffix) == 0o600, "\(suffix)")
+            await #expect(try mode(test.databaseFile.path + suffix) == 0o600, "\(suffix)")
         }
         #expect(FileManager.default.fileExists(atPath: test.databaseFile.path + "-wal"))
     }
 
     @Test("An existing directory and file that others can read are made private on open")
-    func tightensPermissions() throws {
+    func tightensPermissions() async throws {
         let directory = try TestTokens.temporaryDirectory("chappie-open")
         defer { try? FileManager.default.removeItem(at: directory) }
         chmod(directory.path, 0o755)
@@ -48,11 +48,11 @@ struct AccountStoreTests {
     }
 
     @Test("No token appears in the raw bytes of the database or its WAL")
-    func noPlaintextOnDisk() throws {
+    func noPlaintextOnDisk() async throws {
         let test = try TestStore()
         defer { test.remove() }
         let markers = (0..<5).map { "MARKER\($0)x\(UUID().uuidString.prefix(8))" }
-        for (index, marker) in markers.enumerated() { try test.add("user\(index)@example.com", marker: marker) }
+        for (index, marker) in markers.enumerated() { try await test.add("user\(index)@example.com", marker: marker) }
         let bytes = test.rawBytes()
         #expect(bytes.count > 4096)
         for marker in markers {
@@ -60,15 +60,15 @@ struct AccountStoreTests {
         }
         // Sanity: what is stored in clear (the e-mail) is found, so the scan does look.
         #expect(bytes.range(of: Data("user0@example.com".utf8)) != nil)
-        let credentials = try test.store.credentials(for: try test.store.account(named: AccountName("user0")))
+        let credentials = try await test.store.credentials(for: try await test.store.account(named: AccountName("user0")))
         #expect(credentials.refreshToken == "refresh-\(markers[0])")
     }
 
     @Test("A wrong key is refused before anything is written")
-    func wrongKey() throws {
+    func wrongKey() async throws {
         let test = try TestStore()
         defer { test.remove() }
-        try test.add("ada@example.com", marker: "wrong")
+        try await test.add("ada@example.com", marker: "wrong")
         let snapshot = try test.contents()
         do {
             _ = try StoreDatabase.open(at: test.location).unlock(with: SecretKey.generate())
@@ -80,24 +80,24 @@ struct AccountStoreTests {
         #expect(try test.contents() == snapshot)
         // The right key still works.
         let again = try StoreDatabase.open(at: test.location).unlock(with: test.key)
-        #expect(try again.accounts().count == 1)
+        await #expect(try again.accounts().count == 1)
     }
 
     @Test("A tampered blob fails only its own account")
-    func tamperedBlob() throws {
+    func tamperedBlob() async throws {
         let test = try TestStore()
         defer { test.remove() }
-        let a = try test.add("a@example.com", marker: "aaa")
-        let b = try test.add("b@example.com", marker: "bbb")
-        try DatabaseQueue(path: test.databaseFile.path).write { db in
+        let a = try await test.add("a@example.com", marker: "aaa")
+        let b = try await test.add("b@example.com", marker: "bbb")
+        try await DatabaseQueue(path: test.databaseFile.path).write { db in
             var blob = try #require(try Data.fetchOne(db, sql: "SELECT ciphertext FROM credentials WHERE account_id = ?", arguments: [a.id]))
             blob[10] ^= 0x01
             try db.execute(sql: "UPDATE credentials SET ciphertext = ? WHERE account_id = ?", arguments: [blob, a.id])
         }
-        #expect(throws: StoreError.self) { try test.store.credentials(for: a) }
-        #expect(try test.store.credentials(for: b).refreshToken == "refresh-bbb")
+        await #expect(throws: StoreError.self) { try await test.store.credentials(for: a) }
+        #expect(try await test.store.credentials(for: b).refreshToken == "refresh-bbb")
         do {
-            _ = try test.store.credentials(for: a)
+            _ = try await test.store.credentials(for: a)
         } catch {
             #expect(error.code == .credentialUnreadable)
             #expect(error.message.contains("a"))
@@ -105,103 +105,103 @@ struct AccountStoreTests {
     }
 
     @Test("A blob copied onto another account's row does not open there")
-    func movedBlob() throws {
+    func movedBlob() async throws {
         let test = try TestStore()
         defer { test.remove() }
-        let a = try test.add("a@example.com", marker: "aaa")
-        let b = try test.add("b@example.com", marker: "bbb")
-        try DatabaseQueue(path: test.databaseFile.path).write { db in
+        let a = try await test.add("a@example.com", marker: "aaa")
+        let b = try await test.add("b@example.com", marker: "bbb")
+        try await DatabaseQueue(path: test.databaseFile.path).write { db in
             try db.execute(sql: """
                 UPDATE credentials SET nonce = (SELECT nonce FROM credentials WHERE account_id = ?1),
                     ciphertext = (SELECT ciphertext FROM credentials WHERE account_id = ?1) WHERE account_id = ?2
                 """, arguments: [b.id, a.id])
         }
-        #expect(throws: StoreError.self) { try test.store.credentials(for: a) }
-        #expect(try test.store.credentials(for: b).refreshToken == "refresh-bbb")
+        await #expect(throws: StoreError.self) { try await test.store.credentials(for: a) }
+        #expect(try await test.store.credentials(for: b).refreshToken == "refresh-bbb")
     }
 
     @Test("Key rotation reseals everything; the old key no longer opens the store")
-    func rotation() throws {
+    func rotation() async throws {
         let test = try TestStore()
         defer { test.remove() }
-        for index in 0..<10 { try test.add("u\(index)@example.com", marker: "rot\(index)") }
+        for index in 0..<10 { try await test.add("u\(index)@example.com", marker: "rot\(index)") }
         let newKey = SecretKey.generate()
-        let rotated = try test.store.rotateKey(to: newKey, passphraseKDF: nil)
-        for account in try rotated.accounts() {
-            #expect(try rotated.credentials(for: account).refreshToken.hasPrefix("refresh-rot"))
+        let rotated = try await test.store.rotateKey(to: newKey, passphraseKDF: nil)
+        for account in try await rotated.accounts() {
+            await #expect(try rotated.credentials(for: account).refreshToken.hasPrefix("refresh-rot"))
         }
-        #expect(try rotated.credentialCountsByKey() == [newKey.id: 10])
+        await #expect(try rotated.credentialCountsByKey() == [newKey.id: 10])
         #expect(throws: StoreError.self) { try StoreDatabase.open(at: test.location).unlock(with: test.key) }
-        #expect(try StoreDatabase.open(at: test.location).unlock(with: newKey).accounts().count == 10)
-        #expect(try rotated.events(limit: 1).first?.kind == "key_rotated")
+        await #expect(try StoreDatabase.open(at: test.location).unlock(with: newKey).accounts().count == 10)
+        await #expect(try rotated.events(limit: 1).first?.kind == "key_rotated")
     }
 
     @Test("A store unlocked before another process rotated the key refuses to seal with the old key")
-    func staleKeyAfterRotation() throws {
+    func staleKeyAfterRotation() async throws {
         let test = try TestStore()
         defer { test.remove() }
-        let account = try test.add("a@example.com", marker: "stale")
+        let account = try await test.add("a@example.com", marker: "stale")
         let other = try StoreDatabase.open(at: test.location).unlock(with: test.key)
-        _ = try other.rotateKey(to: SecretKey.generate(), passphraseKDF: nil)
-        #expect(try test.store.keyIsCurrent() == false)
-        #expect { _ = try test.store.updateCredentials(
+        _ = try await other.rotateKey(to: SecretKey.generate(), passphraseKDF: nil)
+        #expect(try await test.store.keyIsCurrent() == false)
+        await #expect { _ = try await test.store.updateCredentials(
             of: account, to: Credentials(idToken: "i", accessToken: "a", refreshToken: "r"), accessTokenExpiresAt: nil,
-            refreshedAt: Date(), event: "refreshed") } throws: { error in
+            refreshedAt: Date(), event: .refreshed) } throws: { error in
             (error as? StoreError)?.code == .wrongKey
         }
     }
 
     @Test("A rotation that fails before commit changes nothing")
-    func failedRotation() throws {
+    func failedRotation() async throws {
         let test = try TestStore()
         defer { test.remove() }
-        try test.add("a@example.com", marker: "keep")
+        try await test.add("a@example.com", marker: "keep")
         struct Interrupted: Error {}
-        #expect(throws: StoreError.self) {
-            _ = try test.store.rotateKey(to: SecretKey.generate(), passphraseKDF: nil, beforeCommit: { throw Interrupted() })
+        await #expect(throws: StoreError.self) {
+            _ = try await test.store.rotateKey(to: SecretKey.generate(), passphraseKDF: nil, beforeCommit: { throw Interrupted() })
         }
         let reopened = try StoreDatabase.open(at: test.location).unlock(with: test.key)
-        #expect(try reopened.credentials(for: try reopened.account(named: AccountName("a"))).refreshToken == "refresh-keep")
+        #expect(try await reopened.credentials(for: try await reopened.account(named: AccountName("a"))).refreshToken == "refresh-keep")
     }
 
     @Test("Saving the same ChatGPT account again updates it instead of adding another")
-    func upsert() throws {
+    func upsert() async throws {
         let test = try TestStore()
         defer { test.remove() }
-        let first = try test.add("ada@example.com", accountID: "acct-1", userID: "user-1", marker: "one")
-        let second = try test.add("ada@example.com", accountID: "acct-1", userID: "user-1", marker: "two")
+        let first = try await test.add("ada@example.com", accountID: "acct-1", userID: "user-1", marker: "one")
+        let second = try await test.add("ada@example.com", accountID: "acct-1", userID: "user-1", marker: "two")
         #expect(first.id == second.id)
-        #expect(try test.store.accounts().count == 1)
-        #expect(try test.store.credentials(for: second).refreshToken == "refresh-two")
+        #expect(try await test.store.accounts().count == 1)
+        #expect(try await test.store.credentials(for: second).refreshToken == "refresh-two")
         // Same workspace, another user: a different account.
-        try test.add("bob@example.com", accountID: "acct-1", userID: "user-2", marker: "three")
-        #expect(try test.store.accounts().map(\.name.rawValue) == ["ada", "bob"])
+        try await test.add("bob@example.com", accountID: "acct-1", userID: "user-2", marker: "three")
+        #expect(try await test.store.accounts().map(\.name.rawValue) == ["ada", "bob"])
         // Same e-mail local part: a unique name is derived.
-        try test.add("ada@other.example", accountID: "acct-2", userID: "user-3", marker: "four")
-        #expect(try test.store.accounts().map(\.name.rawValue) == ["ada", "ada-2", "bob"])
+        try await test.add("ada@other.example", accountID: "acct-2", userID: "user-3", marker: "four")
+        #expect(try await test.store.accounts().map(\.name.rawValue) == ["ada", "ada-2", "bob"])
     }
 
     @Test("Rename, activate and remove, with their audit entries")
-    func lifecycle() throws {
+    func lifecycle() async throws {
         let test = try TestStore()
         defer { test.remove() }
-        try test.add("ada@example.com", marker: "l1")
-        try test.add("bob@example.com", marker: "l2")
-        try test.store.rename(AccountName("ada"), to: AccountName("work"))
-        #expect(throws: StoreError.self) { try test.store.rename(AccountName("work"), to: AccountName("bob")) }
-        _ = try test.store.activate(AccountName("work"))
-        #expect(try test.store.activeAccount()?.name.rawValue == "work")
-        #expect(try test.store.accounts().filter(\.isActive).map(\.name.rawValue) == ["work"])
-        try test.store.remove(AccountName("work"))
-        #expect(try test.store.activeAccount() == nil)
-        #expect(throws: StoreError.self) { try test.store.account(named: AccountName("work")) }
-        let kinds = try test.store.events().map(\.kind)
+        try await test.add("ada@example.com", marker: "l1")
+        try await test.add("bob@example.com", marker: "l2")
+        try await test.store.rename(AccountName("ada"), to: AccountName("work"))
+        await #expect(throws: StoreError.self) { try await test.store.rename(AccountName("work"), to: AccountName("bob")) }
+        _ = try await test.store.activate(AccountName("work"))
+        #expect(try await test.store.activeAccount()?.name.rawValue == "work")
+        #expect(try await test.store.accounts().filter(\.isActive).map(\.name.rawValue) == ["work"])
+        try await test.store.remove(AccountName("work"))
+        #expect(try await test.store.activeAccount() == nil)
+        await #expect(throws: StoreError.self) { try await test.store.account(named: AccountName("work")) }
+        let kinds = try await test.store.events().map(\.kind)
         #expect(Array(kinds.prefix(3)) == ["removed", "switched", "renamed"])
-        #expect(try test.store.events().first?.accountName == "work")
+        #expect(try await test.store.events().first?.accountName == "work")
     }
 
     @Test("The schema refuses names outside the rule even if inserted behind chappie's back")
-    func schemaChecksNames() throws {
+    func schemaChecksNames() async throws {
         let test = try TestStore()
         defer { test.remove() }
         for name in ["a b", "", "x'; DROP TABLE accounts; --", "..", String(repeating: "n", count: 65), "new\nline"] {
@@ -213,16 +213,16 @@ struct AccountStoreTests {
                 }
             }
         }
-        #expect(try test.store.accounts().isEmpty)
+        #expect(try await test.store.accounts().isEmpty)
     }
 
     @Test("A database from a newer chappie is refused and left untouched")
-    func newerSchema() throws {
+    func newerSchema() async throws {
         let test = try TestStore()
         defer { test.remove() }
         let queue = try DatabaseQueue(path: test.databaseFile.path)
-        try queue.write { db in try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('9999_from_the_future')") }
-        try queue.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+        try await queue.write { db in try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('9999_from_the_future')") }
+        try await queue.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
         let snapshot = try Data(contentsOf: test.databaseFile)
         do {
             _ = try StoreDatabase.open(at: test.location)
@@ -234,7 +234,7 @@ struct AccountStoreTests {
     }
 
     @Test("A file that is not a database is refused and left untouched")
-    func corruptFile() throws {
+    func corruptFile() async throws {
         let directory = try TestTokens.temporaryDirectory("chappie-corrupt")
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent(StoreDatabase.fileName)

@@ -8,7 +8,7 @@ import Testing
 @Suite("Migration 0003: one owner per Codex home")
 struct CodexHomeOwnerMigrationTests {
     @Test("A store from before 0003 with several accounts in one Codex home keeps the active account as its owner, else the newest")
-    func ownersAfterMigration() throws {
+    func ownersAfterMigration() async throws {
         let home = try TestTokens.temporaryDirectory("chappie-migration")
         defer { try? FileManager.default.removeItem(at: home) }
         let file = home.appendingPathComponent(StoreDatabase.fileName)
@@ -20,7 +20,7 @@ struct CodexHomeOwnerMigrationTests {
             migrator.registerMigration(migration.id) { db in try db.execute(sql: migration.sql) }
         }
         try migrator.migrate(old)
-        try old.write { db in
+        try await old.write { db in
             for (id, name, codexHome, updated) in [
                 (1, "a", "/codex", "2026-11-20 10:00:00.000"), (2, "b", "/codex", "2026-11-20 11:00:00.000"),
                 (3, "c", "/codex", "2026-11-20 09:00:00.000"), (4, "d", "/other", "2026-11-20 09:00:00.000"),
@@ -39,7 +39,7 @@ struct CodexHomeOwnerMigrationTests {
         try old.close()
 
         _ = try StoreDatabase.open(at: StoreLocation(directory: home, keyDirectory: home))
-        let owners = try DatabaseQueue(path: file.path).read { db in
+        let owners = try await DatabaseQueue(path: file.path).read { db in
             try Row.fetchAll(db, sql: "SELECT name, codex_home FROM accounts ORDER BY name").map { row -> String in
                 "\(row["name"] as String):\((row["codex_home"] as String?) ?? "-")"
             }

@@ -7,141 +7,143 @@ import Testing
 
 @Suite("Opening the store with the key from its source, and rotating it")
 struct StoreOpenerTests {
-    private func addAccount(_ store: AccountStore, marker: String) throws {
-        _ = try store.save(
+    private func addAccount(_ store: SQLiteAccountStore, marker: String) async throws {
+        _ = try await store.save(
             info: ChappieAccountInfo(email: "\(marker)@example.com", userID: "u-\(marker)", accountID: "a-\(marker)", plan: .pro),
             credentials: Credentials(idToken: "id", accessToken: "access-\(marker)", refreshToken: "refresh-\(marker)"),
-            accessTokenExpiresAt: nil, refreshedAt: nil, name: nil, event: "imported")
+            accessTokenExpiresAt: nil, refreshedAt: nil, name: nil, event: .imported)
     }
 
     @Test("A new store gets a 0600 default key file; later opens use it")
-    func defaultKeyFile() throws {
+    func defaultKeyFile() async throws {
         let home = try TestTokens.temporaryDirectory("chappie-open")
         defer { try? FileManager.default.removeItem(at: home) }
         let options = StoreOptions(home: home.path, environment: [:])
-        let first = try StoreOpener.open(options)
+        let first = try await StoreOpener.open(options)
         #expect(first.source == .defaultKeyFile(home.appendingPathComponent("chappie.key")))
-        try addAccount(first.store, marker: "k")
+        try await addAccount(first.store, marker: "k")
         let keyFile = home.appendingPathComponent("chappie.key")
         #expect((try FileManager.default.attributesOfItem(atPath: keyFile.path)[.posixPermissions] as? NSNumber)?.intValue == 0o600)
-        let second = try StoreOpener.open(options)
+        let second = try await StoreOpener.open(options)
         #expect(second.store.key.id == first.store.key.id)
         // Without the key file the store is not silently given a new key.
         try FileManager.default.removeItem(at: keyFile)
-        #expect { _ = try StoreOpener.open(options) } throws: { error in
+        await #expect { _ = try await StoreOpener.open(options) } throws: { error in
             (error as? StoreError)?.code == .missingKey
         }
         #expect(!FileManager.default.fileExists(atPath: keyFile.path))
     }
 
     @Test("Without --home the data and the key live in the XDG directories")
-    func xdgLocations() throws {
+    func xdgLocations() async throws {
         let root = try TestTokens.temporaryDirectory("chappie-xdg")
         defer { try? FileManager.default.removeItem(at: root) }
         let environment = ["HOME": root.path, "XDG_DATA_HOME": root.appendingPathComponent("data").path, "XDG_CONFIG_HOME": root.appendingPathComponent("config").path]
-        let opened = try StoreOpener.open(StoreOptions(environment: environment))
+        let opened = try await StoreOpener.open(StoreOptions(environment: environment))
         #expect(opened.store.location.directory.path == root.appendingPathComponent("data/chappie").path)
         #expect(FileManager.default.fileExists(atPath: root.appendingPathComponent("config/chappie/chappie.key").path))
     }
 
     @Test("A passphrase store opens with the same passphrase only")
-    func passphrase() throws {
+    func passphrase() async throws {
         let home = try TestTokens.temporaryDirectory("chappie-pass")
         defer { try? FileManager.default.removeItem(at: home) }
-        let created = try StoreOpener.open(StoreOptions(home: home.path, environment: ["CHAPPIE_PASSPHRASE": "correct horse"]))
+        let created = try await StoreOpener.open(StoreOptions(home: home.path, environment: ["CHAPPIE_PASSPHRASE": "correct horse"]))
         #expect(created.source == .passphrase(fromEnvironment: true))
-        try addAccount(created.store, marker: "p")
+        try await addAccount(created.store, marker: "p")
         #expect(!FileManager.default.fileExists(atPath: home.appendingPathComponent("chappie.key").path))
-        let again = try StoreOpener.open(StoreOptions(home: home.path, environment: ["CHAPPIE_PASSPHRASE": "correct horse"]))
+        let again = try await StoreOpener.open(StoreOptions(home: home.path, environment: ["CHAPPIE_PASSPHRASE": "correct horse"]))
         #expect(again.store.key.id == created.store.key.id)
-        #expect { _ = try StoreOpener.open(StoreOptions(home: home.path, environment: ["CHAPPIE_PASSPHRASE": "wrong horse"])) } throws: { error in
+        await #expect { _ = try await StoreOpener.open(StoreOptions(home: home.path, environment: ["CHAPPIE_PASSPHRASE": "wrong horse"])) } throws: { error in
             (error as? StoreError)?.code == .wrongKey
         }
         // No passphrase and no terminal: a clear configuration error, and no key file is created.
-        #expect { _ = try StoreOpener.open(StoreOptions(home: home.path, environment: [:])) } throws: { error in
+        await #expect { _ = try await StoreOpener.open(StoreOptions(home: home.path, environment: [:])) } throws: { error in
             (error as? VaultError)?.kind == .passphraseUnavailable
         }
         #expect(!FileManager.default.fileExists(atPath: home.appendingPathComponent("chappie.key").path))
     }
 
     @Test("A key-file store refuses a passphrase, and another key file")
-    func wrongSource() throws {
+    func wrongSource() async throws {
         let home = try TestTokens.temporaryDirectory("chappie-src")
         defer { try? FileManager.default.removeItem(at: home) }
-        try addAccount(try StoreOpener.open(StoreOptions(home: home.path, environment: [:])).store, marker: "s")
-        #expect { _ = try StoreOpener.open(StoreOptions(home: home.path, environment: ["CHAPPIE_PASSPHRASE": "x"])) } throws: { error in
+        try await addAccount(try await StoreOpener.open(StoreOptions(home: home.path, environment: [:])).store, marker: "s")
+        await #expect { _ = try await StoreOpener.open(StoreOptions(home: home.path, environment: ["CHAPPIE_PASSPHRASE": "x"])) } throws: { error in
             (error as? StoreError)?.code == .wrongKey
         }
         let other = home.appendingPathComponent("other.key")
         try KeyFile.write(SecretKey.generate(), to: other)
-        #expect { _ = try StoreOpener.open(StoreOptions(home: home.path, keyFile: other.path, environment: [:])) } throws: { error in
+        await #expect { _ = try await StoreOpener.open(StoreOptions(home: home.path, keyFile: other.path, environment: [:])) } throws: { error in
             (error as? StoreError)?.code == .wrongKey
         }
     }
 
     @Test("Rotation with a key file: the new key is in place and opens everything")
-    func rotateKeyFile() throws {
+    func rotateKeyFile() async throws {
         let home = try TestTokens.temporaryDirectory("chappie-rot")
         defer { try? FileManager.default.removeItem(at: home) }
         let options = StoreOptions(home: home.path, environment: [:])
-        let opened = try StoreOpener.open(options)
-        for index in 0..<3 { try addAccount(opened.store, marker: "r\(index)") }
-        let outcome = try KeyRotation.rotate(opened, options: options)
+        let opened = try await StoreOpener.open(options)
+        for index in 0..<3 { try await addAccount(opened.store, marker: "r\(index)") }
+        let outcome = try await KeyRotation.rotate(opened, options: options)
         #expect(outcome.oldKeyID != outcome.newKeyID)
         #expect(!FileManager.default.fileExists(atPath: home.appendingPathComponent("chappie.key.new").path))
-        let reopened = try StoreOpener.open(options)
+        let reopened = try await StoreOpener.open(options)
         #expect(reopened.store.key.id == outcome.newKeyID)
-        #expect(try reopened.store.accounts().map { try reopened.store.credentials(for: $0).refreshToken }.sorted() == ["refresh-r0", "refresh-r1", "refresh-r2"])
+        var refreshTokens: [String] = []
+        for account in try await reopened.store.accounts() { refreshTokens.append(try await reopened.store.credentials(for: account).refreshToken) }
+        #expect(refreshTokens.sorted() == ["refresh-r0", "refresh-r1", "refresh-r2"])
     }
 
     @Test("Rotation with a passphrase uses CHAPPIE_NEW_PASSPHRASE")
-    func rotatePassphrase() throws {
+    func rotatePassphrase() async throws {
         let home = try TestTokens.temporaryDirectory("chappie-rotp")
         defer { try? FileManager.default.removeItem(at: home) }
         let options = StoreOptions(home: home.path, environment: ["CHAPPIE_PASSPHRASE": "old one", "CHAPPIE_NEW_PASSPHRASE": "new one"])
-        let opened = try StoreOpener.open(options)
-        try addAccount(opened.store, marker: "pp")
-        _ = try KeyRotation.rotate(opened, options: options)
-        let reopened = try StoreOpener.open(StoreOptions(home: home.path, environment: ["CHAPPIE_PASSPHRASE": "new one"]))
-        #expect(try reopened.store.credentials(for: try reopened.store.account(named: AccountName("pp"))).refreshToken == "refresh-pp")
-        #expect(throws: (any Error).self) { try StoreOpener.open(StoreOptions(home: home.path, environment: ["CHAPPIE_PASSPHRASE": "old one"])) }
+        let opened = try await StoreOpener.open(options)
+        try await addAccount(opened.store, marker: "pp")
+        _ = try await KeyRotation.rotate(opened, options: options)
+        let reopened = try await StoreOpener.open(StoreOptions(home: home.path, environment: ["CHAPPIE_PASSPHRASE": "new one"]))
+        #expect(try await reopened.store.credentials(for: try await reopened.store.account(named: AccountName("pp"))).refreshToken == "refresh-pp")
+        await #expect(throws: (any Error).self) { try await StoreOpener.open(StoreOptions(home: home.path, environment: ["CHAPPIE_PASSPHRASE": "old one"])) }
     }
 
     @Test("A crash after the commit but before the rename: the next open finishes the swap")
-    func crashAfterCommit() throws {
+    func crashAfterCommit() async throws {
         let home = try TestTokens.temporaryDirectory("chappie-crash1")
         defer { try? FileManager.default.removeItem(at: home) }
         let options = StoreOptions(home: home.path, environment: [:])
-        let opened = try StoreOpener.open(options)
-        try addAccount(opened.store, marker: "c1")
+        let opened = try await StoreOpener.open(options)
+        try await addAccount(opened.store, marker: "c1")
         let keyFile = home.appendingPathComponent("chappie.key")
         let newKey = SecretKey.generate()
         try KeyFile.write(newKey, to: KeyRotation.pendingURL(for: keyFile))
-        _ = try opened.store.rotateKey(to: newKey, passphraseKDF: nil)
+        _ = try await opened.store.rotateKey(to: newKey, passphraseKDF: nil)
         // (the process dies here, before renaming chappie.key.new)
-        let reopened = try StoreOpener.open(options)
+        let reopened = try await StoreOpener.open(options)
         #expect(reopened.store.key.id == newKey.id)
         #expect(try KeyFile.read(keyFile).id == newKey.id)
         #expect(!FileManager.default.fileExists(atPath: KeyRotation.pendingURL(for: keyFile).path))
-        #expect(try reopened.store.credentials(for: try reopened.store.account(named: AccountName("c1"))).refreshToken == "refresh-c1")
+        #expect(try await reopened.store.credentials(for: try await reopened.store.account(named: AccountName("c1"))).refreshToken == "refresh-c1")
     }
 
     @Test("A crash before the commit: the old key stays, the unused new key is discarded")
-    func crashBeforeCommit() throws {
+    func crashBeforeCommit() async throws {
         let home = try TestTokens.temporaryDirectory("chappie-crash2")
         defer { try? FileManager.default.removeItem(at: home) }
         let options = StoreOptions(home: home.path, environment: [:])
-        let opened = try StoreOpener.open(options)
-        try addAccount(opened.store, marker: "c2")
+        let opened = try await StoreOpener.open(options)
+        try await addAccount(opened.store, marker: "c2")
         let keyFile = home.appendingPathComponent("chappie.key")
         try KeyFile.write(SecretKey.generate(), to: KeyRotation.pendingURL(for: keyFile))
-        let reopened = try StoreOpener.open(options)
+        let reopened = try await StoreOpener.open(options)
         #expect(reopened.store.key.id == opened.store.key.id)
         #expect(!FileManager.default.fileExists(atPath: KeyRotation.pendingURL(for: keyFile).path))
     }
 
     @Test("Rotation is refused for a systemd credential, which chappie cannot rewrite")
-    func systemdCredential() throws {
+    func systemdCredential() async throws {
         let home = try TestTokens.temporaryDirectory("chappie-sd")
         let credentials = try TestTokens.temporaryDirectory("chappie-creds")
         defer {
@@ -150,9 +152,9 @@ struct StoreOpenerTests {
         }
         try KeyFile.write(SecretKey.generate(), to: credentials.appendingPathComponent("chappie.key"))
         let options = StoreOptions(home: home.path, environment: ["CREDENTIALS_DIRECTORY": credentials.path])
-        let opened = try StoreOpener.open(options)
+        let opened = try await StoreOpener.open(options)
         #expect(opened.source == .systemdCredential(credentials.appendingPathComponent("chappie.key")))
-        #expect { _ = try KeyRotation.rotate(opened, options: options) } throws: { error in
+        await #expect { _ = try await KeyRotation.rotate(opened, options: options) } throws: { error in
             (error as? VaultError)?.kind == .keyFile
         }
     }

@@ -9,7 +9,7 @@ import GRDB
 struct TestStore {
     let location: StoreLocation
     let key: SecretKey
-    let store: AccountStore
+    let store: SQLiteAccountStore
 
     init(key: SecretKey = .generate()) throws {
         location = StoreLocation(directory: try TestTokens.temporaryDirectory("chappie-store"))
@@ -21,16 +21,16 @@ struct TestStore {
 
     /// Saves an account whose tokens all contain `marker`.
     @discardableResult
-    func add(_ email: String, accountID: String = UUID().uuidString.lowercased(), userID: String? = nil, marker: String, name: String? = nil) throws -> Account {
+    func add(_ email: String, accountID: String = UUID().uuidString.lowercased(), userID: String? = nil, marker: String, name: String? = nil) async throws -> Account {
         // The user id is stored in clear, so it must not carry the marker the raw-bytes scan looks for.
         let user = userID ?? "user-\(UUID().uuidString.prefix(8))"
         let info = ChappieAccountInfo(email: email, userID: user, accountID: accountID, plan: .plus)
         let credentials = Credentials(
             idToken: TestTokens.idToken(email: email, accountID: accountID, userID: user) + ".\(marker)",
             accessToken: "access-\(marker)", refreshToken: "refresh-\(marker)")
-        return try store.save(
+        return try await store.save(
             info: info, credentials: credentials, accessTokenExpiresAt: Date().addingTimeInterval(3600), refreshedAt: Date(),
-            name: try name.map { try AccountName($0) }, event: "imported"
+            name: try name.map { try AccountName($0) }, event: .imported
         ).account
     }
 

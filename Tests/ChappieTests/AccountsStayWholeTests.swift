@@ -13,7 +13,7 @@ import Testing
 private struct Bench: Sendable {
     let emulator: RunningEmulator
     let home: URL
-    let store: AccountStore
+    let store: SQLiteAccountStore
     let oauth: OAuthClient
     let account: Account
 
@@ -29,25 +29,25 @@ private struct Bench: Sendable {
             let home = try TestTokens.temporaryDirectory("chappie-whole")
             defer { try? FileManager.default.removeItem(at: home) }
             let options = StoreOptions(home: home.path, environment: [:])
-            let store = try StoreOpener.open(options).store
+            let store = try await StoreOpener.open(options).store
             let oauth = OAuthClient(
                 endpoints: try ChappieEndpoints(issuer: emulator.baseURL.absoluteString, backend: emulator.backendURL.absoluteString),
                 http: emulator.client)
             let result = try await DeviceCodeSignIn(oauth: oauth).run()
-            let account = try store.save(
+            let account = try await store.save(
                 info: result.account, credentials: result.credentials, accessTokenExpiresAt: result.accessTokenExpiresAt,
-                refreshedAt: Date(), name: nil, event: "signed_in").account
+                refreshedAt: Date(), name: nil, event: .signedIn).account
             try await body(Bench(emulator: emulator, home: home, store: store, oauth: oauth, account: account))
         }
     }
 
     /// The same store opened with a short busy timeout, so that a held write lock fails a commit quickly.
-    func impatientStore() throws -> AccountStore {
+    func impatientStore() throws -> SQLiteAccountStore {
         try StoreDatabase.open(at: options.location, busyTimeout: 0.1).unlock(with: try KeyFile.read(options.location.defaultKeyFile))
     }
 
     /// A refresher that gives up committing quickly (the tests make every commit fail).
-    func refresher(_ store: AccountStore) -> TokenRefresher {
+    func refresher(_ store: SQLiteAccountStore) -> TokenRefresher {
         var refresher = TokenRefresher(store: store, oauth: oauth)
         refresher.commitAttempts = 3
         refresher.commitBackoff = .milliseconds(10)
@@ -80,13 +80,13 @@ private struct Bench: Sendable {
 
     /// After a failed commit: the recovery file exists, is private, holds no token in clear, and
     /// is what the store reads; returns the tokens it holds.
-    func expectRecoveryFile(_ store: AccountStore, sourceLocation: SourceLocation = #_sourceLocation) throws -> Credentials {
+    func expectRecoveryFile(_ store: SQLiteAccountStore, sourceLocation: SourceLocation = #_sourceLocation) async throws -> Credentials {
         let file = store.recoveryDirectory.appendingPathComponent("account-\(account.id).sealed")
         let attributes = try FileManager.default.attributesOfItem(atPath: file.path)
         #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600, sourceLocation: sourceLocation)
         let directory = try FileManager.default.attributesOfItem(atPath: store.recoveryDirectory.path)
         #expect((directory[.posixPermissions] as? NSNumber)?.intValue == 0o700, sourceLocation: sourceLocation)
-        let pending = try store.credentials(for: account)
+        let pending = try await store.credentials(for: account)
         let bytes = try Data(contentsOf: file)
         #expect(bytes.range(of: Data(pending.refreshToken.utf8)) == nil, "the recovery file holds a token in clear", sourceLocation: sourceLocation)
         #expect(bytes.range(of: Data(pending.accessToken.utf8)) == nil, sourceLocation: sourceLocation)
@@ -96,11 +96,11 @@ private struct Bench: Sendable {
     /// Opening the store again adopts the recovery file: the database holds its tokens, the file is
     /// gone, the audit log says so, and a refresh from there works.
     func expectAdoptedOnOpen(_ pending: Credentials, sourceLocation: SourceLocation = #_sourceLocation) async throws {
-        let reopened = try StoreOpener.open(options).store
+        let reopened = try await StoreOpener.open(options).store
         let file = reopened.recoveryDirectory.appendingPathComponent("account-\(account.id).sealed")
         #expect(!FileManager.default.fileExists(atPath: file.path), sourceLocation: sourceLocation)
-        #expect(try reopened.credentials(for: account) == pending, sourceLocation: sourceLocation)
-        #expect(try reopened.events(limit: 5).contains { $0.kind == "recovered" }, sourceLocation: sourceLocation)
+        #expect(try await reopened.credentials(for: account) == pending, sourceLocation: sourceLocation)
+        #expect(try await reopened.events(limit: 5).contains { $0.kind == "recovered" }, sourceLocation: sourceLocation)
         let fresh = try await TokenRefresher(store: reopened, oauth: oauth).validCredentials(for: account, force: true)
         #expect(fresh.outcome == .refreshed, sourceLocation: sourceLocation)
         #expect(fresh.account.status == .ok, sourceLocation: sourceLocation)
@@ -136,26 +136,6 @@ private final class WriteLockHolder: Sendable {
     }
 }
 
-/// A blocking call run on a thread of its own, awaited without holding a thread of the shared pool.
-private final class BlockingCall<T: Sendable>: Sendable {
-    private let result = Mutex<Result<T, any Error>?>(nil)
-    private let done = DispatchSemaphore(value: 0)
-
-    init(_ body: @escaping @Sendable () throws -> T) {
-        Thread { [self] in
-            let outcome = Result { try body() }
-            result.withLock { $0 = outcome }
-            done.signal()
-        }.start()
-    }
-
-    func value() async throws -> T {
-        while done.wait(timeout: .now()) == .timedOut { try await Task.sleep(for: .milliseconds(20)) }
-        done.signal()
-        return try result.withLock { $0! }.get()
-    }
-}
-
 @Suite("Accounts stay whole: what signs an account out, tokens a commit could not store, a key rotated under a refresh")
 struct AccountsStayWholeTests {
     @Test("Only a dead grant signs an account out; a proxy's answer, a client fault or a 5xx leave it signed in", arguments: [
@@ -171,7 +151,7 @@ struct AccountsStayWholeTests {
     ])
     func classification(_ status: Int, _ body: String, _ recovery: ChappieErrorRecovery, _ signsOut: Bool) async throws {
         try await Bench.run { bench in
-            let before = try bench.store.credentials(for: bench.account)
+            let before = try await bench.store.credentials(for: bench.account)
             let fault = try JSONSerialization.data(withJSONObject: ["kind": "status", "status": status, "path": "/oauth/token", "body": body])
             try await bench.fault(String(decoding: fault, as: UTF8.self))
             let refresher = TokenRefresher(store: bench.store, oauth: bench.oauth)
@@ -182,9 +162,9 @@ struct AccountsStayWholeTests {
                 #expect(error.recovery == recovery)
                 #expect(error.requiresReauthentication == signsOut)
             }
-            var account = try bench.store.account(id: bench.account.id)
+            var account = try await bench.store.account(id: bench.account.id)
             #expect(account.status == (signsOut ? .reauthRequired : .ok))
-            #expect(try bench.store.credentials(for: account) == before, "the stored tokens must be untouched")
+            #expect(try await bench.store.credentials(for: account) == before, "the stored tokens must be untouched")
             if signsOut {
                 // Signed out: a plain call fails at once with what the issuer said, once, and asks nothing.
                 let requests = try await bench.stats().int("requests", "/oauth/token")
@@ -199,7 +179,7 @@ struct AccountsStayWholeTests {
                 // Asked by name (`chappie refresh NAME`), it is tried once more; success puts it back to ok.
                 let fresh = try await refresher.validCredentials(for: account, retrySignedOut: true)
                 #expect(fresh.outcome == .refreshed)
-                account = try bench.store.account(id: bench.account.id)
+                account = try await bench.store.account(id: bench.account.id)
                 #expect(account.status == .ok)
             } else {
                 let fresh = try await refresher.validCredentials(for: account, force: true)
@@ -213,24 +193,24 @@ struct AccountsStayWholeTests {
     func busyDatabase() async throws {
         try await Bench.run { bench in
             let store = try bench.impatientStore()
-            let before = try store.credentials(for: bench.account)
+            let before = try await store.credentials(for: bench.account)
             let blocker = try WriteLockHolder(bench.databaseFile)
             await #expect {
                 _ = try await bench.refresher(store).validCredentials(for: bench.account, force: true)
             } throws: { error in
                 (error as? StoreError)?.message.contains("kept sealed in") == true
             }
-            let first = try bench.expectRecoveryFile(store)
+            let first = try await bench.expectRecoveryFile(store)
             #expect(first.refreshToken != before.refreshToken)
             // Still locked: the next refresh redeems the recovered refresh token, not the spent one.
             await #expect(throws: StoreError.self) {
                 _ = try await bench.refresher(store).validCredentials(for: bench.account, force: true)
             }
-            let second = try bench.expectRecoveryFile(store)
+            let second = try await bench.expectRecoveryFile(store)
             #expect(second.refreshToken != first.refreshToken)
             // Adopting while it is still locked fails and loses nothing: the file stays and is still read.
             #expect(store.adoptRecoveredTokens().isEmpty)
-            #expect(try store.credentials(for: bench.account) == second)
+            #expect(try await store.credentials(for: bench.account) == second)
             blocker.release()
             try await bench.expectAdoptedOnOpen(second)
         }
@@ -246,10 +226,10 @@ struct AccountsStayWholeTests {
             await #expect(throws: StoreError.self) {
                 _ = try await bench.refresher(bench.store).validCredentials(for: bench.account, force: true)
             }
-            let pending = try bench.expectRecoveryFile(bench.store)
+            let pending = try await bench.expectRecoveryFile(bench.store)
             // Opening while the failure persists keeps the file.
-            _ = try StoreOpener.open(bench.options)
-            #expect(try bench.expectRecoveryFile(bench.store) == pending)
+            _ = try await StoreOpener.open(bench.options)
+            #expect(try await bench.expectRecoveryFile(bench.store) == pending)
             try await injector.write { db in try db.execute(sql: "DROP TRIGGER injected_failure") }
             try await bench.expectAdoptedOnOpen(pending)
         }
@@ -265,22 +245,22 @@ struct AccountsStayWholeTests {
             try await bench.waitForTokenRequests(2)
             let options = bench.options
             let oldKeyID = bench.store.key.id
-            // The rotation blocks on the key lock: on a thread of its own, not the shared pool.
-            let rotation = BlockingCall { try KeyRotation.rotate(try StoreOpener.open(options), options: options).newKeyID }
+            // The rotation waits for the key lock (polling it, without blocking a thread).
+            let rotation = Task { try await KeyRotation.rotate(try await StoreOpener.open(options), options: options).newKeyID }
             try await Task.sleep(for: .milliseconds(300))
             // While the refresh is still at the issuer the key must not change under it. (Checked only
             // if this look came before the refresh's commit: a stalled machine may have finished it.)
             let lookedAt = Date()
             let keyMeanwhile = try KeyFile.read(options.location.defaultKeyFile).id
             let fresh = try await refresh.value
-            let newKeyID = try await rotation.value()
+            let newKeyID = try await rotation.value
             #expect(fresh.outcome == .refreshed)
-            let reopened = try StoreOpener.open(options).store
+            let reopened = try await StoreOpener.open(options).store
             #expect(reopened.key.id == newKeyID)
-            #expect(try reopened.credentials(for: account) == fresh.credentials)
-            let committedAt = try #require(try reopened.events(limit: 10).first { $0.kind == "refreshed" }?.at)
+            #expect(try await reopened.credentials(for: account) == fresh.credentials)
+            let committedAt = try #require(try await reopened.events(limit: 10).first { $0.kind == "refreshed" }?.at)
             if lookedAt < committedAt { #expect(keyMeanwhile == oldKeyID, "the key changed while a refresh was at the issuer") }
-            let kinds = try reopened.events(limit: 10).map(\.kind)
+            let kinds = try await reopened.events(limit: 10).map(\.kind)
             let rotated = try #require(kinds.firstIndex(of: "key_rotated"))
             let refreshed = try #require(kinds.firstIndex(of: "refreshed"))
             #expect(rotated < refreshed, "newest first: the rotation must come after the refresh's commit")
@@ -294,42 +274,42 @@ struct AccountsStayWholeTests {
         try await Bench.run { bench in
             let store = bench.store
             let file = store.recoveryDirectory.appendingPathComponent("account-\(bench.account.id).sealed")
-            let stored = try store.credentials(for: bench.account)
+            let stored = try await store.credentials(for: bench.account)
             try FileManager.default.createDirectory(at: store.recoveryDirectory, withIntermediateDirectories: true)
             try Data("not a recovery file".utf8).write(to: file)
-            _ = try StoreOpener.open(bench.options)
+            _ = try await StoreOpener.open(bench.options)
             #expect(FileManager.default.fileExists(atPath: file.path), "a file that does not open must be kept")
-            #expect(try store.credentials(for: bench.account) == stored)
-            #expect(throws: StoreError.self) { _ = try KeyRotation.rotate(try StoreOpener.open(bench.options), options: bench.options) }
-            #expect(try StoreOpener.open(bench.options).store.key.id == store.key.id, "the key must not have changed")
+            #expect(try await store.credentials(for: bench.account) == stored)
+            await #expect(throws: StoreError.self) { _ = try await KeyRotation.rotate(try await StoreOpener.open(bench.options), options: bench.options) }
+            #expect(try await StoreOpener.open(bench.options).store.key.id == store.key.id, "the key must not have changed")
             try FileManager.default.removeItem(at: file)
 
             // A real recovery file, then the database moves on (another refresh committed): the copy is stale.
             let older = Credentials(idToken: stored.idToken, accessToken: stored.accessToken, refreshToken: "rt-older-copy")
-            try store.keepForRecovery(older, of: bench.account, accessTokenExpiresAt: nil, refreshedAt: Date())
-            #expect(try store.credentials(for: bench.account) == older, "a pending file is what reads use")
+            try await store.keepForRecovery(older, of: bench.account, accessTokenExpiresAt: nil, refreshedAt: Date())
+            #expect(try await store.credentials(for: bench.account) == older, "a pending file is what reads use")
             let saved = try Data(contentsOf: file)
             // Another process commits tokens to the database (which removes the file); the old copy comes back.
-            _ = try store.updateCredentials(of: bench.account, to: stored, accessTokenExpiresAt: nil, refreshedAt: Date(), event: "refreshed")
+            _ = try await store.updateCredentials(of: bench.account, to: stored, accessTokenExpiresAt: nil, refreshedAt: Date(), event: .refreshed)
             #expect(!FileManager.default.fileExists(atPath: file.path))
             try saved.write(to: file)
-            #expect(try store.credentials(for: bench.account) == stored, "a stale file must not be read")
-            let reopened = try StoreOpener.open(bench.options).store
+            #expect(try await store.credentials(for: bench.account) == stored, "a stale file must not be read")
+            let reopened = try await StoreOpener.open(bench.options).store
             #expect(!FileManager.default.fileExists(atPath: file.path), "a stale file is removed on open")
-            #expect(try reopened.credentials(for: bench.account) == stored)
+            #expect(try await reopened.credentials(for: bench.account) == stored)
         }
     }
 
     @Test("A store opened before another process rotated the key takes up the new key: it reads and refreshes, sealing with the new key")
     func staleStoreTakesUpNewKey() async throws {
         try await Bench.run { bench in
-            let outcome = try KeyRotation.rotate(try StoreOpener.open(bench.options), options: bench.options)
+            let outcome = try await KeyRotation.rotate(try await StoreOpener.open(bench.options), options: bench.options)
             #expect(bench.store.key.id == outcome.oldKeyID)
-            #expect(try bench.store.credentials(for: bench.account).refreshToken.isEmpty == false)
+            #expect(try await bench.store.credentials(for: bench.account).refreshToken.isEmpty == false)
             #expect(bench.store.key.id == outcome.newKeyID)
             let fresh = try await TokenRefresher(store: bench.store, oauth: bench.oauth).validCredentials(for: bench.account, force: true)
-            #expect(try StoreOpener.open(bench.options).store.credentials(for: bench.account) == fresh.credentials)
-            #expect(try StoreOpener.open(bench.options).store.credentialCountsByKey() == [outcome.newKeyID: 1])
+            #expect(try await StoreOpener.open(bench.options).store.credentials(for: bench.account) == fresh.credentials)
+            #expect(try await StoreOpener.open(bench.options).store.credentialCountsByKey() == [outcome.newKeyID: 1])
         }
     }
 }

@@ -106,12 +106,12 @@ struct AuthTests {
         try await withEmulator(autoApprove(accessTokenLifetime: .seconds(60))) { emulator in
             let home = try TestTokens.temporaryDirectory("chappie-sdk")
             defer { try? FileManager.default.removeItem(at: home) }
-            let store = try StoreOpener.open(StoreOptions(home: home.path, environment: [:])).store
+            let store = try await StoreOpener.open(StoreOptions(home: home.path, environment: [:])).store
             let oauth = OAuthClient(endpoints: try endpoints(emulator), http: emulator.client)
             let result = try await DeviceCodeSignIn(oauth: oauth).run()
-            let account = try store.save(
+            let account = try await store.save(
                 info: result.account, credentials: result.credentials, accessTokenExpiresAt: result.accessTokenExpiresAt,
-                refreshedAt: Date(), name: nil, event: "signed_in").account
+                refreshedAt: Date(), name: nil, event: .signedIn).account
             // A margin longer than the token's life: every call wants to refresh.
             let refresher = TokenRefresher(store: store, oauth: oauth, margin: .seconds(120))
             let first = try await refresher.validCredentials(for: account)

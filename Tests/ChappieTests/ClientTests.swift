@@ -12,7 +12,7 @@ struct ClientTests {
     private struct Setup {
         let emulator: RunningEmulator
         let home: URL
-        let store: AccountStore
+        let store: SQLiteAccountStore
         let accountID: String
         let configuration: ChappieConfiguration
 
@@ -39,12 +39,12 @@ struct ClientTests {
             let home = try TestTokens.temporaryDirectory("chappie-client")
             defer { try? FileManager.default.removeItem(at: home) }
             let options = StoreOptions(home: home.path, environment: [:])
-            let store = try StoreOpener.open(options).store
+            let store = try await StoreOpener.open(options).store
             let tokens = try await emulator.signIn(email: "work@example.com", plan: "plus")
             let info = try TokenClaims(jwt: tokens.idToken).account
-            _ = try store.save(
+            _ = try await store.save(
                 info: info, credentials: Credentials(idToken: tokens.idToken, accessToken: tokens.accessToken, refreshToken: tokens.refreshToken),
-                accessTokenExpiresAt: try TokenClaims(jwt: tokens.accessToken).expiresAt, refreshedAt: Date(), name: try AccountName("work"), event: "signed_in")
+                accessTokenExpiresAt: try TokenClaims(jwt: tokens.accessToken).expiresAt, refreshedAt: Date(), name: try AccountName("work"), event: .signedIn)
             let endpoints = try ChappieEndpoints(issuer: emulator.baseURL.absoluteString, backend: emulator.backendURL.absoluteString)
             try await body(Setup(
                 emulator: emulator, home: home, store: store, accountID: try #require(info.accountID),
@@ -68,7 +68,7 @@ struct ClientTests {
             guard case .completed(let response)? = events.last else { Issue.record("last event: \(String(describing: events.last))"); return }
             #expect(response.status == "completed")
             #expect(response.text == "You said: tell me something")
-            let samples = try setup.store.usageSamples(for: try setup.store.account(named: AccountName("work")), since: nil, until: nil)
+            let samples = try await setup.store.usageSamples(for: try await setup.store.account(named: AccountName("work")), since: nil, until: nil)
             #expect(Set(samples.map(\.source)) == [.headers, .stream])
             #expect(try await setup.client().send("again") == "You said: again")
         }
@@ -103,7 +103,7 @@ struct ClientTests {
                 #expect(limit.windowName == "5-hour")
             }
             #expect(try await setup.stats().int("requests", "/backend-api/codex/responses") == 1)
-            let samples = try setup.store.usageSamples(for: try setup.store.account(named: AccountName("work")), since: nil, until: nil)
+            let samples = try await setup.store.usageSamples(for: try await setup.store.account(named: AccountName("work")), since: nil, until: nil)
             #expect(samples.map(\.source) == [.limitError])
         }
     }
@@ -198,8 +198,8 @@ struct ClientTests {
             await #expect(throws: ChappieClientError.missingCredential) {
                 _ = try await Chappie.client(configuration: configuration).send("hi")
             }
-            let account = try setup.store.account(named: AccountName("work"))
-            try setup.store.recordFailure(of: account, message: "refresh_token_reused", status: .reauthRequired, event: "refresh_failed")
+            let account = try await setup.store.account(named: AccountName("work"))
+            try await setup.store.recordFailure(of: account, message: "refresh_token_reused", status: .reauthRequired, event: .refreshFailed)
             await #expect { _ = try await setup.client().send("hi") } throws: { error in
                 if case ChappieClientError.reauthenticationRequired = error { true } else { false }
             }

@@ -160,7 +160,7 @@ struct AccountsEndToEndTests {
         }
         let store = try StoreDatabase.open(at: StoreLocation(directory: home))
             .unlock(with: try KeyFile.read(home.appendingPathComponent("chappie.key")))
-        try Self.corruptCredential(of: try store.account(named: AccountName("one")), home: home)
+        try Self.corruptCredential(of: try await store.account(named: AccountName("one")), home: home)
         let list = try await chappie(["accounts", "list", "--json"], home: home)
         #expect(list.status == 0)
         let json = JSONDocument(Data(list.stdout.utf8))
@@ -191,10 +191,10 @@ struct AccountsEndToEndTests {
         let store = try StoreDatabase.open(at: StoreLocation(directory: home)).unlock(with: key)
         let count = 1500
         for index in 0..<count {
-            _ = try store.save(
+            _ = try await store.save(
                 info: ChappieAccountInfo(email: "u\(index)@example.com", userID: "u\(index)", accountID: "a\(index)", plan: .plus),
                 credentials: Credentials(idToken: "id\(index)", accessToken: "at\(index)", refreshToken: "rt\(index)"),
-                accessTokenExpiresAt: nil, refreshedAt: nil, name: nil, event: "imported")
+                accessTokenExpiresAt: nil, refreshedAt: nil, name: nil, event: .imported)
         }
         // One uninterrupted rotation tells how long a rotation takes here.
         let clock = ContinuousClock()

@@ -33,7 +33,7 @@ public final class ChappieAuthSession {
     @ObservationIgnored public let states: AsyncStream<ChappieAuthState>
     @ObservationIgnored private let continuation: AsyncStream<ChappieAuthState>.Continuation
     @ObservationIgnored private let configuration: ChappieConfiguration
-    @ObservationIgnored private let store: AccountStore?
+    @ObservationIgnored private let store: SQLiteAccountStore?
     @ObservationIgnored private let oauth: OAuthClient
     @ObservationIgnored private var signIn: Task<Void, any Error>?
 
@@ -43,7 +43,7 @@ public final class ChappieAuthSession {
         (states, continuation) = AsyncStream.makeStream(of: ChappieAuthState.self, bufferingPolicy: .bufferingNewest(16))
         oauth = OAuthClient(endpoints: configuration.endpoints, http: HTTPClient())
         do {
-            store = try StoreOpener.open(configuration.store).store
+            store = try StoreOpener.openNow(configuration.store).store
         } catch {
             store = nil
             state = .failed("the credential store cannot be opened: \(error)")
@@ -54,7 +54,7 @@ public final class ChappieAuthSession {
 
     /// Reads the slot's stored account into ``state`` and ``accountInfo``.
     private func restore() {
-        guard let store, let account = try? store.account(named: configuration.account) else {
+        guard let store, let account = try? store.accountNow(named: configuration.account) else {
             state = .signedOut
             continuation.yield(state)
             return
@@ -85,9 +85,11 @@ public final class ChappieAuthSession {
                     }
                 }
             }
-            let saved = try store.save(
-                info: result.account, credentials: result.credentials, accessTokenExpiresAt: result.accessTokenExpiresAt,
-                refreshedAt: Date(), name: slot, event: "signed_in")
+            let saved = try await store.withKeyHeld {
+                try await store.save(
+                    info: result.account, credentials: result.credentials, accessTokenExpiresAt: result.accessTokenExpiresAt,
+                    refreshedAt: Date(), name: slot, event: .signedIn)
+            }
             self.accountInfo = saved.account.info
             self.state = .signedIn(expiresAt: saved.account.accessTokenExpiresAt)
         }
@@ -108,8 +110,8 @@ public final class ChappieAuthSession {
     public func signOut() {
         signIn?.cancel()
         signIn = nil
-        if let store, (try? store.account(named: configuration.account)) != nil {
-            try? store.remove(configuration.account)
+        if let store, (try? store.accountNow(named: configuration.account)) != nil {
+            try? store.removeNow(configuration.account)
         }
         accountInfo = nil
         deviceLinkState = .idle
@@ -121,7 +123,7 @@ public final class ChappieAuthSession {
     /// - Throws: ``ChappieAuthError``; when the refresh token is dead the session moves to
     ///   `.reauthenticationRequired` first.
     public func refreshAuth() async throws {
-        guard let store, let account = try? store.account(named: configuration.account) else {
+        guard let store, let account = try? await store.account(named: configuration.account) else {
             fail(.missingRefreshToken)
             throw ChappieAuthError.missingRefreshToken
         }

@@ -75,7 +75,7 @@ public struct TokenRefresher: Sendable {
     }
 
     /// The store.
-    public let store: AccountStore
+    public let store: any AccountStore
     /// The issuer client.
     public let oauth: OAuthClient
     /// Refresh when the access token expires within this margin. Default: 5 minutes.
@@ -90,7 +90,7 @@ public struct TokenRefresher: Sendable {
 
     /// Creates a refresher.
     public init(
-        store: AccountStore, oauth: OAuthClient, margin: Duration = .seconds(300),
+        store: any AccountStore, oauth: OAuthClient, margin: Duration = .seconds(300),
         mirror: @escaping @Sendable (Account) -> (any CredentialMirror)? = { _ in nil }
     ) {
         self.store = store
@@ -111,7 +111,7 @@ public struct TokenRefresher: Sendable {
     ///   account `reauth_required`), ``StoreError`` for store problems (redeemed tokens that could
     ///   not be committed are kept in a recovery file first).
     public func validCredentials(for account: Account, force: Bool = false, retrySignedOut: Bool = false) async throws -> Fresh {
-        let seen = try store.credentials(for: account)
+        let seen = try await store.credentials(for: account)
         let signedOut = account.status == .reauthRequired
         if signedOut, !retrySignedOut { throw Self.signedOutError(account) }
         let mirror = mirror(account)
@@ -122,28 +122,27 @@ public struct TokenRefresher: Sendable {
             return Fresh(credentials: seen, account: account, outcome: .stillValid, expiresAt: expiry(seen))
         }
 
-        let accountLock = try await FileLock.acquire(store.lockURL(for: account))
-        var mirrorLock: FileLock?
-        if let mirror { mirrorLock = try await FileLock.acquire(mirror.lockURL) }
-        // Re-read under the lock: another process may have refreshed while we waited, and `switch`
-        // may have moved the home's ownership (a mirror the account no longer owns is neither read
-        // nor written).
-        let current = try store.account(id: account.id)
-        let owned = mirror.flatMap { mirror in self.mirror(current)?.lockURL == mirror.lockURL ? mirror : nil }
-        let fresh = try await refreshUnderLock(current, seen: seen, force: force || retrySignedOut, retrySignedOut: retrySignedOut, mirror: owned)
-        // The locks are held until here (Swift may otherwise release them after their last use).
-        withExtendedLifetime((accountLock, mirrorLock)) {}
-        return fresh
+        return try await store.withRefreshLock(on: account) {
+            var mirrorLock: FileLock?
+            if let mirror { mirrorLock = try await FileLock.acquire(mirror.lockURL) }
+            defer { withExtendedLifetime(mirrorLock) {} }
+            // Re-read under the lock: another process may have refreshed while we waited, and
+            // `switch` may have moved the home's ownership (a mirror the account no longer owns is
+            // neither read nor written).
+            let current = try await store.account(id: account.id)
+            let owned = mirror.flatMap { mirror in self.mirror(current)?.lockURL == mirror.lockURL ? mirror : nil }
+            return try await refreshUnderLock(current, seen: seen, force: force || retrySignedOut, retrySignedOut: retrySignedOut, mirror: owned)
+        }
     }
 
     private func refreshUnderLock(
         _ account: Account, seen: Credentials, force: Bool, retrySignedOut: Bool, mirror: (any CredentialMirror)?
     ) async throws -> Fresh {
         var current = account
-        var stored = try store.credentials(for: current)
+        var stored = try await store.credentials(for: current)
         if let mirror, let newer = mirror.newerCredentials(than: stored, for: current) {
-            current = try store.updateCredentials(
-                of: current, to: newer, accessTokenExpiresAt: expiry(newer), refreshedAt: Date(), event: "adopted",
+            current = try await store.updateCredentials(
+                of: current, to: newer, accessTokenExpiresAt: expiry(newer), refreshedAt: Date(), event: .adopted,
                 detail: "newer tokens found in \(mirror.lockURL.deletingLastPathComponent().path)")
             stored = newer
         }
@@ -154,12 +153,10 @@ public struct TokenRefresher: Sendable {
         if !force, !isExpiring(stored, account: current) {
             return Fresh(credentials: stored, account: current, outcome: .stillValid, expiresAt: expiry(stored))
         }
-        // The key must not change between redemption and commit: hold its lock shared, and take up
-        // a key another process rotated to before redeeming anything.
-        let keyLock = try await FileLock.acquire(store.keyLockURL, mode: .shared)
-        defer { withExtendedLifetime(keyLock) {} }
-        try store.reloadKeyIfRotated(holdingKeyLock: true)
-        return try await redeem(stored, account: current, mirror: mirror)
+        // The key must not change between redemption and commit (and a key another process rotated
+        // to is taken up before anything is redeemed).
+        let redeemable = current
+        return try await store.withKeyHeld { try await redeem(stored, account: redeemable, mirror: mirror) }
     }
 
     private func redeem(_ stored: Credentials, account: Account, mirror: (any CredentialMirror)?) async throws -> Fresh {
@@ -168,7 +165,7 @@ public struct TokenRefresher: Sendable {
         case .success(let tokens):
             refreshed = tokens
         case .failure(let error):
-            return try handleRefreshFailure(error, stored: stored, account: account, mirror: mirror)
+            return try await handleRefreshFailure(error, stored: stored, account: account, mirror: mirror)
         }
         let credentials = Credentials(
             idToken: refreshed.idToken ?? stored.idToken, accessToken: refreshed.accessToken ?? stored.accessToken,
@@ -187,10 +184,10 @@ public struct TokenRefresher: Sendable {
             let home = mirror.lockURL.deletingLastPathComponent().path
             do {
                 if try !mirror.publish(credentials, for: updated) {
-                    try? store.recordEvent("mirror_skipped", account: updated, detail: "\(home)/auth.json holds another login; it was left alone")
+                    try? await store.recordEvent(.mirrorSkipped, account: updated, detail: "\(home)/auth.json holds another login; it was left alone")
                 }
             } catch {
-                try? store.recordFailure(of: updated, message: "refreshed, but could not update \(home): \(error)", event: "mirror_failed")
+                try? await store.recordFailure(of: updated, message: "refreshed, but could not update \(home): \(error)", event: .mirrorFailed)
             }
         }
         return Fresh(credentials: credentials, account: updated, outcome: .refreshed, expiresAt: expiry(credentials))
@@ -204,11 +201,17 @@ public struct TokenRefresher: Sendable {
         let refreshedAt = Date()
         var pause = commitBackoff
         var lastError: StoreError?
+        let store = self.store
+        let expiresAt = expiry(credentials)
         for attempt in 1...max(1, commitAttempts) {
             do {
-                return try store.updateCredentials(
-                    of: account, to: credentials, accessTokenExpiresAt: expiry(credentials), refreshedAt: refreshedAt, event: "refreshed")
+                // In a task of its own: cancelling the caller must not cancel the commit.
+                return try await Task {
+                    try await store.updateCredentials(
+                        of: account, to: credentials, accessTokenExpiresAt: expiresAt, refreshedAt: refreshedAt, event: .refreshed)
+                }.value
             } catch {
+                let error = error as? StoreError ?? StoreError(.database, "\(error)")
                 lastError = error
                 // The account is gone: there is nothing to keep the tokens for.
                 if error.code == .notFound { throw error }
@@ -220,7 +223,9 @@ public struct TokenRefresher: Sendable {
                 }
             }
         }
-        let file = try store.keepForRecovery(credentials, of: account, accessTokenExpiresAt: expiry(credentials), refreshedAt: refreshedAt)
+        let file = try await Task {
+            try await store.keepForRecovery(credentials, of: account, accessTokenExpiresAt: expiresAt, refreshedAt: refreshedAt)
+        }.value
         throw StoreError(
             .database,
             "account \(account.name) was refreshed, but the new tokens could not be stored (\(lastError?.message ?? "unknown error")); they are kept sealed in \(file.path) and the next chappie command uses and stores them")
@@ -245,25 +250,25 @@ public struct TokenRefresher: Sendable {
     /// account out; any other failure leaves its status as it was.
     private func handleRefreshFailure(
         _ error: ChappieAuthError, stored: Credentials, account: Account, mirror: (any CredentialMirror)?
-    ) throws -> Fresh {
+    ) async throws -> Fresh {
         if error.requiresReauthentication {
             // Before signing out: someone else may hold newer tokens (a reused or invalidated token
             // may have been redeemed by them): the store (another process) or the mirror (Codex).
-            let latest = try store.account(id: account.id)
-            let again = try store.credentials(for: latest)
+            let latest = try await store.account(id: account.id)
+            let again = try await store.credentials(for: latest)
             if again.refreshToken != stored.refreshToken, !isExpiring(again, account: latest) {
                 return Fresh(credentials: again, account: latest, outcome: .adopted, expiresAt: expiry(again))
             }
             if let mirror, let newer = mirror.newerCredentials(than: stored, for: account) {
-                let updated = try store.updateCredentials(
-                    of: account, to: newer, accessTokenExpiresAt: expiry(newer), refreshedAt: Date(), event: "adopted",
+                let updated = try await store.updateCredentials(
+                    of: account, to: newer, accessTokenExpiresAt: expiry(newer), refreshedAt: Date(), event: .adopted,
                     detail: "after \(error.oauthErrorCode ?? "a dead grant"), from \(mirror.lockURL.deletingLastPathComponent().path)")
                 return Fresh(credentials: newer, account: updated, outcome: .adopted, expiresAt: expiry(newer))
             }
         }
         let message = error.errorDescription ?? "\(error)"
-        try store.recordFailure(
-            of: account, message: message, status: error.requiresReauthentication ? .reauthRequired : nil, event: "refresh_failed")
+        try await store.recordFailure(
+            of: account, message: message, status: error.requiresReauthentication ? .reauthRequired : nil, event: .refreshFailed)
         throw error
     }
 

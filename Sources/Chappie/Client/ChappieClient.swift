@@ -96,11 +96,11 @@ public final class ChappieClient: Sendable {
     }
 
     private func perform(_ request: ChappieResponseRequest, emit: (ChappieStreamEvent) -> Void) async throws {
-        let store: AccountStore
+        let store: any AccountStore
         let account: Account
         do {
-            store = try StoreOpener.open(configuration.store).store
-            account = try store.account(named: configuration.account)
+            store = try await StoreOpener.open(configuration.store).store
+            account = try await store.account(named: configuration.account)
         } catch let error as StoreError where error.code == .notFound {
             throw ChappieClientError.missingCredential
         }
@@ -129,7 +129,7 @@ public final class ChappieClient: Sendable {
             if response.status == 429 || response.status >= 500 || !response.isSuccess {
                 let body = try await collect(response.body)
                 if response.status == 429, let limit = usageLimit(body, headers: response.headers) {
-                    if let snapshot = limit.rateLimit { try? store.recordUsage([snapshot], for: fresh.account, source: .limitError) }
+                    if let snapshot = limit.rateLimit { try? await store.recordUsage([snapshot], for: fresh.account, source: .limitError) }
                     throw ChappieClientError.usageLimitReached(limit)
                 }
                 let retryable = response.status == 429 || response.status >= 500
@@ -142,7 +142,7 @@ public final class ChappieClient: Sendable {
                 continue
             }
             if let snapshot = ChappieUsageLimitSnapshot.fromHeaders({ response.headers[$0] }) {
-                try? store.recordUsage([snapshot], for: fresh.account, source: .headers)
+                try? await store.recordUsage([snapshot], for: fresh.account, source: .headers)
                 emit(.usageLimits(snapshot))
             }
             try await consume(response, store: store, account: fresh.account, emit: emit)
@@ -163,7 +163,7 @@ public final class ChappieClient: Sendable {
     }
 
     /// Reads the SSE events into stream events until `response.completed`.
-    private func consume(_ response: HTTPStreamingResponse, store: AccountStore, account: Account, emit: (ChappieStreamEvent) -> Void) async throws {
+    private func consume(_ response: HTTPStreamingResponse, store: any AccountStore, account: Account, emit: (ChappieStreamEvent) -> Void) async throws {
         var text = ""
         var responseID: String?
         do {
@@ -182,7 +182,7 @@ public final class ChappieClient: Sendable {
                     }
                 case "codex.rate_limits":
                     if let snapshot = ChappieUsageLimitSnapshot.fromRateLimitsEvent(object) {
-                        try? store.recordUsage([snapshot], for: account, source: .stream)
+                        try? await store.recordUsage([snapshot], for: account, source: .stream)
                         emit(.usageLimits(snapshot))
                     }
                 case "response.completed":

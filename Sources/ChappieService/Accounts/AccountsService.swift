@@ -7,8 +7,8 @@ public import Foundation
 /// The account operations behind `chappie accounts …`.
 ///
 /// ```swift
-/// let service = AccountsService(store: opened.store)
-/// let (account, created) = try service.importCodexAuth(from: nil, name: nil)
+/// let service = AccountsService(store: store)
+/// let (account, created, _) = try await service.importCodexAuth(from: nil, name: nil)
 /// ```
 public struct AccountsService: Sendable {
     /// An account with whether its sealed credentials open.
@@ -34,31 +34,62 @@ public struct AccountsService: Sendable {
     }
 
     /// The store.
-    public let store: AccountStore
+    public let store: any AccountStore
     /// The environment (`CODEX_HOME`, `HOME`).
     public let environment: [String: String]
 
     /// Creates the service.
-    public init(store: AccountStore, environment: [String: String] = ProcessInfo.processInfo.environment) {
+    public init(store: any AccountStore, environment: [String: String] = ProcessInfo.processInfo.environment) {
         self.store = store
         self.environment = environment
     }
 
     /// Every account, each with a check that its credentials open (cheap: one AEAD open each).
-    public func list() throws(StoreError) -> [Summary] {
-        let accounts = try store.accounts()
-        let problems = try store.credentialProblems(of: accounts)
+    public func list() async throws(StoreError) -> [Summary] {
+        let accounts = try await store.accounts()
+        let problems = try await store.credentialProblems(of: accounts)
         return accounts.map { Summary(account: $0, credentialProblem: problems[$0.id]) }
     }
 
-    /// One account, with a check that its credentials open.
-    public func show(_ name: AccountName) throws(StoreError) -> Summary {
-        summary(try store.account(named: name))
+    /// The active account, if one is set.
+    public func active() async throws -> Account? {
+        try await store.activeAccount()
     }
 
-    private func summary(_ account: Account) -> Summary {
+    /// Sets (or with `nil` clears) an account's reserve: at or above that used percent, `--best`
+    /// and auto-switch count it as full.
+    ///
+    /// - Throws: ``ServiceError`` `.invalidInput` for a percentage outside 1…100.
+    public func setReserve(_ percent: Double?, for name: AccountName) async throws -> Account {
+        if let percent, !(percent > 0 && percent <= 100) {
+            throw ServiceError(.invalidInput, "a reserve is a percentage between 1 and 100, or none")
+        }
+        return try await store.setReserve(percent, for: name)
+    }
+
+    /// Renames an account. Throws ``StoreError`` `.notFound` or `.nameTaken`.
+    public func rename(_ name: AccountName, to newName: AccountName) async throws {
+        try await store.rename(name, to: newName)
+    }
+
+    /// The account with this name.
+    public func account(named name: AccountName) async throws -> Account {
+        try await store.account(named: name)
+    }
+
+    /// Removes an account, its sealed credentials and its usage history; the audit log keeps it.
+    public func remove(_ name: AccountName) async throws {
+        try await store.remove(name)
+    }
+
+    /// One account, with a check that its credentials open.
+    public func show(_ name: AccountName) async throws(StoreError) -> Summary {
+        await summary(try await store.account(named: name))
+    }
+
+    private func summary(_ account: Account) async -> Summary {
         do {
-            _ = try store.credentials(for: account)
+            _ = try await store.credentials(for: account)
             return Summary(account: account, credentialProblem: nil)
         } catch {
             return Summary(account: account, credentialProblem: error.message)
@@ -75,25 +106,31 @@ public struct AccountsService: Sendable {
     ///   - force: Store the file's tokens even when they are older than the stored ones.
     /// - Throws: ``ServiceError`` for an unusable file or older tokens (nothing stored),
     ///   ``StoreError`` otherwise.
-    public func importCodexAuth(from path: URL?, name: AccountName?, force: Bool = false) throws -> (account: Account, created: Bool, file: URL) {
+    public func importCodexAuth(
+        from path: URL?, name: AccountName?, force: Bool = false
+    ) async throws -> (account: Account, created: Bool, file: URL) {
         let file = path ?? CodexAuthFile.defaultHome(environment: environment).appendingPathComponent("auth.json")
         let auth = try CodexAuthFile.read(file)
-        var lock: FileLock?
-        if let existing = try store.account(matching: auth.info) {
-            lock = try FileLock.acquireBlocking(store.lockURL(for: existing))
-            let current = try store.account(id: existing.id)
-            if !force, let stored = try? store.credentials(for: current), stored.refreshToken != auth.credentials.refreshToken,
+        let save = { () async throws -> (account: Account, created: Bool) in
+            try await store.save(
+                info: auth.info, credentials: auth.credentials, accessTokenExpiresAt: auth.accessTokenExpiresAt,
+                refreshedAt: auth.lastRefresh, name: name, event: .imported)
+        }
+        guard let existing = try await store.account(matching: auth.info) else {
+            let result = try await save()
+            return (result.account, result.created, file)
+        }
+        let result = try await store.withRefreshLock(on: existing) {
+            let current = try await store.account(id: existing.id)
+            if !force, let stored = try? await store.credentials(for: current), stored.refreshToken != auth.credentials.refreshToken,
                 !auth.isNewer(than: stored, of: current)
             {
                 throw ServiceError(
                     .invalidInput,
                     "\(file.path) holds older tokens for \(current.name) than chappie has (their refresh token was most likely redeemed already); nothing was changed. Pass --force to import them anyway")
             }
+            return try await save()
         }
-        defer { withExtendedLifetime(lock) {} }
-        let result = try store.save(
-            info: auth.info, credentials: auth.credentials, accessTokenExpiresAt: auth.accessTokenExpiresAt,
-            refreshedAt: auth.lastRefresh, name: name, event: "imported")
         return (result.account, result.created, file)
     }
 
@@ -113,22 +150,24 @@ public struct AccountsService: Sendable {
     /// - Throws: ``ServiceError`` `.invalidInput` for a home holding an unknown login without
     ///   `force`; ``StoreError`` when the account's credentials do not open (nothing changed).
     public func switchTo(_ name: AccountName, codexHome: URL?, force: Bool = false) async throws -> SwitchOutcome {
-        let account = try store.account(named: name)
-        let configured = try store.defaultCodexHome().map { URL(fileURLWithPath: ($0 as NSString).expandingTildeInPath) }
+        let account = try await store.account(named: name)
+        let configured = try await store.defaultCodexHome().map { URL(fileURLWithPath: ($0 as NSString).expandingTildeInPath) }
         guard let home = (codexHome ?? configured)?.standardizedFileURL else {
-            return SwitchOutcome(account: try store.activate(name), codexAuthFile: nil)
+            return SwitchOutcome(account: try await store.activate(name), codexAuthFile: nil)
         }
         let mirror = CodexMirror(home: home)
         for _ in 0..<5 {
-            let involved = try involvement(of: account, in: mirror)
-            var locks: [FileLock] = []
-            for id in involved.accountIDs.sorted() { locks.append(try await FileLock.acquire(store.lockURL(forAccountID: id))) }
-            for path in Set([home.path] + (involved.previousHome.map { [$0] } ?? [])).sorted() {
-                locks.append(try await FileLock.acquire(CodexMirror(home: URL(fileURLWithPath: path)).lockURL))
+            let involved = try await involvement(of: account, in: mirror)
+            let outcome: SwitchOutcome? = try await store.withRefreshLock(onAccounts: Array(involved.accountIDs)) {
+                var locks: [FileLock] = []
+                for path in Set([home.path] + (involved.previousHome.map { [$0] } ?? [])).sorted() {
+                    locks.append(try await FileLock.acquire(CodexMirror(home: URL(fileURLWithPath: path)).lockURL))
+                }
+                defer { withExtendedLifetime(locks) {} }
+                guard try await involvement(of: account, in: mirror) == involved else { return nil }
+                return try await switchUnderLocks(name, mirror: mirror, leaving: involved.previousHome, force: force)
             }
-            guard try involvement(of: account, in: mirror) == involved else { continue }
-            defer { withExtendedLifetime(locks) {} }
-            return try switchUnderLocks(name, mirror: mirror, leaving: involved.previousHome, force: force)
+            if let outcome { return outcome }
         }
         throw ServiceError(.invalidInput, "\(home.path) kept changing hands while switching; try again")
     }
@@ -140,31 +179,34 @@ public struct AccountsService: Sendable {
         var previousHome: String?
     }
 
-    private func involvement(of account: Account, in mirror: CodexMirror) throws -> Involvement {
-        let current = try store.account(id: account.id)
-        let previousOwner = try store.codexHomeOwner(mirror.home.path)
-        let holder = (try? CodexAuthFile.read(mirror.file)).flatMap { try? store.account(matching: $0.info) }
+    private func involvement(of account: Account, in mirror: CodexMirror) async throws -> Involvement {
+        let current = try await store.account(id: account.id)
+        let previousOwner = try await store.codexHomeOwner(mirror.home.path)
+        var holder: Account?
+        if let held = try? CodexAuthFile.read(mirror.file) { holder = try? await store.account(matching: held.info) }
         return Involvement(
             accountIDs: Set([current.id, previousOwner?.id, holder?.id].compactMap { $0 }),
             previousHome: current.codexHome.flatMap { $0 == mirror.home.path ? nil : $0 })
     }
 
-    private func switchUnderLocks(_ name: AccountName, mirror: CodexMirror, leaving previousHome: String?, force: Bool) throws -> SwitchOutcome {
-        try adoptFromCodexHome(mirror, force: force)
+    private func switchUnderLocks(
+        _ name: AccountName, mirror: CodexMirror, leaving previousHome: String?, force: Bool
+    ) async throws -> SwitchOutcome {
+        try await adoptFromCodexHome(mirror, force: force)
         let left = previousHome.map { CodexMirror(home: URL(fileURLWithPath: $0)) }
-        var current = try store.account(named: name)
-        if let left, let newer = left.newerCredentials(than: try store.credentials(for: current), for: current) {
-            current = try store.updateCredentials(
+        var current = try await store.account(named: name)
+        if let left, let newer = left.newerCredentials(than: try await store.credentials(for: current), for: current) {
+            current = try await store.updateCredentials(
                 of: current, to: newer, accessTokenExpiresAt: newer.accessTokenExpiresAt, refreshedAt: Date(),
-                event: "adopted", detail: "tokens the Codex CLI refreshed in \(left.home.path), taken before leaving it")
+                event: .adopted, detail: "tokens the Codex CLI refreshed in \(left.home.path), taken before leaving it")
         }
         // Open the credentials first (after any adoption): a damaged account must not become active half-way.
-        let credentials = try store.credentials(for: current)
+        let credentials = try await store.credentials(for: current)
         let before = FileManager.default.contents(atPath: mirror.file.path)
         let written = try CodexAuthFile.write(credentials, accountID: current.info.accountID, to: mirror.home)
         let active: Account
         do {
-            active = try store.activate(name, owningCodexHome: mirror.home.path, detail: "codex home \(mirror.home.path)")
+            active = try await store.activate(name, owningCodexHome: mirror.home.path, detail: "codex home \(mirror.home.path)")
         } catch {
             // The database still names the old owner: the file must hold what it held.
             if let before {
@@ -177,15 +219,15 @@ public struct AccountsService: Sendable {
         if let left, let held = try? CodexAuthFile.read(left.file), held.belongs(to: active) {
             unlink(left.file.path)
             PrivateFile.syncDirectory(left.home)
-            try? store.recordEvent(
-                "codex_home_left", account: active, detail: "\(left.file.path) removed: \(active.name) now owns \(mirror.home.path)")
+            try? await store.recordEvent(
+                .codexHomeLeft, account: active, detail: "\(left.file.path) removed: \(active.name) now owns \(mirror.home.path)")
         }
         return SwitchOutcome(account: active, codexAuthFile: written)
     }
 
     /// Before `switch` replaces a Codex home's `auth.json`: tokens Codex rotated there are taken
     /// for the account they belong to; a login chappie does not know stops the switch unless `force`.
-    private func adoptFromCodexHome(_ mirror: CodexMirror, force: Bool) throws {
+    private func adoptFromCodexHome(_ mirror: CodexMirror, force: Bool) async throws {
         guard FileManager.default.fileExists(atPath: mirror.file.path) else { return }
         let held: CodexAuthFile
         do {
@@ -196,17 +238,17 @@ public struct AccountsService: Sendable {
                 .invalidInput,
                 "\(mirror.file.path) does not hold a ChatGPT login chappie can read (\(error)); pass --force to replace it")
         }
-        guard let holder = try store.account(matching: held.info), held.belongs(to: holder) else {
+        guard let holder = try await store.account(matching: held.info), held.belongs(to: holder) else {
             if force { return }
             throw ServiceError(
                 .invalidInput,
                 "\(mirror.file.path) holds a login chappie does not know (\(held.info.email ?? "no e-mail")); import it first with chappie accounts import \(mirror.file.path), or pass --force to replace it")
         }
-        let stored = try store.credentials(for: holder)
+        let stored = try await store.credentials(for: holder)
         if let newer = mirror.newerCredentials(than: stored, for: holder) {
-            _ = try store.updateCredentials(
+            _ = try await store.updateCredentials(
                 of: holder, to: newer, accessTokenExpiresAt: held.accessTokenExpiresAt, refreshedAt: held.lastRefresh ?? Date(),
-                event: "adopted", detail: "tokens the Codex CLI refreshed in \(mirror.home.path), taken before switching")
+                event: .adopted, detail: "tokens the Codex CLI refreshed in \(mirror.home.path), taken before switching")
         }
     }
 }

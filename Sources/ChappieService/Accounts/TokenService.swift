@@ -20,12 +20,12 @@ public struct TokenService: Sendable {
     }
 
     /// The store.
-    public let store: AccountStore
+    public let store: any AccountStore
     /// The issuer client.
     public let oauth: OAuthClient
 
     /// Creates the service.
-    public init(store: AccountStore, endpoints: ChappieEndpoints, http: HTTPClient = HTTPClient()) {
+    public init(store: any AccountStore, endpoints: ChappieEndpoints, http: HTTPClient = HTTPClient()) {
         self.store = store
         self.oauth = OAuthClient(endpoints: endpoints, http: http)
     }
@@ -45,18 +45,17 @@ public struct TokenService: Sendable {
         let result = try await DeviceCodeSignIn(oauth: oauth).run(progress: progress)
         // Sealed under the key lock (shared), with the store's current key: a rotation meanwhile
         // must not make the new tokens unopenable or refuse them.
-        let keyLock = try await FileLock.acquire(store.keyLockURL, mode: .shared)
-        defer { withExtendedLifetime(keyLock) {} }
-        try store.reloadKeyIfRotated(holdingKeyLock: true)
-        return try store.save(
-            info: result.account, credentials: result.credentials, accessTokenExpiresAt: result.accessTokenExpiresAt,
-            refreshedAt: Date(), name: name, event: "signed_in")
+        return try await store.withKeyHeld {
+            try await store.save(
+                info: result.account, credentials: result.credentials, accessTokenExpiresAt: result.accessTokenExpiresAt,
+                refreshedAt: Date(), name: name, event: .signedIn)
+        }
     }
 
     /// The named account, or the active one.
-    public func account(_ name: AccountName?) throws -> Account {
-        if let name { return try store.account(named: name) }
-        guard let active = try store.activeAccount() else {
+    public func account(_ name: AccountName?) async throws -> Account {
+        if let name { return try await store.account(named: name) }
+        guard let active = try await store.activeAccount() else {
             throw ServiceError(.invalidInput, "no account named and none is active: name one, or run chappie accounts switch NAME")
         }
         return active
@@ -68,12 +67,12 @@ public struct TokenService: Sendable {
     /// failed) but the stored access token has not expired, that token is returned with a
     /// ``TokenRefresher/Fresh/warning``: the caller can work until the next try.
     public func token(for name: AccountName?, margin: Duration = .seconds(300)) async throws -> TokenRefresher.Fresh {
-        let account = try account(name)
+        let account = try await account(name)
         do {
             return try await refresher(margin: margin).validCredentials(for: account)
         } catch let error as ChappieAuthError {
-            guard case .retry = error.recovery, let latest = try? store.account(id: account.id), latest.status == .ok,
-                let stored = try? store.credentials(for: latest),
+            guard case .retry = error.recovery, let latest = try? await store.account(id: account.id), latest.status == .ok,
+                let stored = try? await store.credentials(for: latest),
                 let expiry = stored.accessTokenExpiresAt, expiry > Date()
             else { throw error }
             let minutes = Int(expiry.timeIntervalSinceNow / 60)
@@ -90,7 +89,8 @@ public struct TokenService: Sendable {
     public func refresh(
         _ names: [AccountName], onlyIfExpiringWithin: Duration?, concurrency: Int = 8
     ) async throws -> [RefreshReport] {
-        let accounts = names.isEmpty ? try store.accounts() : try names.map { try store.account(named: $0) }
+        var accounts = names.isEmpty ? try await store.accounts() : []
+        for name in names { accounts.append(try await store.account(named: name)) }
         let refresher = refresher(margin: onlyIfExpiringWithin ?? .seconds(300))
         let force = onlyIfExpiringWithin == nil
         // Named accounts that were signed out are tried once more; --all leaves them alone.

@@ -3,8 +3,10 @@ public import Foundation
 
 /// The claim one daemon holds on a data directory for its whole life: a `flock` the kernel drops
 /// when the process ends, so a second daemon started at the same moment cannot also run, and a
-/// crashed daemon never blocks the next one.
-public enum DaemonInstance {
+/// crashed daemon never blocks the next one. The directory stays claimed while this is alive.
+public struct DaemonInstance: Sendable {
+    private let lock: FileLock
+
     /// The lock file in a data directory.
     public static func lockURL(in location: StoreLocation) -> URL {
         location.directory.appendingPathComponent("locks/daemon.lock")
@@ -12,16 +14,15 @@ public enum DaemonInstance {
 
     /// Claims the data directory for this process.
     ///
-    /// - Returns: The lock; the directory stays claimed while it is alive.
     /// - Throws: ``ServiceError`` `.invalidInput` naming the running daemon's pid when another
     ///   daemon holds it; ``StoreError`` when the lock file cannot be used.
-    public static func claim(in location: StoreLocation) throws -> FileLock {
+    public static func claim(in location: StoreLocation) throws -> DaemonInstance {
         let url = lockURL(in: location)
         guard let lock = try FileLock.tryAcquire(url) else {
             let pid = FileLock.recorded(at: url).map { " (pid \($0.trimmingCharacters(in: .whitespacesAndNewlines)))" } ?? ""
             throw ServiceError(.invalidInput, "a chappie daemon is already running for \(location.directory.path)\(pid); stop it first, or use another --home")
         }
         lock.record("\(getpid())\n")
-        return lock
+        return DaemonInstance(lock: lock)
     }
 }

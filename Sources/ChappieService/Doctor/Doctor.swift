@@ -37,6 +37,11 @@ public struct Doctor: Sendable {
         self.client = client ?? HTTPClient(configuration: HTTPClientConfiguration(connectTimeout: .seconds(5)))
     }
 
+    /// A check of what these options name: their services and data directory.
+    public init(options: ServiceOptions, timeout: Duration = .seconds(10)) {
+        self.init(endpoints: options.endpoints, location: options.location, timeout: timeout)
+    }
+
     /// Runs every check; the issuer and the backend are probed at the same time.
     public func run(logger: Logger = Logger(label: "chappie.doctor")) async -> DoctorReport {
         async let issuer = probe(

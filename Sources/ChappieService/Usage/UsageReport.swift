@@ -76,15 +76,15 @@ public struct UsageReport: Sendable {
     ///   - grouping: Periods, or windows.
     ///   - timeZone: Where periods begin and end, and how times are written.
     public static func build(
-        store: AccountStore, accounts: [Account], since: Date?, until: Date?, grouping: Grouping, timeZone: TimeZone
-    ) throws -> UsageReport {
+        store: any AccountStore, accounts: [Account], since: Date?, until: Date?, grouping: Grouping, timeZone: TimeZone
+    ) async throws -> UsageReport {
         let byID = Dictionary(uniqueKeysWithValues: accounts.map { ($0.id, $0) })
         let ids = accounts.map(\.id)
         let formatter = ISO8601DateFormatter()
         formatter.timeZone = timeZone
         formatter.formatOptions = [.withInternetDateTime]
         if grouping == .window {
-            let windows = try store.usageWindows(since: since, until: until, accounts: ids)
+            let windows = try await store.usageWindows(since: since, until: until, accounts: ids)
                 .sorted { ($0.resetsAt, byID[$0.accountID]?.name.rawValue ?? "", $0.kind.rawValue) < ($1.resetsAt, byID[$1.accountID]?.name.rawValue ?? "", $1.kind.rawValue) }
             return UsageReport(columns: windowColumns, rows: windows.compactMap { window in
                 guard let account = byID[window.accountID] else { return nil }
@@ -102,58 +102,11 @@ public struct UsageReport: Sendable {
         calendar.minimumDaysInFirstWeek = 4
         let component: Calendar.Component = grouping == .hour ? .hour : grouping == .day ? .day : .weekOfYear
 
-        struct Period {
-            var interval: DateInterval
-            var samples = 0, fiveCount = 0, weekCount = 0, reached = 0, resets = 0
-            var fivePeak: Double?, weekPeak: Double?, fiveSum = 0.0, weekSum = 0.0
-        }
-        var periods: [Int64: [Date: Period]] = [:]
-        var currentAccount: Int64?
-        var current: Period?
-        var previousFive: Int64?, previousWeek: Int64?
-        func close() {
-            if let account = currentAccount, let period = current { periods[account, default: [:]][period.interval.start] = period }
-        }
-        try store.forEachUsageReading(since: since, until: until, accounts: ids) { reading in
-            let date = Date(timeIntervalSince1970: reading.observedAt)
-            if reading.accountID != currentAccount {
-                close()
-                currentAccount = reading.accountID
-                current = nil
-                previousFive = nil
-                previousWeek = nil
-            }
-            if let period = current, date < period.interval.start || date >= period.interval.end {
-                close()
-                current = nil
-            }
-            if current == nil {
-                guard let interval = calendar.dateInterval(of: component, for: date) else { return }
-                current = periods[reading.accountID]?[interval.start] ?? Period(interval: interval)
-            }
-            current!.samples += 1
-            if let used = reading.fiveHourUsed {
-                current!.fiveCount += 1
-                current!.fiveSum += used
-                current!.fivePeak = max(current!.fivePeak ?? used, used)
-            }
-            if let used = reading.weeklyUsed {
-                current!.weekCount += 1
-                current!.weekSum += used
-                current!.weekPeak = max(current!.weekPeak ?? used, used)
-            }
-            if reading.limitReached { current!.reached += 1 }
-            // A reset is seen when a window's reset time differs from the account's previous reading's.
-            if let reset = reading.fiveHourResetsAt {
-                if let previous = previousFive, previous != reset { current!.resets += 1 }
-                previousFive = reset
-            }
-            if let reset = reading.weeklyResetsAt {
-                if let previous = previousWeek, previous != reset { current!.resets += 1 }
-                previousWeek = reset
-            }
-        }
-        close()
+        var accumulated = try await store.reduceUsageReadings(
+            since: since, until: until, accounts: ids, into: PeriodAccumulator(calendar: calendar, component: component)
+        ) { accumulator, reading in accumulator.add(reading) }
+        accumulated.close()
+        let periods = accumulated.periods
         var rows: [(Date, String, [Cell])] = []
         for (accountID, byStart) in periods {
             guard let account = byID[accountID] else { continue }
@@ -184,5 +137,71 @@ public struct UsageReport: Sendable {
         var text = String(format: "%.2f", rounded)
         while text.hasSuffix("0") { text.removeLast() }
         return text
+    }
+}
+
+/// Sums readings, read in account and time order, into periods of one account each.
+private struct PeriodAccumulator: Sendable {
+    struct Period: Sendable {
+        var interval: DateInterval
+        var samples = 0, fiveCount = 0, weekCount = 0, reached = 0, resets = 0
+        var fivePeak: Double?, weekPeak: Double?, fiveSum = 0.0, weekSum = 0.0
+    }
+
+    let calendar: Calendar
+    let component: Calendar.Component
+    private(set) var periods: [Int64: [Date: Period]] = [:]
+    private var currentAccount: Int64?
+    private var current: Period?
+    private var previousFive: Int64?, previousWeek: Int64?
+
+    init(calendar: Calendar, component: Calendar.Component) {
+        self.calendar = calendar
+        self.component = component
+    }
+
+    /// Puts the open period away.
+    mutating func close() {
+        if let account = currentAccount, let period = current { periods[account, default: [:]][period.interval.start] = period }
+    }
+
+    mutating func add(_ reading: UsageReading) {
+        let date = Date(timeIntervalSince1970: reading.observedAt)
+        if reading.accountID != currentAccount {
+            close()
+            currentAccount = reading.accountID
+            current = nil
+            previousFive = nil
+            previousWeek = nil
+        }
+        if let period = current, date < period.interval.start || date >= period.interval.end {
+            close()
+            current = nil
+        }
+        if current == nil {
+            guard let interval = calendar.dateInterval(of: component, for: date) else { return }
+            current = periods[reading.accountID]?[interval.start] ?? Period(interval: interval)
+        }
+        current!.samples += 1
+        if let used = reading.fiveHourUsed {
+            current!.fiveCount += 1
+            current!.fiveSum += used
+            current!.fivePeak = max(current!.fivePeak ?? used, used)
+        }
+        if let used = reading.weeklyUsed {
+            current!.weekCount += 1
+            current!.weekSum += used
+            current!.weekPeak = max(current!.weekPeak ?? used, used)
+        }
+        if reading.limitReached { current!.reached += 1 }
+        // A reset is seen when a window's reset time differs from the account's previous reading's.
+        if let reset = reading.fiveHourResetsAt {
+            if let previous = previousFive, previous != reset { current!.resets += 1 }
+            previousFive = reset
+        }
+        if let reset = reading.weeklyResetsAt {
+            if let previous = previousWeek, previous != reset { current!.resets += 1 }
+            previousWeek = reset
+        }
     }
 }

@@ -29,13 +29,13 @@ public struct UsageService: Sendable {
     }
 
     /// The store.
-    public let store: AccountStore
+    public let store: any AccountStore
     /// Tokens and refreshes.
     public let tokens: TokenService
     private let http: HTTPClient
 
     /// Creates the service.
-    public init(store: AccountStore, endpoints: ChappieEndpoints, http: HTTPClient = HTTPClient()) {
+    public init(store: any AccountStore, endpoints: ChappieEndpoints, http: HTTPClient = HTTPClient()) {
         self.store = store
         self.http = http
         self.tokens = TokenService(store: store, endpoints: endpoints, http: http)
@@ -63,7 +63,7 @@ public struct UsageService: Sendable {
         } catch {
             throw ServiceError(.invalidInput, "the usage reply for \(account.name) could not be read: \(error)")
         }
-        try store.recordUsage(snapshots, for: fresh.account, source: .poll)
+        try await store.recordUsage(snapshots, for: fresh.account, source: .poll)
         return snapshots
     }
 
@@ -79,12 +79,12 @@ public struct UsageService: Sendable {
         do {
             response = try await http.execute(request)
         } catch {
-            try? store.recordFailure(of: account, message: "usage poll failed: \(error)", event: "usage_poll_failed")
+            try? await store.recordFailure(of: account, message: "usage poll failed: \(error)", event: .usagePollFailed)
             throw error
         }
         let milliseconds = Int((clock.now - start) / .milliseconds(1))
-        try store.recordEvent(
-            "usage_polled", account: account,
+        try await store.recordEvent(
+            .usagePolled, account: account,
             detail: "GET \(request.url.absoluteString) (ChatGPT-Account-Id\(account.info.isFedRAMPAccount ? ", X-OpenAI-Fedramp" : "")) → HTTP \(response.status) in \(milliseconds) ms")
         return response
     }
@@ -94,7 +94,7 @@ public struct UsageService: Sendable {
     public func pollAll(
         _ accounts: [Account], maxAge: Duration = .seconds(60), concurrency: Int = 8, tokenMargin: Duration = .seconds(300)
     ) async -> [PollResult] {
-        let latest = (try? store.latestUsage()) ?? [:]
+        let latest = (try? await store.latestUsage()) ?? [:]
         let maxAgeSeconds = Double(maxAge.components.seconds)
         return await boundedMap(accounts, concurrency: concurrency) { account in
             if let sample = latest[account.id], Date().timeIntervalSince(sample.observedAt) < maxAgeSeconds {
@@ -116,10 +116,10 @@ public struct UsageService: Sendable {
     ///
     /// - Throws: ``ServiceError`` when no account has room, saying when the first one frees up.
     public func best(maxAge: Duration = .seconds(15 * 60)) async throws -> BestChoice {
-        let accounts = try store.accounts().filter { $0.status == .ok }
+        let accounts = try await store.accounts().filter { $0.status == .ok }
         guard !accounts.isEmpty else { throw ServiceError(.invalidInput, "no account is usable (none is stored with status ok)") }
         _ = await pollAll(accounts, maxAge: maxAge)
-        let latest = try store.latestUsage()
+        let latest = try await store.latestUsage()
         let ranked = Self.rank(accounts.compactMap { account in latest[account.id].map { (account, $0.snapshot) } })
         guard let first = ranked.first, !first.full else {
             let reset = ranked.compactMap { $0.snapshot.bindingWindow?.resetsAt }.min()
@@ -135,11 +135,46 @@ public struct UsageService: Sendable {
         return BestChoice(account: first.account, snapshot: first.snapshot, reason: reason)
     }
 
+    /// The accounts with these names (all of them when `names` is empty), in that order.
+    public func accounts(named names: [AccountName]) async throws -> [Account] {
+        guard !names.isEmpty else { return try await store.accounts() }
+        var accounts: [Account] = []
+        for name in names { accounts.append(try await store.account(named: name)) }
+        return accounts
+    }
+
+    /// The newest `codex` reading of each account that has one, by account id.
+    public func latest() async throws -> [Int64: UsageSample] {
+        try await store.latestUsage()
+    }
+
+    /// An account's readings between two times, oldest first.
+    public func history(of name: AccountName, since: Date?, until: Date?) async throws -> [UsageSample] {
+        try await store.usageSamples(for: try await store.account(named: name), since: since, until: until)
+    }
+
+    /// A report over the history (``UsageReport``).
+    public func report(
+        of names: [AccountName], since: Date?, until: Date?, grouping: UsageReport.Grouping, timeZone: TimeZone
+    ) async throws -> UsageReport {
+        try await UsageReport.build(
+            store: store, accounts: try await accounts(named: names), since: since, until: until, grouping: grouping, timeZone: timeZone)
+    }
+
+    /// Deletes readings older than `age` (by default the usage-retention setting, else 365 days).
+    ///
+    /// - Returns: How many were deleted, and the cut-off.
+    public func prune(olderThan age: Duration?) async throws -> (deleted: Int, cutoff: Date) {
+        var retention = age
+        if retention == nil { retention = try await store.usageRetention().map { .seconds(Int64($0)) } }
+        let cutoff = Date().addingTimeInterval(-Double((retention ?? .seconds(365 * 86400)).components.seconds))
+        return (try await store.pruneUsage(olderThan: cutoff), cutoff)
+    }
+
     /// Accounts ordered by headroom, as ``best(maxAge:)`` chooses.
     static func rank(_ candidates: [(Account, ChappieUsageLimitSnapshot)]) -> [(account: Account, snapshot: ChappieUsageLimitSnapshot, full: Bool)] {
         candidates.map { account, snapshot in
-            let used = snapshot.bindingWindow?.usedPercent ?? 0
-            return (account, snapshot, snapshot.limitReached || used >= (account.reservePercent ?? 100))
+            (account, snapshot, Headroom(snapshot, reservePercent: account.reservePercent).isFull)
         }.sorted { a, b in
             if a.full != b.full { return !a.full }
             let (ua, ub) = (a.snapshot.bindingWindow?.usedPercent ?? 0, b.snapshot.bindingWindow?.usedPercent ?? 0)
@@ -158,8 +193,8 @@ public struct UsageService: Sendable {
 
     /// When a window runs out at the recent burn rate: from the samples of its current window in the
     /// last two hours. `nil` when use is not rising or there are too few samples.
-    public func forecast(for account: Account, now: Date = Date()) throws -> (fiveHour: Date?, weekly: Date?) {
-        let samples = try store.usageSamples(for: account, since: now.addingTimeInterval(-7200), until: nil).filter { $0.limitID == "codex" }
+    public func forecast(for account: Account, now: Date = Date()) async throws -> (fiveHour: Date?, weekly: Date?) {
+        let samples = try await store.usageSamples(for: account, since: now.addingTimeInterval(-7200), until: nil).filter { $0.limitID == "codex" }
         func runOut(_ window: (ChappieUsageLimitSnapshot) -> ChappieUsageWindow?) -> Date? {
             guard let last = samples.last, let current = window(last.snapshot) else { return nil }
             let same = samples.filter { window($0.snapshot)?.resetsAt == current.resetsAt }

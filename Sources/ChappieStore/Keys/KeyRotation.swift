@@ -19,7 +19,7 @@ public enum KeyRotation {
         /// The new key id.
         public let newKeyID: String
         /// The store, unlocked with the new key.
-        public let store: AccountStore
+        public let store: SQLiteAccountStore
     }
 
     /// The file a rotation writes the new key to before committing.
@@ -31,7 +31,7 @@ public enum KeyRotation {
     ///
     /// - Throws: ``VaultError`` for a systemd credential (chappie cannot rewrite it), or the errors
     ///   of resealing (then nothing changed).
-    public static func rotate(_ opened: StoreOpener.Opened, options: StoreOptions) throws -> Outcome {
+    public static func rotate(_ opened: StoreOpener.Opened, options: StoreOptions) async throws -> Outcome {
         let store = opened.store
         switch opened.source {
         case .systemdCredential(let url):
@@ -39,20 +39,21 @@ public enum KeyRotation {
                 .keyFile,
                 "the key comes from the systemd credential \(url.path), which chappie cannot change; to rotate, run with --key-file pointing at a key file you own")
         case .keyFile(let url), .defaultKeyFile(let url):
-            let lock = try FileLock.acquireBlocking(store.keyLockURL, mode: .exclusive)
+            let lock = try await FileLock.acquire(store.keyLockURL, mode: .exclusive)
             defer { withExtendedLifetime(lock) {} }
-            try store.reloadKeyIfRotated(holdingKeyLock: true)
+            try await store.reloadKeyIfRotated(holdingKeyLock: true)
             let oldKeyID = store.key.id
             let newKey = SecretKey.generate()
             let pending = pendingURL(for: url)
-            try store.setPendingKeyID(newKey.id)
+            try await store.setPendingKeyID(newKey.id)
             try KeyFile.write(newKey, to: pending)
-            let rotated: AccountStore
+            let rotated: SQLiteAccountStore
             do {
-                rotated = try store.rotateKey(to: newKey, passphraseKDF: nil)
+                // Not cancellable: once resealing starts, it commits or rolls back as a whole.
+                rotated = try await Task { try await store.rotateKey(to: newKey, passphraseKDF: nil) }.value
             } catch {
                 try? FileManager.default.removeItem(at: pending)
-                try? store.setPendingKeyID(nil)
+                try? await store.setPendingKeyID(nil)
                 throw error
             }
             try moveIntoPlace(pending, url)
@@ -64,10 +65,10 @@ public enum KeyRotation {
                 variable: "CHAPPIE_NEW_PASSPHRASE")
             let kdf = PassphraseKDF.fresh()
             let newKey = try kdf.deriveKey(from: passphrase)
-            let lock = try FileLock.acquireBlocking(store.keyLockURL, mode: .exclusive)
+            let lock = try await FileLock.acquire(store.keyLockURL, mode: .exclusive)
             defer { withExtendedLifetime(lock) {} }
             let oldKeyID = store.key.id
-            let rotated = try store.rotateKey(to: newKey, passphraseKDF: kdf)
+            let rotated = try await Task { try await store.rotateKey(to: newKey, passphraseKDF: kdf) }.value
             return Outcome(oldKeyID: oldKeyID, newKeyID: newKey.id, store: rotated)
         }
     }
@@ -75,7 +76,7 @@ public enum KeyRotation {
     /// Opens a store whose key file has a `.new` beside it, holding the key lock exclusive (so no
     /// rotation is in progress): the rotation committed when the store's key is the pending one
     /// (move it into place), else it never did (discard it).
-    static func recover(_ database: StoreDatabase, keyFile: URL, pending: URL) throws -> AccountStore {
+    static func recover(_ database: StoreDatabase, keyFile: URL, pending: URL) throws -> SQLiteAccountStore {
         let source: @Sendable () throws -> SecretKey = { try KeyFile.read(keyFile) }
         if let newKey = try? KeyFile.read(pending), case .key(let id) = database.currentKeySetup(), id == newKey.id {
             let store = try database.unlock(with: newKey, keySource: source)
@@ -86,7 +87,7 @@ public enum KeyRotation {
         // The rotation never committed: the new key was never used.
         let store = try database.unlock(with: try KeyFile.read(keyFile), keySource: source)
         try? FileManager.default.removeItem(at: pending)
-        try? store.setPendingKeyID(nil)
+        try? store.writeNow { db in try db.setSetting(.pendingKeyID, nil) }
         return store
     }
 

@@ -1,5 +1,6 @@
 public import ChappieVault
 import Foundation
+import GRDB
 
 /// Opens the store with the key from the first source that applies (design.md, Keys), creating the
 /// default key file for a new store and finishing a key rotation a crash interrupted.
@@ -7,18 +8,27 @@ public enum StoreOpener {
     /// An unlocked store and where its key came from.
     public struct Opened: Sendable {
         /// The store.
-        public let store: AccountStore
+        public let store: SQLiteAccountStore
         /// The key's source.
         public let source: KeySource
         /// How the key was set up in the store.
         public let setup: StoreDatabase.KeySetup
     }
 
-    /// Opens and unlocks the store.
+    /// Opens and unlocks the store on a thread of its own: opening is synchronous by nature (it
+    /// migrates, may wait for a rotation's key lock, may ask for a passphrase), and none of it may
+    /// block the cooperative pool.
     ///
     /// - Throws: ``StoreError`` or ``VaultError``: configuration or key problems (exit code 78); a
     ///   passphrase that is not entered is ``VaultError/Kind/passphraseUnavailable``.
-    public static func open(_ options: StoreOptions) throws -> Opened {
+    public static func open(_ options: StoreOptions) async throws -> Opened {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try openNow(options) }) }.start()
+        }
+    }
+
+    /// Opens and unlocks the store, blocking the calling thread.
+    public static func openNow(_ options: StoreOptions) throws -> Opened {
         let database = try StoreDatabase.open(at: options.location)
         let setup = database.keySetup
         var preferPassphrase = false
@@ -29,10 +39,29 @@ public enum StoreOpener {
         let store = try unlock(database, source: source, setup: setup, options: options)
         // Tokens a refresh redeemed but could not store are adopted before anything else happens.
         store.adoptRecoveredTokens()
+        try bindToIdentities(store)
         return Opened(store: store, source: source, setup: setup)
     }
 
-    private static func unlock(_ database: StoreDatabase, source: KeySource, setup: StoreDatabase.KeySetup, options: StoreOptions) throws -> AccountStore {
+    /// Once, after migration 0004: reseals credentials bound to row ids to the accounts' UUIDs,
+    /// holding the key lock exclusive (no refresh is between redemption and commit meanwhile). A
+    /// recovery file that does not open leaves the store as it was (its credentials still open).
+    private static func bindToIdentities(_ store: SQLiteAccountStore) throws {
+        guard try store.hasRowBoundCredentials() else { return }
+        let lock = try FileLock.acquireBlocking(store.keyLockURL, mode: .exclusive)
+        defer { withExtendedLifetime(lock) {} }
+        // A rotation may have happened while waiting (it reseals everything too).
+        guard try store.readNow({ db in try db.setting(.keyID) }).map({ String(decoding: $0, as: UTF8.self) }) == store.key.id else { return }
+        // A recovery file that does not open keeps the store as it is: row-bound credentials still
+        // open, and the file stays for a person to look at.
+        if case .failure(let error) = Result(catching: { () throws(StoreError) in try store.bindCredentialsToIdentities() }),
+            error.code != .credentialUnreadable
+        {
+            throw error
+        }
+    }
+
+    private static func unlock(_ database: StoreDatabase, source: KeySource, setup: StoreDatabase.KeySetup, options: StoreOptions) throws -> SQLiteAccountStore {
         switch source {
         case .keyFile(let url):
             return try unlock(database, keyFileAt: url, createIfNew: false)
@@ -90,7 +119,7 @@ public enum StoreOpener {
     /// for a new store, creating the default key file first. The key is read holding the key lock
     /// shared, so a rotation in progress is waited for rather than half seen; an interrupted one is
     /// finished holding it exclusive.
-    private static func unlock(_ database: StoreDatabase, keyFileAt url: URL, createIfNew: Bool) throws -> AccountStore {
+    private static func unlock(_ database: StoreDatabase, keyFileAt url: URL, createIfNew: Bool) throws -> SQLiteAccountStore {
         let keyLock = database.location.keyLockFile
         let pending = KeyRotation.pendingURL(for: url)
         let source: @Sendable () throws -> SecretKey = { try KeyFile.read(url) }

@@ -1,7 +1,6 @@
 import ArgumentParser
 import ChappieCore
 import ChappieService
-import ChappieStore
 import Foundation
 
 extension ChappieCommand {
@@ -14,83 +13,6 @@ extension ChappieCommand {
     }
 }
 
-/// An account name argument, checked against ``AccountName/rule`` (a usage error otherwise).
-func parseAccountName(_ text: String) throws -> AccountName {
-    do {
-        return try AccountName(text)
-    } catch {
-        throw ValidationError(error.description)
-    }
-}
-
-/// An account as `--json` prints it: never a token.
-struct AccountJSON: Encodable {
-    var name: String
-    var email: String?
-    var plan: String?
-    var planName: String?
-    var chatgptAccountID: String?
-    var chatgptUserID: String?
-    var fedramp: Bool
-    var status: String
-    var active: Bool
-    var accessTokenExpiresAt: Date?
-    var lastRefreshAt: Date?
-    var lastError: String?
-    var codexHome: String?
-    var credentials: String
-    var credentialProblem: String?
-    var createdAt: Date
-    var reservePercent: Double?
-    var usage: UsageJSON?
-
-    init(_ summary: AccountsService.Summary) {
-        let account = summary.account
-        name = account.name.rawValue
-        email = account.info.email
-        plan = account.info.plan?.rawValue
-        planName = account.info.plan?.displayName
-        chatgptAccountID = account.info.accountID
-        chatgptUserID = account.info.userID
-        fedramp = account.info.isFedRAMPAccount
-        status = account.status.rawValue
-        active = account.isActive
-        accessTokenExpiresAt = account.accessTokenExpiresAt
-        lastRefreshAt = account.lastRefreshAt
-        lastError = account.lastError
-        codexHome = account.codexHome
-        credentials = summary.credentialProblem == nil ? "ok" : "unreadable"
-        credentialProblem = summary.credentialProblem
-        createdAt = account.createdAt
-        reservePercent = account.reservePercent
-    }
-}
-
-/// An account's newest usage reading, with its effective headroom, as `--json` and tables show it.
-struct UsageJSON: Encodable {
-    var observedAt: Date
-    var fiveHour: ChappieUsageWindow?
-    var weekly: ChappieUsageWindow?
-    /// `5h` or `weekly`: the window that limits first.
-    var bindingWindow: String?
-    /// 100 (or the reserve) minus the binding window's used percent, never below 0.
-    var headroomPercent: Double
-    var nextReset: Date?
-    var limitReached: Bool
-
-    init(_ sample: UsageSample, reserve: Double?) {
-        let snapshot = sample.snapshot
-        observedAt = sample.observedAt
-        fiveHour = snapshot.shortWindow
-        weekly = snapshot.longWindow
-        let binding = snapshot.bindingWindow
-        bindingWindow = binding.map { $0 == snapshot.shortWindow ? "5h" : "weekly" }
-        headroomPercent = max(0, (reserve ?? 100) - (binding?.usedPercent ?? 0))
-        nextReset = [snapshot.shortWindow?.resetsAt, snapshot.longWindow?.resetsAt].compactMap { $0 }.min()
-        limitReached = snapshot.limitReached
-    }
-}
-
 extension ChappieCommand.Accounts {
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List the accounts (the active one is marked *).")
@@ -98,10 +20,9 @@ extension ChappieCommand.Accounts {
         @OptionGroup var global: GlobalOptions
 
         func run() async throws {
-            let store = try global.openStore().store
-            let service = AccountsService(store: store)
-            let summaries = try service.list()
-            let usage = try store.latestUsage()
+            let services = try await global.services()
+            let summaries = try await services.accounts.list()
+            let usage = try await services.usage.latest()
             if global.json {
                 try JSONOutput.print(summaries.map { summary in
                     var json = AccountJSON(summary)
@@ -141,7 +62,7 @@ extension ChappieCommand.Accounts {
         @Argument(help: "The account.", transform: parseAccountName) var name: AccountName
 
         func run() async throws {
-            let summary = try AccountsService(store: try global.openStore().store).show(name)
+            let summary = try await global.services().accounts.show(name)
             if global.json {
                 try JSONOutput.print(AccountJSON(summary))
             } else {
@@ -171,7 +92,7 @@ extension ChappieCommand.Accounts {
         @OptionGroup var global: GlobalOptions
 
         func run() async throws {
-            guard let account = try global.openStore().store.activeAccount() else {
+            guard let account = try await global.services().accounts.active() else {
                 throw CommandFailure(message: "no account is active; choose one with: chappie accounts switch NAME", exitCode: .failure)
             }
             if global.json {
@@ -194,9 +115,8 @@ extension ChappieCommand.Accounts {
         @Flag(help: "Store the file's tokens even when they are older than the stored ones.") var force = false
 
         func run() async throws {
-            let service = AccountsService(store: try global.openStore().store)
             let file = path.map { expandedPath($0) }
-            let result = try service.importCodexAuth(from: file, name: name, force: force)
+            let result = try await global.services().accounts.importCodexAuth(from: file, name: name, force: force)
             if global.json {
                 try JSONOutput.print(AccountJSON(AccountsService.Summary(account: result.account, credentialProblem: nil)))
             } else {
@@ -227,11 +147,11 @@ extension ChappieCommand.Accounts {
         }
 
         func run() async throws {
-            let store = try global.openStore().store
-            let service = AccountsService(store: store)
+            let services = try await global.services()
+            let service = services.accounts
             var target = name
             if best {
-                let usage = UsageService(store: store, endpoints: try global.endpoints())
+                let usage = services.usage
                 let choice = try await cancellingOnSignals { try await usage.best() }
                 if !global.json { print("Best: \(choice.reason)") }
                 target = choice.account.name
@@ -267,7 +187,7 @@ extension ChappieCommand.Accounts {
                 }
                 percent = value
             }
-            let account = try global.openStore().store.setReserve(percent, for: name)
+            let account = try await global.services().accounts.setReserve(percent, for: name)
             if global.json {
                 try JSONOutput.print(AccountJSON(AccountsService.Summary(account: account, credentialProblem: nil)))
             } else {
@@ -284,7 +204,7 @@ extension ChappieCommand.Accounts {
         @Argument(help: "The new name.", transform: parseAccountName) var new: AccountName
 
         func run() async throws {
-            try global.openStore().store.rename(old, to: new)
+            try await global.services().accounts.rename(old, to: new)
             if !global.json { print("Renamed \(old) to \(new)") } else { try JSONOutput.print(["name": new.rawValue]) }
         }
     }
@@ -299,8 +219,8 @@ extension ChappieCommand.Accounts {
         @Flag(name: [.short, .long], help: "Do not ask for confirmation.") var yes = false
 
         func run() async throws {
-            let store = try global.openStore().store
-            let account = try store.account(named: name)
+            let accounts = try await global.services().accounts
+            let account = try await accounts.account(named: name)
             if !yes {
                 guard isatty(STDIN_FILENO) == 1 else {
                     throw CommandFailure(message: "not removing \(name) without confirmation: pass --yes", exitCode: .failure)
@@ -311,7 +231,7 @@ extension ChappieCommand.Accounts {
                     throw CommandFailure(message: "nothing removed", exitCode: .failure)
                 }
             }
-            try store.remove(name)
+            try await accounts.remove(name)
             if !global.json { print("Removed \(name)") } else { try JSONOutput.print(["removed": name.rawValue]) }
         }
     }

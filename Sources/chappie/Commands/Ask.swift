@@ -1,7 +1,7 @@
 import ArgumentParser
 import Chappie
 import ChappieCore
-import ChappieStore
+import ChappieService
 import Foundation
 
 extension ChappieCommand {
@@ -24,11 +24,13 @@ extension ChappieCommand {
             guard !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
                 throw ValidationError("the prompt is empty: give it as an argument or on standard input")
             }
-            let store = try global.openStore().store
-            guard let name = try account ?? store.activeAccount()?.name else {
+            let services = try await global.services()
+            var chosen = account
+            if chosen == nil { chosen = try await services.accounts.active()?.name }
+            guard let name = chosen else {
                 throw CommandFailure(message: "no account named and none is active: pass --account NAME, or run chappie accounts switch NAME", exitCode: .failure)
             }
-            let client = Chappie.client(configuration: ChappieConfiguration(account: name, store: global.storeOptions, endpoints: try global.endpoints()))
+            let client = services.client(for: name)
             let request = ChappieResponseRequest(
                 model: model, input: [ChappieInputMessage(text: text)],
                 reasoningEffort: effort.flatMap { ChappieResponseRequest.ReasoningEffort(rawValue: $0.rawValue) })
@@ -62,12 +64,5 @@ extension ChappieCommand {
             guard isatty(STDIN_FILENO) == 0 else { throw ValidationError("give the prompt as an argument, or pipe it to standard input") }
             return String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
         }
-    }
-}
-
-/// Percentages as the tables show them.
-enum UsageSummary {
-    static func percent(_ value: Double) -> String {
-        value == value.rounded() ? String(Int(value)) : String(format: "%.1f", value)
     }
 }

@@ -1,6 +1,6 @@
 import ArgumentParser
+import ChappieCore
 import ChappieService
-import ChappieStore
 import Foundation
 
 extension ChappieCommand {
@@ -12,23 +12,17 @@ extension ChappieCommand {
     }
 }
 
-/// The settings `chappie config` knows.
-enum SettingName: String, ExpressibleByArgument, CaseIterable {
-    case codexHome = "codex-home"
-    case usageRetention = "usage-retention"
-}
-
 extension ChappieCommand.Config {
     struct Get: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Print a setting (empty when unset).")
         @OptionGroup var global: GlobalOptions
-        @Argument(help: "The setting: codex-home.") var setting: SettingName
+        @Argument(help: "The setting: codex-home.") var setting: SettingsService.Key
 
         func run() async throws {
-            let store = try global.openStore().store
+            let settings = try await global.services().settings
             let value: String? = switch setting {
-            case .codexHome: try store.defaultCodexHome()
-            case .usageRetention: try store.usageRetention().map { "\(Int($0) / 86400)d" }
+            case .codexHome: try await settings.defaultCodexHome()
+            case .usageRetention: try await settings.usageRetention().map(DurationText.format)
             }
             if global.json { try JSONOutput.print([setting.rawValue: value]) } else { print(value ?? "") }
         }
@@ -37,19 +31,19 @@ extension ChappieCommand.Config {
     struct Set: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Change a setting.")
         @OptionGroup var global: GlobalOptions
-        @Argument(help: "The setting: codex-home.") var setting: SettingName
+        @Argument(help: "The setting: codex-home.") var setting: SettingsService.Key
         @Argument(help: "Its value.") var value: String
 
         func run() async throws {
-            let store = try global.openStore().store
+            let settings = try await global.services().settings
             let shown: String
             switch setting {
             case .codexHome:
                 shown = expandedPath(value).standardizedFileURL.path
-                try store.setDefaultCodexHome(shown)
+                try await settings.setDefaultCodexHome(shown)
             case .usageRetention:
                 let duration = try parseDuration(value)
-                try store.setUsageRetention(Double(duration.components.seconds))
+                try await settings.setUsageRetention(duration)
                 shown = value
             }
             if !global.json { print("\(setting.rawValue) = \(shown)") } else { try JSONOutput.print([setting.rawValue: shown]) }
@@ -59,13 +53,13 @@ extension ChappieCommand.Config {
     struct Unset: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Clear a setting.")
         @OptionGroup var global: GlobalOptions
-        @Argument(help: "The setting: codex-home.") var setting: SettingName
+        @Argument(help: "The setting: codex-home.") var setting: SettingsService.Key
 
         func run() async throws {
-            let store = try global.openStore().store
+            let settings = try await global.services().settings
             switch setting {
-            case .codexHome: try store.setDefaultCodexHome(nil)
-            case .usageRetention: try store.setUsageRetention(nil)
+            case .codexHome: try await settings.setDefaultCodexHome(nil)
+            case .usageRetention: try await settings.setUsageRetention(nil)
             }
             if !global.json { print("\(setting.rawValue) cleared") } else { try JSONOutput.print([setting.rawValue: String?.none]) }
         }

@@ -1,7 +1,6 @@
 import ArgumentParser
 import ChappieCore
 import ChappieService
-import ChappieStore
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -54,10 +53,9 @@ extension ChappieCommand {
                 handler.logLevel = level
                 return handler
             }
-            let opened = try global.openStore()
-            let instance = try DaemonInstance.claim(in: opened.store.location)
-            let socketURL = socket.map { expandedPath($0) }
-                ?? DaemonClient.defaultSocket(in: opened.store.location)
+            let services = try await global.services()
+            let instance = try services.claimDaemonInstance()
+            let socketURL = socket.map { expandedPath($0) } ?? services.daemonSocket
             // Another data directory's daemon may use the same --socket.
             if DaemonClient.send(DaemonRequest(command: "status"), to: socketURL, timeout: .seconds(2)) != nil {
                 throw CommandFailure(message: "a daemon is already running on \(socketURL.path)", exitCode: .failure)
@@ -66,7 +64,7 @@ extension ChappieCommand {
                 socket: socketURL, refreshMargin: refreshMargin, pollInterval: pollInterval, autoSwitch: autoSwitch,
                 codexHome: codexHome.map { expandedPath($0) }, initialBackoff: backoff,
                 maximumBackoff: max(backoff, maxBackoff), requestTimeout: requestTimeout)
-            let daemon = ChappieService.Daemon(store: opened.store, endpoints: try global.endpoints(), configuration: configuration, instance: instance, logger: logger)
+            let daemon = services.daemon(configuration: configuration, instance: instance, logger: logger)
             let group = ServiceGroup(configuration: ServiceGroupConfiguration(
                 services: [daemon], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
             try await group.run()
@@ -86,12 +84,12 @@ extension ChappieCommand {
         }
 
         func run() async throws {
-            let socketURL = socket.map { expandedPath($0) } ?? DaemonClient.defaultSocket(in: global.location)
+            let socketURL = try socket.map { expandedPath($0) } ?? global.serviceOptions().daemonSocket
             let output: Output
             if let reply = DaemonClient.send(DaemonRequest(command: "status"), to: socketURL, timeout: .seconds(10)), reply.ok {
                 output = Output(daemon: reply.status, accounts: reply.accounts ?? [])
             } else {
-                output = Output(daemon: nil, accounts: try global.openStore().store.accounts())
+                output = Output(daemon: nil, accounts: try await global.services().accounts.list().map(\.account))
             }
             if global.json {
                 try JSONOutput.print(output)

@@ -11,7 +11,7 @@ extension ChappieCommand {
         @OptionGroup var global: GlobalOptions
 
         func run() async throws {
-            let report = await ChappieService.Doctor(endpoints: try global.endpoints(), location: global.location)
+            let report = await ChappieService.Doctor(options: try global.serviceOptions())
                 .run(logger: global.makeLogger())
             if global.json {
                 try JSONOutput.print(report)

@@ -1,7 +1,5 @@
 import ArgumentParser
 import ChappieService
-import ChappieStore
-import ChappieVault
 import Foundation
 
 extension ChappieCommand {
@@ -19,27 +17,8 @@ extension ChappieCommand.Key {
 
         @OptionGroup var global: GlobalOptions
 
-        struct Report: Encodable {
-            var source: String
-            var keyID: String
-            var derivation: String?
-            var credentialsSealedWithKey: Int
-            var credentialsSealedWithOtherKeys: Int
-            var dataDirectory: String
-        }
-
         func run() async throws {
-            let opened = try global.openStore()
-            let counts = try opened.store.credentialCountsByKey()
-            var derivation: String?
-            if case .passphrase(let kdf, _) = opened.setup {
-                derivation = "Argon2id, \(kdf.opsLimit) passes, \(kdf.memLimit >> 20) MiB"
-            }
-            let report = Report(
-                source: opened.source.description, keyID: opened.store.key.id, derivation: derivation,
-                credentialsSealedWithKey: counts[opened.store.key.id] ?? 0,
-                credentialsSealedWithOtherKeys: counts.filter { $0.key != opened.store.key.id }.values.reduce(0, +),
-                dataDirectory: opened.store.location.directory.path)
+            let report = try await global.services().keys.status()
             if global.json {
                 try JSONOutput.print(report)
                 return
@@ -47,7 +26,7 @@ extension ChappieCommand.Key {
             var table = TextTable("FIELD", "VALUE")
             table.append("source", report.source)
             table.append("key id", report.keyID)
-            if let derivation { table.append("derivation", derivation) }
+            if let derivation = report.derivation { table.append("derivation", derivation) }
             table.append("credentials sealed", "\(report.credentialsSealedWithKey)")
             if report.credentialsSealedWithOtherKeys > 0 {
                 table.append("sealed by other keys", "\(report.credentialsSealedWithOtherKeys) (unreadable: sign those accounts in again)")
@@ -70,7 +49,7 @@ extension ChappieCommand.Key {
         @OptionGroup var global: GlobalOptions
 
         func run() async throws {
-            let outcome = try KeyRotation.rotate(try global.openStore(), options: global.storeOptions)
+            let outcome = try await global.services().keys.rotate()
             if global.json {
                 try JSONOutput.print(["oldKeyID": outcome.oldKeyID, "newKeyID": outcome.newKeyID])
             } else {

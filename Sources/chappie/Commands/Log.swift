@@ -1,6 +1,6 @@
 import ArgumentParser
 import ChappieService
-import ChappieStore
+import ChappieCore
 import Foundation
 
 extension ChappieCommand {
@@ -17,7 +17,7 @@ extension ChappieCommand {
         }
 
         func run() async throws {
-            let events = try global.openStore().store.events(limit: limit)
+            let events = try await global.services().auditLog(limit: limit)
             if global.json {
                 try JSONOutput.print(events)
                 return

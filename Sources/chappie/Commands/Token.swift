@@ -2,7 +2,6 @@ import ArgumentParser
 import Chappie
 import ChappieCore
 import ChappieService
-import ChappieStore
 import Foundation
 
 extension ChappieCommand {
@@ -24,7 +23,7 @@ extension ChappieCommand {
 
         func run() async throws {
             // A running daemon answers without this process opening the store.
-            let socketURL = socket.map { expandedPath($0) } ?? DaemonClient.defaultSocket(in: global.location)
+            let socketURL = try socket.map { expandedPath($0) } ?? global.serviceOptions().daemonSocket
             let request = DaemonRequest(command: "token", account: name?.rawValue, marginSeconds: Int(margin.components.seconds))
             if let reply = DaemonClient.send(request, to: socketURL) {
                 guard reply.ok, let token = reply.token else {
@@ -32,7 +31,7 @@ extension ChappieCommand {
                 }
                 return try print(token)
             }
-            let service = TokenService(store: try global.openStore().store, endpoints: try global.endpoints())
+            let service = try await global.services().tokens
             let (name, margin) = (self.name, self.margin)
             let fresh = try await cancellingOnSignals { try await service.token(for: name, margin: margin) }
             try print(DaemonReply.Token(
@@ -75,7 +74,7 @@ extension ChappieCommand {
         }
 
         func run() async throws {
-            let service = TokenService(store: try global.openStore().store, endpoints: try global.endpoints())
+            let service = try await global.services().tokens
             let (names, within, concurrency) = (self.names, ifExpiringWithin, self.concurrency)
             let reports = try await cancellingOnSignals {
                 try await service.refresh(names, onlyIfExpiringWithin: within, concurrency: concurrency)
@@ -110,19 +109,4 @@ extension ChappieCommand {
             if exit != .success { throw exit }
         }
     }
-}
-
-/// A duration such as `90`, `30s`, `5m`, `1h` or `2d` (a usage error otherwise).
-func parseDuration(_ text: String) throws -> Duration {
-    let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
-    var digits = Substring(text)
-    var unit: Int64 = 1
-    if let last = digits.last, let multiplier = units[last] {
-        unit = multiplier
-        digits = digits.dropLast()
-    }
-    guard let value = Int64(digits), value >= 0, value < 10_000_000 else {
-        throw ValidationError("\"\(text)\" is not a duration: use seconds, or a number with s, m, h or d (5m, 1h)")
-    }
-    return .seconds(value * unit)
 }

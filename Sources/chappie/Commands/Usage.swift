@@ -2,7 +2,6 @@ import ArgumentParser
 import Chappie
 import ChappieCore
 import ChappieService
-import ChappieStore
 import Foundation
 
 extension ChappieCommand {
@@ -59,7 +58,7 @@ extension ChappieCommand.Usage {
         func run() async throws {
             // With --cached and a running daemon, the daemon's view is shown without opening the store.
             if cached && !forecast,
-                let reply = DaemonClient.send(DaemonRequest(command: "usage"), to: DaemonClient.defaultSocket(in: global.location)),
+                let reply = DaemonClient.send(DaemonRequest(command: "usage"), to: try global.serviceOptions().daemonSocket),
                 reply.ok, let all = reply.accounts
             {
                 let accounts = name.map { name in all.filter { $0.name == name } } ?? all
@@ -68,9 +67,8 @@ extension ChappieCommand.Usage {
                 }
                 return try show(accounts: accounts, latest: reply.usage ?? [:], failures: [:], forecasts: [:])
             }
-            let store = try global.openStore().store
-            let service = UsageService(store: store, endpoints: try global.endpoints())
-            let accounts = try name.map { [try store.account(named: $0)] } ?? store.accounts()
+            let service = try await global.services().usage
+            let accounts = try await service.accounts(named: name.map { [$0] } ?? [])
             var failures: [String: String] = [:]
             if !cached {
                 let (service, accounts, maxAge) = (service, accounts, self.maxAge)
@@ -80,9 +78,9 @@ extension ChappieCommand.Usage {
             }
             var forecasts: [Int64: (Date?, Date?)] = [:]
             if forecast {
-                for account in accounts { forecasts[account.id] = try service.forecast(for: account) }
+                for account in accounts { forecasts[account.id] = try await service.forecast(for: account) }
             }
-            try show(accounts: accounts, latest: try store.latestUsage(), failures: failures, forecasts: forecasts)
+            try show(accounts: accounts, latest: try await service.latest(), failures: failures, forecasts: forecasts)
         }
 
         private func show(accounts: [Account], latest: [Int64: UsageSample], failures: [String: String], forecasts: [Int64: (Date?, Date?)]) throws {
@@ -151,9 +149,8 @@ extension ChappieCommand.Usage {
         }
 
         func run() async throws {
-            let store = try global.openStore().store
-            let service = UsageService(store: store, endpoints: try global.endpoints())
-            let accounts = all ? try store.accounts().filter { $0.status == .ok } : try names.map { try store.account(named: $0) }
+            let service = try await global.services().usage
+            let accounts = all ? try await service.accounts(named: []).filter { $0.status == .ok } : try await service.accounts(named: names)
             let concurrency = self.concurrency
             let results = try await cancellingOnSignals { await service.pollAll(accounts, maxAge: .zero, concurrency: concurrency) }
             var failed = false
@@ -182,10 +179,8 @@ extension ChappieCommand.Usage {
 
         func run() async throws {
             let zone = try timeZone(tz)
-            let store = try global.openStore().store
-            let account = try store.account(named: name)
-            let samples = try store.usageSamples(
-                for: account, since: try since.map { try parseTime($0, timeZone: zone) }, until: try until.map { try parseTime($0, timeZone: zone) })
+            let samples = try await global.services().usage.history(
+                of: name, since: try since.map { try parseTime($0, timeZone: zone) }, until: try until.map { try parseTime($0, timeZone: zone) })
             let formatter = ISO8601DateFormatter()
             formatter.timeZone = zone
             let columns = ["observed_at", "source", "limit_id", "plan", "five_hour_used_percent", "five_hour_resets_at",
@@ -220,10 +215,8 @@ extension ChappieCommand.Usage {
 
         func run() async throws {
             let zone = try timeZone(tz)
-            let store = try global.openStore().store
-            let accounts = account.isEmpty ? try store.accounts() : try account.map { try store.account(named: $0) }
-            let report = try UsageReport.build(
-                store: store, accounts: accounts, since: try since.map { try parseTime($0, timeZone: zone) },
+            let report = try await global.services().usage.report(
+                of: account, since: try since.map { try parseTime($0, timeZone: zone) },
                 until: try until.map { try parseTime($0, timeZone: zone) }, grouping: by.grouping, timeZone: zone)
             try emit(report, format: format ?? (global.json ? .json : nil), to: output)
         }
@@ -238,10 +231,7 @@ extension ChappieCommand.Usage {
         var olderThan: Duration?
 
         func run() async throws {
-            let store = try global.openStore().store
-            let retention = try olderThan ?? store.usageRetention().map { .seconds(Int64($0)) } ?? .seconds(365 * 86400)
-            let cutoff = Date().addingTimeInterval(-Double(retention.components.seconds))
-            let deleted = try store.pruneUsage(olderThan: cutoff)
+            let (deleted, cutoff) = try await global.services().usage.prune(olderThan: olderThan)
             if global.json { try JSONOutput.print(["deleted": deleted]) } else { print("Deleted \(deleted) readings older than \(Formatting.localTime(cutoff)).") }
         }
     }

@@ -1,13 +1,14 @@
 import ArgumentParser
+import ChappieService
 
-/// chappie's exit codes (design.md, Errors), on top of argument-parser's 0, 1 and 2.
+/// chappie's exit codes (``FailureDescription/ExitCode``) as argument-parser's.
 enum ExitStatus {
     /// A service did not answer or answered wrongly (EX_UNAVAILABLE).
-    static let serviceUnavailable = ExitCode(69)
+    static let serviceUnavailable = ExitCode(FailureDescription.ExitCode.serviceUnavailable)
     /// Try again later (EX_TEMPFAIL).
-    static let temporaryFailure = ExitCode(75)
+    static let temporaryFailure = ExitCode(FailureDescription.ExitCode.temporaryFailure)
     /// An account must be signed in again (EX_NOPERM).
-    static let signInRequired = ExitCode(77)
+    static let signInRequired = ExitCode(FailureDescription.ExitCode.signInRequired)
     /// Configuration or key problem (EX_CONFIG).
-    static let configuration = ExitCode(78)
+    static let configuration = ExitCode(FailureDescription.ExitCode.configuration)
 }

@@ -2,12 +2,11 @@ public import ChappieCore
 public import Foundation
 import GRDB
 
-extension AccountStore {
-    /// Stores usage readings of an account, one row per limit.
+extension SQLiteAccountStore {
     public func recordUsage(
-        _ snapshots: [ChappieUsageLimitSnapshot], for account: Account, source: UsageSource, at date: Date = Date()
-    ) throws(StoreError) {
-        try write { db in
+        _ snapshots: [ChappieUsageLimitSnapshot], for account: Account, source: UsageSource, at date: Date
+    ) async throws(StoreError) {
+        try await write { db in
             for snapshot in snapshots {
                 try db.execute(
                     sql: """
@@ -30,9 +29,8 @@ extension AccountStore {
         }
     }
 
-    /// The newest `codex` reading of each account that has one.
-    public func latestUsage() throws(StoreError) -> [Int64: UsageSample] {
-        try read { db in
+    public func latestUsage() async throws(StoreError) -> [Int64: UsageSample] {
+        try await read { db in
             let rows = try Row.fetchAll(db, sql: """
                 SELECT s.* FROM usage_samples s
                 JOIN (SELECT account_id, max(observed_at) AS newest FROM usage_samples WHERE limit_id = 'codex' GROUP BY account_id) n
@@ -43,9 +41,8 @@ extension AccountStore {
         }
     }
 
-    /// An account's readings between two times, oldest first.
-    public func usageSamples(for account: Account, since: Date?, until: Date?) throws(StoreError) -> [UsageSample] {
-        try read { db in
+    public func usageSamples(for account: Account, since: Date?, until: Date?) async throws(StoreError) -> [UsageSample] {
+        try await read { db in
             try Row.fetchAll(
                 db,
                 sql: "SELECT * FROM usage_samples WHERE account_id = ? AND observed_at >= ? AND observed_at < ? ORDER BY observed_at, id",
@@ -54,22 +51,21 @@ extension AccountStore {
         }
     }
 
-    /// Deletes readings older than `date`; the audit log is kept. Returns how many were deleted.
-    public func pruneUsage(olderThan date: Date) throws(StoreError) -> Int {
-        try write { db in
+    public func pruneUsage(olderThan date: Date) async throws(StoreError) -> Int {
+        try await write { db in
             try db.execute(sql: "DELETE FROM usage_samples WHERE observed_at < ?", arguments: [date.timeIntervalSince1970])
             let deleted = db.changesCount
-            try db.record("usage_pruned", account: nil, detail: "\(deleted) samples before \(ISO8601DateFormatter().string(from: date))")
+            try db.record(.usagePruned, account: nil, detail: "\(deleted) samples before \(ISO8601DateFormatter().string(from: date))")
             return deleted
         }
     }
 
-    /// Calls `body` with every `codex` reading between two times, by account then time, without
-    /// holding them all in memory (reports over millions of readings).
-    public func forEachUsageReading(
-        since: Date?, until: Date?, accounts: [Int64]?, _ body: (UsageReading) throws -> Void
-    ) throws(StoreError) {
-        try read { db in
+    public func reduceUsageReadings<State: Sendable>(
+        since: Date?, until: Date?, accounts: [Int64]?, into initial: State,
+        _ update: @escaping @Sendable (inout State, UsageReading) throws -> Void
+    ) async throws -> State {
+        try await read { db in
+            var state = initial
             let (filter, arguments) = Self.readingFilter(since: since, until: until, accounts: accounts)
             let sql = """
                 SELECT account_id, observed_at, five_hour_used_percent, five_hour_resets_at, weekly_used_percent, weekly_resets_at, limit_reached
@@ -77,16 +73,16 @@ extension AccountStore {
                 """
             let rows = try Row.fetchCursor(db, sql: sql, arguments: arguments)
             while let row = try rows.next() {
-                try body(UsageReading(
+                try update(&state, UsageReading(
                     accountID: row[0], observedAt: row[1], fiveHourUsed: row[2], fiveHourResetsAt: row[3],
                     weeklyUsed: row[4], weeklyResetsAt: row[5], limitReached: row[6]))
             }
+            return state
         }
     }
 
-    /// Every observed 5-hour and weekly window (by reset time) of the accounts, with its peak use.
-    public func usageWindows(since: Date?, until: Date?, accounts: [Int64]?) throws(StoreError) -> [UsageWindowSummary] {
-        try read { db in
+    public func usageWindows(since: Date?, until: Date?, accounts: [Int64]?) async throws(StoreError) -> [UsageWindowSummary] {
+        try await read { db in
             var summaries: [UsageWindowSummary] = []
             for (kind, prefix) in [(ChappieUsageWindow.Kind.fiveHour, "five_hour"), (.weekly, "weekly")] {
                 let (filter, arguments) = Self.readingFilter(since: since, until: until, accounts: accounts)

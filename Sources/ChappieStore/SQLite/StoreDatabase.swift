@@ -1,3 +1,4 @@
+import ChappieCore
 public import ChappieVault
 public import Foundation
 import GRDB
@@ -125,7 +126,7 @@ public final class StoreDatabase: Sendable {
     /// - Throws: ``StoreError`` `.wrongKey` (nothing written) when the key check does not open.
     public func unlock(
         with key: SecretKey, passphraseKDF: PassphraseKDF? = nil, keySource: (@Sendable () throws -> SecretKey)? = nil
-    ) throws(StoreError) -> AccountStore {
+    ) throws(StoreError) -> SQLiteAccountStore {
         do {
             // Prove the key with a read first: a wrong key must not even start a write.
             if let stored = try pool.read({ db in try db.setting(.keyCheck) }) {
@@ -147,7 +148,7 @@ public final class StoreDatabase: Sendable {
                     try db.setSetting(.keyCheck, KeyCheck.make(key: key))
                     try db.setSetting(.keyID, Data(key.id.utf8))
                     try db.setSetting(.passphraseKDF, try passphraseKDF.map { try JSONEncoder().encode($0) })
-                    try db.record("key_created", account: nil, detail: "key \(key.id)\(passphraseKDF == nil ? "" : " from a passphrase")")
+                    try db.record(.keyCreated, account: nil, detail: "key \(key.id)\(passphraseKDF == nil ? "" : " from a passphrase")")
                 }
             }
         } catch let error as StoreError {
@@ -155,7 +156,7 @@ public final class StoreDatabase: Sendable {
         } catch {
             throw StoreError(.database, "cannot read the key check (\(Self.reason(error)))")
         }
-        return AccountStore(database: self, key: key, keySource: keySource)
+        return SQLiteAccountStore(database: self, key: key, keySource: keySource)
     }
 
     /// A database error's reason, without SQL arguments.

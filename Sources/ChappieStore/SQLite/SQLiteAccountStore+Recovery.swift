@@ -6,10 +6,11 @@ import GRDB
 /// Tokens a refresh redeemed but could not commit (a database locked past its busy timeout, a full
 /// disk, a read-only file): kept sealed in a recovery file so that the account survives, used by
 /// every later read until they are adopted into the database, and adopted when the store opens.
-extension AccountStore {
+extension SQLiteAccountStore {
     /// What a recovery file holds besides the sealed tokens.
     struct RecoveryFile: Codable {
-        var version = 1
+        /// 1: sealed bound to the account's row id; 2: to its UUID (``CredentialBinding``).
+        var version = 2
         var accountId: Int64
         var keyId: String
         var savedAt: Date
@@ -50,15 +51,15 @@ extension AccountStore {
     }
 
     /// Keeps an account's new tokens in a recovery file, sealed as the database seals them (the
-    /// store's key, associated data naming the account and the key), written 0600 and synced with
-    /// its directory. Call it with the account's lock held.
+    /// store's key, associated data naming the account's UUID and the key), written 0600 and synced
+    /// with its directory. Call it with the account's lock held.
     ///
     /// - Returns: The file.
     /// - Throws: ``StoreError`` `.io` when even this cannot be written.
     @discardableResult
     public func keepForRecovery(
         _ credentials: Credentials, of account: Account, accessTokenExpiresAt: Date?, refreshedAt: Date
-    ) throws(StoreError) -> URL {
+    ) async throws(StoreError) -> URL {
         try FilePermissions.ensurePrivateDirectory(recoveryDirectory)
         let key = self.key
         var json: Data
@@ -68,9 +69,11 @@ extension AccountStore {
             throw StoreError(.io, "cannot encode account \(account.name)'s tokens for the recovery file")
         }
         defer { json.zeroize() }
-        let box = SealedBox.seal(SecretBytes(copying: json), key: key, associatedData: Self.associatedData(accountID: account.id, keyID: key.id))
+        let box = SealedBox.seal(
+            SecretBytes(copying: json), key: key,
+            associatedData: CredentialBinding.uuid.associatedData(accountID: account.id, uuid: account.uuid, keyID: key.id))
         // What the database holds now (a locked or read-only database can still be read).
-        let base = try? read { db in try CredentialRecord.fetchOne(db, key: account.id)?.nonce }
+        let base = try? await read { db in try CredentialRecord.fetchOne(db, key: account.id)?.nonce }
         let file = RecoveryFile(
             accountId: account.id, keyId: key.id, savedAt: Date(), baseNonce: base ?? nil, accessExpiresAt: accessTokenExpiresAt,
             refreshedAt: refreshedAt, nonce: box.nonce, ciphertext: box.ciphertext)
@@ -85,7 +88,12 @@ extension AccountStore {
     }
 
     /// What this account's recovery file is worth against its stored credential row.
-    func recoveryState(for accountID: Int64, stored: CredentialRecord?) -> RecoveryState {
+    func recoveryState(for account: Account, stored: CredentialRecord?) -> RecoveryState {
+        recoveryState(for: account.id, uuid: account.uuid, stored: stored)
+    }
+
+    /// What the recovery file of the account with this id and UUID is worth against its stored row.
+    func recoveryState(for accountID: Int64, uuid: UUID, stored: CredentialRecord?) -> RecoveryState {
         guard let data = FileManager.default.contents(atPath: recoveryURL(for: accountID).path) else { return .none }
         guard let file = try? JSONDecoder().decode(RecoveryFile.self, from: data), file.accountId == accountID else {
             return .unreadable("\(recoveryURL(for: accountID).path) is not a recovery file of this account")
@@ -99,8 +107,9 @@ extension AccountStore {
         guard file.keyId == key.id else {
             return .unreadable("\(recoveryURL(for: accountID).path) is sealed with key \(file.keyId), not the store's key \(key.id)")
         }
+        let binding: CredentialBinding = file.version == 1 ? .rowID : .uuid
         guard let opened = try? SealedBox(nonce: file.nonce, ciphertext: file.ciphertext)
-            .open(key: key, associatedData: Self.associatedData(accountID: accountID, keyID: key.id)),
+            .open(key: key, associatedData: binding.associatedData(accountID: accountID, uuid: uuid, keyID: key.id)),
             let credentials = try? Self.decodeCredentials(opened, label: "the recovered tokens")
         else { return .unreadable("\(recoveryURL(for: accountID).path) does not open with the store's key") }
         return .pending(PendingRecovery(credentials: credentials, accessExpiresAt: file.accessExpiresAt, refreshedAt: file.refreshedAt))
@@ -114,6 +123,7 @@ extension AccountStore {
     /// - Returns: The accounts whose tokens were adopted.
     @discardableResult
     public func adoptRecoveredTokens() -> [AccountName] {
+        // Opening the store is synchronous: this runs once, before any operation.
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: recoveryDirectory.path) else { return [] }
         var adopted: [AccountName] = []
         for name in names where name.hasPrefix("account-") && name.hasSuffix(".sealed") {
@@ -129,7 +139,7 @@ extension AccountStore {
     /// Adopts one account's recovery file (its lock held by the caller) in a transaction of its
     /// own, then removes the file if it was settled. Returns the account when it was.
     func adoptRecovery(accountID: Int64) throws(StoreError) -> AccountName? {
-        let settled = try write { db in try settleRecovery(accountID: accountID, stored: try CredentialRecord.fetchOne(db, key: accountID), db) }
+        let settled = try writeNow { db in try settleRecovery(accountID: accountID, stored: try CredentialRecord.fetchOne(db, key: accountID), db) }
         // Only a file proven stale, or adopted, is removed; one that does not open stays for a person to see.
         guard let settled else { return nil }
         removeRecoveryFile(for: accountID)
@@ -144,7 +154,8 @@ extension AccountStore {
     /// - Throws: ``StoreError`` `.credentialUnreadable` for a file that does not open (it is kept).
     func settleRecovery(accountID: Int64, stored: CredentialRecord?, _ db: Database) throws -> String? {
         guard var record = try AccountRecord.fetchOne(db, key: accountID) else { return nil }
-        switch recoveryState(for: accountID, stored: stored) {
+        guard let uuid = UUID(uuidString: record.uuid) else { throw StoreError(.corrupt, "the accounts table has a row chappie cannot read (row \(accountID))") }
+        switch recoveryState(for: accountID, uuid: uuid, stored: stored) {
         case .none:
             return nil
         case .stale:
@@ -158,8 +169,8 @@ extension AccountStore {
             record.lastError = nil
             record.updatedAt = Date()
             try record.update(db)
-            try seal(pending.credentials, accountID: accountID, db)
-            try db.record("recovered", account: record, detail: "tokens a refresh could not store were adopted from the recovery file")
+            try seal(pending.credentials, of: record, db)
+            try db.record(.recovered, account: record, detail: "tokens a refresh could not store were adopted from the recovery file")
             return record.name
         }
     }

@@ -1,4 +1,3 @@
-public import ChappieCore
 public import Foundation
 
 /// Where a usage reading came from.
@@ -25,6 +24,15 @@ public struct UsageSample: Sendable, Hashable, Codable {
     public var limitID: String
     /// The windows, credits and plan.
     public var snapshot: ChappieUsageLimitSnapshot
+
+    /// Creates a reading as a store reads it.
+    public init(accountID: Int64, observedAt: Date, source: UsageSource, limitID: String, snapshot: ChappieUsageLimitSnapshot) {
+        self.accountID = accountID
+        self.observedAt = observedAt
+        self.source = source
+        self.limitID = limitID
+        self.snapshot = snapshot
+    }
 }
 
 /// The part of a stored reading that reports sum up, read row by row in account and time order.
@@ -39,6 +47,20 @@ public struct UsageReading: Sendable, Hashable {
     public var weeklyUsed: Double?, weeklyResetsAt: Int64?
     /// Whether the reading said the limit was reached.
     public var limitReached: Bool
+
+    /// Creates a reading as a store reads it.
+    public init(
+        accountID: Int64, observedAt: Double, fiveHourUsed: Double?, fiveHourResetsAt: Int64?, weeklyUsed: Double?, weeklyResetsAt: Int64?,
+        limitReached: Bool
+    ) {
+        self.accountID = accountID
+        self.observedAt = observedAt
+        self.fiveHourUsed = fiveHourUsed
+        self.fiveHourResetsAt = fiveHourResetsAt
+        self.weeklyUsed = weeklyUsed
+        self.weeklyResetsAt = weeklyResetsAt
+        self.limitReached = limitReached
+    }
 }
 
 /// One observed window (by its reset time) of one account, with its peak use.
@@ -57,4 +79,19 @@ public struct UsageWindowSummary: Sendable, Hashable {
     public var peakPercent: Double
     /// Samples that said the limit was reached.
     public var limitReached: Int
+
+    /// Creates a summary as a store computes it.
+    public init(
+        accountID: Int64, kind: ChappieUsageWindow.Kind, resetsAt: Date, firstSample: Date, lastSample: Date, samples: Int, peakPercent: Double,
+        limitReached: Int
+    ) {
+        self.accountID = accountID
+        self.kind = kind
+        self.resetsAt = resetsAt
+        self.firstSample = firstSample
+        self.lastSample = lastSample
+        self.samples = samples
+        self.peakPercent = peakPercent
+        self.limitReached = limitReached
+    }
 }

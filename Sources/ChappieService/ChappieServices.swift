@@ -1,0 +1,121 @@
+public import Chappie
+public import ChappieCore
+public import ChappieStore
+import ChappieVault
+public import Foundation
+public import Logging
+
+/// Where the store is, where its key comes from, and which services chappie talks to: what the
+/// command line and the environment say.
+public struct ServiceOptions: Sendable {
+    /// The data directory given with `--home` (else `$CHAPPIE_HOME`, `$XDG_DATA_HOME/chappie`).
+    public var home: String?
+    /// The key file given with `--key-file`.
+    public var keyFile: String?
+    /// The issuer and backend.
+    public var endpoints: ChappieEndpoints
+    /// Whether a passphrase may be asked for on the terminal.
+    public var interactive: Bool
+
+    /// Options; `interactive` defaults to whether standard input is a terminal.
+    public init(home: String? = nil, keyFile: String? = nil, endpoints: ChappieEndpoints = ChappieEndpoints(), interactive: Bool? = nil) {
+        self.home = home
+        self.keyFile = keyFile
+        self.endpoints = endpoints
+        self.interactive = interactive ?? PassphrasePrompt.isInteractive
+    }
+
+    /// The data directory these options name.
+    public var dataDirectory: URL { location.directory }
+
+    /// The running daemon's socket in the data directory.
+    public var daemonSocket: URL { DaemonClient.defaultSocket(in: location) }
+
+    var location: StoreLocation { StoreLocation.resolve(home: home) }
+
+    var storeOptions: StoreOptions {
+        StoreOptions(
+            home: home, keyFile: keyFile, interactive: interactive, passphrase: EnvironmentSecrets.passphrase,
+            newPassphrase: EnvironmentSecrets.newPassphrase)
+    }
+}
+
+/// The passphrases given in the environment (`CHAPPIE_PASSPHRASE`, `CHAPPIE_NEW_PASSPHRASE`), taken
+/// out of it once, when chappie starts, so that no child process or later reader sees them.
+public enum EnvironmentSecrets {
+    static let passphrase = SecretEnvironment.take("CHAPPIE_PASSPHRASE")
+    static let newPassphrase = SecretEnvironment.take("CHAPPIE_NEW_PASSPHRASE")
+
+    /// Takes both now, before anything reads the environment.
+    public static func take() {
+        _ = (passphrase, newPassphrase)
+    }
+}
+
+/// Everything chappie does, over one open store: what the command line calls.
+///
+/// ```swift
+/// let services = try await ChappieServices.open(ServiceOptions(home: "~/chappie-test"))
+/// for summary in try await services.accounts.list() { print(summary.account.name) }
+/// ```
+public struct ChappieServices: Sendable {
+    /// Accounts: list, show, import, switch, rename, remove, reserve.
+    public let accounts: AccountsService
+    /// Sign-in, tokens and refreshes.
+    public let tokens: TokenService
+    /// Usage polls, history, reports, `--best`.
+    public let usage: UsageService
+    /// The store's settings.
+    public let settings: SettingsService
+    /// The store's key: status and rotation.
+    public let keys: KeyService
+    private let store: any AccountStore
+    private let options: ServiceOptions
+
+    /// Opens and unlocks the store (asking for a passphrase on a terminal if the store has one).
+    ///
+    /// - Throws: ``StoreError`` or ``VaultError`` (configuration or key problems).
+    public static func open(_ options: ServiceOptions) async throws -> ChappieServices {
+        let opened = try await StoreOpener.open(options.storeOptions)
+        return ChappieServices(opened: opened, options: options)
+    }
+
+    private init(opened: StoreOpener.Opened, options: ServiceOptions) {
+        let store = opened.store
+        self.store = store
+        self.options = options
+        accounts = AccountsService(store: store)
+        tokens = TokenService(store: store, endpoints: options.endpoints)
+        usage = UsageService(store: store, endpoints: options.endpoints)
+        settings = SettingsService(store: store)
+        keys = KeyService(opened: opened, options: options.storeOptions)
+    }
+
+    /// The data directory.
+    public var dataDirectory: URL { store.location.directory }
+
+    /// The newest entries of the audit log, newest first.
+    public func auditLog(limit: Int) async throws -> [AuditEvent] {
+        try await store.events(limit: limit)
+    }
+
+    /// Claims the data directory for a daemon (one daemon per directory).
+    ///
+    /// - Throws: ``ServiceError`` `.invalidInput` when another daemon runs on it.
+    public func claimDaemonInstance() throws -> DaemonInstance {
+        try DaemonInstance.claim(in: store.location)
+    }
+
+    /// The daemon over this store, holding the data directory's claim.
+    public func daemon(configuration: DaemonConfiguration, instance: DaemonInstance, logger: Logger) -> Daemon {
+        Daemon(store: store, endpoints: options.endpoints, configuration: configuration, instance: instance, logger: logger)
+    }
+
+    /// The running daemon's socket in this store's data directory.
+    public var daemonSocket: URL { DaemonClient.defaultSocket(in: store.location) }
+
+    /// An SDK client streaming responses as one account, over this store.
+    public func client(for account: AccountName) -> ChappieClient {
+        Chappie.client(configuration: ChappieConfiguration(account: account, store: options.storeOptions, endpoints: options.endpoints))
+    }
+}

@@ -1,0 +1,122 @@
+import Chappie
+public import ChappieStore
+public import ChappieCore
+public import Foundation
+public import Logging
+
+/// The daemon's timing: refreshes each account's tokens ahead of their `exp` (with a per-account
+/// jitter and a backoff after failures), and polls usage on an interval.
+struct DaemonScheduler: Sendable {
+    let store: any AccountStore
+    let usage: UsageService
+    let configuration: DaemonConfiguration
+    let state: DaemonState
+    let logger: Logger
+
+    // MARK: Refreshing
+
+    /// Sleeps until the next account is due (its `exp` minus the margin and a per-account jitter,
+    /// or the end of its backoff), refreshes the due ones, and looks again at least every rescan interval.
+    func refreshLoop() async {
+        while !Task.isCancelled {
+            let now = Date()
+            var due: [Account] = []
+            var next = now.addingTimeInterval(Double(configuration.rescanInterval.components.seconds))
+            do {
+                for account in try await store.accounts() where account.status == .ok {
+                    var when = refreshTime(for: account)
+                    if let until = await state.backoffUntil(account.id) { when = max(when, until) }
+                    // Never look at the same account twice within a few seconds, whatever its token says.
+                    if let recent = await state.recentAttempt(account.id) { when = max(when, recent.addingTimeInterval(5)) }
+                    if when <= now { due.append(account) } else { next = min(next, when) }
+                }
+            } catch {
+                logger.warning("cannot read the accounts; trying again", metadata: ["error": "\(error)"])
+            }
+            if !due.isEmpty {
+                await refresh(due)
+                continue
+            }
+            try? await Task.sleep(for: .milliseconds(max(50, Int(next.timeIntervalSinceNow * 1000))))
+        }
+    }
+
+    /// Up to 30 s more than the margin, fixed per account, so that accounts do not all refresh at once.
+    func jitter(for account: Account) -> Int64 {
+        Int64(account.id.magnitude % 31)
+    }
+
+    /// When an account should be refreshed: `exp` − (margin + its jitter); without a readable `exp`,
+    /// 8 days after the last refresh (as the refresher itself decides).
+    func refreshTime(for account: Account) -> Date {
+        let lead = Double(configuration.refreshMargin.components.seconds + jitter(for: account))
+        if let expiry = account.accessTokenExpiresAt { return expiry.addingTimeInterval(-lead) }
+        return (account.lastRefreshAt ?? .distantPast).addingTimeInterval(8 * 86400 - lead)
+    }
+
+    private func refresh(_ accounts: [Account]) async {
+        _ = await boundedMap(accounts, concurrency: configuration.concurrency) { account in
+            await state.attempted(account.id)
+            // The refresher's margin includes this account's jitter, so that a due account is refreshed.
+            let refresher = usage.tokens.refresher(margin: configuration.refreshMargin + .seconds(jitter(for: account)))
+            do {
+                let fresh = try await refresher.validCredentials(for: account)
+                if fresh.outcome != .stillValid { await state.refreshed(account.id) }
+                logger.info("token fresh", metadata: [
+                    "account": "\(account.name)", "outcome": "\(fresh.outcome.rawValue)",
+                    "expires_in_s": "\(Int(fresh.expiresAt?.timeIntervalSinceNow ?? 0))",
+                ])
+            } catch let error as ChappieAuthError where error.requiresReauthentication {
+                await state.failed(account.id, refresh: true)
+                logger.error("account needs a new sign-in", metadata: ["account": "\(account.name)", "error": "\(error.errorDescription ?? "")"])
+            } catch {
+                let until = await state.failed(account.id, refresh: true)
+                logger.warning("refresh failed; backing off", metadata: [
+                    "account": "\(account.name)", "error": "\(error)", "retry_at": "\(until.formatted(.iso8601))",
+                ])
+            }
+        }
+    }
+
+    // MARK: Polling
+
+    /// Polls every usable account on the interval (±10 %), calling `afterEach` after each round.
+    func pollLoop(afterEach: @Sendable () async -> Void) async {
+        while !Task.isCancelled {
+            await pollOnce()
+            await afterEach()
+            let interval = Double(configuration.pollInterval.components.seconds) * Double.random(in: 0.9...1.1)
+            try? await Task.sleep(for: .milliseconds(Int(interval * 1000)))
+        }
+    }
+
+    private func pollOnce() async {
+        var accounts: [Account] = []
+        do {
+            for account in try await store.accounts() where account.status == .ok {
+                if await state.backoffUntil(account.id) == nil { accounts.append(account) }
+            }
+        } catch {
+            logger.warning("cannot read the accounts; trying again", metadata: ["error": "\(error)"])
+            return
+        }
+        let maxAge = Duration.seconds(max(1, configuration.pollInterval.components.seconds / 2))
+        let results = await usage.pollAll(
+            accounts, maxAge: maxAge, concurrency: configuration.concurrency, tokenMargin: configuration.refreshMargin)
+        for result in results where !result.cached {
+            if let error = result.error {
+                let until = await state.failed(result.account.id, refresh: false)
+                logger.warning("usage poll failed; backing off", metadata: [
+                    "account": "\(result.account.name)", "error": "\(error)", "retry_at": "\(until.formatted(.iso8601))",
+                ])
+            } else {
+                await state.polled(result.account.id)
+                let main = result.snapshots.first
+                logger.info("usage polled", metadata: [
+                    "account": "\(result.account.name)",
+                    "five_hour_percent": "\(main?.shortWindow?.usedPercent ?? -1)", "weekly_percent": "\(main?.longWindow?.usedPercent ?? -1)",
+                ])
+            }
+        }
+    }
+}

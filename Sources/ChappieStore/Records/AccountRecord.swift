@@ -1,0 +1,67 @@
+import ChappieCore
+import Foundation
+import GRDB
+
+/// A row of `accounts`.
+struct AccountRecord: Codable, FetchableRecord, MutablePersistableRecord {
+    static let databaseTableName = "accounts"
+    static let databaseColumnDecodingStrategy = DatabaseColumnDecodingStrategy.convertFromSnakeCase
+    static let databaseColumnEncodingStrategy = DatabaseColumnEncodingStrategy.convertToSnakeCase
+
+    /// The columns queries filter and sort by.
+    enum Columns {
+        static let id = Column("id")
+        static let uuid = Column("uuid")
+        static let name = Column("name")
+        static let email = Column("email")
+        static let chatgptAccountId = Column("chatgpt_account_id")
+        static let chatgptUserId = Column("chatgpt_user_id")
+        static let codexHome = Column("codex_home")
+    }
+
+    var id: Int64?
+    /// The account's stable identity, lower-case (migration 0004).
+    var uuid: String
+    var name: String
+    var email: String?
+    var chatgptAccountId: String?
+    var chatgptUserId: String?
+    var plan: String?
+    var isFedramp: Bool
+    var status: String
+    var accessExpiresAt: Date?
+    var lastRefreshAt: Date?
+    var lastError: String?
+    var codexHome: String?
+    var reservePercent: Double?
+    var createdAt: Date
+    var updatedAt: Date
+
+    mutating func didInsert(_ inserted: InsertionSuccess) {
+        id = inserted.rowID
+    }
+
+    /// A new account's row, with a fresh identity.
+    static func new(at now: Date) -> AccountRecord {
+        AccountRecord(
+            id: nil, uuid: UUID().uuidString.lowercased(), name: "", email: nil, chatgptAccountId: nil, chatgptUserId: nil, plan: nil,
+            isFedramp: false, status: AccountStatus.ok.rawValue, accessExpiresAt: nil, lastRefreshAt: nil, lastError: nil, codexHome: nil,
+            reservePercent: nil, createdAt: now, updatedAt: now)
+    }
+
+    /// The public model; a name, status or identity the schema's checks let through but chappie
+    /// does not know is reported as a damaged store rather than crashing.
+    func account(activeID: Int64?) throws(StoreError) -> Account {
+        guard let id, let name = try? AccountName(name), let status = AccountStatus(rawValue: status), let identity = UUID(uuidString: uuid) else {
+            throw StoreError(.corrupt, "the accounts table has a row chappie cannot read (row \(id ?? -1))")
+        }
+        return Account(
+            id: id, uuid: identity, name: name,
+            info: ChappieAccountInfo(
+                email: email, userID: chatgptUserId, accountID: chatgptAccountId,
+                plan: plan.map(ChappiePlan.init(rawValue:)), isFedRAMPAccount: isFedramp),
+            status: status, accessTokenExpiresAt: accessExpiresAt, lastRefreshAt: lastRefreshAt,
+            lastError: lastError, codexHome: codexHome, reservePercent: reservePercent, createdAt: createdAt, updatedAt: updatedAt,
+            isActive: id == activeID)
+    }
+}

@@ -1,0 +1,22 @@
+import Foundation
+import GRDB
+
+/// A row of `credentials`: one account's sealed tokens.
+struct CredentialRecord: Codable, FetchableRecord, PersistableRecord {
+    static let databaseTableName = "credentials"
+    static let databaseColumnDecodingStrategy = DatabaseColumnDecodingStrategy.convertFromSnakeCase
+    static let databaseColumnEncodingStrategy = DatabaseColumnEncodingStrategy.convertToSnakeCase
+
+    /// The columns queries filter by.
+    enum Columns {
+        static let binding = Column("binding")
+    }
+
+    var accountId: Int64
+    var keyId: String
+    var nonce: Data
+    var ciphertext: Data
+    var updatedAt: Date
+    /// What the associated data names (``CredentialBinding``).
+    var binding: CredentialBinding
+}

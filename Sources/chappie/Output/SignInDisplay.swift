@@ -1,0 +1,67 @@
+import ChappieCore
+import Foundation
+
+/// Shows the code and a waiting line: live on a terminal, a plain line each minute otherwise.
+actor SignInDisplay {
+    private let live: Bool
+    private let json: Bool
+    private var ticker: Task<Void, Never>?
+
+    init(live: Bool, json: Bool) {
+        self.live = live
+        self.json = json
+    }
+
+    func show(_ state: ChappieDeviceLinkState) {
+        switch state {
+        case .waitingForApproval(let code, let url, let expiresAt, _):
+            guard ticker == nil else { return }
+            // The code goes to standard error so that --json output stays one JSON document.
+            write("""
+
+                To sign in, open:  \(url.absoluteString)
+                and enter the code: \(code)
+
+                The code expires at \(Formatting.localTime(expiresAt)). Never share it: whoever enters it gets your account.
+
+                """)
+            let start = Date()
+            let live = self.live
+            ticker = Task {
+                var tick = 0
+                while !Task.isCancelled {
+                    let elapsed = Int(Date().timeIntervalSince(start)), left = max(0, Int(expiresAt.timeIntervalSinceNow))
+                    let line = "Waiting for approval… \(elapsed / 60):\(String(format: "%02d", elapsed % 60)) elapsed, \(left / 60):\(String(format: "%02d", left % 60)) left"
+                    if live {
+                        FileHandle.standardError.write(Data("\r\u{1B}[2K\(line)".utf8))
+                    } else if tick % 60 == 0 {
+                        FileHandle.standardError.write(Data("\(line)\n".utf8))
+                    }
+                    tick += 1
+                    try? await Task.sleep(for: .seconds(1))
+                }
+            }
+        case .exchangingCode:
+            stopTicker()
+            write("Approved. Fetching the tokens…\n")
+        default:
+            break
+        }
+    }
+
+    func finish() {
+        stopTicker()
+    }
+
+    private func stopTicker() {
+        if let ticker {
+            ticker.cancel()
+            if live { FileHandle.standardError.write(Data("\r\u{1B}[2K".utf8)) }
+        }
+        ticker = nil
+    }
+
+    private nonisolated func write(_ text: String) {
+        FileHandle.standardError.write(Data(text.utf8))
+    }
+}
