@@ -125,7 +125,7 @@ let package = Package(
         // Tests.
         .target(
             name: "ChappieTestSupport",
-            dependencies: ["ChappieEmulator", "ChappieNet"],
+            dependencies: ["ChappieEmulator", "ChappieNet", "ChappieVault", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Tests/ChappieTestSupport",
             swiftSettings: swiftSettings
         ),

@@ -230,4 +230,64 @@ struct AccountsEndToEndTests {
         }
         #expect(killed >= 1, "no rotation was interrupted; the test did not test anything")
     }
+
+    @Test("Killing the reseal to UUIDs (the first open after migration 0004) at random moments never loses an account")
+    func killedReseal() async throws {
+        let home = try TestTokens.temporaryDirectory("chappie-e2e-reseal")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let keyFile = home.appendingPathComponent("chappie.key")
+        let key = SecretKey.generate()
+        try KeyFile.write(key, to: keyFile)
+        let store = try StoreDatabase.open(at: StoreLocation(directory: home)).unlock(with: key)
+        let count = 1500
+        for index in 0..<count {
+            _ = try await store.save(
+                info: ChappieAccountInfo(email: "u\(index)@example.com", userID: "u\(index)", accountID: "a\(index)", plan: .plus),
+                credentials: Credentials(idToken: "id\(index)", accessToken: "at\(index)", refreshToken: "rt\(index)"),
+                accessTokenExpiresAt: nil, refreshedAt: nil, name: nil, event: .imported)
+        }
+        let database = home.appendingPathComponent(StoreDatabase.fileName)
+        // One uninterrupted reseal tells how long it takes here.
+        try RowBoundCredentials.downgrade(databaseFile: database, key: key)
+        let clock = ContinuousClock()
+        let start = clock.now
+        #expect(try await chappie(["accounts", "list", "--json"], home: home).status == 0)
+        let duration = clock.now - start
+        #expect(try RowBoundCredentials.bindings(databaseFile: database) == [2: count])
+        var killed = 0
+        // Kill at spread-out moments of an open that reseals; when one finished first, aim earlier
+        // next time. At most 15 attempts, until 3 were killed.
+        var delay = duration / 2
+        for attempt in 0..<15 where killed < 3 {
+            try RowBoundCredentials.downgrade(databaseFile: database, key: key)
+            let process = Process()
+            process.executableURL = try BuiltProducts.executable("chappie")
+            process.arguments = ["accounts", "list", "--home", home.path]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            try await Task.sleep(for: delay * Double.random(in: 0.5...1.0))
+            if process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                killed += 1
+            } else {
+                delay = max(.milliseconds(5), delay / 2)
+            }
+            process.waitUntilExit()
+            // One transaction: all still bound to row ids, or all to UUIDs, never a mix.
+            let bindings = try RowBoundCredentials.bindings(databaseFile: database)
+            #expect(bindings == [1: count] || bindings == [2: count], "after attempt \(attempt): \(bindings)")
+            let list = try await chappie(["accounts", "list", "--json"], home: home)
+            #expect(list.status == 0, "after attempt \(attempt): \(list.stderr)")
+            let accounts = JSONDocument(Data(list.stdout.utf8)).array() ?? []
+            #expect(accounts.count == count)
+            let unreadable = accounts.compactMap { ($0 as? [String: Any])?["credentials"] as? String }.filter { $0 != "ok" }
+            #expect(unreadable.isEmpty, "after attempt \(attempt): \(unreadable.count) unreadable")
+            #expect(try RowBoundCredentials.bindings(databaseFile: database) == [2: count])
+        }
+        let show = try await chappie(["accounts", "show", "u700", "--json"], home: home)
+        #expect(show.status == 0, "\(show.stderr)")
+        #expect(JSONDocument(Data(show.stdout.utf8)).string("credentials") == "ok")
+        #expect(killed >= 1, "no reseal was interrupted; the test did not test anything")
+    }
 }
