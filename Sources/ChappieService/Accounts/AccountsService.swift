@@ -56,14 +56,26 @@ public struct AccountsService: Sendable {
         try await store.activeAccount()
     }
 
+    /// The rule for a reserve, for messages.
+    public static let reserveRule = "a reserve is a percentage above 0 and at most 100, or none"
+
+    /// A reserve as people type it: a percentage above 0 and at most 100, or `none` (`nil`).
+    ///
+    /// - Throws: ``ServiceError`` `.invalidInput` stating ``reserveRule``.
+    public static func reserve(parsing text: String) throws(ServiceError) -> Double? {
+        if text.lowercased() == "none" { return nil }
+        guard let value = Double(text), isValidReserve(value) else { throw ServiceError(.invalidInput, reserveRule) }
+        return value
+    }
+
+    private static func isValidReserve(_ percent: Double) -> Bool { percent > 0 && percent <= 100 }
+
     /// Sets (or with `nil` clears) an account's reserve: at or above that used percent, `--best`
     /// and auto-switch count it as full.
     ///
-    /// - Throws: ``ServiceError`` `.invalidInput` for a percentage outside 1…100.
+    /// - Throws: ``ServiceError`` `.invalidInput` for a percentage outside ``reserveRule``.
     public func setReserve(_ percent: Double?, for name: AccountName) async throws -> Account {
-        if let percent, !(percent > 0 && percent <= 100) {
-            throw ServiceError(.invalidInput, "a reserve is a percentage between 1 and 100, or none")
-        }
+        if let percent, !Self.isValidReserve(percent) { throw ServiceError(.invalidInput, Self.reserveRule) }
         return try await store.setReserve(percent, for: name)
     }
 

@@ -17,6 +17,7 @@ struct AccountRecord: Codable, FetchableRecord, MutablePersistableRecord {
         static let chatgptAccountId = Column("chatgpt_account_id")
         static let chatgptUserId = Column("chatgpt_user_id")
         static let codexHome = Column("codex_home")
+        static let updatedAt = Column("updated_at")
     }
 
     var id: Int64?

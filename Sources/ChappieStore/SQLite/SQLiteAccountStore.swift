@@ -160,7 +160,7 @@ public final class SQLiteAccountStore: AccountStore {
                 // One owner per home: whoever owned it no longer does.
                 try AccountRecord
                     .filter(AccountRecord.Columns.codexHome == codexHome && AccountRecord.Columns.id != record.id)
-                    .updateAll(db, AccountRecord.Columns.codexHome.set(to: nil), Column("updated_at").set(to: Date()))
+                    .updateAll(db, AccountRecord.Columns.codexHome.set(to: nil), AccountRecord.Columns.updatedAt.set(to: Date()))
                 record.codexHome = codexHome
                 record.updatedAt = Date()
                 try record.update(db)

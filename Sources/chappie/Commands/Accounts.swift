@@ -179,13 +179,10 @@ extension ChappieCommand.Accounts {
 
         func run() async throws {
             let percent: Double?
-            if reserve.lowercased() == "none" {
-                percent = nil
-            } else {
-                guard let value = Double(reserve), value > 0, value <= 100 else {
-                    throw ValidationError("--reserve takes a percentage between 1 and 100, or none")
-                }
-                percent = value
+            do {
+                percent = try AccountsService.reserve(parsing: reserve)
+            } catch {
+                throw ValidationError("--reserve: \(error.message)")
             }
             let account = try await global.services().accounts.setReserve(percent, for: name)
             if global.json {
