@@ -16,6 +16,7 @@ BEGIN SELECT RAISE(ABORT, 'accounts.uuid never changes'); END;
 -- What a sealed credential's associated data names: 1, the account's row id
 -- ("chappie/credential/v1 account=<row id> key=<key id>"); 2, its UUID
 -- ("chappie/credential/v2 account=<uuid> key=<key id>"). Rows sealed before this migration are 1;
--- the first unlock with the key reseals them all as 2 in one transaction (a SQL migration cannot:
--- it has no key).
+-- the first open with the key reseals them all as 2 in one transaction (a SQL migration cannot: it
+-- has no key) and removes the setting below. Until then, and only then, binding 1 is accepted.
 ALTER TABLE credentials ADD COLUMN binding INTEGER NOT NULL DEFAULT 1 CHECK (binding IN (1, 2));
+INSERT INTO settings (key, value) SELECT 'row_bound_credentials', X'31' WHERE EXISTS (SELECT 1 FROM credentials);

@@ -60,7 +60,12 @@ struct AccountIdentityTests {
             try db.execute(sql: "UPDATE credentials SET ciphertext = zeroblob(64) WHERE account_id = ?", arguments: [accounts[3].id])
         }
         // Before the reseal, the old binding is still read.
-        #expect(try await test.store.credentials(for: accounts[0]).refreshToken == "refresh-aaa")
+        let unresealed = try StoreDatabase.open(at: test.location).unlock(with: test.key)
+        #expect(try await unresealed.credentials(for: accounts[0]).refreshToken == "refresh-aaa")
+        // Failing at the last moment of its transaction, the reseal changes nothing.
+        #expect(throws: StoreError.self) { try unresealed.bindCredentialsToIdentities { throw StoreError(.database, "injected") } }
+        #expect(try RowBoundCredentials.bindings(databaseFile: test.databaseFile) == [1: 4])
+        #expect(try await unresealed.credentials(for: accounts[1]).refreshToken == "refresh-bbb")
 
         try KeyFile.write(test.key, to: test.location.defaultKeyFile)
         let options = StoreOptions(home: test.location.directory.path, environment: [:])
@@ -77,6 +82,44 @@ struct AccountIdentityTests {
         // Opening again has nothing left to do.
         _ = try await StoreOpener.open(options)
         #expect(try await store.events(limit: 20).filter { $0.knownKind == .credentialsResealed }.count == 1)
+        // From now on a row-bound blob (put back by someone who can write the file) does not open.
+        try RowBoundCredentials.downgrade(databaseFile: test.databaseFile, key: test.key, asMigrated: false)
+        let tampered = try await StoreOpener.open(options).store
+        await #expect(throws: StoreError.self) { try await tampered.credentials(for: accounts[0]) }
+    }
+
+    @Test("Tokens waiting in a recovery file written before the upgrade are adopted by the reseal, not lost")
+    func resealAdoptsRecoveryFile() async throws {
+        let test = try TestStore()
+        defer { test.remove() }
+        let account = try await test.add("a@example.com", marker: "old")
+        try RowBoundCredentials.downgrade(databaseFile: test.databaseFile, key: test.key)
+        // A refresh before the upgrade redeemed the token but could not commit: a version-1 file,
+        // sealed bound to the row id, naming the row's nonce as what it replaces.
+        let baseNonce = try await DatabaseQueue(path: test.databaseFile.path).read { db in
+            try Data.fetchOne(db, sql: "SELECT nonce FROM credentials WHERE account_id = ?", arguments: [account.id])!
+        }
+        let newer = Credentials(idToken: "id-new", accessToken: "access-new", refreshToken: "refresh-new")
+        let box = SealedBox.seal(
+            SecretBytes(copying: try JSONEncoder().encode(newer)), key: test.key,
+            associatedData: "chappie/credential/v1 account=\(account.id) key=\(test.key.id)")
+        let file: [String: Any] = [
+            "version": 1, "accountId": account.id, "keyId": test.key.id, "savedAt": Date().timeIntervalSinceReferenceDate,
+            "baseNonce": baseNonce.base64EncodedString(), "refreshedAt": Date().timeIntervalSinceReferenceDate,
+            "nonce": box.nonce.base64EncodedString(), "ciphertext": box.ciphertext.base64EncodedString(),
+        ]
+        let recovery = test.location.directory.appendingPathComponent("recovery")
+        try FileManager.default.createDirectory(at: recovery, withIntermediateDirectories: true)
+        let url = recovery.appendingPathComponent("account-\(account.id).sealed")
+        try JSONSerialization.data(withJSONObject: file).write(to: url)
+        // The reseal itself (as when opening could not take the account's lock to adopt it first).
+        let store = try StoreDatabase.open(at: test.location).unlock(with: test.key)
+        #expect(try await store.credentials(for: account) == newer, "a pending file is what reads use")
+        #expect(try store.bindCredentialsToIdentities() == 0, "the adopted tokens are sealed bound to the UUID, not resealed")
+        #expect(!FileManager.default.fileExists(atPath: url.path))
+        #expect(try await store.credentials(for: account) == newer)
+        #expect(try RowBoundCredentials.bindings(databaseFile: test.databaseFile) == [2: 1])
+        #expect(try await store.events(limit: 10).contains { $0.knownKind == .recovered })
     }
 
     @Test("A blob bound to one account's UUID does not open for another, even in the same row position")

@@ -188,44 +188,15 @@ struct AccountsEndToEndTests {
         let keyFile = home.appendingPathComponent("chappie.key")
         let key = SecretKey.generate()
         try KeyFile.write(key, to: keyFile)
-        let store = try StoreDatabase.open(at: StoreLocation(directory: home)).unlock(with: key)
         let count = 1500
-        for index in 0..<count {
-            _ = try await store.save(
-                info: ChappieAccountInfo(email: "u\(index)@example.com", userID: "u\(index)", accountID: "a\(index)", plan: .plus),
-                credentials: Credentials(idToken: "id\(index)", accessToken: "at\(index)", refreshToken: "rt\(index)"),
-                accessTokenExpiresAt: nil, refreshedAt: nil, name: nil, event: .imported)
-        }
+        try await Self.fill(home: home, key: key, accounts: count)
         // One uninterrupted rotation tells how long a rotation takes here.
         let clock = ContinuousClock()
         let start = clock.now
         #expect(try await chappie(["key", "rotate"], home: home).status == 0)
         let duration = clock.now - start
-        var killed = 0
-        // Kill at spread-out moments of a rotation; when one finished first (a loaded machine runs
-        // them at varying speed), aim earlier next time. At most 15 attempts, until 3 were killed.
-        var delay = duration / 2
-        for attempt in 0..<15 where killed < 3 {
-            let process = Process()
-            process.executableURL = try BuiltProducts.executable("chappie")
-            process.arguments = ["key", "rotate", "--home", home.path]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            try await Task.sleep(for: delay * Double.random(in: 0.5...1.0))
-            if process.isRunning {
-                kill(process.processIdentifier, SIGKILL)
-                killed += 1
-            } else {
-                delay = max(.milliseconds(5), delay / 2)
-            }
-            process.waitUntilExit()
-            let list = try await chappie(["accounts", "list", "--json"], home: home)
-            #expect(list.status == 0, "after attempt \(attempt): \(list.stderr)")
-            let accounts = JSONDocument(Data(list.stdout.utf8)).array() ?? []
-            #expect(accounts.count == count)
-            let unreadable = accounts.compactMap { ($0 as? [String: Any])?["credentials"] as? String }.filter { $0 != "ok" }
-            #expect(unreadable.isEmpty, "after attempt \(attempt): \(unreadable.count) unreadable")
+        let killed = try await Self.killAtRandomMoments(["key", "rotate", "--home", home.path], lasting: duration) { attempt in
+            try await expectAllReadable(count: count, home: home, after: attempt)
             #expect(!FileManager.default.fileExists(atPath: keyFile.path + ".new"))
         }
         #expect(killed >= 1, "no rotation was interrupted; the test did not test anything")
@@ -238,14 +209,8 @@ struct AccountsEndToEndTests {
         let keyFile = home.appendingPathComponent("chappie.key")
         let key = SecretKey.generate()
         try KeyFile.write(key, to: keyFile)
-        let store = try StoreDatabase.open(at: StoreLocation(directory: home)).unlock(with: key)
         let count = 1500
-        for index in 0..<count {
-            _ = try await store.save(
-                info: ChappieAccountInfo(email: "u\(index)@example.com", userID: "u\(index)", accountID: "a\(index)", plan: .plus),
-                credentials: Credentials(idToken: "id\(index)", accessToken: "at\(index)", refreshToken: "rt\(index)"),
-                accessTokenExpiresAt: nil, refreshedAt: nil, name: nil, event: .imported)
-        }
+        try await Self.fill(home: home, key: key, accounts: count)
         let database = home.appendingPathComponent(StoreDatabase.fileName)
         // One uninterrupted reseal tells how long it takes here.
         try RowBoundCredentials.downgrade(databaseFile: database, key: key)
@@ -254,15 +219,38 @@ struct AccountsEndToEndTests {
         #expect(try await chappie(["accounts", "list", "--json"], home: home).status == 0)
         let duration = clock.now - start
         #expect(try RowBoundCredentials.bindings(databaseFile: database) == [2: count])
+        let killed = try await Self.killAtRandomMoments(
+            ["accounts", "list", "--home", home.path], lasting: duration,
+            before: { try RowBoundCredentials.downgrade(databaseFile: database, key: key) }
+        ) { attempt in
+            // One transaction: all still bound to row ids, or all to UUIDs, never a mix.
+            let bindings = try RowBoundCredentials.bindings(databaseFile: database)
+            #expect(bindings == [1: count] || bindings == [2: count], "after attempt \(attempt): \(bindings)")
+            try await expectAllReadable(count: count, home: home, after: attempt)
+            #expect(try RowBoundCredentials.bindings(databaseFile: database) == [2: count])
+        }
+        let show = try await chappie(["accounts", "show", "u700", "--json"], home: home)
+        #expect(show.status == 0, "\(show.stderr)")
+        #expect(JSONDocument(Data(show.stdout.utf8)).string("credentials") == "ok")
+        #expect(killed >= 1, "no reseal was interrupted; the test did not test anything")
+    }
+
+    /// Runs `chappie ARGUMENTS` and kills it (SIGKILL) at a random moment of a run that takes about
+    /// `duration` uninterrupted; when one finished first (a loaded machine runs them at varying
+    /// speed), aims earlier next time. At most 15 attempts, until 3 were killed; `before` runs
+    /// before each attempt and `after` (with the attempt's number) after each.
+    ///
+    /// - Returns: How many runs were killed.
+    private static func killAtRandomMoments(
+        _ arguments: [String], lasting duration: Duration, before: () throws -> Void = {}, after: (Int) async throws -> Void
+    ) async throws -> Int {
         var killed = 0
-        // Kill at spread-out moments of an open that reseals; when one finished first, aim earlier
-        // next time. At most 15 attempts, until 3 were killed.
         var delay = duration / 2
         for attempt in 0..<15 where killed < 3 {
-            try RowBoundCredentials.downgrade(databaseFile: database, key: key)
+            try before()
             let process = Process()
             process.executableURL = try BuiltProducts.executable("chappie")
-            process.arguments = ["accounts", "list", "--home", home.path]
+            process.arguments = arguments
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try process.run()
@@ -274,20 +262,29 @@ struct AccountsEndToEndTests {
                 delay = max(.milliseconds(5), delay / 2)
             }
             process.waitUntilExit()
-            // One transaction: all still bound to row ids, or all to UUIDs, never a mix.
-            let bindings = try RowBoundCredentials.bindings(databaseFile: database)
-            #expect(bindings == [1: count] || bindings == [2: count], "after attempt \(attempt): \(bindings)")
-            let list = try await chappie(["accounts", "list", "--json"], home: home)
-            #expect(list.status == 0, "after attempt \(attempt): \(list.stderr)")
-            let accounts = JSONDocument(Data(list.stdout.utf8)).array() ?? []
-            #expect(accounts.count == count)
-            let unreadable = accounts.compactMap { ($0 as? [String: Any])?["credentials"] as? String }.filter { $0 != "ok" }
-            #expect(unreadable.isEmpty, "after attempt \(attempt): \(unreadable.count) unreadable")
-            #expect(try RowBoundCredentials.bindings(databaseFile: database) == [2: count])
+            try await after(attempt)
         }
-        let show = try await chappie(["accounts", "show", "u700", "--json"], home: home)
-        #expect(show.status == 0, "\(show.stderr)")
-        #expect(JSONDocument(Data(show.stdout.utf8)).string("credentials") == "ok")
-        #expect(killed >= 1, "no reseal was interrupted; the test did not test anything")
+        return killed
+    }
+
+    /// Stores `count` accounts (`u0`, `u1`, …) with made-up tokens, sealed with `key`.
+    private static func fill(home: URL, key: SecretKey, accounts count: Int) async throws {
+        let store = try StoreDatabase.open(at: StoreLocation(directory: home)).unlock(with: key)
+        for index in 0..<count {
+            _ = try await store.save(
+                info: ChappieAccountInfo(email: "u\(index)@example.com", userID: "u\(index)", accountID: "a\(index)", plan: .plus),
+                credentials: Credentials(idToken: "id\(index)", accessToken: "at\(index)", refreshToken: "rt\(index)"),
+                accessTokenExpiresAt: nil, refreshedAt: nil, name: nil, event: .imported)
+        }
+    }
+
+    /// `accounts list --json` lists `count` accounts, every one with credentials that open.
+    private func expectAllReadable(count: Int, home: URL, after attempt: Int, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let list = try await chappie(["accounts", "list", "--json"], home: home)
+        #expect(list.status == 0, "after attempt \(attempt): \(list.stderr)", sourceLocation: sourceLocation)
+        let accounts = JSONDocument(Data(list.stdout.utf8)).array() ?? []
+        #expect(accounts.count == count, sourceLocation: sourceLocation)
+        let unreadable = accounts.compactMap { ($0 as? [String: Any])?["credentials"] as? String }.filter { $0 != "ok" }
+        #expect(unreadable.isEmpty, "after attempt \(attempt): \(unreadable.count) unreadable", sourceLocation: sourceLocation)
     }
 }

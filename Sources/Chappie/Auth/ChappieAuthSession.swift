@@ -85,11 +85,14 @@ public final class ChappieAuthSession {
                     }
                 }
             }
-            let saved = try await store.withKeyHeld {
-                try await store.save(
-                    info: result.account, credentials: result.credentials, accessTokenExpiresAt: result.accessTokenExpiresAt,
-                    refreshedAt: Date(), name: slot, event: .signedIn)
-            }
+            // In a task of its own: once the issuer handed out the tokens, cancelling must not drop them.
+            let saved = try await Task {
+                try await store.withKeyHeld {
+                    try await store.save(
+                        info: result.account, credentials: result.credentials, accessTokenExpiresAt: result.accessTokenExpiresAt,
+                        refreshedAt: Date(), name: slot, event: .signedIn)
+                }
+            }.value
             self.accountInfo = saved.account.info
             self.state = .signedIn(expiresAt: saved.account.accessTokenExpiresAt)
         }

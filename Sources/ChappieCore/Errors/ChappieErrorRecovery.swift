@@ -28,9 +28,9 @@ public enum ChappieErrorRecovery: Sendable, Hashable, CustomStringConvertible {
     /// later, 77 for sign in again, 1 for permanent.
     public var exitCode: Int32 {
         switch self {
-        case .retry: 75
-        case .signInAgain: 77
-        case .permanent: 1
+        case .retry: ChappieExitCode.temporaryFailure
+        case .signInAgain: ChappieExitCode.signInRequired
+        case .permanent: ChappieExitCode.failure
         }
     }
 

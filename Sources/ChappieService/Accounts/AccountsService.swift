@@ -51,6 +51,11 @@ public struct AccountsService: Sendable {
         return accounts.map { Summary(account: $0, credentialProblem: problems[$0.id]) }
     }
 
+    /// Every account, by name, without opening their credentials.
+    public func all() async throws -> [Account] {
+        try await store.accounts()
+    }
+
     /// The active account, if one is set.
     public func active() async throws -> Account? {
         try await store.activeAccount()

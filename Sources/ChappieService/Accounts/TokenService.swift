@@ -45,11 +45,15 @@ public struct TokenService: Sendable {
         let result = try await DeviceCodeSignIn(oauth: oauth).run(progress: progress)
         // Sealed under the key lock (shared), with the store's current key: a rotation meanwhile
         // must not make the new tokens unopenable or refuse them.
-        return try await store.withKeyHeld {
-            try await store.save(
-                info: result.account, credentials: result.credentials, accessTokenExpiresAt: result.accessTokenExpiresAt,
-                refreshedAt: Date(), name: name, event: .signedIn)
-        }
+        // In a task of its own: once the issuer handed out the tokens, Ctrl-C must not drop them.
+        let store = self.store
+        return try await Task {
+            try await store.withKeyHeld {
+                try await store.save(
+                    info: result.account, credentials: result.credentials, accessTokenExpiresAt: result.accessTokenExpiresAt,
+                    refreshedAt: Date(), name: name, event: .signedIn)
+            }
+        }.value
     }
 
     /// The named account, or the active one.

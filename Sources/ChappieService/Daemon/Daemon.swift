@@ -89,6 +89,8 @@ public final class Daemon: Service {
                     // Taking up the new key is what holding it steady does first.
                     try await store.withKeyHeld {}
                 } catch {
+                    // Shutting down while waiting for the key lock is not a key problem.
+                    if Task.isCancelled { return }
                     logger.critical("the store's key was rotated by another process and the new key cannot be read; stopping (start the daemon again)")
                     throw error
                 }

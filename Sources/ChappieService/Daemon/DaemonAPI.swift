@@ -39,10 +39,10 @@ struct DaemonAPI: Sendable {
             case "metrics":
                 return DaemonReply(ok: true, metrics: try await metrics.exposition())
             default:
-                return .failure("unknown command \"\(request.command.prefix(40))\": use token, status, accounts, usage or metrics", exitCode: 2)
+                return .failure("unknown command \"\(request.command.prefix(40))\": use token, status, accounts, usage or metrics", exitCode: ChappieExitCode.usage)
             }
         } catch {
-            let failure = FailureDescription(error) ?? FailureDescription(message: "\(error)", exitCode: FailureDescription.ExitCode.failure)
+            let failure = FailureDescription(error) ?? FailureDescription(message: "\(error)", exitCode: ChappieExitCode.failure)
             return .failure(failure.message, exitCode: failure.exitCode)
         }
     }

@@ -1,3 +1,4 @@
+import ChappieCore
 import Foundation
 import Synchronization
 
@@ -182,7 +183,7 @@ final class SocketServer: Sendable {
                 nextID += 1
                 connections[connection.id] = connection
                 if UnixSocket.peerUserID(descriptor) != getuid() {
-                    respond(connection, .failure("this daemon serves its own user only", exitCode: 77), drainAfter: false)
+                    respond(connection, .failure("this daemon serves its own user only", exitCode: ChappieExitCode.signInRequired), drainAfter: false)
                 }
             }
         }
@@ -220,7 +221,7 @@ final class SocketServer: Sendable {
                 if count == 0 {
                     // Half-closed: what was sent is the request, if anything was.
                     if connection.input.isEmpty {
-                        respond(connection, .failure("no request line (one JSON object, at most 64 KiB, ending with a newline)", exitCode: 2), drainAfter: false)
+                        respond(connection, .failure("no request line (one JSON object, at most 64 KiB, ending with a newline)", exitCode: ChappieExitCode.usage), drainAfter: false)
                     } else {
                         dispatch(connection, line: connection.input)
                     }
@@ -233,7 +234,7 @@ final class SocketServer: Sendable {
                 }
                 connection.input.append(contentsOf: buffer[0..<count])
                 if connection.input.count > UnixSocket.maximumRequestBytes {
-                    respond(connection, .failure("no request line (one JSON object, at most 64 KiB, ending with a newline)", exitCode: 2), drainAfter: true)
+                    respond(connection, .failure("no request line (one JSON object, at most 64 KiB, ending with a newline)", exitCode: ChappieExitCode.usage), drainAfter: true)
                     return
                 }
             }
@@ -241,7 +242,7 @@ final class SocketServer: Sendable {
 
         mutating func dispatch(_ connection: Connection, line: Data) {
             guard let request = try? JSONDecoder().decode(DaemonRequest.self, from: line) else {
-                respond(connection, .failure("the request is not a JSON object with a \"command\"", exitCode: 2), drainAfter: false)
+                respond(connection, .failure("the request is not a JSON object with a \"command\"", exitCode: ChappieExitCode.usage), drainAfter: false)
                 return
             }
             connection.phase = .answering

@@ -1,9 +1,5 @@
 import Foundation
 
-#if !os(Linux)
-#error("chappie supports Linux only: the daemon's socket checks its peer with Linux's SO_PEERCRED (see Package.swift)")
-#endif
-
 /// A Unix-domain stream socket: the daemon's local API. One JSON request line in, one JSON reply
 /// line out, per connection.
 enum UnixSocket {

@@ -39,26 +39,22 @@ public enum StoreOpener {
         let store = try unlock(database, source: source, setup: setup, options: options)
         // Tokens a refresh redeemed but could not store are adopted before anything else happens.
         store.adoptRecoveredTokens()
-        try bindToIdentities(store)
+        bindToIdentities(store)
         return Opened(store: store, source: source, setup: setup)
     }
 
     /// Once, after migration 0004: reseals credentials bound to row ids to the accounts' UUIDs,
-    /// holding the key lock exclusive (no refresh is between redemption and commit meanwhile). A
-    /// recovery file that does not open leaves the store as it was (its credentials still open).
-    private static func bindToIdentities(_ store: SQLiteAccountStore) throws {
-        guard try store.hasRowBoundCredentials() else { return }
-        let lock = try FileLock.acquireBlocking(store.keyLockURL, mode: .exclusive)
+    /// holding the key lock exclusive (no refresh is between redemption and commit meanwhile). Not
+    /// a condition of opening: when the lock is busy (a refresh in progress) or the reseal fails (a
+    /// recovery file that does not open, a busy database), row-bound credentials go on opening and
+    /// a later open tries again.
+    private static func bindToIdentities(_ store: SQLiteAccountStore) {
+        guard store.acceptsRowBoundCredentials, let lock = try? FileLock.tryAcquire(store.keyLockURL, mode: .exclusive) else { return }
         defer { withExtendedLifetime(lock) {} }
-        // A rotation may have happened while waiting (it reseals everything too).
-        guard try store.readNow({ db in try db.setting(.keyID) }).map({ String(decoding: $0, as: UTF8.self) }) == store.key.id else { return }
-        // A recovery file that does not open keeps the store as it is: row-bound credentials still
-        // open, and the file stays for a person to look at.
-        if case .failure(let error) = Result(catching: { () throws(StoreError) in try store.bindCredentialsToIdentities() }),
-            error.code != .credentialUnreadable
-        {
-            throw error
-        }
+        // A rotation may have happened since the key was read (it reseals everything too).
+        let storedKeyID = (try? store.readNow { db in try db.setting(.keyID) }) ?? nil
+        guard storedKeyID.map({ String(decoding: $0, as: UTF8.self) }) == store.key.id else { return }
+        _ = try? store.bindCredentialsToIdentities()
     }
 
     private static func unlock(_ database: StoreDatabase, source: KeySource, setup: StoreDatabase.KeySetup, options: StoreOptions) throws -> SQLiteAccountStore {

@@ -7,8 +7,9 @@ struct CredentialRecord: Codable, FetchableRecord, PersistableRecord {
     static let databaseColumnDecodingStrategy = DatabaseColumnDecodingStrategy.convertFromSnakeCase
     static let databaseColumnEncodingStrategy = DatabaseColumnEncodingStrategy.convertToSnakeCase
 
-    /// The columns queries filter by.
+    /// The columns queries filter and group by.
     enum Columns {
+        static let keyId = Column("key_id")
         static let binding = Column("binding")
     }
 

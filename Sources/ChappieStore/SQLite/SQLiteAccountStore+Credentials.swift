@@ -27,9 +27,13 @@ extension SQLiteAccountStore {
         return try Self.decodeCredentials(opened, label: "account \(account.name)'s credentials")
     }
 
-    /// Opens one sealed credential row with a key, by the binding it was sealed with.
+    /// Opens one sealed credential row with a key, by the binding it was sealed with (a row-bound
+    /// one only until the store's one-time reseal to UUIDs).
     func open(_ record: CredentialRecord, uuid: UUID, key: SecretKey) throws -> SecretBytes {
-        try SealedBox(nonce: record.nonce, ciphertext: record.ciphertext)
+        if record.binding == .rowID, !acceptsRowBoundCredentials {
+            throw StoreError(.credentialUnreadable, "a credential bound to a row id after the store was resealed")
+        }
+        return try SealedBox(nonce: record.nonce, ciphertext: record.ciphertext)
             .open(key: key, associatedData: record.binding.associatedData(accountID: record.accountId, uuid: uuid, keyID: record.keyId))
     }
 
@@ -103,10 +107,10 @@ extension SQLiteAccountStore {
 
     public func credentialCountsByKey() async throws(StoreError) -> [String: Int] {
         try await read { db in
+            let request = CredentialRecord.select(CredentialRecord.Columns.keyId, count(CredentialRecord.Columns.keyId))
+                .group(CredentialRecord.Columns.keyId)
             var counts: [String: Int] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT key_id, count(*) AS n FROM credentials GROUP BY key_id") {
-                counts[row["key_id"]] = row["n"]
-            }
+            for row in try Row.fetchAll(db, request) { counts[row[0]] = row[1] }
             return counts
         }
     }

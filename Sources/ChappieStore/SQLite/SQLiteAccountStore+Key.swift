@@ -97,6 +97,7 @@ extension SQLiteAccountStore {
             try db.setSetting(.keyCheck, KeyCheck.make(key: newKey))
             try db.setSetting(.keyID, Data(newKey.id.utf8))
             try db.setSetting(.pendingKeyID, nil)
+            try db.setSetting(.rowBoundCredentials, nil)
             try db.setSetting(.passphraseKDF, try passphraseKDF.map { try JSONEncoder().encode($0) })
             try db.record(.keyRotated, account: nil, detail: "key \(oldKey.id) → \(newKey.id)")
             try beforeCommit()
@@ -104,12 +105,8 @@ extension SQLiteAccountStore {
         }
         for id in settled { removeRecoveryFile(for: id) }
         replaceKey(with: newKey)
+        stopAcceptingRowBoundCredentials()
         return SQLiteAccountStore(database: database, key: newKey, keySource: keySource)
-    }
-
-    /// Whether some credentials are still bound to row ids (stores before migration 0004).
-    public func hasRowBoundCredentials() throws(StoreError) -> Bool {
-        try readNow { db in try CredentialRecord.filter(CredentialRecord.Columns.binding == CredentialBinding.rowID).fetchCount(db) > 0 }
     }
 
     /// Binds credentials sealed to the row id (stores before migration 0004) to the accounts' UUIDs,
@@ -118,11 +115,13 @@ extension SQLiteAccountStore {
     /// refresh is between redemption and commit. Tokens waiting in recovery files are adopted first,
     /// in the same transaction (so they are what gets resealed); a recovery file that does not open
     /// stops it, and nothing changes. A blob that does not open (damaged, or sealed by another key)
-    /// is left exactly as it was, and reported as unreadable as before.
+    /// is left exactly as it was: it was unreadable before, and stays so.
     ///
+    /// - Parameter beforeCommit: Runs inside the transaction after everything is resealed; if it
+    ///   throws, nothing changes.
     /// - Returns: How many credentials were resealed.
     @discardableResult
-    public func bindCredentialsToIdentities() throws(StoreError) -> Int {
+    public func bindCredentialsToIdentities(beforeCommit: @escaping @Sendable () throws -> Void = {}) throws(StoreError) -> Int {
         let key = self.key
         let (resealed, settled) = try writeNow { db in
             var settled: [Int64] = []
@@ -144,11 +143,12 @@ extension SQLiteAccountStore {
                 ).update(db)
                 resealed += 1
             }
-            if resealed > 0 {
-                try db.record(.credentialsResealed, account: nil, detail: "\(resealed) credentials bound to their accounts' identities")
-            }
+            try db.setSetting(.rowBoundCredentials, nil)
+            try db.record(.credentialsResealed, account: nil, detail: "\(resealed) credentials bound to their accounts' identities")
+            try beforeCommit()
             return (resealed, settled)
         }
+        stopAcceptingRowBoundCredentials()
         for id in settled { removeRecoveryFile(for: id) }
         return resealed
     }

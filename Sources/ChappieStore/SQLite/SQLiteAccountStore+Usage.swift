@@ -8,53 +8,39 @@ extension SQLiteAccountStore {
     ) async throws(StoreError) {
         try await write { db in
             for snapshot in snapshots {
-                try db.execute(
-                    sql: """
-                        INSERT INTO usage_samples (account_id, observed_at, source, limit_id, plan,
-                            five_hour_used_percent, five_hour_window_minutes, five_hour_resets_at,
-                            weekly_used_percent, weekly_window_minutes, weekly_resets_at,
-                            credits_has_credits, credits_unlimited, credits_balance, limit_reached)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                        """,
-                    arguments: [
-                        account.id, date.timeIntervalSince1970, source.rawValue, snapshot.limitID, snapshot.plan?.rawValue,
-                        snapshot.shortWindow?.usedPercent, snapshot.shortWindow?.windowMinutes,
-                        snapshot.shortWindow?.resetsAt.map { Int64($0.timeIntervalSince1970.rounded()) },
-                        snapshot.longWindow?.usedPercent, snapshot.longWindow?.windowMinutes,
-                        snapshot.longWindow?.resetsAt.map { Int64($0.timeIntervalSince1970.rounded()) },
-                        snapshot.credits?.hasCredits, snapshot.credits?.unlimited, snapshot.credits?.balance,
-                        snapshot.limitReached,
-                    ])
+                var record = UsageSampleRecord(snapshot, accountID: account.id, source: source, at: date)
+                try record.insert(db)
             }
         }
     }
 
     public func latestUsage() async throws(StoreError) -> [Int64: UsageSample] {
         try await read { db in
-            let rows = try Row.fetchAll(db, sql: """
+            let records = try UsageSampleRecord.fetchAll(db, sql: """
                 SELECT s.* FROM usage_samples s
                 JOIN (SELECT account_id, max(observed_at) AS newest FROM usage_samples WHERE limit_id = 'codex' GROUP BY account_id) n
                   ON n.account_id = s.account_id AND n.newest = s.observed_at
                 WHERE s.limit_id = 'codex'
                 """)
-            return Dictionary(rows.map(Self.sample).map { ($0.accountID, $0) }, uniquingKeysWith: { first, _ in first })
+            return Dictionary(records.map(\.sample).map { ($0.accountID, $0) }, uniquingKeysWith: { first, _ in first })
         }
     }
 
     public func usageSamples(for account: Account, since: Date?, until: Date?) async throws(StoreError) -> [UsageSample] {
         try await read { db in
-            try Row.fetchAll(
-                db,
-                sql: "SELECT * FROM usage_samples WHERE account_id = ? AND observed_at >= ? AND observed_at < ? ORDER BY observed_at, id",
-                arguments: [account.id, since?.timeIntervalSince1970 ?? -Double.greatestFiniteMagnitude, until?.timeIntervalSince1970 ?? Double.greatestFiniteMagnitude]
-            ).map(Self.sample)
+            let columns = UsageSampleRecord.Columns.self
+            return try UsageSampleRecord
+                .filter(columns.accountId == account.id)
+                .filter(columns.observedAt >= (since?.timeIntervalSince1970 ?? -Double.greatestFiniteMagnitude))
+                .filter(columns.observedAt < (until?.timeIntervalSince1970 ?? Double.greatestFiniteMagnitude))
+                .order(columns.observedAt, columns.id)
+                .fetchAll(db).map(\.sample)
         }
     }
 
     public func pruneUsage(olderThan date: Date) async throws(StoreError) -> Int {
         try await write { db in
-            try db.execute(sql: "DELETE FROM usage_samples WHERE observed_at < ?", arguments: [date.timeIntervalSince1970])
-            let deleted = db.changesCount
+            let deleted = try UsageSampleRecord.filter(UsageSampleRecord.Columns.observedAt < date.timeIntervalSince1970).deleteAll(db)
             try db.record(.usagePruned, account: nil, detail: "\(deleted) samples before \(ISO8601DateFormatter().string(from: date))")
             return deleted
         }
@@ -113,23 +99,5 @@ extension SQLiteAccountStore {
             arguments += accounts.map { $0 as any DatabaseValueConvertible }
         }
         return (condition, StatementArguments(arguments))
-    }
-
-    private static func sample(_ row: Row) -> UsageSample {
-        func window(_ prefix: String) -> ChappieUsageWindow? {
-            guard let used = row["\(prefix)_used_percent"] as Double? else { return nil }
-            return ChappieUsageWindow(
-                usedPercent: used, windowMinutes: row["\(prefix)_window_minutes"],
-                resetsAt: (row["\(prefix)_resets_at"] as Int64?).map { Date(timeIntervalSince1970: Double($0)) })
-        }
-        let hasCredits: Bool? = row["credits_has_credits"]
-        let snapshot = ChappieUsageLimitSnapshot(
-            limitID: row["limit_id"], plan: (row["plan"] as String?).map(ChappiePlan.init(rawValue:)),
-            shortWindow: window("five_hour"), longWindow: window("weekly"),
-            credits: hasCredits.map { ChappieCredits(hasCredits: $0, unlimited: row["credits_unlimited"] ?? false, balance: row["credits_balance"]) },
-            limitReached: row["limit_reached"])
-        return UsageSample(
-            accountID: row["account_id"], observedAt: Date(timeIntervalSince1970: row["observed_at"]),
-            source: UsageSource(rawValue: row["source"]) ?? .poll, limitID: row["limit_id"], snapshot: snapshot)
     }
 }

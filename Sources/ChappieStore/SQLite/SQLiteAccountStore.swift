@@ -18,6 +18,8 @@ import Synchronization
 public final class SQLiteAccountStore: AccountStore {
     let database: StoreDatabase
     private let currentKey: Mutex<SecretKey>
+    /// Whether credentials sealed bound to row ids still open (until the one-time reseal to UUIDs).
+    private let rowBindingAccepted: Mutex<Bool>
     /// Reads the key again from where it came from (a key file), after another process rotated it;
     /// `nil` for a passphrase, which cannot be read again.
     let keySource: (@Sendable () throws -> SecretKey)?
@@ -26,6 +28,15 @@ public final class SQLiteAccountStore: AccountStore {
         self.database = database
         self.currentKey = Mutex(key)
         self.keySource = keySource
+        self.rowBindingAccepted = Mutex((try? database.pool.read { db in try db.setting(.rowBoundCredentials) != nil }) ?? true)
+    }
+
+    /// Whether some credentials may still be bound to row ids (stores before migration 0004 that
+    /// have not been resealed yet); once they are resealed, a row-bound blob no longer opens.
+    public var acceptsRowBoundCredentials: Bool { rowBindingAccepted.withLock { $0 } }
+
+    func stopAcceptingRowBoundCredentials() {
+        rowBindingAccepted.withLock { $0 = false }
     }
 
     public var key: SecretKey { currentKey.withLock { $0 } }

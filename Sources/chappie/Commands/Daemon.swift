@@ -53,7 +53,20 @@ extension ChappieCommand {
                 handler.logLevel = level
                 return handler
             }
-            let services = try await global.services()
+            // SIGTERM or SIGINT while the store opens (it may wait for a key lock) stops the daemon
+            // cleanly before it starts, rather than killing it half-way.
+            let options = try global.serviceOptions()
+            let services: ChappieServices
+            do {
+                services = try await cancellingOnSignals {
+                    let services = try await ChappieServices.open(options)
+                    try Task.checkCancellation()
+                    return services
+                }
+            } catch is CancellationError {
+                logger.info("stopped before it started")
+                return
+            }
             let instance = try services.claimDaemonInstance()
             let socketURL = socket.map { expandedPath($0) } ?? services.daemonSocket
             // Another data directory's daemon may use the same --socket.
@@ -89,7 +102,7 @@ extension ChappieCommand {
             if let reply = DaemonClient.send(DaemonRequest(command: "status"), to: socketURL, timeout: .seconds(10)), reply.ok {
                 output = Output(daemon: reply.status, accounts: reply.accounts ?? [])
             } else {
-                output = Output(daemon: nil, accounts: try await global.services().accounts.list().map(\.account))
+                output = Output(daemon: nil, accounts: try await global.services().accounts.all())
             }
             if global.json {
                 try JSONOutput.print(output)

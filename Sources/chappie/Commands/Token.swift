@@ -27,7 +27,7 @@ extension ChappieCommand {
             let request = DaemonRequest(command: "token", account: name?.rawValue, marginSeconds: Int(margin.components.seconds))
             if let reply = DaemonClient.send(request, to: socketURL) {
                 guard reply.ok, let token = reply.token else {
-                    throw CommandFailure(message: reply.error ?? "the daemon gave no token", exitCode: ExitCode(reply.exitCode ?? 1))
+                    throw CommandFailure(message: reply.error ?? "the daemon gave no token", exitCode: ExitCode(reply.exitCode ?? ChappieExitCode.failure))
                 }
                 return try print(token)
             }
@@ -79,15 +79,11 @@ extension ChappieCommand {
             let reports = try await cancellingOnSignals {
                 try await service.refresh(names, onlyIfExpiringWithin: within, concurrency: concurrency)
             }
-            var exit = ExitCode.success
+            var codes: [Int32] = []
             for report in reports {
                 if let error = report.error {
                     let failure = CommandFailure(error) ?? CommandFailure(message: "\(error)", exitCode: .failure)
-                    // The most serious failure decides: sign in again (77) over try later (75) over other (1).
-                    func rank(_ code: ExitCode) -> Int {
-                        code == ExitStatus.signInRequired ? 3 : code == ExitStatus.temporaryFailure ? 2 : code == .success ? 0 : 1
-                    }
-                    if rank(failure.exitCode) > rank(exit) { exit = failure.exitCode }
+                    codes.append(failure.exitCode.rawValue)
                     if !global.json { FileHandle.standardError.write(Data("\(report.name): FAILED: \(TerminalText.sanitized(failure.message))\n".utf8)) }
                 } else if !quiet && !global.json {
                     let expiry = report.expiresAt.map { "expires \(Formatting.localTime($0)) (\(Formatting.relative($0)))" } ?? ""
@@ -106,7 +102,8 @@ extension ChappieCommand {
                          error: report.error.map { (CommandFailure($0)?.message) ?? "\($0)" })
                 })
             }
-            if exit != .success { throw exit }
+            let exit = ChappieExitCode.mostSerious(codes)
+            if exit != ChappieExitCode.success { throw ExitCode(exit) }
         }
     }
 }

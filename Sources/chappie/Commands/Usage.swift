@@ -13,35 +13,6 @@ extension ChappieCommand {
     }
 }
 
-/// A bar of 10 cells for a percentage.
-func usageBar(_ percent: Double) -> String {
-    let filled = max(0, min(10, Int((percent / 10).rounded())))
-    return "[" + String(repeating: "#", count: filled) + String(repeating: ".", count: 10 - filled) + "]"
-}
-
-/// "37 % [####......] resets 14:05 (in 2 h 10 min)".
-func describeWindow(_ window: ChappieUsageWindow?) -> String {
-    guard let window else { return "-" }
-    let reset = window.resetsAt.map { " resets \(Formatting.localTime($0)) (\(Formatting.relative($0)))" } ?? ""
-    return "\(UsageReport.Cell.number(window.usedPercent).text) % \(usageBar(window.usedPercent))\(reset)"
-}
-
-/// A time given as ISO 8601 (`2026-11-01`, `2026-11-01T08:00`, with or without offset, read in
-/// `timeZone` when it has none) or as an age (`7d`, `12h`: that long ago).
-func parseTime(_ text: String, timeZone: TimeZone, now: Date = Date()) throws -> Date {
-    if let age = try? parseDuration(text), text.last.map({ "smhd".contains($0) }) == true {
-        return now.addingTimeInterval(-Double(age.components.seconds))
-    }
-    for format in ["yyyy-MM-dd'T'HH:mm:ssXXXXX", "yyyy-MM-dd'T'HH:mm:ss", "yyyy-MM-dd'T'HH:mmXXXXX", "yyyy-MM-dd'T'HH:mm", "yyyy-MM-dd"] {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = timeZone
-        formatter.dateFormat = format
-        if let date = formatter.date(from: text) { return date }
-    }
-    throw ValidationError("\"\(text)\" is not a time: use 2026-11-01, 2026-11-01T08:00, 2026-11-01T08:00:00+01:00, or an age such as 7d")
-}
-
 extension ChappieCommand.Usage {
     struct Show: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -247,15 +218,6 @@ enum ReportGrouping: String, ExpressibleByArgument, CaseIterable {
     case hour, day, week, window
 
     var grouping: UsageReport.Grouping { UsageReport.Grouping(rawValue: rawValue) ?? .day }
-}
-
-/// The named time zone, or the system's.
-func timeZone(_ name: String?) throws -> TimeZone {
-    guard let name else { return .current }
-    guard let zone = TimeZone(identifier: name) else {
-        throw ValidationError("\"\(name)\" is not a time zone: use a name such as Europe/Paris, America/New_York or UTC")
-    }
-    return zone
 }
 
 /// Writes a report as CSV, JSON or a table; CSV by default when standard output is not a terminal.

@@ -24,3 +24,28 @@ func expandedPath(_ text: String) -> URL {
 }
 
 extension SettingsService.Key: ExpressibleByArgument {}
+
+/// A time given as ISO 8601 (`2026-11-01`, `2026-11-01T08:00`, with or without offset, read in
+/// `timeZone` when it has none) or as an age (`7d`, `12h`: that long ago).
+func parseTime(_ text: String, timeZone: TimeZone, now: Date = Date()) throws -> Date {
+    if let age = try? parseDuration(text), text.last.map({ "smhd".contains($0) }) == true {
+        return now.addingTimeInterval(-Double(age.components.seconds))
+    }
+    for format in ["yyyy-MM-dd'T'HH:mm:ssXXXXX", "yyyy-MM-dd'T'HH:mm:ss", "yyyy-MM-dd'T'HH:mmXXXXX", "yyyy-MM-dd'T'HH:mm", "yyyy-MM-dd"] {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = timeZone
+        formatter.dateFormat = format
+        if let date = formatter.date(from: text) { return date }
+    }
+    throw ValidationError("\"\(text)\" is not a time: use 2026-11-01, 2026-11-01T08:00, 2026-11-01T08:00:00+01:00, or an age such as 7d")
+}
+
+/// The named time zone, or the system's.
+func timeZone(_ name: String?) throws -> TimeZone {
+    guard let name else { return .current }
+    guard let zone = TimeZone(identifier: name) else {
+        throw ValidationError("\"\(name)\" is not a time zone: use a name such as Europe/Paris, America/New_York or UTC")
+    }
+    return zone
+}
