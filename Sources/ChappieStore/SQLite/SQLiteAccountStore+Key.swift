@@ -106,7 +106,7 @@ extension SQLiteAccountStore {
         for id in settled { removeRecoveryFile(for: id) }
         replaceKey(with: newKey)
         stopAcceptingRowBoundCredentials()
-        return SQLiteAccountStore(database: database, key: newKey, keySource: keySource)
+        return SQLiteAccountStore(database: database, key: newKey, keySource: keySource, acceptsRowBoundCredentials: false)
     }
 
     /// Binds credentials sealed to the row id (stores before migration 0004) to the accounts' UUIDs,

@@ -24,11 +24,11 @@ public final class SQLiteAccountStore: AccountStore {
     /// `nil` for a passphrase, which cannot be read again.
     let keySource: (@Sendable () throws -> SecretKey)?
 
-    init(database: StoreDatabase, key: SecretKey, keySource: (@Sendable () throws -> SecretKey)? = nil) {
+    init(database: StoreDatabase, key: SecretKey, keySource: (@Sendable () throws -> SecretKey)?, acceptsRowBoundCredentials: Bool) {
         self.database = database
         self.currentKey = Mutex(key)
         self.keySource = keySource
-        self.rowBindingAccepted = Mutex((try? database.pool.read { db in try db.setting(.rowBoundCredentials) != nil }) ?? true)
+        self.rowBindingAccepted = Mutex(acceptsRowBoundCredentials)
     }
 
     /// Whether some credentials may still be bound to row ids (stores before migration 0004 that

@@ -156,7 +156,9 @@ public final class StoreDatabase: Sendable {
         } catch {
             throw StoreError(.database, "cannot read the key check (\(Self.reason(error)))")
         }
-        return SQLiteAccountStore(database: self, key: key, keySource: keySource)
+        // Whether migration 0004 left credentials bound to row ids that the reseal has not reached.
+        let rowBound = (try? pool.read { db in try db.setting(.rowBoundCredentials) != nil }) ?? true
+        return SQLiteAccountStore(database: self, key: key, keySource: keySource, acceptsRowBoundCredentials: rowBound)
     }
 
     /// A database error's reason, without SQL arguments.
