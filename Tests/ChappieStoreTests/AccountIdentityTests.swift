@@ -57,7 +57,7 @@ struct AccountIdentityTests {
         ]
         #expect(try RowBoundCredentials.downgrade(databaseFile: test.databaseFile, key: test.key) == 4)
         try await DatabaseQueue(path: test.databaseFile.path).write { db in
-            try db.execute(sql: "UPDATE credentials SET ciphertext = zeroblob(64) WHERE account_id = ?", arguments: [accounts[3].id])
+            try db.execute(sql: "UPDATE sealed_credentials SET ciphertext = zeroblob(64) WHERE account_id = ?", arguments: [accounts[3].id])
         }
         // Before the reseal, the old binding is still read.
         let unresealed = try StoreDatabase.open(at: test.location).unlock(with: test.key)
@@ -97,7 +97,7 @@ struct AccountIdentityTests {
         // A refresh before the upgrade redeemed the token but could not commit: a version-1 file,
         // sealed bound to the row id, naming the row's nonce as what it replaces.
         let baseNonce = try await DatabaseQueue(path: test.databaseFile.path).read { db in
-            try Data.fetchOne(db, sql: "SELECT nonce FROM credentials WHERE account_id = ?", arguments: [account.id])!
+            try Data.fetchOne(db, sql: "SELECT nonce FROM sealed_credentials WHERE account_id = ?", arguments: [account.id])!
         }
         let newer = Credentials(idToken: "id-new", accessToken: "access-new", refreshToken: "refresh-new")
         let box = SealedBox.seal(
@@ -122,6 +122,26 @@ struct AccountIdentityTests {
         #expect(try await store.events(limit: 10).contains { $0.knownKind == .recovered })
     }
 
+    @Test("A store as an earlier chappie left it opens: migrated, every credential resealed to its account's UUID, all readable")
+    func storeFromBeforeIdentities() async throws {
+        let test = try TestStore()
+        defer { test.remove() }
+        let accounts = [try await test.add("a@example.com", marker: "aaa"), try await test.add("b@example.com", marker: "bbb")]
+        try KeyFile.write(test.key, to: test.location.defaultKeyFile)
+        #expect(try RowBoundCredentials.revertToBeforeIdentities(databaseFile: test.databaseFile, key: test.key) == 2)
+        #expect(try RowBoundCredentials.bindings(databaseFile: test.databaseFile) == [1: 2])
+
+        let store = try await StoreOpener.open(StoreOptions(home: test.location.directory.path, environment: [:])).store
+        #expect(try RowBoundCredentials.bindings(databaseFile: test.databaseFile) == [2: 2])
+        #expect(!store.acceptsRowBoundCredentials)
+        for (account, marker) in zip(accounts, ["aaa", "bbb"]) {
+            let reread = try await store.account(named: account.name)
+            #expect(reread.uuid != account.uuid, "the migration gives identities anew")
+            #expect(try await store.credentials(for: reread).refreshToken == "refresh-\(marker)")
+        }
+        #expect(try await store.events(limit: 10).contains { $0.detail == "2 credentials bound to their accounts' identities" })
+    }
+
     @Test("A blob bound to one account's UUID does not open for another, even in the same row position")
     func blobBoundToIdentity() async throws {
         let test = try TestStore()
@@ -130,7 +150,7 @@ struct AccountIdentityTests {
         // Give the account another identity under the trigger's rule: a removed account's row id
         // reused by a new account must not open the old blob.
         let (nonce, ciphertext) = try await DatabaseQueue(path: test.databaseFile.path).read { db in
-            let row = try Row.fetchOne(db, sql: "SELECT nonce, ciphertext FROM credentials WHERE account_id = ?", arguments: [a.id])!
+            let row = try Row.fetchOne(db, sql: "SELECT nonce, ciphertext FROM sealed_credentials WHERE account_id = ?", arguments: [a.id])!
             return (row["nonce"] as Data, row["ciphertext"] as Data)
         }
         try await test.store.remove(a.name)
@@ -139,7 +159,7 @@ struct AccountIdentityTests {
         #expect(b.uuid != a.uuid)
         try await DatabaseQueue(path: test.databaseFile.path).write { db in
             try db.execute(
-                sql: "UPDATE credentials SET nonce = ?, ciphertext = ? WHERE account_id = ?",
+                sql: "UPDATE sealed_credentials SET nonce = ?, ciphertext = ? WHERE account_id = ?",
                 arguments: [nonce, ciphertext, b.id])
         }
         await #expect(throws: StoreError.self) { try await test.store.credentials(for: b) }

@@ -90,9 +90,9 @@ struct AccountStoreTests {
         let a = try await test.add("a@example.com", marker: "aaa")
         let b = try await test.add("b@example.com", marker: "bbb")
         try await DatabaseQueue(path: test.databaseFile.path).write { db in
-            var blob = try #require(try Data.fetchOne(db, sql: "SELECT ciphertext FROM credentials WHERE account_id = ?", arguments: [a.id]))
+            var blob = try #require(try Data.fetchOne(db, sql: "SELECT ciphertext FROM sealed_credentials WHERE account_id = ?", arguments: [a.id]))
             blob[10] ^= 0x01
-            try db.execute(sql: "UPDATE credentials SET ciphertext = ? WHERE account_id = ?", arguments: [blob, a.id])
+            try db.execute(sql: "UPDATE sealed_credentials SET ciphertext = ? WHERE account_id = ?", arguments: [blob, a.id])
         }
         await #expect(throws: StoreError.self) { try await test.store.credentials(for: a) }
         #expect(try await test.store.credentials(for: b).refreshToken == "refresh-bbb")
@@ -112,8 +112,8 @@ struct AccountStoreTests {
         let b = try await test.add("b@example.com", marker: "bbb")
         try await DatabaseQueue(path: test.databaseFile.path).write { db in
             try db.execute(sql: """
-                UPDATE credentials SET nonce = (SELECT nonce FROM credentials WHERE account_id = ?1),
-                    ciphertext = (SELECT ciphertext FROM credentials WHERE account_id = ?1) WHERE account_id = ?2
+                UPDATE sealed_credentials SET nonce = (SELECT nonce FROM sealed_credentials WHERE account_id = ?1),
+                    ciphertext = (SELECT ciphertext FROM sealed_credentials WHERE account_id = ?1) WHERE account_id = ?2
                 """, arguments: [b.id, a.id])
         }
         await #expect(throws: StoreError.self) { try await test.store.credentials(for: a) }

@@ -44,7 +44,7 @@ struct TestStore {
     /// Every row of every table, to compare content before and after.
     func contents() throws -> String {
         try DatabaseQueue(path: databaseFile.path).read { db in
-            try ["accounts", "credentials", "events", "settings", "usage_samples", "grdb_migrations"].map { table in
+            try ["accounts", "sealed_credentials", "events", "settings", "usage_samples", "grdb_migrations"].map { table in
                 try Row.fetchAll(db, sql: "SELECT * FROM \(table) ORDER BY 1").description
             }.joined(separator: "\n")
         }

@@ -221,7 +221,7 @@ struct AccountsStayWholeTests {
         try await Bench.run { bench in
             let injector = try DatabaseQueue(path: bench.databaseFile.path)
             try await injector.write { db in
-                try db.execute(sql: "CREATE TRIGGER injected_failure BEFORE UPDATE ON credentials BEGIN SELECT RAISE(ABORT, 'disk I/O error (injected)'); END")
+                try db.execute(sql: "CREATE TRIGGER injected_failure BEFORE UPDATE ON sealed_credentials BEGIN SELECT RAISE(ABORT, 'disk I/O error (injected)'); END")
             }
             await #expect(throws: StoreError.self) {
                 _ = try await bench.refresher(bench.store).validCredentials(for: bench.account, force: true)

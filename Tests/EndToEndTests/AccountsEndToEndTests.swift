@@ -105,7 +105,7 @@ struct AccountsEndToEndTests {
         // the schema cookie without changing any content.)
         func contents() throws -> String {
             try DatabaseQueue(path: database.path).read { db in
-                try ["accounts", "credentials", "events", "settings", "usage_samples"].map { table in
+                try ["accounts", "sealed_credentials", "events", "settings", "usage_samples"].map { table in
                     try Row.fetchAll(db, sql: "SELECT * FROM \(table) ORDER BY 1").description
                 }.joined(separator: "\n")
             }
@@ -177,7 +177,7 @@ struct AccountsEndToEndTests {
     /// Overwrites an account's sealed blob, as damage on disk or an attacker would.
     private static func corruptCredential(of account: Account, home: URL) throws {
         try DatabaseQueue(path: home.appendingPathComponent(StoreDatabase.fileName).path).write { db in
-            try db.execute(sql: "UPDATE credentials SET ciphertext = zeroblob(64) WHERE account_id = ?", arguments: [account.id])
+            try db.execute(sql: "UPDATE sealed_credentials SET ciphertext = zeroblob(64) WHERE account_id = ?", arguments: [account.id])
         }
     }
 
@@ -202,7 +202,7 @@ struct AccountsEndToEndTests {
         #expect(killed >= 1, "no rotation was interrupted; the test did not test anything")
     }
 
-    @Test("Killing the reseal to UUIDs (the first open after migration 0004) at random moments never loses an account")
+    @Test("Killing the upgrade to UUIDs (migration 0004 and the reseal at the first open) at random moments never loses an account")
     func killedReseal() async throws {
         let home = try TestTokens.temporaryDirectory("chappie-e2e-reseal")
         defer { try? FileManager.default.removeItem(at: home) }
@@ -212,8 +212,8 @@ struct AccountsEndToEndTests {
         let count = 1500
         try await Self.fill(home: home, key: key, accounts: count)
         let database = home.appendingPathComponent(StoreDatabase.fileName)
-        // One uninterrupted reseal tells how long it takes here.
-        try RowBoundCredentials.downgrade(databaseFile: database, key: key)
+        // One uninterrupted upgrade (migration, then the reseal) tells how long it takes here.
+        try RowBoundCredentials.revertToBeforeIdentities(databaseFile: database, key: key)
         let clock = ContinuousClock()
         let start = clock.now
         #expect(try await chappie(["accounts", "list", "--json"], home: home).status == 0)
@@ -221,9 +221,10 @@ struct AccountsEndToEndTests {
         #expect(try RowBoundCredentials.bindings(databaseFile: database) == [2: count])
         let killed = try await Self.killAtRandomMoments(
             ["accounts", "list", "--home", home.path], lasting: duration,
-            before: { try RowBoundCredentials.downgrade(databaseFile: database, key: key) }
+            before: { try RowBoundCredentials.revertToBeforeIdentities(databaseFile: database, key: key) }
         ) { attempt in
-            // One transaction: all still bound to row ids, or all to UUIDs, never a mix.
+            // The reseal is one transaction: all still bound to row ids (migrated or not), or all to
+            // UUIDs, never a mix.
             let bindings = try RowBoundCredentials.bindings(databaseFile: database)
             #expect(bindings == [1: count] || bindings == [2: count], "after attempt \(attempt): \(bindings)")
             try await expectAllReadable(count: count, home: home, after: attempt)

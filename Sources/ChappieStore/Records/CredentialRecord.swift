@@ -1,9 +1,9 @@
 import Foundation
 import GRDB
 
-/// A row of `credentials`: one account's sealed tokens.
+/// A row of `sealed_credentials` (`credentials` before migration 0004): one account's sealed tokens.
 struct CredentialRecord: Codable, FetchableRecord, PersistableRecord {
-    static let databaseTableName = "credentials"
+    static let databaseTableName = "sealed_credentials"
     static let databaseColumnDecodingStrategy = DatabaseColumnDecodingStrategy.convertFromSnakeCase
     static let databaseColumnEncodingStrategy = DatabaseColumnEncodingStrategy.convertToSnakeCase
 

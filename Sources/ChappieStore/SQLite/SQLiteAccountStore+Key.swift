@@ -124,6 +124,8 @@ extension SQLiteAccountStore {
     public func bindCredentialsToIdentities(beforeCommit: @escaping @Sendable () throws -> Void = {}) throws(StoreError) -> Int {
         let key = self.key
         let (resealed, settled) = try writeNow { db in
+            // Another process may have done it since this one looked.
+            guard try db.setting(.rowBoundCredentials) != nil else { return (0, [Int64]()) }
             var settled: [Int64] = []
             let rowBound = try CredentialRecord.filter(CredentialRecord.Columns.binding == CredentialBinding.rowID).fetchAll(db)
             for record in rowBound where try self.settleRecovery(accountID: record.accountId, stored: record, db) != nil {

@@ -131,13 +131,18 @@ extension StoreSchema {
             CREATE TRIGGER accounts_uuid_is_stable BEFORE UPDATE OF uuid ON accounts WHEN NEW.uuid IS NOT OLD.uuid
             BEGIN SELECT RAISE(ABORT, 'accounts.uuid never changes'); END;
 
+            -- Credentials move to a table of a new name: a chappie of an earlier version still running (a daemon
+            -- started before the upgrade) then fails to write them instead of writing a blob the new binding
+            -- cannot open; its refresher keeps what it redeemed in a recovery file, which this version adopts.
+            ALTER TABLE credentials RENAME TO sealed_credentials;
+
             -- What a sealed credential's associated data names: 1, the account's row id
             -- ("chappie/credential/v1 account=<row id> key=<key id>"); 2, its UUID
             -- ("chappie/credential/v2 account=<uuid> key=<key id>"). Rows sealed before this migration are 1;
             -- the first open with the key reseals them all as 2 in one transaction (a SQL migration cannot: it
             -- has no key) and removes the setting below. Until then, and only then, binding 1 is accepted.
-            ALTER TABLE credentials ADD COLUMN binding INTEGER NOT NULL DEFAULT 1 CHECK (binding IN (1, 2));
-            INSERT INTO settings (key, value) SELECT 'row_bound_credentials', X'31' WHERE EXISTS (SELECT 1 FROM credentials);
+            ALTER TABLE sealed_credentials ADD COLUMN binding INTEGER NOT NULL DEFAULT 1 CHECK (binding IN (1, 2));
+            INSERT INTO settings (key, value) SELECT 'row_bound_credentials', X'31' WHERE EXISTS (SELECT 1 FROM sealed_credentials);
             """#),
     ]
 }

@@ -53,26 +53,28 @@ extension ChappieCommand {
                 handler.logLevel = level
                 return handler
             }
-            // SIGTERM or SIGINT while the store opens (it may wait for a key lock) stops the daemon
-            // cleanly before it starts, rather than killing it half-way.
+            // SIGTERM or SIGINT while the store opens (it may wait for a key lock) or while the
+            // data directory is claimed stops the daemon cleanly before it starts.
             let options = try global.serviceOptions()
-            let services: ChappieServices
+            let socketOption = socket.map { expandedPath($0) }
+            let started: (services: ChappieServices, instance: DaemonInstance, socket: URL)
             do {
-                services = try await cancellingOnSignals {
+                started = try await cancellingOnSignals {
                     let services = try await ChappieServices.open(options)
+                    let instance = try services.claimDaemonInstance()
+                    let socketURL = socketOption ?? services.daemonSocket
+                    // Another data directory's daemon may use the same --socket.
+                    if DaemonClient.send(DaemonRequest(command: "status"), to: socketURL, timeout: .seconds(2)) != nil {
+                        throw CommandFailure(message: "a daemon is already running on \(socketURL.path)", exitCode: .failure)
+                    }
                     try Task.checkCancellation()
-                    return services
+                    return (services, instance, socketURL)
                 }
             } catch is CancellationError {
                 logger.info("stopped before it started")
                 return
             }
-            let instance = try services.claimDaemonInstance()
-            let socketURL = socket.map { expandedPath($0) } ?? services.daemonSocket
-            // Another data directory's daemon may use the same --socket.
-            if DaemonClient.send(DaemonRequest(command: "status"), to: socketURL, timeout: .seconds(2)) != nil {
-                throw CommandFailure(message: "a daemon is already running on \(socketURL.path)", exitCode: .failure)
-            }
+            let (services, instance, socketURL) = started
             let configuration = DaemonConfiguration(
                 socket: socketURL, refreshMargin: refreshMargin, pollInterval: pollInterval, autoSwitch: autoSwitch,
                 codexHome: codexHome.map { expandedPath($0) }, initialBackoff: backoff,
