@@ -111,9 +111,6 @@ public struct ChappieServices: Sendable {
         Daemon(store: store, endpoints: options.endpoints, configuration: configuration, instance: instance, logger: logger)
     }
 
-    /// The running daemon's socket in this store's data directory.
-    public var daemonSocket: URL { DaemonClient.defaultSocket(in: store.location) }
-
     /// An SDK client streaming responses as one account, over this store.
     public func client(for account: AccountName) -> ChappieClient {
         Chappie.client(configuration: ChappieConfiguration(account: account, store: options.storeOptions, endpoints: options.endpoints))

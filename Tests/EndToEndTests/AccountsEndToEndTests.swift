@@ -185,16 +185,14 @@ struct AccountsEndToEndTests {
     func killedRotation() async throws {
         let home = try TestTokens.temporaryDirectory("chappie-e2e-kill")
         defer { try? FileManager.default.removeItem(at: home) }
-        let keyFile = home.appendingPathComponent("chappie.key")
-        let key = SecretKey.generate()
-        try KeyFile.write(key, to: keyFile)
         let count = 1500
-        try await Self.fill(home: home, key: key, accounts: count)
+        try await Self.fill(home: home, accounts: count)
+        let keyFile = home.appendingPathComponent("chappie.key")
         // One uninterrupted rotation tells how long a rotation takes here.
-        let clock = ContinuousClock()
-        let start = clock.now
-        #expect(try await chappie(["key", "rotate"], home: home).status == 0)
-        let duration = clock.now - start
+        let duration = try await Self.timed {
+            let rotation = try await self.chappie(["key", "rotate"], home: home)
+            #expect(rotation.status == 0)
+        }
         let killed = try await Self.killAtRandomMoments(["key", "rotate", "--home", home.path], lasting: duration) { attempt in
             try await expectAllReadable(count: count, home: home, after: attempt)
             #expect(!FileManager.default.fileExists(atPath: keyFile.path + ".new"))
@@ -206,18 +204,15 @@ struct AccountsEndToEndTests {
     func killedReseal() async throws {
         let home = try TestTokens.temporaryDirectory("chappie-e2e-reseal")
         defer { try? FileManager.default.removeItem(at: home) }
-        let keyFile = home.appendingPathComponent("chappie.key")
-        let key = SecretKey.generate()
-        try KeyFile.write(key, to: keyFile)
         let count = 1500
-        try await Self.fill(home: home, key: key, accounts: count)
+        let key = try await Self.fill(home: home, accounts: count)
         let database = home.appendingPathComponent(StoreDatabase.fileName)
         // One uninterrupted upgrade (migration, then the reseal) tells how long it takes here.
         try RowBoundCredentials.revertToBeforeIdentities(databaseFile: database, key: key)
-        let clock = ContinuousClock()
-        let start = clock.now
-        #expect(try await chappie(["accounts", "list", "--json"], home: home).status == 0)
-        let duration = clock.now - start
+        let duration = try await Self.timed {
+            let upgrade = try await self.chappie(["accounts", "list", "--json"], home: home)
+            #expect(upgrade.status == 0)
+        }
         #expect(try RowBoundCredentials.bindings(databaseFile: database) == [2: count])
         let killed = try await Self.killAtRandomMoments(
             ["accounts", "list", "--home", home.path], lasting: duration,
@@ -268,8 +263,20 @@ struct AccountsEndToEndTests {
         return killed
     }
 
-    /// Stores `count` accounts (`u0`, `u1`, …) with made-up tokens, sealed with `key`.
-    private static func fill(home: URL, key: SecretKey, accounts count: Int) async throws {
+    /// How long `body` takes.
+    private static func timed(_ body: () async throws -> Void) async throws -> Duration {
+        let clock = ContinuousClock()
+        let start = clock.now
+        try await body()
+        return clock.now - start
+    }
+
+    /// A store in `home` with the default key file and `count` accounts (`u0`, `u1`, …) holding
+    /// made-up tokens. Returns the key.
+    @discardableResult
+    private static func fill(home: URL, accounts count: Int) async throws -> SecretKey {
+        let key = SecretKey.generate()
+        try KeyFile.write(key, to: home.appendingPathComponent("chappie.key"))
         let store = try StoreDatabase.open(at: StoreLocation(directory: home)).unlock(with: key)
         for index in 0..<count {
             _ = try await store.save(
@@ -277,6 +284,7 @@ struct AccountsEndToEndTests {
                 credentials: Credentials(idToken: "id\(index)", accessToken: "at\(index)", refreshToken: "rt\(index)"),
                 accessTokenExpiresAt: nil, refreshedAt: nil, name: nil, event: .imported)
         }
+        return key
     }
 
     /// `accounts list --json` lists `count` accounts, every one with credentials that open.

@@ -93,8 +93,7 @@ public struct TokenService: Sendable {
     public func refresh(
         _ names: [AccountName], onlyIfExpiringWithin: Duration?, concurrency: Int = 8
     ) async throws -> [RefreshReport] {
-        var accounts = names.isEmpty ? try await store.accounts() : []
-        for name in names { accounts.append(try await store.account(named: name)) }
+        let accounts = try await store.accounts(named: names)
         let refresher = refresher(margin: onlyIfExpiringWithin ?? .seconds(300))
         let force = onlyIfExpiringWithin == nil
         // Named accounts that were signed out are tried once more; --all leaves them alone.

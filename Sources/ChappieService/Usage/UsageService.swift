@@ -137,10 +137,7 @@ public struct UsageService: Sendable {
 
     /// The accounts with these names (all of them when `names` is empty), in that order.
     public func accounts(named names: [AccountName]) async throws -> [Account] {
-        guard !names.isEmpty else { return try await store.accounts() }
-        var accounts: [Account] = []
-        for name in names { accounts.append(try await store.account(named: name)) }
-        return accounts
+        try await store.accounts(named: names)
     }
 
     /// The newest `codex` reading of each account that has one, by account id.

@@ -1,6 +1,5 @@
 public import ChappieVault
 import Foundation
-import GRDB
 
 /// Opens the store with the key from the first source that applies (design.md, Keys), creating the
 /// default key file for a new store and finishing a key rotation a crash interrupted.
@@ -51,9 +50,6 @@ public enum StoreOpener {
     private static func bindToIdentities(_ store: SQLiteAccountStore) {
         guard store.acceptsRowBoundCredentials, let lock = try? FileLock.tryAcquire(store.keyLockURL, mode: .exclusive) else { return }
         defer { withExtendedLifetime(lock) {} }
-        // A rotation may have happened since the key was read (it reseals everything too).
-        let storedKeyID = (try? store.readNow { db in try db.setting(.keyID) }) ?? nil
-        guard storedKeyID.map({ String(decoding: $0, as: UTF8.self) }) == store.key.id else { return }
         _ = try? store.bindCredentialsToIdentities()
     }
 

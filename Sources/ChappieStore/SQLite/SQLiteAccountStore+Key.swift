@@ -79,20 +79,11 @@ extension SQLiteAccountStore {
             for record in try CredentialRecord.fetchAll(db) {
                 if try self.settleRecovery(accountID: record.accountId, stored: record, db) != nil { settled.append(record.accountId) }
             }
-            for record in try CredentialRecord.fetchAll(db) {
-                guard let account = try AccountRecord.fetchOne(db, key: record.accountId), let uuid = UUID(uuidString: account.uuid),
-                    let opened = try? self.open(record, uuid: uuid, key: oldKey)
-                else {
-                    let name = try AccountRecord.fetchOne(db, key: record.accountId)?.name ?? "?"
-                    throw StoreError(
-                        .credentialUnreadable,
-                        "account \(name)'s credentials do not open with the current key, so the key was not rotated; remove or sign in that account first")
-                }
-                let box = SealedBox.seal(
-                    opened, key: newKey, associatedData: CredentialBinding.uuid.associatedData(accountID: record.accountId, uuid: uuid, keyID: newKey.id))
-                try CredentialRecord(
-                    accountId: record.accountId, keyId: newKey.id, nonce: box.nonce, ciphertext: box.ciphertext, updatedAt: Date(), binding: .uuid
-                ).update(db)
+            for record in try CredentialRecord.fetchAll(db) where try !self.reseal(record, from: oldKey, to: newKey, updatedAt: Date(), db) {
+                let name = try AccountRecord.fetchOne(db, key: record.accountId)?.name ?? "?"
+                throw StoreError(
+                    .credentialUnreadable,
+                    "account \(name)'s credentials do not open with the current key, so the key was not rotated; remove or sign in that account first")
             }
             try db.setSetting(.keyCheck, KeyCheck.make(key: newKey))
             try db.setSetting(.keyID, Data(newKey.id.utf8))
@@ -124,8 +115,9 @@ extension SQLiteAccountStore {
     public func bindCredentialsToIdentities(beforeCommit: @escaping @Sendable () throws -> Void = {}) throws(StoreError) -> Int {
         let key = self.key
         let (resealed, settled) = try writeNow { db in
-            // Another process may have done it since this one looked.
-            guard try db.setting(.rowBoundCredentials) != nil else { return (0, [Int64]()) }
+            // Another process may have done it since this one looked, or rotated the key (which
+            // reseals everything too).
+            guard try db.setting(.rowBoundCredentials) != nil, try db.setting(.keyID) == Data(key.id.utf8) else { return (0, [Int64]()) }
             var settled: [Int64] = []
             let rowBound = try CredentialRecord.filter(CredentialRecord.Columns.binding == CredentialBinding.rowID).fetchAll(db)
             for record in rowBound where try self.settleRecovery(accountID: record.accountId, stored: record, db) != nil {
@@ -133,16 +125,7 @@ extension SQLiteAccountStore {
             }
             var resealed = 0
             for record in try CredentialRecord.filter(CredentialRecord.Columns.binding == CredentialBinding.rowID).fetchAll(db)
-            where record.keyId == key.id {
-                guard let account = try AccountRecord.fetchOne(db, key: record.accountId), let uuid = UUID(uuidString: account.uuid),
-                    let opened = try? self.open(record, uuid: uuid, key: key)
-                else { continue }
-                let box = SealedBox.seal(
-                    opened, key: key, associatedData: CredentialBinding.uuid.associatedData(accountID: record.accountId, uuid: uuid, keyID: key.id))
-                try CredentialRecord(
-                    accountId: record.accountId, keyId: key.id, nonce: box.nonce, ciphertext: box.ciphertext, updatedAt: record.updatedAt,
-                    binding: .uuid
-                ).update(db)
+            where try record.keyId == key.id && self.reseal(record, from: key, to: key, updatedAt: record.updatedAt, db) {
                 resealed += 1
             }
             try db.setSetting(.rowBoundCredentials, nil)
@@ -153,5 +136,21 @@ extension SQLiteAccountStore {
         stopAcceptingRowBoundCredentials()
         for id in settled { removeRecoveryFile(for: id) }
         return resealed
+    }
+
+    /// Inside a write transaction: opens one credential row with `oldKey` (by the binding it was
+    /// sealed with) and seals it again with `newKey`, bound to its account's UUID.
+    ///
+    /// - Returns: `false` when the row does not open (it is left as it was).
+    private func reseal(_ record: CredentialRecord, from oldKey: SecretKey, to newKey: SecretKey, updatedAt: Date, _ db: Database) throws -> Bool {
+        guard let account = try AccountRecord.fetchOne(db, key: record.accountId), let uuid = UUID(uuidString: account.uuid),
+            let opened = try? open(record, uuid: uuid, key: oldKey)
+        else { return false }
+        let box = SealedBox.seal(
+            opened, key: newKey, associatedData: CredentialBinding.uuid.associatedData(accountID: record.accountId, uuid: uuid, keyID: newKey.id))
+        try CredentialRecord(
+            accountId: record.accountId, keyId: newKey.id, nonce: box.nonce, ciphertext: box.ciphertext, updatedAt: updatedAt, binding: .uuid
+        ).update(db)
+        return true
     }
 }

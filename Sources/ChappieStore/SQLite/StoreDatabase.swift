@@ -127,9 +127,13 @@ public final class StoreDatabase: Sendable {
     public func unlock(
         with key: SecretKey, passphraseKDF: PassphraseKDF? = nil, keySource: (@Sendable () throws -> SecretKey)? = nil
     ) throws(StoreError) -> SQLiteAccountStore {
+        var rowBound = false
         do {
-            // Prove the key with a read first: a wrong key must not even start a write.
-            if let stored = try pool.read({ db in try db.setting(.keyCheck) }) {
+            // Prove the key with a read first: a wrong key must not even start a write. The same read
+            // tells whether migration 0004 left credentials bound to row ids not yet resealed.
+            let (check, rowBoundFlag) = try pool.read { db in (try db.setting(.keyCheck), try db.setting(.rowBoundCredentials)) }
+            rowBound = rowBoundFlag != nil
+            if let stored = check {
                 guard KeyCheck.verify(stored, key: key) else {
                     let storedID = try pool.read { db in try db.setting(.keyID) }.map { String(decoding: $0, as: UTF8.self) }
                     throw StoreError(
@@ -156,8 +160,6 @@ public final class StoreDatabase: Sendable {
         } catch {
             throw StoreError(.database, "cannot read the key check (\(Self.reason(error)))")
         }
-        // Whether migration 0004 left credentials bound to row ids that the reseal has not reached.
-        let rowBound = (try? pool.read { db in try db.setting(.rowBoundCredentials) != nil }) ?? true
         return SQLiteAccountStore(database: self, key: key, keySource: keySource, acceptsRowBoundCredentials: rowBound)
     }
 

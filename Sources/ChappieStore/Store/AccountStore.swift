@@ -132,6 +132,15 @@ extension AccountStore {
         try await withRefreshLock(onAccounts: [account.id], body)
     }
 
+    /// The accounts with these names, in that order (all of them, by name, when `names` is empty).
+    /// Throws `.notFound` for the first name that is not stored.
+    public func accounts(named names: [AccountName]) async throws(StoreError) -> [Account] {
+        guard !names.isEmpty else { return try await accounts() }
+        var found: [Account] = []
+        for name in names { found.append(try await account(named: name)) }
+        return found
+    }
+
     /// Makes an account the active one.
     public func activate(_ name: AccountName) async throws(StoreError) -> Account {
         try await activate(name, owningCodexHome: nil, detail: "")

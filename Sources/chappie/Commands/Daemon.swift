@@ -62,7 +62,7 @@ extension ChappieCommand {
                 started = try await cancellingOnSignals {
                     let services = try await ChappieServices.open(options)
                     let instance = try services.claimDaemonInstance()
-                    let socketURL = socketOption ?? services.daemonSocket
+                    let socketURL = socketOption ?? options.daemonSocket
                     // Another data directory's daemon may use the same --socket.
                     if DaemonClient.send(DaemonRequest(command: "status"), to: socketURL, timeout: .seconds(2)) != nil {
                         throw CommandFailure(message: "a daemon is already running on \(socketURL.path)", exitCode: .failure)
