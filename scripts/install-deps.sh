@@ -3,7 +3,7 @@
 set -euo pipefail
 
 # Extra packages can be named on the command line (make bench adds sqlite3 for its comparison).
-packages=(libsodium-dev libcurl4-openssl-dev libsqlite3-dev pkg-config curl "$@")
+packages=(libsodium-dev libcurl4-openssl-dev libsqlite3-dev libzstd-dev zlib1g-dev pkg-config curl "$@")
 missing=()
 for package in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then

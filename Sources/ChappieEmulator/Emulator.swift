@@ -8,8 +8,9 @@ import UnixSignals
 /// A local stand-in for `auth.openai.com` and `chatgpt.com/backend-api`, following openai-protocol.md.
 ///
 /// It serves the issuer's paths (`/api/accounts/deviceauth/*`, `/oauth/*`) and the backend's
-/// (`/backend-api/wham/usage`, `/backend-api/codex/responses`) on one port, plus a control API under
-/// `/_emulator/`. Point chappie at it with `--issuer http://127.0.0.1:PORT` and
+/// (`/backend-api/wham/usage`, `/backend-api/codex/responses` over HTTP/SSE and WebSocket,
+/// `/backend-api/codex/models`) on one port, plus a control API under `/_emulator/`. Request bodies
+/// sent with `Content-Encoding: zstd` or `gzip` are decoded. Point chappie at it with `--issuer http://127.0.0.1:PORT` and
 /// `--backend http://127.0.0.1:PORT/backend-api`.
 ///
 /// ```swift
@@ -49,8 +50,11 @@ public final class Emulator: Sendable {
         stopsOnSignals: Bool = false,
         onListening: @escaping @Sendable (Int) async -> Void = { _ in }
     ) async throws {
+        let backend = BackendRoutes(state: state)
+        let webSocket = WebSocketRoutes(state: state, backend: backend)
         let app = Application(
-            router: makeRouter(),
+            router: makeRouter(backend: backend),
+            server: EmulatorChannel.builder(webSocket: webSocket),
             configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port)),
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },
             logger: logger)
@@ -71,10 +75,9 @@ public final class Emulator: Sendable {
         }
     }
 
-    private func makeRouter() -> Router<EmulatorRequestContext> {
+    private func makeRouter(backend: BackendRoutes) -> Router<EmulatorRequestContext> {
         let router = Router(context: EmulatorRequestContext.self)
         let issuer = IssuerRoutes(state: state)
-        let backend = BackendRoutes(state: state)
         let control = ControlRoutes(state: state)
 
         route(router, .get, "/.well-known/openid-configuration") { request, _, _ in
@@ -105,6 +108,15 @@ public final class Emulator: Sendable {
                 authorization: request.headers[.authorization], accountHeader: request.headers[Self.accountIDHeader])
             {
             case .success(let account): await backend.responses(account: account, body: body, fault: fault)
+            case .failure(let refusal): refusal.reply
+            }
+        }
+
+        route(router, .get, "/backend-api/codex/models") { request, _, _ in
+            switch await backend.authenticate(
+                authorization: request.headers[.authorization], accountHeader: request.headers[Self.accountIDHeader])
+            {
+            case .success: backend.models()
             case .failure(let refusal): refusal.reply
             }
         }
@@ -154,13 +166,20 @@ public final class Emulator: Sendable {
             case .status(let status, let body, let retryAfter)?:
                 var reply = body.map { Reply(status: status, headers: [("Content-Type", "application/json")], body: .bytes(Data($0.utf8))) }
                     ?? Reply.openAIError(status, message: "Injected failure (status \(status)).", type: "server_error", code: nil)
-                if let retryAfter { reply.headers.append(("Retry-After", String(retryAfter))) }
+                if let retryAfter { reply.headers.append(("Retry-After", retryAfter)) }
                 return reply.response(truncate: false)
             default:
                 break
             }
             let buffer = try await request.collectBody(upTo: 4 << 20)
-            let reply = await handler(request, Data(buffer.readableBytesView), fault).applying(fault)
+            let body: Data
+            switch Result(catching: { () throws(RequestBodyDecoding.Failure) -> Data in
+                try RequestBodyDecoding.decode(Data(buffer.readableBytesView), contentEncoding: request.headers[.contentEncoding])
+            }) {
+            case .success(let decoded): body = decoded
+            case .failure(let failure): return Reply.openAIError(400, message: failure.message, code: "invalid_request").response(truncate: false)
+            }
+            let reply = await handler(request, body, fault).applying(fault)
             if case .truncated? = fault { return reply.response(truncate: true) }
             return reply.response(truncate: false)
         }

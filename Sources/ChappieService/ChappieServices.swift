@@ -112,7 +112,8 @@ public struct ChappieServices: Sendable {
     }
 
     /// An SDK client streaming responses as one account, over this store.
-    public func client(for account: AccountName) -> ChappieClient {
-        Chappie.client(configuration: ChappieConfiguration(account: account, store: options.storeOptions, endpoints: options.endpoints))
+    public func client(for account: AccountName, transport: ChappieStreamingTransportPolicy = .default) -> ChappieClient {
+        Chappie.client(configuration: ChappieConfiguration(
+            account: account, store: options.storeOptions, endpoints: options.endpoints, streamingTransportPolicy: transport))
     }
 }

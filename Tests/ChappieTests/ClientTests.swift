@@ -9,15 +9,19 @@ import Testing
 @Suite("ChappieClient against the emulator: events, errors, backoff, 401 recovery, cancellation")
 struct ClientTests {
     /// A store with one signed-in account named `work`, and a client for it.
-    private struct Setup {
+    struct Setup {
         let emulator: RunningEmulator
         let home: URL
         let store: SQLiteAccountStore
         let accountID: String
         let configuration: ChappieConfiguration
 
-        func client(_ backoff: ChappieRateLimitBackoffPolicy = .default) -> ChappieClient {
-            Chappie.client(configuration: configuration, rateLimitBackoff: backoff, streamingTransportPolicy: .httpSSEOnly)
+        func client(_ backoff: ChappieRateLimitBackoffPolicy = .default, transport: ChappieStreamingTransportPolicy = .httpSSEOnly) -> ChappieClient {
+            var configuration = configuration
+            configuration.rateLimitBackoff = backoff
+            configuration.streamingTransportPolicy = transport
+            configuration.webSocketReconnectDelay = .milliseconds(5)
+            return Chappie.client(configuration: configuration)
         }
 
         func fault(_ json: String) async throws {
@@ -34,7 +38,7 @@ struct ClientTests {
         }
     }
 
-    private func withSetup(_ configuration: EmulatorConfiguration = EmulatorConfiguration(), _ body: (Setup) async throws -> Void) async throws {
+    func withSetup(_ configuration: EmulatorConfiguration = EmulatorConfiguration(), _ body: (Setup) async throws -> Void) async throws {
         try await withEmulator(configuration) { emulator in
             let home = try TestTokens.temporaryDirectory("chappie-client")
             defer { try? FileManager.default.removeItem(at: home) }
@@ -87,12 +91,12 @@ struct ClientTests {
         }
     }
 
-    @Test("A full window: usageLimitReached with plan, reset and windows, and no retry")
+    @Test("A full window: usageLimitReached with plan, reset and windows, after the backoff's retries (seed 000)")
     func usageLimit() async throws {
         try await withSetup { setup in
             try await setup.setUsage(#"{"five_hour_used_percent":100}"#)
             do {
-                _ = try await setup.client().send("hi")
+                _ = try await setup.client(ChappieRateLimitBackoffPolicy(maxRetries: 2, initialDelay: 0.01)).send("hi")
                 Issue.record("no error")
             } catch ChappieClientError.usageLimitReached(let limit) {
                 #expect(limit.type == "usage_limit_reached")
@@ -102,9 +106,11 @@ struct ClientTests {
                 #expect(limit.rateLimit?.shortWindow?.usedPercent == 100)
                 #expect(limit.windowName == "5-hour")
             }
-            #expect(try await setup.stats().int("requests", "/backend-api/codex/responses") == 1)
+            #expect(try await setup.stats().int("requests", "/backend-api/codex/responses") == 3)
             let samples = try await setup.store.usageSamples(for: try await setup.store.account(named: AccountName("work")), since: nil, until: nil)
             #expect(samples.map(\.source) == [.limitError])
+            await #expect(throws: ChappieClientError.self) { _ = try await setup.client(.disabled).send("once") }
+            #expect(try await setup.stats().int("requests", "/backend-api/codex/responses") == 4)
         }
     }
 
@@ -177,7 +183,7 @@ struct ClientTests {
         }
     }
 
-    @Test("A 401 refreshes the token once and retries")
+    @Test("A 401 refreshes the token once and retries; a second 401 means signing in again")
     func unauthorizedRecovery() async throws {
         try await withSetup { setup in
             try await setup.fault(#"{"kind":"status","status":401,"count":1,"path":"/backend-api/codex/responses"}"#)
@@ -185,7 +191,7 @@ struct ClientTests {
             #expect(try await setup.stats().int("refresh", "redemptions") == 1)
             try await setup.fault(#"{"kind":"status","status":401,"count":2,"path":"/backend-api/codex/responses"}"#)
             await #expect { _ = try await setup.client().send("twice") } throws: { error in
-                if case ChappieClientError.httpError(401, _) = error { true } else { false }
+                if case ChappieClientError.reauthenticationRequired = error { true } else { false }
             }
         }
     }

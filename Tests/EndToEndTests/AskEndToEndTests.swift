@@ -20,6 +20,23 @@ struct AskEndToEndTests {
         #expect(reply.stderr.contains("— work, gpt-5-codex: 5-hour 2 %"))
         #expect(try await chappie(["ask", "--effort", "extreme", "x"]).status == 2)
 
+        // The transport: HTTP/SSE on request; a refused WebSocket falls back (said on stderr), or,
+        // with --transport websocket, fails.
+        let sse = try await chappie(["ask", "over sse", "--transport", "sse"])
+        #expect(sse.status == 0, "\(sse.stderr)")
+        #expect(sse.stdout == "You said: over sse\n")
+        #expect(!sse.stderr.contains("instead of WebSocket"))
+        let refuse = #"{"kind":"refuse_upgrade","status":404,"count":6}"#
+        _ = try await runProcess(URL(fileURLWithPath: "/usr/bin/curl"), ["-s", "-X", "POST", "-d", refuse, "\(emulator.issuer)/_emulator/faults"])
+        let fellBack = try await chappie(["ask", "fall back"])
+        #expect(fellBack.status == 0, "\(fellBack.stderr)")
+        #expect(fellBack.stdout == "You said: fall back\n")
+        #expect(fellBack.stderr.contains("streamed over HTTP/SSE instead of WebSocket"))
+        _ = try await runProcess(URL(fileURLWithPath: "/usr/bin/curl"), ["-s", "-X", "POST", "-d", refuse, "\(emulator.issuer)/_emulator/faults"])
+        let strict = try await chappie(["ask", "strict", "--transport", "websocket"])
+        #expect(strict.status != 0)
+        #expect(strict.stderr.contains("404"), "\(strict.stderr)")
+
         let accountID = JSONDocument(Data(try await chappie(["accounts", "show", "work", "--json"]).stdout.utf8)).string("chatgptAccountID") ?? ""
         _ = try await runProcess(URL(fileURLWithPath: "/usr/bin/curl"), [
             "-s", "-X", "POST", "-d", #"{"weekly_used_percent":100}"#, "\(emulator.issuer)/_emulator/accounts/\(accountID)/usage",

@@ -2,14 +2,19 @@ public import ChappieCore
 import ChappieNet
 public import ChappieStore
 public import Foundation
+import Synchronization
 
-/// Sends prompts for one account and streams the replies over HTTP/SSE
-/// (`POST /backend-api/codex/responses`, openai-protocol.md §8.1).
+/// Sends prompts for one account and streams the replies over WebSocket or HTTP/SSE
+/// (`…/backend-api/codex/responses`, openai-protocol.md §8.1–§8.2).
 ///
-/// The account's token is refreshed before a request when needed and once more after a 401. 429s
-/// that are not usage limits, 5xx answers and network failures before any output are retried as the
-/// ``ChappieRateLimitBackoffPolicy`` says. Usage seen in headers and `codex.rate_limits` events is
-/// stored as samples. Cancelling stops the transfer and ends the stream with `CancellationError`.
+/// The transport follows ``ChappieStreamingTransportPolicy``: by default each streaming request
+/// opens a WebSocket; a failed socket reconnects within the turn (replayed text is not delivered
+/// twice), and once the reconnects are spent the client streams over HTTP/SSE for the rest of its
+/// life (``activeTransport`` says which). The account's token is refreshed before a request when
+/// needed and once more after a 401. 429s, 5xx answers and network failures before any output are
+/// retried as the ``ChappieRateLimitBackoffPolicy`` says. Usage seen in headers and
+/// `codex.rate_limits` events is stored as samples. A task cancelled while it iterates a stream gets
+/// `CancellationError`, and the transfer stops.
 ///
 /// ```swift
 /// let client = Chappie.client(configuration: configuration)
@@ -18,24 +23,36 @@ public import Foundation
 /// }
 /// ```
 public final class ChappieClient: Sendable {
-    /// Which account and services.
+    /// Which account and services, and the transport and backoff policies.
     public let configuration: ChappieConfiguration
-    /// How failures before output are retried.
-    public let rateLimitBackoff: ChappieRateLimitBackoffPolicy
-    /// Which transport streams (every policy streams over HTTP/SSE for now).
-    public let streamingTransportPolicy: ChappieStreamingTransportPolicy
-    private let http: HTTPClient
-    private let sessionID = UUID().uuidString.lowercased()
+    /// How failures before output are retried (from the configuration).
+    public var rateLimitBackoff: ChappieRateLimitBackoffPolicy { configuration.rateLimitBackoff }
+    /// Which transport streams (from the configuration).
+    public var streamingTransportPolicy: ChappieStreamingTransportPolicy { configuration.streamingTransportPolicy }
+    let http: HTTPClient
+    let webSocket: WebSocketClient
+    let sessionID = UUID().uuidString.lowercased()
+    private let transport: Mutex<TransportChoice>
 
     /// Creates a client.
-    public init(
-        configuration: ChappieConfiguration = ChappieConfiguration(), rateLimitBackoff: ChappieRateLimitBackoffPolicy = .default,
-        streamingTransportPolicy: ChappieStreamingTransportPolicy = .default
-    ) {
+    public init(configuration: ChappieConfiguration = ChappieConfiguration()) {
         self.configuration = configuration
-        self.rateLimitBackoff = rateLimitBackoff
-        self.streamingTransportPolicy = streamingTransportPolicy
         self.http = HTTPClient(configuration: HTTPClientConfiguration(idleTimeout: .seconds(300)))
+        self.webSocket = WebSocketClient()
+        self.transport = Mutex(TransportChoice(
+            policy: configuration.streamingTransportPolicy,
+            proxy: ProxyEnvironment().proxy(for: configuration.endpoints.responsesWebSocketURL)))
+    }
+
+    /// The transport the next streaming request starts on: ``ChappieStreamingTransport/webSocket``
+    /// until the client falls back (or when a proxy is set, which its WebSocket does not use).
+    public var activeTransport: ChappieStreamingTransport {
+        transport.withLock { $0.current }
+    }
+
+    /// Why the client streams over HTTP/SSE although the policy prefers WebSocket; `nil` otherwise.
+    public var transportFallbackReason: String? {
+        transport.withLock { $0.fallbackReason }
     }
 
     /// Sends a prompt and returns the whole reply.
@@ -46,16 +63,12 @@ public final class ChappieClient: Sendable {
         for try await event in stream(prompt) {
             if case .textDelta(let delta) = event { text += delta }
         }
-        // A stream whose consumer was cancelled ends without an error: say what happened.
-        try Task.checkCancellation()
         return text
     }
 
     /// Streams the reply to a prompt.
     ///
-    /// Cancelling the task that iterates stops the transfer at once; the loop then ends (an
-    /// `AsyncThrowingStream` ends rather than throws for a cancelled consumer), so check
-    /// `Task.isCancelled` after it, or use ``streamHandle(_:)`` whose `cancel()` ends the events with
+    /// Cancelling the task that iterates stops the transfer at once and the loop throws
     /// `CancellationError`.
     public func stream(_ prompt: String) -> AsyncThrowingStream<ChappieStreamEvent, any Error> {
         streamResponse(ChappieResponseRequest(input: [ChappieInputMessage(text: prompt)]))
@@ -68,34 +81,42 @@ public final class ChappieClient: Sendable {
 
     /// Streams the reply to a prompt, with a handle to cancel it from elsewhere.
     public func streamHandle(_ prompt: String) -> ChappieStreamHandle {
-        let (events, continuation) = AsyncThrowingStream.makeStream(of: ChappieStreamEvent.self)
-        let task = Task { await self.run(ChappieResponseRequest(input: [ChappieInputMessage(text: prompt)]), into: continuation) }
-        continuation.onTermination = { _ in task.cancel() }
+        let (events, task) = start(ChappieResponseRequest(input: [ChappieInputMessage(text: prompt)]))
         return ChappieStreamHandle(events: events, task: task)
     }
 
     /// Streams the reply to a full request.
     public func streamResponse(_ request: ChappieResponseRequest) -> AsyncThrowingStream<ChappieStreamEvent, any Error> {
-        let (events, continuation) = AsyncThrowingStream.makeStream(of: ChappieStreamEvent.self)
-        let task = Task { await self.run(request, into: continuation) }
-        continuation.onTermination = { _ in task.cancel() }
-        return events
+        start(request).events
     }
 
     // MARK: The request
+
+    /// Starts the request in a task of its own; the events throw `CancellationError` to a consumer
+    /// whose task is cancelled (a plain `AsyncThrowingStream` would just end, like a finished reply).
+    private func start(_ request: ChappieResponseRequest) -> (events: AsyncThrowingStream<ChappieStreamEvent, any Error>, task: Task<Void, Never>) {
+        let (events, continuation) = AsyncThrowingStream.makeStream(of: ChappieStreamEvent.self)
+        let task = Task { await self.run(request, into: continuation) }
+        continuation.onTermination = { _ in task.cancel() }
+        let source = EventSource(events.makeAsyncIterator())
+        let consumed = AsyncThrowingStream<ChappieStreamEvent, any Error> {
+            let event = try await source.next()
+            if event == nil, Task.isCancelled { throw CancellationError() }
+            return event
+        }
+        return (consumed, task)
+    }
 
     private func run(_ request: ChappieResponseRequest, into continuation: AsyncThrowingStream<ChappieStreamEvent, any Error>.Continuation) async {
         do {
             try await perform(request) { continuation.yield($0) }
             continuation.finish()
-        } catch is CancellationError {
-            continuation.finish(throwing: CancellationError())
         } catch {
             continuation.finish(throwing: Task.isCancelled ? CancellationError() : error)
         }
     }
 
-    private func perform(_ request: ChappieResponseRequest, emit: (ChappieStreamEvent) -> Void) async throws {
+    private func perform(_ request: ChappieResponseRequest, emit: @escaping (ChappieStreamEvent) -> Void) async throws {
         let store: any AccountStore
         let account: Account
         do {
@@ -107,47 +128,80 @@ public final class ChappieClient: Sendable {
         guard account.info.accountID != nil else { throw ChappieClientError.missingAccountID }
         let refresher = TokenRefresher(
             store: store, oauth: OAuthClient(endpoints: configuration.endpoints, http: http), margin: configuration.refreshMargin)
-        var fresh = try await credentials(refresher, account, force: false)
-        var attempt = 0
+        var turn = ResponseTurn(
+            request: request, credentials: try await credentials(refresher, account, force: false),
+            events: ResponseEventReader(store: store, account: account, emit: emit))
+        var retries = 0
+        var webSocketFailures = 0
+        var connectionLimitReopens = 0
         var refreshedAfter401 = false
         while true {
             try Task.checkCancellation()
-            let response: HTTPStreamingResponse
+            turn.replay.restart()
+            let transport = try transport.withLock { try $0.next() }
             do {
-                response = try await http.stream(try httpRequest(request, account: fresh.account, token: fresh.credentials.accessToken))
-            } catch let error as HTTPClientError {
-                attempt += 1
-                guard attempt <= rateLimitBackoff.maxRetries else { throw ChappieClientError.httpError(status: 0, body: error.description) }
-                try await Task.sleep(for: .milliseconds(Int(rateLimitBackoff.delay(forAttempt: attempt, retryAfter: nil) * 1000)))
-                continue
-            }
-            if response.status == 401 && !refreshedAfter401 {
-                refreshedAfter401 = true
-                fresh = try await credentials(refresher, fresh.account, force: true)
-                continue
-            }
-            if response.status == 429 || response.status >= 500 || !response.isSuccess {
-                let body = try await collect(response.body)
-                if response.status == 429, let limit = usageLimit(body, headers: response.headers) {
-                    if let snapshot = limit.rateLimit { try? await store.recordUsage([snapshot], for: fresh.account, source: .limitError) }
-                    throw ChappieClientError.usageLimitReached(limit)
+                switch transport {
+                case .webSocket: try await streamOverWebSocket(&turn)
+                case .httpSSE: try await streamOverSSE(&turn)
                 }
-                let retryable = response.status == 429 || response.status >= 500
-                attempt += 1
-                guard retryable, attempt <= rateLimitBackoff.maxRetries else {
-                    throw ChappieClientError.httpError(status: response.status, body: String(decoding: body.prefix(2000), as: UTF8.self))
+                return
+            } catch let failure as AttemptFailure {
+                switch failure {
+                case .status(401, _, _, _):
+                    guard !refreshedAfter401 else {
+                        throw ChappieClientError.reauthenticationRequired("the service refused the refreshed access token (HTTP 401)")
+                    }
+                    refreshedAfter401 = true
+                    turn.credentials = try await credentials(refresher, turn.credentials.account, force: true)
+                case .status(let status, let headers, let body, let onUpgrade):
+                    if onUpgrade && status != 429 {
+                        // A refused upgrade (404, 403, 502, …) is a WebSocket failure, not the turn's.
+                        try await webSocketFailed(
+                            &webSocketFailures, reason: "the upgrade was refused with HTTP \(status)",
+                            error: .httpError(status: status, body: Self.text(body)))
+                        continue
+                    }
+                    let limit = status == 429 ? Self.usageLimit(body, headers: headers) : nil
+                    retries += 1
+                    guard status == 429 || status >= 500, retries <= rateLimitBackoff.maxRetries else {
+                        if let limit {
+                            if let snapshot = limit.rateLimit {
+                                try? await store.recordUsage([snapshot], for: turn.credentials.account, source: .limitError)
+                            }
+                            throw ChappieClientError.usageLimitReached(limit)
+                        }
+                        throw ChappieClientError.httpError(status: status, body: Self.text(body))
+                    }
+                    let retryAfter = headers["Retry-After"].flatMap { HTTPHeaders.retryAfter($0) }
+                    try await Task.sleep(for: .seconds(rateLimitBackoff.delay(forAttempt: retries, retryAfter: retryAfter)))
+                case .webSocket(let reason, let error):
+                    try await webSocketFailed(&webSocketFailures, reason: reason, error: error)
+                case .connectionLimitReached:
+                    // Not a failure (§8.2): a new socket, without spending the budget; bounded all the same.
+                    connectionLimitReopens += 1
+                    guard connectionLimitReopens <= Self.maximumConnectionLimitReopens else {
+                        throw ChappieClientError.httpError(status: 0, body: "the WebSocket kept reaching its connection limit")
+                    }
+                case .network(let message):
+                    retries += 1
+                    guard retries <= rateLimitBackoff.maxRetries else { throw ChappieClientError.httpError(status: 0, body: message) }
+                    try await Task.sleep(for: .seconds(rateLimitBackoff.delay(forAttempt: retries, retryAfter: nil)))
                 }
-                let retryAfter = response.headers["Retry-After"].flatMap(Double.init)
-                try await Task.sleep(for: .milliseconds(Int(rateLimitBackoff.delay(forAttempt: attempt, retryAfter: retryAfter) * 1000)))
-                continue
             }
-            if let snapshot = ChappieUsageLimitSnapshot.fromHeaders({ response.headers[$0] }) {
-                try? await store.recordUsage([snapshot], for: fresh.account, source: .headers)
-                emit(.usageLimits(snapshot))
-            }
-            try await consume(response, store: store, account: fresh.account, emit: emit)
+        }
+    }
+
+    /// Counts a WebSocket failure of this turn: backs off and reconnects while the budget lasts,
+    /// then falls back to HTTP/SSE for good, or throws `error` when the policy does not fall back.
+    private func webSocketFailed(_ failures: inout Int, reason: String, error: ChappieClientError) async throws {
+        failures += 1
+        if failures > streamingTransportPolicy.maxWebSocketReconnectionAttempts {
+            guard streamingTransportPolicy.fallsBackToHTTPSSE else { throw error }
+            transport.withLock { $0.fallBack(because: reason) }
             return
         }
+        let base = configuration.webSocketReconnectDelay * (1 << min(failures - 1, 16))
+        try await Task.sleep(for: min(base, .seconds(5)))
     }
 
     private func credentials(_ refresher: TokenRefresher, _ account: Account, force: Bool) async throws -> TokenRefresher.Fresh {
@@ -162,61 +216,17 @@ public final class ChappieClient: Sendable {
         }
     }
 
-    /// Reads the SSE events into stream events until `response.completed`.
-    private func consume(_ response: HTTPStreamingResponse, store: any AccountStore, account: Account, emit: (ChappieStreamEvent) -> Void) async throws {
-        var text = ""
-        var responseID: String?
-        do {
-            for try await event in response.body.serverSentEvents {
-                guard let object = (try? JSONSerialization.jsonObject(with: Data(event.data.utf8))) as? [String: Any] else {
-                    throw ChappieClientError.invalidResponse("a \(event.type) event is not a JSON object (after \(text.count) characters of text)")
-                }
-                let type = object["type"] as? String ?? event.type
-                let body = object["response"] as? [String: Any]
-                responseID = body?["id"] as? String ?? responseID
-                switch type {
-                case "response.output_text.delta":
-                    if let delta = object["delta"] as? String, !delta.isEmpty {
-                        text += delta
-                        emit(.textDelta(delta))
-                    }
-                case "codex.rate_limits":
-                    if let snapshot = ChappieUsageLimitSnapshot.fromRateLimitsEvent(object) {
-                        try? await store.recordUsage([snapshot], for: account, source: .stream)
-                        emit(.usageLimits(snapshot))
-                    }
-                case "response.completed":
-                    emit(.completed(ChappieResponse(id: responseID, status: "completed", text: text, errorCode: nil, errorMessage: nil)))
-                    return
-                case "response.failed", "error":
-                    let error = body?["error"] as? [String: Any] ?? object["error"] as? [String: Any]
-                    throw ChappieClientError.responseFailed(ChappieResponse(
-                        id: responseID, status: "failed", text: text, errorCode: error?["code"] as? String, errorMessage: error?["message"] as? String))
-                case "response.incomplete":
-                    let reason = (body?["incomplete_details"] as? [String: Any])?["reason"] as? String
-                    throw ChappieClientError.responseFailed(ChappieResponse(
-                        id: responseID, status: "incomplete", text: text, errorCode: reason, errorMessage: "incomplete response"))
-                default:
-                    emit(.raw(type: type, payload: event.data))
-                }
-            }
-        } catch let error as HTTPClientError {
-            throw ChappieClientError.responseFailed(ChappieResponse(
-                id: responseID, status: "incomplete", text: text, errorCode: "connection_lost", errorMessage: error.description))
-        }
-        try Task.checkCancellation()
-        throw ChappieClientError.responseFailed(ChappieResponse(
-            id: responseID, status: "incomplete", text: text, errorCode: "stream_closed", errorMessage: "stream closed before response.completed"))
-    }
+    /// New sockets a turn opens after `websocket_connection_limit_reached` before it gives up (the
+    /// limit is 60 minutes per socket: more than one in a turn means something else is wrong).
+    static let maximumConnectionLimitReopens = 3
 
-    private func collect(_ body: HTTPBodyStream) async throws -> Data {
-        var data = Data()
-        for try await chunk in body where data.count < 1 << 20 { data.append(chunk) }
-        return data
+    /// A body for an error message: its start, as text.
+    static func text(_ body: Data) -> String {
+        String(decoding: body.prefix(2000), as: UTF8.self)
     }
 
     /// A 429 body that says `usage_limit_reached` (§7.1), with the windows from the headers.
-    private func usageLimit(_ body: Data, headers: HTTPHeaders) -> ChappieUsageLimit? {
+    static func usageLimit(_ body: Data, headers: HTTPHeadersSnapshot) -> ChappieUsageLimit? {
         guard let object = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any],
             let error = object["error"] as? [String: Any], error["type"] as? String == "usage_limit_reached"
         else { return nil }
@@ -227,35 +237,61 @@ public final class ChappieClient: Sendable {
             resetsInSeconds: (error["resets_in_seconds"] as? NSNumber)?.doubleValue,
             rateLimit: ChappieUsageLimitSnapshot.fromHeaders { headers[$0] })
     }
+}
 
-    /// The HTTP request of §8.1: headers and the `ResponsesApiRequest` body.
-    private func httpRequest(_ request: ChappieResponseRequest, account: Account, token: String) throws -> HTTPRequest {
-        var headers: HTTPHeaders = [
-            "Content-Type": "application/json", "Accept": "text/event-stream", "originator": "chappie",
-            "session-id": sessionID, "x-client-request-id": sessionID,
-        ]
-        headers["Authorization"] = "Bearer \(token)"
-        headers["ChatGPT-Account-ID"] = account.info.accountID
-        if account.info.isFedRAMPAccount { headers["X-OpenAI-Fedramp"] = "true" }
-        var body: [String: Any] = [
-            "model": request.model,
-            "input": request.input.map { message in
-                [
-                    "type": "message", "role": message.role.rawValue,
-                    "content": [["type": message.role == .assistant ? "output_text" : "input_text", "text": message.text]],
-                ] as [String: Any]
-            },
-            "tools": request.allowsSearch ? [["type": "web_search"]] : [] as [[String: Any]],
-            "tool_choice": "auto", "parallel_tool_calls": false, "store": false, "stream": true, "include": [] as [String],
-            "prompt_cache_key": sessionID,
-        ]
-        if !request.instructions.isEmpty { body["instructions"] = request.instructions }
-        let effort = request.reasoningEffort ?? (request.fastMode ? .low : nil)
-        body["reasoning"] = effort.map { ["effort": $0.rawValue] as Any } ?? NSNull()
-        if let tier = request.serviceTier ?? (request.fastMode ? "priority" : nil) { body["service_tier"] = tier }
-        var http = HTTPRequest(url: configuration.endpoints.responsesURL, method: .post, headers: headers)
-        http.body = try JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])
-        return http
+/// One turn's state across its attempts.
+struct ResponseTurn {
+    let request: ChappieResponseRequest
+    var credentials: TokenRefresher.Fresh
+    var events: ResponseEventReader
+    var replay = ReplayGuard()
+}
+
+/// Which transport the client is on, for its whole life.
+struct TransportChoice {
+    let policy: ChappieStreamingTransportPolicy
+    let proxy: String?
+    private(set) var fallbackReason: String?
+
+    init(policy: ChappieStreamingTransportPolicy, proxy: String?) {
+        self.policy = policy
+        self.proxy = proxy
+        if policy.prefersWebSocket && policy.fallsBackToHTTPSSE && proxy != nil {
+            fallbackReason = "a proxy is set for the backend, and chappie's WebSocket does not go through proxies"
+        }
+    }
+
+    var current: ChappieStreamingTransport {
+        policy.prefersWebSocket && fallbackReason == nil ? .webSocket : .httpSSE
+    }
+
+    /// The transport of the next attempt.
+    ///
+    /// - Throws: when the policy insists on WebSocket but a proxy is set.
+    func next() throws(ChappieClientError) -> ChappieStreamingTransport {
+        if current == .webSocket, proxy != nil {
+            throw .httpError(status: 0, body: "a proxy is set for the backend, and chappie's WebSocket does not go through proxies; allow HTTP/SSE")
+        }
+        return current
+    }
+
+    /// Never back to WebSocket (seed 001).
+    mutating func fallBack(because reason: String) {
+        if fallbackReason == nil { fallbackReason = reason }
+    }
+}
+
+/// The producer's iterator, shared with the consumer's stream (one consumer at a time, as an
+/// `AsyncThrowingStream` allows).
+private final class EventSource: @unchecked Sendable {
+    private var iterator: AsyncThrowingStream<ChappieStreamEvent, any Error>.AsyncIterator
+
+    init(_ iterator: AsyncThrowingStream<ChappieStreamEvent, any Error>.AsyncIterator) {
+        self.iterator = iterator
+    }
+
+    func next() async throws -> ChappieStreamEvent? {
+        try await iterator.next()
     }
 }
 
@@ -272,21 +308,18 @@ public struct ChappieStreamHandle: Sendable {
 }
 
 extension Chappie {
-    /// A client for the configured account.
-    public static func client(
-        configuration: ChappieConfiguration = ChappieConfiguration(), rateLimitBackoff: ChappieRateLimitBackoffPolicy = .default,
-        streamingTransportPolicy: ChappieStreamingTransportPolicy = .default
-    ) -> ChappieClient {
-        ChappieClient(configuration: configuration, rateLimitBackoff: rateLimitBackoff, streamingTransportPolicy: streamingTransportPolicy)
+    /// A client for the configured account, with the configuration's transport and backoff policies.
+    public static func client(configuration: ChappieConfiguration = ChappieConfiguration()) -> ChappieClient {
+        ChappieClient(configuration: configuration)
     }
 
     /// A client for the default account with a backoff policy.
     public static func client(rateLimitBackoff: ChappieRateLimitBackoffPolicy) -> ChappieClient {
-        ChappieClient(rateLimitBackoff: rateLimitBackoff)
+        ChappieClient(configuration: ChappieConfiguration(rateLimitBackoff: rateLimitBackoff))
     }
 
     /// A client for the default account with a transport policy.
     public static func client(streamingTransportPolicy: ChappieStreamingTransportPolicy) -> ChappieClient {
-        ChappieClient(streamingTransportPolicy: streamingTransportPolicy)
+        ChappieClient(configuration: ChappieConfiguration(streamingTransportPolicy: streamingTransportPolicy))
     }
 }

@@ -2,14 +2,15 @@ public import ChappieCore
 public import ChappieStore
 public import Foundation
 
-/// Which account an SDK session or client uses, where the store is, and which services it talks to.
+/// Which account an SDK session or client uses, where the store is, which services it talks to,
+/// and how a client streams and retries.
 ///
 /// Several configurations with different `account` names are several accounts.
 ///
 /// ```swift
-/// var configuration = ChappieConfiguration(account: try AccountName("work"))
-/// configuration.refreshMargin = .seconds(600)
-/// let session = await Chappie.authSession(configuration: configuration)
+/// let configuration = ChappieConfiguration(streamingTransportPolicy: .httpSSEOnly)
+/// let authSession = await Chappie.authSession(configuration: configuration)
+/// let client = Chappie.client(configuration: configuration)
 /// ```
 public struct ChappieConfiguration: Sendable {
     /// The account slot (what the Keychain slot is on Apple platforms).
@@ -20,6 +21,13 @@ public struct ChappieConfiguration: Sendable {
     public var endpoints: ChappieEndpoints
     /// Tokens expiring within this margin are refreshed before use. Default: 5 minutes.
     public var refreshMargin: Duration
+    /// WebSocket first with fallback to HTTP/SSE, or HTTP/SSE only. Default: ``ChappieStreamingTransportPolicy/default``.
+    public var streamingTransportPolicy: ChappieStreamingTransportPolicy
+    /// How 429s, 5xx answers and failures before output are retried. Default: ``ChappieRateLimitBackoffPolicy/default``.
+    public var rateLimitBackoff: ChappieRateLimitBackoffPolicy
+    /// The wait before a turn's first WebSocket reconnect; each further one doubles it, up to 5
+    /// seconds (as the Codex CLI does). Default: 200 milliseconds.
+    public var webSocketReconnectDelay: Duration
 
     /// Creates a configuration.
     ///
@@ -28,14 +36,20 @@ public struct ChappieConfiguration: Sendable {
     ///   - store: Store location and key source; from the environment by default.
     ///   - endpoints: The services; the real ones by default.
     ///   - refreshMargin: How early to refresh; 5 minutes by default.
+    ///   - streamingTransportPolicy: Which transport streams; WebSocket first by default.
+    ///   - rateLimitBackoff: How failures are retried; 2 retries from 1 second by default.
     public init(
         account: AccountName = Self.defaultAccount, store: StoreOptions = StoreOptions(),
-        endpoints: ChappieEndpoints = ChappieEndpoints(), refreshMargin: Duration = .seconds(300)
+        endpoints: ChappieEndpoints = ChappieEndpoints(), refreshMargin: Duration = .seconds(300),
+        streamingTransportPolicy: ChappieStreamingTransportPolicy = .default, rateLimitBackoff: ChappieRateLimitBackoffPolicy = .default
     ) {
         self.account = account
         self.store = store
         self.endpoints = endpoints
         self.refreshMargin = refreshMargin
+        self.streamingTransportPolicy = streamingTransportPolicy
+        self.rateLimitBackoff = rateLimitBackoff
+        self.webSocketReconnectDelay = .milliseconds(200)
     }
 
     /// The slot named `default`.

@@ -57,6 +57,12 @@ public struct ChappieEndpoints: Sendable, Equatable {
     public var usageURL: URL { backend.appendingPathComponent("wham/usage") }
     /// The streaming Responses endpoint.
     public var responsesURL: URL { backend.appendingPathComponent("codex/responses") }
+    /// The same endpoint for WebSocket: `wss://` for an `https` backend, `ws://` for (loopback) `http`.
+    public var responsesWebSocketURL: URL {
+        var components = URLComponents(url: responsesURL, resolvingAgainstBaseURL: false)
+        components?.scheme = responsesURL.scheme?.lowercased() == "http" ? "ws" : "wss"
+        return components?.url ?? responsesURL
+    }
 
     private static func parse(_ text: String, option: String) throws(ChappieEndpointError) -> URL {
         var trimmed = text.trimmingCharacters(in: .whitespaces)

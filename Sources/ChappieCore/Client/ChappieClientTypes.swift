@@ -1,7 +1,11 @@
 public import Foundation
 
-/// How the client retries 429s that are not usage limits, 5xx answers and network failures that
-/// happen before any output was delivered.
+/// How the client retries 429s (usage limits included: the error surfaces once the retries are
+/// spent), 5xx answers and network failures that happen before any output was delivered.
+///
+/// ```swift
+/// let client = Chappie.client(rateLimitBackoff: ChappieRateLimitBackoffPolicy(maxRetries: 3, initialDelay: 1, maximumDelay: 15))
+/// ```
 public struct ChappieRateLimitBackoffPolicy: Sendable, Hashable {
     /// Retries before the error surfaces. Default 2.
     public var maxRetries: Int
@@ -9,7 +13,8 @@ public struct ChappieRateLimitBackoffPolicy: Sendable, Hashable {
     public var initialDelay: TimeInterval
     /// The longest wait between retries, in seconds. Default 30.
     public var maximumDelay: TimeInterval
-    /// Use the server's `Retry-After` instead of the computed delay when it sends one. Default true.
+    /// Use the server's `Retry-After` (seconds or an HTTP date) instead of the computed delay when it
+    /// sends one, never above `maximumDelay`. Default true.
     public var respectsRetryAfterHeader: Bool
 
     /// Creates a policy; the defaults are the documented ones.
@@ -33,14 +38,24 @@ public struct ChappieRateLimitBackoffPolicy: Sendable, Hashable {
     }
 }
 
-/// Which transport streams replies. chappie streams over HTTP/SSE; the WebSocket transport of the
-/// Apple SDK is not built yet, so every policy currently streams over HTTP/SSE.
+/// Which transport streams replies (seeds 001 and 003).
+///
+/// With the default policy every streaming request opens a WebSocket to
+/// `wss://…/backend-api/codex/responses`. A turn whose socket fails (refused upgrade, drop, binary
+/// frame, close before `response.completed`) reconnects, up to `maxWebSocketReconnectionAttempts`
+/// times; replayed text is not delivered twice. When reconnects are exhausted the client streams
+/// over HTTP/SSE for the rest of its life, or fails when `fallsBackToHTTPSSE` is false.
+///
+/// ```swift
+/// let client = Chappie.client(streamingTransportPolicy: .httpSSEOnly)
+/// ```
 public struct ChappieStreamingTransportPolicy: Sendable, Hashable {
     /// Try WebSocket first. Default true.
     public var prefersWebSocket: Bool
-    /// WebSocket reconnection attempts before falling back. Default 5.
+    /// WebSocket reconnection attempts within a turn before falling back (a turn makes at most
+    /// 1 + this many WebSocket attempts). Default 5.
     public var maxWebSocketReconnectionAttempts: Int
-    /// Fall back to HTTP/SSE when WebSocket fails. Default true.
+    /// Fall back to HTTP/SSE when WebSocket cannot recover. Default true.
     public var fallsBackToHTTPSSE: Bool
 
     /// Creates a policy.
@@ -50,10 +65,18 @@ public struct ChappieStreamingTransportPolicy: Sendable, Hashable {
         self.fallsBackToHTTPSSE = fallsBackToHTTPSSE
     }
 
-    /// WebSocket first with fallback.
+    /// WebSocket first, five reconnects, then HTTP/SSE.
     public static let `default` = ChappieStreamingTransportPolicy()
-    /// HTTP/SSE only.
+    /// HTTP/SSE only: no socket is ever opened.
     public static let httpSSEOnly = ChappieStreamingTransportPolicy(prefersWebSocket: false, maxWebSocketReconnectionAttempts: 0, fallsBackToHTTPSSE: true)
+}
+
+/// The transport a client streams over.
+public enum ChappieStreamingTransport: String, Sendable, Hashable {
+    /// One WebSocket per streaming request (`wss://…/codex/responses`).
+    case webSocket = "websocket"
+    /// `POST …/codex/responses` answered with server-sent events.
+    case httpSSE = "sse"
 }
 
 /// One message of the conversation.

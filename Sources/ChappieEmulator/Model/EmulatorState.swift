@@ -93,6 +93,12 @@ actor EmulatorState {
     private var dripsCompleted = 0
     private var dripsAborted = 0
     private var streamsAborted = 0
+    private var webSocketsOpened = 0
+    private var webSocketsRefused = 0
+    private var webSocketTurns = 0
+    private var webSocketReplays = 0
+    private var webSocketTurnsAborted = 0
+    private var droppedTurns: [String: Bool] = [:]
 
     init(configuration: EmulatorConfiguration) {
         self.configuration = configuration
@@ -323,6 +329,10 @@ actor EmulatorState {
 
     // MARK: Control API
 
+    func account(id: String) -> EmulatedAccount? {
+        accounts[id]
+    }
+
     func allAccounts() -> [EmulatedAccount] {
         accountOrder.compactMap { accounts[$0] }
     }
@@ -345,11 +355,12 @@ actor EmulatorState {
         faults.removeAll()
     }
 
-    /// Counts the request (and its connection) and hands out the first fault meant for its path, if any.
-    func admit(path: String, clientPort: Int?) -> Fault.Kind? {
-        requestCounts[path, default: 0] += 1
+    /// Counts the request (and its connection) and hands out the first fault meant for its path and
+    /// scope, if any.
+    func admit(path: String, clientPort: Int?, scope: Fault.Scope = .http) -> Fault.Kind? {
+        if scope != .webSocketTurn { requestCounts[path, default: 0] += 1 }
         if let clientPort { clientPorts.insert(clientPort) }
-        guard let index = faults.firstIndex(where: { $0.pathPrefix.map(path.hasPrefix) ?? true }) else { return nil }
+        guard let index = faults.firstIndex(where: { $0.kind.scope.applies(to: scope) && ($0.pathPrefix.map(path.hasPrefix) ?? true) }) else { return nil }
         let kind = faults[index].kind
         faults[index].remaining -= 1
         if faults[index].remaining <= 0 { faults.remove(at: index) }
@@ -357,6 +368,32 @@ actor EmulatorState {
     }
 
     enum DripEvent { case started, completed, aborted, streamAborted }
+
+    /// What happened on the WebSocket endpoint.
+    enum WebSocketEvent { case opened, refused, turn, replay, turnAborted }
+
+    func record(_ event: WebSocketEvent) {
+        switch event {
+        case .opened: webSocketsOpened += 1
+        case .refused: webSocketsRefused += 1
+        case .turn: webSocketTurns += 1
+        case .replay: webSocketReplays += 1
+        case .turnAborted: webSocketTurnsAborted += 1
+        }
+    }
+
+    /// A WebSocket turn closed early by a fault: its replay (the same request on the same session)
+    /// will be counted, and reworded when `divergent`.
+    func rememberDroppedTurn(_ key: String, divergent: Bool) {
+        droppedTurns[key] = divergent
+    }
+
+    /// Whether `key` replays a dropped turn, and whether that replay is to diverge.
+    func takeDroppedTurn(_ key: String) -> (isReplay: Bool, divergent: Bool) {
+        guard let divergent = droppedTurns.removeValue(forKey: key) else { return (false, false) }
+        webSocketReplays += 1
+        return (true, divergent)
+    }
 
     func record(_ event: DripEvent) {
         switch event {
@@ -393,6 +430,13 @@ actor EmulatorState {
                 ("started", .int(dripsStarted)),
                 ("completed", .int(dripsCompleted)),
                 ("aborted", .int(dripsAborted)),
+            ])),
+            ("websocket", .object([
+                ("opened", .int(webSocketsOpened)),
+                ("refused", .int(webSocketsRefused)),
+                ("turns", .int(webSocketTurns)),
+                ("replays", .int(webSocketReplays)),
+                ("turns_aborted", .int(webSocketTurnsAborted)),
             ])),
             ("connections", .int(clientPorts.count)),
             ("requests", .object(requestCounts.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) })),

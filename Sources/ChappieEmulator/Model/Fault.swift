@@ -2,8 +2,8 @@
 struct Fault: Sendable {
     enum Kind: Sendable {
         /// Answer with this status and an OpenAI-shaped error body (or the given body), with a
-        /// `Retry-After` header when `retryAfter` is set.
-        case status(Int, body: String?, retryAfter: Int?)
+        /// `Retry-After` header (seconds or an HTTP date) when `retryAfter` is set.
+        case status(Int, body: String?, retryAfter: String?)
         /// Wait this many seconds, then answer normally.
         case latency(Double)
         /// Answer 200 with a body that is not JSON.
@@ -20,6 +20,37 @@ struct Fault: Sendable {
         case slowStream(Double)
         /// Replace the third SSE event's data with text that is not JSON.
         case badEvent
+        /// Refuse a WebSocket upgrade with this status (and an OpenAI-shaped error body).
+        case refuseUpgrade(Int)
+        /// Send this many WebSocket events of a turn, then close the socket; the client's replay of
+        /// the turn (same `session-id`, same request) is streamed again from its start, reworded
+        /// after the first word when `divergent`.
+        case dropSocket(afterEvents: Int, divergent: Bool)
+        /// Send this many WebSocket events of a turn, then a binary frame.
+        case binaryFrame(afterEvents: Int)
+        /// Answer a turn with the wrapped `websocket_connection_limit_reached` error, then close.
+        case connectionLimit
+
+        /// Which requests the kind applies to.
+        var scope: Scope {
+            switch self {
+            case .refuseUpgrade: .webSocketUpgrade
+            case .dropSocket, .binaryFrame, .connectionLimit: .webSocketTurn
+            case .slowStream: .stream
+            default: .http
+            }
+        }
+    }
+
+    /// What a fault applies to: HTTP requests (not upgrades), WebSocket upgrades, WebSocket turns,
+    /// or streamed replies over either transport.
+    enum Scope: Sendable {
+        case http, webSocketUpgrade, webSocketTurn, stream
+
+        /// Whether a fault of this scope applies to a request of `scope`.
+        func applies(to scope: Scope) -> Bool {
+            self == scope || (self == .stream && (scope == .http || scope == .webSocketTurn))
+        }
     }
 
     var kind: Kind

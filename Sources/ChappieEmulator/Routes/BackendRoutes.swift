@@ -51,55 +51,79 @@ struct BackendRoutes: Sendable {
 
     /// `POST /backend-api/codex/responses`: an SSE stream, or 429 once a window is full (§7.1).
     func responses(account: EmulatedAccount, body: Data, fault: Fault.Kind?) async -> Reply {
-        guard let request = try? JSONDecoder().decode(JSONInput.self, from: body), case .object(let fields) = request else {
-            return .openAIError(400, message: "The request body must be a JSON object.", code: "invalid_request")
+        let turn: Turn
+        switch await startTurn(account: account, body: body) {
+        case .success(let started): turn = started
+        case .failure(let refusal): return refusal.reply
         }
-        guard case .bool(true)? = fields["stream"] else {
-            return .openAIError(400, message: "stream must be true.", code: "invalid_request")
-        }
-        guard case .string(let model)? = fields["model"] else {
-            return .openAIError(400, message: "model is required.", code: "invalid_request")
-        }
-        guard account.codexIncluded else {
-            return .json(429, .object([("error", .object([
-                ("type", .string("usage_not_included")),
-                ("message", .string("Codex is not included in your plan.")),
-                ("plan_type", .string(account.plan)),
-            ]))]))
-        }
-        if let reached = account.reachedWindow {
-            let now = Int(Date().timeIntervalSince1970)
-            return .json(429, .object([("error", .object([
-                ("type", .string("usage_limit_reached")),
-                ("message", .string("The usage limit has been reached")),
-                ("plan_type", .string(account.plan)),
-                ("resets_at", .int(reached.resetAt)),
-                ("eligible_promo", .null),
-                ("resets_in_seconds", .int(max(0, reached.resetAt - now))),
-            ]))]), headers: rateLimitHeaders(account) + [("x-codex-active-limit", "codex")])
-        }
-        guard let charged = await state.charge(accountID: account.accountID) else {
-            return .openAIError(401, message: "Unknown account.", code: "token_invalidated")
-        }
-        var frames = events(model: model, prompt: lastUserText(fields["input"]), account: charged, fault: fault)
+        var events = turn.events
         var cutAfter: Int?
         var pause = 0.0
         switch fault {
         case .cutStream(let afterEvents)?: cutAfter = afterEvents
         case .slowStream(let seconds)?: pause = seconds
-        case .badEvent? where frames.count > 2: frames[2] = "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"delta\":\n\n"
+        case .badEvent? where events.count > 2: events[2].data = "{\"type\":\"response.output_text.delta\",\"delta\":"
+        case .failStream?: events = turn.failedEvents
         default: break
         }
         let requestID = "req_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(24).lowercased()
         return Reply(
             status: 200,
             headers: [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache")]
-                + rateLimitHeaders(charged) + [("x-request-id", requestID), ("openai-model", model)],
-            body: .events(frames, cutAfter: cutAfter, pause: pause, state: state))
+                + rateLimitHeaders(turn.account) + [("x-request-id", requestID), ("openai-model", turn.model)],
+            body: .events(events.map(\.serverSentEvent), cutAfter: cutAfter, pause: pause, state: state))
+    }
+
+    /// A turn the account may run: its model and its events, the account charged for it.
+    struct Turn {
+        let model: String
+        let account: EmulatedAccount
+        let events: [StreamEvent]
+        /// The events of the same turn failing after one delta (`response.failed`, server_is_overloaded).
+        let failedEvents: [StreamEvent]
+    }
+
+    /// Checks a `ResponsesApiRequest` body (§8.1) and the account's plan and windows; charges the
+    /// account and returns the turn, or the reply that refuses it (400, 429).
+    func startTurn(account: EmulatedAccount, body: Data, rewordedReplay: Bool = false) async -> Result<Turn, ReplyError> {
+        guard let request = try? JSONDecoder().decode(JSONInput.self, from: body), case .object(let fields) = request else {
+            return .failure(ReplyError(.openAIError(400, message: "The request body must be a JSON object.", code: "invalid_request")))
+        }
+        guard case .bool(true)? = fields["stream"] else {
+            return .failure(ReplyError(.openAIError(400, message: "stream must be true.", code: "invalid_request")))
+        }
+        guard case .string(let model)? = fields["model"] else {
+            return .failure(ReplyError(.openAIError(400, message: "model is required.", code: "invalid_request")))
+        }
+        guard account.codexIncluded else {
+            return .failure(ReplyError(.json(429, .object([("error", .object([
+                ("type", .string("usage_not_included")),
+                ("message", .string("Codex is not included in your plan.")),
+                ("plan_type", .string(account.plan)),
+            ]))]))))
+        }
+        if let reached = account.reachedWindow {
+            let now = Int(Date().timeIntervalSince1970)
+            return .failure(ReplyError(.json(429, .object([("error", .object([
+                ("type", .string("usage_limit_reached")),
+                ("message", .string("The usage limit has been reached")),
+                ("plan_type", .string(account.plan)),
+                ("resets_at", .int(reached.resetAt)),
+                ("eligible_promo", .null),
+                ("resets_in_seconds", .int(max(0, reached.resetAt - now))),
+            ]))]), headers: rateLimitHeaders(account) + [("x-codex-active-limit", "codex")])))
+        }
+        guard let charged = await state.charge(accountID: account.accountID) else {
+            return .failure(ReplyError(.openAIError(401, message: "Unknown account.", code: "token_invalidated")))
+        }
+        var text = lastUserText(fields["input"]).map { "You said: \($0)" } ?? "Hello from the chappie emulator."
+        if rewordedReplay { text = text.replacingOccurrences(of: "You said", with: "You sent") }
+        let generator = ReplyEvents(model: model, text: text, inputCharacters: lastUserText(fields["input"])?.count ?? 0, account: charged)
+        return .success(Turn(model: model, account: charged, events: generator.events(), failedEvents: generator.failedEvents()))
     }
 
     /// The `x-codex-*` rate-limit headers of §6.2.
-    private func rateLimitHeaders(_ account: EmulatedAccount) -> [(String, String)] {
+    func rateLimitHeaders(_ account: EmulatedAccount) -> [(String, String)] {
         var headers: [(String, String)] = []
         let windows = account.hasWeeklyOnly ? [("primary", account.weekly)] : [("primary", account.fiveHour), ("secondary", account.weekly)]
         for (name, window) in windows {
@@ -134,92 +158,39 @@ struct BackendRoutes: Sendable {
         }
         return nil
     }
-
-    /// The SSE frames of one streamed reply (§8.1), in the real event order.
-    private func events(model: String, prompt: String?, account: EmulatedAccount, fault: Fault.Kind?) -> [String] {
-        let responseID = "resp_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(24).lowercased()
-        let itemID = "msg_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(24).lowercased()
-        let created = Int(Date().timeIntervalSince1970)
-        let text = prompt.map { "You said: \($0)" } ?? "Hello from the chappie emulator."
-        var deltas: [String] = []
-        var word = ""
-        for character in text {
-            word.append(character)
-            if character == " " {
-                deltas.append(word)
-                word = ""
-            }
-        }
-        if !word.isEmpty { deltas.append(word) }
-
-        func response(status: String, extra: [(String, JSON)] = []) -> JSON {
-            .object([
-                ("id", .string(responseID)), ("object", .string("response")), ("created_at", .int(created)),
-                ("status", .string(status)), ("model", .string(model)),
-            ] + extra)
-        }
-        func frame(_ type: String, _ members: [(String, JSON)]) -> String {
-            let data = JSON.object([("type", .string(type))] + members).serialized()
-            return "event: \(type)\ndata: \(String(decoding: data, as: UTF8.self))\n\n"
-        }
-        func delta(_ text: String) -> String {
-            frame("response.output_text.delta", [
-                ("item_id", .string(itemID)), ("output_index", .int(0)), ("content_index", .int(0)), ("delta", .string(text)),
-            ])
-        }
-
-        var frames = [
-            frame("response.created", [("response", response(status: "in_progress"))]),
-            frame("response.output_item.added", [
-                ("output_index", .int(0)),
-                ("item", .object([("type", .string("message")), ("id", .string(itemID)), ("role", .string("assistant")), ("content", .array([]))])),
-            ]),
-        ]
-        if case .failStream? = fault {
-            frames.append(delta(deltas.first ?? text))
-            frames.append(frame("response.failed", [("response", response(status: "failed", extra: [
-                ("error", .object([
-                    ("type", .string("server_error")), ("code", .string("server_is_overloaded")),
-                    ("message", .string("The model is at capacity.")),
-                ])),
-            ]))]))
-            return frames
-        }
-        frames += deltas.map(delta)
-        func window(_ window: EmulatedAccount.Window) -> JSON {
-            .object([("used_percent", .double(window.usedPercent)), ("window_minutes", .int(window.seconds / 60)), ("reset_at", .int(window.resetAt))])
-        }
-        let limits: [(String, JSON)] = account.hasWeeklyOnly
-            ? [("primary", window(account.weekly))]
-            : [("primary", window(account.fiveHour)), ("secondary", window(account.weekly))]
-        frames.append(frame("codex.rate_limits", [
-            ("plan_type", .string(account.plan)),
-            ("rate_limits", .object(limits)),
-            ("credits", .object([("has_credits", .bool(false)), ("unlimited", .bool(false)), ("balance", .string("0"))])),
-        ]))
-        frames.append(frame("response.output_item.done", [
-            ("output_index", .int(0)),
-            ("item", .object([
-                ("type", .string("message")), ("id", .string(itemID)), ("role", .string("assistant")),
-                ("content", .array([.object([("type", .string("output_text")), ("text", .string(text))])])),
-            ])),
-        ]))
-        let inputTokens = max(1, (prompt?.count ?? 0) / 4)
-        frames.append(frame("response.completed", [("response", response(status: "completed", extra: [
-            ("usage", .object([
-                ("input_tokens", .int(inputTokens)),
-                ("input_tokens_details", .object([("cached_tokens", .int(0))])),
-                ("output_tokens", .int(deltas.count)),
-                ("output_tokens_details", .object([("reasoning_tokens", .int(0))])),
-                ("total_tokens", .int(inputTokens + deltas.count)),
-            ])),
-        ]))]))
-        return frames
-    }
 }
 
 /// A reply that ends a route early, such as a failed authentication.
 struct ReplyError: Error {
     let reply: Reply
     init(_ reply: Reply) { self.reply = reply }
+}
+
+extension BackendRoutes {
+    /// `GET /backend-api/codex/models?client_version=…`: the model list in the `ModelsResponse` shape
+    /// the Codex CLI reads (`{"models":[ModelInfo…]}`, openai-protocol.md §8.1, §8.3).
+    func models() -> Reply {
+        func model(_ slug: String, _ name: String, _ description: String, priority: Int) -> JSON {
+            .object([
+                ("slug", .string(slug)), ("display_name", .string(name)), ("description", .string(description)),
+                ("default_reasoning_level", .string("medium")),
+                ("supported_reasoning_levels", .array(["low", "medium", "high"].map { effort in
+                    .object([("effort", .string(effort)), ("description", .string("\(effort.capitalized) reasoning effort"))])
+                })),
+                ("shell_type", .string("shell_command")), ("visibility", .string("list")), ("supported_in_api", .bool(true)),
+                ("priority", .int(priority)), ("upgrade", .null),
+                ("base_instructions", .string("You are a coding agent running in the chappie emulator.")),
+                ("supports_reasoning_summaries", .bool(true)), ("support_verbosity", .bool(false)), ("default_verbosity", .null),
+                ("apply_patch_tool_type", .string("freeform")),
+                ("truncation_policy", .object([("mode", .string("bytes")), ("limit", .int(10_000))])),
+                ("supports_parallel_tool_calls", .bool(false)), ("context_window", .int(272_000)),
+                ("effective_context_window_percent", .int(95)), ("experimental_supported_tools", .array([])),
+                ("input_modalities", .array([.string("text"), .string("image")])),
+            ])
+        }
+        return .json(200, .object([("models", .array([
+            model("gpt-5-codex", "GPT-5 Codex", "Optimized for coding tasks (emulated).", priority: 1),
+            model("gpt-5", "GPT-5", "General-purpose model (emulated).", priority: 2),
+        ]))]), headers: [("x-models-etag", "\"chappie-emulator-1\"")])
+    }
 }

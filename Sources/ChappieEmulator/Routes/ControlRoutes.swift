@@ -60,7 +60,7 @@ struct ControlRoutes: Sendable {
             guard let status = fields.number("status"), (100...599).contains(Int(status)) else {
                 return .openAIError(400, message: "status (100-599) is required.", code: "invalid_request")
             }
-            kind = .status(Int(status), body: fields.string("body"), retryAfter: fields.number("retry_after").map { Int($0) })
+            kind = .status(Int(status), body: fields.string("body"), retryAfter: fields.string("retry_after") ?? fields.number("retry_after").map { String(Int($0)) })
         case "latency":
             guard let milliseconds = fields.number("ms"), milliseconds >= 0 else {
                 return .openAIError(400, message: "ms is required.", code: "invalid_request")
@@ -84,9 +84,22 @@ struct ControlRoutes: Sendable {
         case "bad_event":
             kind = .badEvent
             path = path ?? "/backend-api/codex/responses"
+        case "refuse_upgrade":
+            let status = Int(fields.number("status") ?? 404)
+            guard (400...599).contains(status) else { return .openAIError(400, message: "status must be 400-599.", code: "invalid_request") }
+            kind = .refuseUpgrade(status)
+        case "drop_socket":
+            kind = .dropSocket(afterEvents: Int(fields.number("after_events") ?? 4), divergent: fields.bool("divergent") ?? false)
+        case "binary_frame":
+            kind = .binaryFrame(afterEvents: Int(fields.number("after_events") ?? 3))
+        case "connection_limit":
+            kind = .connectionLimit
         default:
             return .openAIError(
-                400, message: "kind must be status, latency, malformed, truncated, drop, cut_stream, fail_stream, slow_stream or bad_event.", code: "invalid_request")
+                400,
+                message: "kind must be status, latency, malformed, truncated, drop, cut_stream, fail_stream, slow_stream, bad_event, "
+                    + "refuse_upgrade, drop_socket, binary_frame or connection_limit.",
+                code: "invalid_request")
         }
         let count = Int(fields.number("count") ?? 1)
         guard count >= 1 else { return .openAIError(400, message: "count must be at least 1.", code: "invalid_request") }

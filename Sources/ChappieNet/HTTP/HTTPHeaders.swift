@@ -1,3 +1,5 @@
+public import Foundation
+
 /// An ordered list of HTTP header fields whose names compare case-insensitively.
 ///
 /// ```swift
@@ -75,4 +77,30 @@ extension String {
             a == b || (a ^ 0x20 == b && (a | 0x20) >= 0x61 && (a | 0x20) <= 0x7A)
         }
     }
+}
+
+extension HTTPHeaders {
+    /// The `Retry-After` field as seconds from `now`: either form of RFC 9110 §10.2.3, delay-seconds
+    /// (`120`) or an HTTP date (`Wed, 21 Oct 2026 07:28:00 GMT`); `nil` when absent or unreadable.
+    public func retryAfter(now: Date = Date()) -> TimeInterval? {
+        self["Retry-After"].flatMap { Self.retryAfter($0, now: now) }
+    }
+
+    /// A `Retry-After` value as seconds from `now` (see ``retryAfter(now:)``).
+    public static func retryAfter(_ field: String, now: Date = Date()) -> TimeInterval? {
+        let value = field.trimmingCharacters(in: .whitespaces)
+        guard !value.isEmpty else { return nil }
+        if let seconds = Double(value), seconds.isFinite { return Swift.max(0, seconds) }
+        for format in Self.httpDateFormats {
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = TimeZone(identifier: "GMT")
+            formatter.dateFormat = format
+            if let date = formatter.date(from: value) { return Swift.max(0, date.timeIntervalSince(now)) }
+        }
+        return nil
+    }
+
+    /// IMF-fixdate, then the obsolete RFC 850 and asctime forms recipients must accept.
+    private static let httpDateFormats = ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"]
 }

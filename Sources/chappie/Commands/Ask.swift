@@ -15,9 +15,22 @@ extension ChappieCommand {
         @Option(help: "The account (default: the active one).", transform: parseAccountName) var account: AccountName?
         @Option(help: "The model.") var model = "gpt-5-codex"
         @Option(help: "Reasoning effort: minimal, low, medium or high.") var effort: Effort?
+        @Option(help: "auto (WebSocket, falling back to HTTP/SSE), websocket (no fall-back) or sse.") var transport: Transport = .auto
         @Argument(help: "The prompt.") var prompt: String?
 
         enum Effort: String, ExpressibleByArgument, CaseIterable { case minimal, low, medium, high }
+
+        enum Transport: String, ExpressibleByArgument, CaseIterable {
+            case auto, websocket, sse
+
+            var policy: ChappieStreamingTransportPolicy {
+                switch self {
+                case .auto: .default
+                case .websocket: ChappieStreamingTransportPolicy(fallsBackToHTTPSSE: false)
+                case .sse: .httpSSEOnly
+                }
+            }
+        }
 
         func run() async throws {
             let text = try prompt ?? readPrompt()
@@ -30,7 +43,7 @@ extension ChappieCommand {
             guard let name = chosen else {
                 throw CommandFailure(message: "no account named and none is active: pass --account NAME, or run chappie accounts switch NAME", exitCode: .failure)
             }
-            let client = services.client(for: name)
+            let client = services.client(for: name, transport: transport.policy)
             let request = ChappieResponseRequest(
                 model: model, input: [ChappieInputMessage(text: text)],
                 reasoningEffort: effort.flatMap { ChappieResponseRequest.ReasoningEffort(rawValue: $0.rawValue) })
@@ -54,6 +67,9 @@ extension ChappieCommand {
                     exitCode: ExitStatus.temporaryFailure)
             }
             FileHandle.standardOutput.write(Data("\n".utf8))
+            if transport == .auto, let reason = client.transportFallbackReason {
+                FileHandle.standardError.write(Data("chappie: streamed over HTTP/SSE instead of WebSocket: \(TerminalText.sanitized(reason))\n".utf8))
+            }
             let windows = [("5-hour", usage?.shortWindow), ("weekly", usage?.longWindow)].compactMap { label, window in
                 window.map { "\(label) \(UsageSummary.percent($0.usedPercent)) %" }
             }

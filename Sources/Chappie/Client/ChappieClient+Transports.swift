@@ -1,0 +1,116 @@
+import ChappieCore
+import ChappieNet
+import ChappieStore
+import Foundation
+
+extension ChappieClient {
+    // MARK: HTTP/SSE (§8.1)
+
+    /// One attempt over HTTP/SSE: `POST …/codex/responses`, events until `response.completed`.
+    func streamOverSSE(_ turn: inout ResponseTurn) async throws {
+        let response: HTTPStreamingResponse
+        do {
+            var request = HTTPRequest(url: configuration.endpoints.responsesURL, method: .post, headers: handshakeHeaders(turn))
+            request.headers["Content-Type"] = "application/json"
+            request.headers["Accept"] = "text/event-stream"
+            request.body = try ResponsesRequestBody.json(turn.request, sessionID: sessionID)
+            response = try await http.stream(request)
+        } catch let error as HTTPClientError {
+            throw AttemptFailure.network(error.description)
+        }
+        guard response.isSuccess else {
+            var body = Data()
+            for try await chunk in response.body where body.count < 1 << 20 { body.append(chunk) }
+            throw AttemptFailure.status(response.status, headers: Self.snapshot(response.headers), body: body, onUpgrade: false)
+        }
+        try await recordHeaderUsage(response.headers, turn)
+        do {
+            for try await event in response.body.serverSentEvents {
+                if try await turn.events.read(event.data, type: event.type, replay: &turn.replay) == .completed { return }
+            }
+        } catch let error as HTTPClientError {
+            throw turn.events.closedEarly(turn.replay, code: "connection_lost", message: error.description)
+        }
+        try Task.checkCancellation()
+        throw turn.events.closedEarly(turn.replay, code: "stream_closed", message: "stream closed before response.completed")
+    }
+
+    // MARK: WebSocket (§8.2)
+
+    /// One attempt over a WebSocket of its own (seed 003): the upgrade with the handshake headers,
+    /// one `response.create` text frame, then the server's frames through the same event reading.
+    func streamOverWebSocket(_ turn: inout ResponseTurn) async throws {
+        var headers = handshakeHeaders(turn)
+        headers["OpenAI-Beta"] = "responses_websockets=2026-02-06"
+        let frame = try ResponsesRequestBody.webSocketFrame(turn.request, sessionID: sessionID)
+        // The session runs in a task of its own (the connection's): hand the turn in and back out.
+        let box = TurnBox(turn)
+        defer { turn = box.turn }
+        let client = self
+        do {
+            try await webSocket.connect(url: configuration.endpoints.responsesWebSocketURL, headers: headers) { session in
+                var turn = box.turn
+                defer { box.turn = turn }
+                try await client.recordHeaderUsage(session.responseHeaders, turn)
+                try await session.send(frame)
+                while let message = try await session.receive() {
+                    guard case .text(let text) = message else {
+                        throw AttemptFailure.webSocket(
+                            reason: "the server sent a binary frame",
+                            error: turn.events.closedEarly(turn.replay, code: "binary_frame", message: "the server sent a binary WebSocket frame"))
+                    }
+                    if try await turn.events.read(text, type: nil, replay: &turn.replay) == .completed { return }
+                }
+                try Task.checkCancellation()
+                throw AttemptFailure.webSocket(
+                    reason: "the socket closed before response.completed",
+                    error: turn.events.closedEarly(turn.replay, code: "stream_closed", message: "the WebSocket closed before response.completed"))
+            }
+        } catch let refusal as WebSocketUpgradeRefused {
+            throw AttemptFailure.status(refusal.status, headers: Self.snapshot(refusal.headers), body: refusal.body, onUpgrade: true)
+        } catch let error as HTTPClientError {
+            if error.code == .insecureAuthorization || error.code == .invalidURL { throw ChappieClientError.httpError(status: 0, body: error.description) }
+            throw AttemptFailure.webSocket(
+                reason: error.description,
+                error: box.turn.replay.delivered.isEmpty
+                    ? .httpError(status: 0, body: error.description)
+                    : box.turn.events.closedEarly(box.turn.replay, code: "connection_lost", message: error.description))
+        }
+    }
+
+    // MARK: Shared
+
+    /// The headers of §8.1/§8.3 that both transports send.
+    private func handshakeHeaders(_ turn: ResponseTurn) -> HTTPHeaders {
+        var headers: HTTPHeaders = [
+            "originator": "chappie", "version": ChappieVersion.current, "session-id": sessionID, "x-client-request-id": sessionID,
+        ]
+        headers["Authorization"] = "Bearer \(turn.credentials.credentials.accessToken)"
+        headers["ChatGPT-Account-Id"] = turn.credentials.account.info.accountID
+        if turn.credentials.account.info.isFedRAMPAccount { headers["X-OpenAI-Fedramp"] = "true" }
+        return headers
+    }
+
+    /// The rate-limit headers of the response or the upgrade (§6.2), as the stream's first event.
+    private func recordHeaderUsage(_ headers: HTTPHeaders, _ turn: ResponseTurn) async throws {
+        guard !turn.replay.isReplaying, turn.replay.delivered.isEmpty,
+            let snapshot = ChappieUsageLimitSnapshot.fromHeaders({ headers[$0] })
+        else { return }
+        try? await turn.events.store.recordUsage([snapshot], for: turn.credentials.account, source: .headers)
+        turn.events.emit(.usageLimits(snapshot))
+    }
+
+    private static func snapshot(_ headers: HTTPHeaders) -> HTTPHeadersSnapshot {
+        HTTPHeadersSnapshot(fields: headers.map { (name: $0.name, value: $0.value) })
+    }
+}
+
+/// The turn, lent to the WebSocket session's task and returned after it (never used by two tasks
+/// at once: the attempt awaits the session).
+private final class TurnBox: @unchecked Sendable {
+    var turn: ResponseTurn
+
+    init(_ turn: ResponseTurn) {
+        self.turn = turn
+    }
+}

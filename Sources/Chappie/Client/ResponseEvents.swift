@@ -1,0 +1,152 @@
+import ChappieCore
+import ChappieStore
+import Foundation
+
+/// The text a turn has delivered, and where a replay of it has got to.
+///
+/// A reconnect (or the HTTP/SSE retry after the fall-back) makes the server stream the turn from its
+/// start. Deltas that repeat delivered text are dropped; the part of a delta past it is delivered; a
+/// delta that contradicts it ends the turn with `streamingTransportReplayDiverged`.
+struct ReplayGuard {
+    /// Everything delivered so far, as UTF-8.
+    private(set) var delivered: [UInt8] = []
+    /// How much of `delivered` the current attempt has repeated.
+    private var position = 0
+
+    /// The text delivered so far.
+    var deliveredText: String { String(decoding: delivered, as: UTF8.self) }
+
+    /// Whether the current attempt is still repeating delivered text.
+    var isReplaying: Bool { position < delivered.count }
+
+    /// A new attempt starts from the beginning of the turn.
+    mutating func restart() {
+        position = 0
+    }
+
+    /// The part of `delta` not delivered yet (empty while replaying).
+    ///
+    /// - Throws: `streamingTransportReplayDiverged` with the delivered text when `delta` differs from it.
+    mutating func accept(_ delta: String) throws(ChappieClientError) -> String {
+        let bytes = Array(delta.utf8)
+        let overlap = min(bytes.count, delivered.count - position)
+        if overlap > 0 {
+            guard bytes[..<overlap].elementsEqual(delivered[position..<position + overlap]) else {
+                throw .streamingTransportReplayDiverged(deliveredText)
+            }
+            position += overlap
+        }
+        guard overlap < bytes.count else { return "" }
+        // The overlap ends where delivered text ended, on a character boundary of both.
+        let fresh = bytes[overlap...]
+        delivered += fresh
+        position = delivered.count
+        return String(decoding: fresh, as: UTF8.self)
+    }
+}
+
+/// What one event of an attempt means for the turn.
+enum ResponseEventOutcome {
+    /// Keep reading.
+    case more
+    /// `response.completed`: the turn is done.
+    case completed
+}
+
+/// A failure that the turn may answer by retrying: an HTTP status (a response, a refused upgrade or
+/// a wrapped WebSocket error), a broken WebSocket, or a network failure before any output.
+enum AttemptFailure: Error {
+    /// An HTTP status with its headers and body.
+    case status(Int, headers: HTTPHeadersSnapshot, body: Data, onUpgrade: Bool)
+    /// The WebSocket failed in a way that counts toward the reconnect budget; `error` is what
+    /// surfaces when no reconnect or fall-back remains.
+    case webSocket(reason: String, error: ChappieClientError)
+    /// The server closed the socket because it reached its 60-minute limit: open a new one.
+    case connectionLimitReached
+    /// The network failed before any output (HTTP/SSE).
+    case network(String)
+}
+
+/// Header fields as plain pairs (so the turn does not depend on the transport's header type).
+struct HTTPHeadersSnapshot: Sendable {
+    var fields: [(name: String, value: String)]
+
+    subscript(name: String) -> String? {
+        fields.first { $0.name.lowercased() == name.lowercased() }?.value
+    }
+}
+
+/// Reads the JSON events of a streamed reply (the SSE `data` or the WebSocket text frame), the same
+/// way for both transports (openai-protocol.md §8.1, §8.2).
+struct ResponseEventReader {
+    let store: any AccountStore
+    let account: Account
+    let emit: (ChappieStreamEvent) -> Void
+    private(set) var responseID: String?
+
+    init(store: any AccountStore, account: Account, emit: @escaping (ChappieStreamEvent) -> Void) {
+        self.store = store
+        self.account = account
+        self.emit = emit
+    }
+
+    /// Handles one event.
+    ///
+    /// - Throws: ``ChappieClientError`` for a failed or incomplete response or an unreadable event;
+    ///   ``AttemptFailure`` for a wrapped WebSocket error with an HTTP status or the connection limit.
+    mutating func read(_ data: String, type eventType: String?, replay: inout ReplayGuard) async throws -> ResponseEventOutcome {
+        guard let object = (try? JSONSerialization.jsonObject(with: Data(data.utf8))) as? [String: Any] else {
+            throw ChappieClientError.invalidResponse(
+                "a \(eventType ?? "stream") event is not a JSON object (after \(replay.delivered.count) bytes of text)")
+        }
+        let type = object["type"] as? String ?? eventType ?? ""
+        let body = object["response"] as? [String: Any]
+        responseID = body?["id"] as? String ?? responseID
+        switch type {
+        case "response.output_text.delta":
+            if let delta = object["delta"] as? String, !delta.isEmpty {
+                let fresh = try replay.accept(delta)
+                if !fresh.isEmpty { emit(.textDelta(fresh)) }
+            }
+        case "codex.rate_limits":
+            if let snapshot = ChappieUsageLimitSnapshot.fromRateLimitsEvent(object) {
+                try? await store.recordUsage([snapshot], for: account, source: .stream)
+                emit(.usageLimits(snapshot))
+            }
+        case "response.completed":
+            emit(.completed(ChappieResponse(id: responseID, status: "completed", text: replay.deliveredText, errorCode: nil, errorMessage: nil)))
+            return .completed
+        case "error" where object["status"] != nil || object["status_code"] != nil:
+            // A WebSocket's wrapped HTTP error (§7.1): handled as that status over HTTP.
+            let status = (object["status"] as? NSNumber ?? object["status_code"] as? NSNumber)?.intValue ?? 0
+            let headers = (object["headers"] as? [String: Any] ?? [:]).compactMap { name, value in
+                (value as? String ?? (value as? NSNumber)?.stringValue).map { (name: name, value: $0) }
+            }
+            let error = object["error"] ?? [:]
+            let errorBody = (try? JSONSerialization.data(withJSONObject: ["error": error])) ?? Data()
+            if (error as? [String: Any])?["code"] as? String == "websocket_connection_limit_reached" {
+                throw AttemptFailure.connectionLimitReached
+            }
+            throw AttemptFailure.status(status, headers: HTTPHeadersSnapshot(fields: headers), body: errorBody, onUpgrade: false)
+        case "response.failed", "error":
+            let error = body?["error"] as? [String: Any] ?? object["error"] as? [String: Any]
+            if error?["code"] as? String == "websocket_connection_limit_reached" { throw AttemptFailure.connectionLimitReached }
+            throw ChappieClientError.responseFailed(ChappieResponse(
+                id: responseID, status: "failed", text: replay.deliveredText, errorCode: error?["code"] as? String,
+                errorMessage: error?["message"] as? String))
+        case "response.incomplete":
+            let reason = (body?["incomplete_details"] as? [String: Any])?["reason"] as? String
+            throw ChappieClientError.responseFailed(ChappieResponse(
+                id: responseID, status: "incomplete", text: replay.deliveredText, errorCode: reason, errorMessage: "incomplete response"))
+        default:
+            // Replayed events before the delivered text is caught up were delivered already.
+            if !replay.isReplaying { emit(.raw(type: type, payload: data)) }
+        }
+        return .more
+    }
+
+    /// The error of an attempt that ended before `response.completed`.
+    func closedEarly(_ replay: ReplayGuard, code: String, message: String) -> ChappieClientError {
+        .responseFailed(ChappieResponse(id: responseID, status: "incomplete", text: replay.deliveredText, errorCode: code, errorMessage: message))
+    }
+}

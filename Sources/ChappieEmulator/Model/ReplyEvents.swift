@@ -1,0 +1,123 @@
+import Foundation
+
+/// One event of a streamed reply: the SSE `event:` name and its JSON `data:`, which is also the
+/// WebSocket text frame (openai-protocol.md §8.1, §8.2).
+struct StreamEvent: Sendable {
+    var type: String
+    var data: String
+
+    /// The event as one SSE frame.
+    var serverSentEvent: String { "event: \(type)\ndata: \(data)\n\n" }
+}
+
+/// The events of one reply, in the real service's order: created, item added, text deltas (a word
+/// each), `codex.rate_limits`, item done, completed with usage.
+struct ReplyEvents {
+    let model: String
+    let text: String
+    let inputCharacters: Int
+    let account: EmulatedAccount
+    /// The text cut after each space, as a model streams words.
+    private let words: [String]
+    private let responseID = "resp_" + Self.identifier()
+    private let itemID = "msg_" + Self.identifier()
+    private let created = Int(Date().timeIntervalSince1970)
+
+    init(model: String, text: String, inputCharacters: Int, account: EmulatedAccount) {
+        self.model = model
+        self.text = text
+        self.inputCharacters = inputCharacters
+        self.account = account
+        var words: [String] = []
+        var word = ""
+        for character in text {
+            word.append(character)
+            if character == " " {
+                words.append(word)
+                word = ""
+            }
+        }
+        if !word.isEmpty { words.append(word) }
+        self.words = words
+    }
+
+    /// The whole successful reply.
+    func events() -> [StreamEvent] {
+        var events = opening() + words.map(delta)
+        events.append(rateLimits())
+        events.append(event("response.output_item.done", [
+            ("output_index", .int(0)),
+            ("item", .object([
+                ("type", .string("message")), ("id", .string(itemID)), ("role", .string("assistant")),
+                ("content", .array([.object([("type", .string("output_text")), ("text", .string(text))])])),
+            ])),
+        ]))
+        let inputTokens = max(1, inputCharacters / 4)
+        let outputTokens = words.count
+        events.append(event("response.completed", [("response", response(status: "completed", extra: [
+            ("usage", .object([
+                ("input_tokens", .int(inputTokens)),
+                ("input_tokens_details", .object([("cached_tokens", .int(0))])),
+                ("output_tokens", .int(outputTokens)),
+                ("output_tokens_details", .object([("reasoning_tokens", .int(0))])),
+                ("total_tokens", .int(inputTokens + outputTokens)),
+            ])),
+        ]))]))
+        return events
+    }
+
+    /// One delta, then `response.failed` with `server_is_overloaded`.
+    func failedEvents() -> [StreamEvent] {
+        opening() + [delta(words.first ?? text)] + [event("response.failed", [("response", response(status: "failed", extra: [
+            ("error", .object([
+                ("type", .string("server_error")), ("code", .string("server_is_overloaded")),
+                ("message", .string("The model is at capacity.")),
+            ])),
+        ]))])]
+    }
+
+    private func opening() -> [StreamEvent] {
+        [
+            event("response.created", [("response", response(status: "in_progress"))]),
+            event("response.output_item.added", [
+                ("output_index", .int(0)),
+                ("item", .object([("type", .string("message")), ("id", .string(itemID)), ("role", .string("assistant")), ("content", .array([]))])),
+            ]),
+        ]
+    }
+
+    private func rateLimits() -> StreamEvent {
+        func window(_ window: EmulatedAccount.Window) -> JSON {
+            .object([("used_percent", .double(window.usedPercent)), ("window_minutes", .int(window.seconds / 60)), ("reset_at", .int(window.resetAt))])
+        }
+        let limits: [(String, JSON)] = account.hasWeeklyOnly
+            ? [("primary", window(account.weekly))]
+            : [("primary", window(account.fiveHour)), ("secondary", window(account.weekly))]
+        return event("codex.rate_limits", [
+            ("plan_type", .string(account.plan)),
+            ("rate_limits", .object(limits)),
+            ("credits", .object([("has_credits", .bool(false)), ("unlimited", .bool(false)), ("balance", .string("0"))])),
+        ])
+    }
+
+    private func response(status: String, extra: [(String, JSON)] = []) -> JSON {
+        .object([
+            ("id", .string(responseID)), ("object", .string("response")), ("created_at", .int(created)),
+            ("status", .string(status)), ("model", .string(model)),
+        ] + extra)
+    }
+
+    private func delta(_ text: String) -> StreamEvent {
+        event("response.output_text.delta", [
+            ("item_id", .string(itemID)), ("output_index", .int(0)), ("content_index", .int(0)), ("delta", .string(text)),
+        ])
+    }
+
+    private func event(_ type: String, _ members: [(String, JSON)]) -> StreamEvent {
+        StreamEvent(type: type, data: String(decoding: JSON.object([("type", .string(type))] + members).serialized(), as: UTF8.self))
+    }
+
+    private static func identifier() -> String {
+        String(UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(24).lowercased())
+    }
+}

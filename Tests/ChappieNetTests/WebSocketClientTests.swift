@@ -1,0 +1,54 @@
+import ChappieNet
+import ChappieTestSupport
+import Foundation
+import Testing
+
+@Suite("WebSocket client rules, Retry-After and the proxy environment")
+struct WebSocketClientTests {
+    @Test("Credentials over plain ws are refused unless the host is loopback; only ws and wss URLs are accepted")
+    func plainWebSocketRefused() async throws {
+        let client = WebSocketClient()
+        let headers: HTTPHeaders = ["Authorization": "Bearer secret-token-value"]
+        await #expect { try await client.connect(url: URL(string: "ws://chatgpt.example/backend-api/codex/responses")!, headers: headers) { _ in } } throws: { error in
+            guard let error = error as? HTTPClientError, error.code == .insecureAuthorization else { return false }
+            return !error.description.contains("secret-token-value")
+        }
+        await #expect { try await client.connect(url: URL(string: "https://chatgpt.example/")!, headers: [:]) { _ in } } throws: { error in
+            (error as? HTTPClientError)?.code == .invalidURL
+        }
+    }
+
+    @Test("A refused connection fails with connectFailed and names the host only")
+    func refusedConnection() async throws {
+        let port = try closedLoopbackPort()
+        await #expect { try await WebSocketClient().connect(url: URL(string: "ws://127.0.0.1:\(port)/x")!, headers: [:]) { _ in } } throws: { error in
+            (error as? HTTPClientError)?.code == .connectFailed
+        }
+    }
+
+    @Test("Retry-After: delay-seconds, an IMF-fixdate, the obsolete forms; nonsense is ignored")
+    func retryAfter() {
+        let now = Date(timeIntervalSince1970: 1_700_000_000)  // Tue, 14 Nov 2023 22:13:20 GMT
+        #expect(HTTPHeaders.retryAfter("120", now: now) == 120)
+        #expect(HTTPHeaders.retryAfter("Tue, 14 Nov 2023 22:13:50 GMT", now: now) == 30)
+        #expect(HTTPHeaders.retryAfter("Tuesday, 14-Nov-23 22:14:20 GMT", now: now) == 60)
+        #expect(HTTPHeaders.retryAfter("Tue Nov 14 22:13:25 2023", now: now) == 5)
+        #expect(HTTPHeaders.retryAfter("Tue, 14 Nov 2023 22:00:00 GMT", now: now) == 0)  // in the past: now
+        #expect(HTTPHeaders.retryAfter("soon", now: now) == nil)
+        let headers: HTTPHeaders = ["retry-after": "7"]
+        #expect(headers.retryAfter(now: now) == 7)
+    }
+
+    @Test("The proxy for a URL: https_proxy for wss, http_proxy for ws, NO_PROXY and loopback bypass it")
+    func proxyEnvironment() {
+        let wss = URL(string: "wss://chatgpt.com/backend-api/codex/responses")!
+        let environment = ProxyEnvironment(variables: ["HTTPS_PROXY": "http://proxy:3128", "http_proxy": "http://plain:8080"])
+        #expect(environment.proxy(for: wss) == "http://proxy:3128")
+        #expect(environment.proxy(for: URL(string: "ws://example.org/x")!) == "http://plain:8080")
+        #expect(environment.proxy(for: URL(string: "ws://127.0.0.1:8080/x")!) == nil)
+        #expect(ProxyEnvironment(variables: ["HTTPS_PROXY": "http://proxy:3128", "NO_PROXY": "example.org,.chatgpt.com"]).proxy(for: wss) == nil)
+        #expect(ProxyEnvironment(variables: ["HTTPS_PROXY": "http://proxy:3128", "no_proxy": "*"]).proxy(for: wss) == nil)
+        #expect(ProxyEnvironment(variables: ["ALL_PROXY": "socks5://s:1080"]).proxy(for: wss) == "socks5://s:1080")
+        #expect(ProxyEnvironment(variables: [:]).proxy(for: wss) == nil)
+    }
+}
