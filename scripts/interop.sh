@@ -138,11 +138,11 @@ codex_run() { # CODEX_HOME LOG ARGS…: runs Codex (at most 3 minutes), output i
     "$codex" -c "openai_base_url=\"$backend/codex\"" -c "chatgpt_base_url=\"$backend/\"" -c 'cli_auth_credentials_store="file"' \
     "$@" < /dev/null > "$work/$log.out" 2> "$work/$log.err"
 }
-codex_exec() { # CODEX_HOME LOG: one turn, "say hi"; fails the check unless Codex exits 0 with the reply
+codex_exec() { # CODEX_HOME LOG: one turn, "say hi", with Codex's defaults (WebSocket first, zstd
+  # request bodies over HTTP); fails the check unless Codex exits 0 with the reply
   logs=("$work/$2.err" "$work/$2.out" "${logs[@]}")
   local rc=0
-  codex_run "$1" "$2" exec --skip-git-repo-check --ephemeral --disable enable_request_compression \
-    -C "$work/project" "say hi" || rc=$?
+  codex_run "$1" "$2" exec --skip-git-repo-check --ephemeral -C "$work/project" "say hi" || rc=$?
   [ $rc -eq 0 ] || fail "codex exec exited $rc"
   grep -q 'You said: say hi' "$work/$2.out" || fail "codex exec did not print the emulator's reply"
 }
@@ -174,16 +174,28 @@ logs=("$work/login-status.err" "$work/login-status.out" "$emulator_log")
 grep -q 'Logged in using ChatGPT' "$work/login-status.out" "$work/login-status.err" || fail "codex login status does not say 'Logged in using ChatGPT'"
 pass "1  codex login status: 'Logged in using ChatGPT' with the auth.json of chappie accounts switch a"
 
-step "2. Codex completes a turn as a"
-before=$(responses_count)
+step "2. Codex completes a turn as a, over WebSocket"
+ws_turns() { stats 'd["websocket"]["turns"]'; }
+before=$(ws_turns)
 a_used=$(five_hour_used "$a_id")
 b_used=$(five_hour_used "$b_id")
 codex_exec "$H" exec-a
-after=$(responses_count)
-[ "$after" -gt "$before" ] || fail "the emulator saw no POST /backend-api/codex/responses"
+after=$(ws_turns)
+[ "$after" -gt "$before" ] || fail "the emulator saw no WebSocket turn"
+! grep -q 'Falling back' "$work/exec-a.err" "$work/exec-a.out" || fail "Codex fell back from WebSockets"
 greater "$(five_hour_used "$a_id")" "$a_used" || fail "a's usage did not grow"
 [ "$(five_hour_used "$b_id")" = "$b_used" ] || fail "b's usage changed"
-pass "2  codex exec 'say hi' exit 0, reply streamed (/backend-api/codex/responses $before → $after), a's 5-hour use $a_used → $(five_hour_used "$a_id") %"
+pass "2  codex exec 'say hi' exit 0 over WebSocket (turns $before → $after, no 'Falling back'), a's 5-hour use $a_used → $(five_hour_used "$a_id") %"
+
+step "2b. Refused upgrades: Codex falls back to HTTPS and sends its default zstd request body"
+zstd_before=$(stats 'd["encoded_request_bodies"].get("zstd", 0)')
+http -o /dev/null -X POST -d '{"kind":"refuse_upgrade","status":404,"count":20}' "$address/_emulator/faults"
+codex_exec "$H" exec-a-https
+http -o /dev/null -X DELETE "$address/_emulator/faults"
+grep -q 'Falling back' "$work/exec-a-https.err" "$work/exec-a-https.out" || fail "Codex did not say it fell back to HTTPS"
+zstd_after=$(stats 'd["encoded_request_bodies"].get("zstd", 0)')
+[ "$zstd_after" -gt "$zstd_before" ] || fail "the emulator decoded no zstd request body"
+pass "2b codex exec 'say hi' exit 0 over HTTPS after refused upgrades, zstd bodies decoded $zstd_before → $zstd_after"
 
 step "3. Codex refreshes (its access token revoked at the emulator), chappie keeps up"
 old_access=$(auth_field "$H" access_token)

@@ -176,7 +176,9 @@ public final class Emulator: Sendable {
             switch Result(catching: { () throws(RequestBodyDecoding.Failure) -> Data in
                 try RequestBodyDecoding.decode(Data(buffer.readableBytesView), contentEncoding: request.headers[.contentEncoding])
             }) {
-            case .success(let decoded): body = decoded
+            case .success(let decoded):
+                body = decoded
+                if let encoding = request.headers[.contentEncoding] { await state.recordEncoding(encoding) }
             case .failure(let failure): return Reply.openAIError(400, message: failure.message, code: "invalid_request").response(truncate: false)
             }
             let reply = await handler(request, body, fault).applying(fault)

@@ -40,6 +40,9 @@ struct RequestEncodingTests {
                 #expect(reply.status == 200, "\(encoding)")
                 #expect(String(decoding: reply.body, as: UTF8.self).contains(#""delta":"squeezed""#), "\(encoding)")
             }
+            let counted = try await emulator.json(emulator.request("/_emulator/stats")).json
+            #expect(counted.int("encoded_request_bodies", "zstd") == 1)
+            #expect(counted.int("encoded_request_bodies", "gzip") == 1)
             let truncated = zstd(Data(Self.body.utf8)).dropLast(4)
             for (encoding, body) in [("zstd", Data(truncated)), ("zstd", Data("not zstd".utf8)), ("gzip", Data("not gzip".utf8)), ("br", Data(Self.body.utf8))] {
                 let reply = try await emulator.json(try responses(emulator, tokens, body: body, encoding: encoding))

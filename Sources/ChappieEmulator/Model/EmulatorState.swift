@@ -99,6 +99,7 @@ actor EmulatorState {
     private var webSocketReplays = 0
     private var webSocketTurnsAborted = 0
     private var droppedTurns: [String: Bool] = [:]
+    private var encodedBodies: [String: Int] = [:]
 
     init(configuration: EmulatorConfiguration) {
         self.configuration = configuration
@@ -382,6 +383,11 @@ actor EmulatorState {
         }
     }
 
+    /// A request body arrived with this `Content-Encoding` (and was decoded).
+    func recordEncoding(_ encoding: String) {
+        encodedBodies[encoding.lowercased(), default: 0] += 1
+    }
+
     /// A WebSocket turn closed early by a fault: its replay (the same request on the same session)
     /// will be counted, and reworded when `divergent`.
     func rememberDroppedTurn(_ key: String, divergent: Bool) {
@@ -438,6 +444,7 @@ actor EmulatorState {
                 ("replays", .int(webSocketReplays)),
                 ("turns_aborted", .int(webSocketTurnsAborted)),
             ])),
+            ("encoded_request_bodies", .object(encodedBodies.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) })),
             ("connections", .int(clientPorts.count)),
             ("requests", .object(requestCounts.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) })),
         ])

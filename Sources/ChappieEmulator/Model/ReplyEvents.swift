@@ -16,14 +16,14 @@ struct ReplyEvents {
     let model: String
     let text: String
     let inputCharacters: Int
-    let account: EmulatedAccount
+    let account: EmulatedAccount?
     /// The text cut after each space, as a model streams words.
     private let words: [String]
     private let responseID = "resp_" + Self.identifier()
     private let itemID = "msg_" + Self.identifier()
     private let created = Int(Date().timeIntervalSince1970)
 
-    init(model: String, text: String, inputCharacters: Int, account: EmulatedAccount) {
+    init(model: String, text: String, inputCharacters: Int, account: EmulatedAccount?) {
         self.model = model
         self.text = text
         self.inputCharacters = inputCharacters
@@ -44,7 +44,7 @@ struct ReplyEvents {
     /// The whole successful reply.
     func events() -> [StreamEvent] {
         var events = opening() + words.map(delta)
-        events.append(rateLimits())
+        if let account { events.append(rateLimits(account)) }
         events.append(event("response.output_item.done", [
             ("output_index", .int(0)),
             ("item", .object([
@@ -64,6 +64,17 @@ struct ReplyEvents {
             ])),
         ]))]))
         return events
+    }
+
+    /// A warm-up (`"generate": false`, §8.2): created and completed, no output, nothing charged.
+    static func warmUp(model: String) -> [StreamEvent] {
+        let reply = ReplyEvents(model: model, text: "", inputCharacters: 0, account: nil)
+        return [
+            reply.event("response.created", [("response", reply.response(status: "in_progress"))]),
+            reply.event("response.completed", [("response", reply.response(status: "completed", extra: [
+                ("usage", .object([("input_tokens", .int(0)), ("output_tokens", .int(0)), ("total_tokens", .int(0))])),
+            ]))]),
+        ]
     }
 
     /// One delta, then `response.failed` with `server_is_overloaded`.
@@ -86,7 +97,7 @@ struct ReplyEvents {
         ]
     }
 
-    private func rateLimits() -> StreamEvent {
+    private func rateLimits(_ account: EmulatedAccount) -> StreamEvent {
         func window(_ window: EmulatedAccount.Window) -> JSON {
             .object([("used_percent", .double(window.usedPercent)), ("window_minutes", .int(window.seconds / 60)), ("reset_at", .int(window.resetAt))])
         }

@@ -69,6 +69,11 @@ struct WebSocketRoutes: Sendable {
             try await outbound.write(.text(wrappedError(400, ["type": "invalid_request_error", "message": "Expected a response.create frame."])))
             return true
         }
+        if object["generate"] as? Bool == false {
+            // Codex's prewarm: no output and no charge.
+            for event in ReplyEvents.warmUp(model: object["model"] as? String ?? "gpt-5-codex") { try await outbound.write(.text(event.data)) }
+            return true
+        }
         await state.record(.turn)
         let fault = await state.admit(path: Self.path, clientPort: nil, scope: .webSocketTurn)
         let key = session.sessionID + "\u{0}" + text

@@ -55,7 +55,7 @@ struct EmulatorChannel: ServerChildChannel, HTTPChannelHandler {
                             decision.set(.refused(refusal.reply))
                             return nil
                         }
-                        let builders = [WebSocketExtensionFactory.perMessageDeflate().build()]
+                        let builders = [WebSocketExtensionFactory.perMessageDeflate(maxDecompressedFrameSize: 16 << 20).build()]
                         let (extensionHeaders, extensions) = try builders.serverExtensionNegotiation(requestHeaders: Self.fields(head.headers))
                         decision.set(.accepted(session, extensions))
                         var headers = NIOHTTP1.HTTPHeaders(session.headers)
