@@ -152,20 +152,21 @@ struct WebSocketStreamingTests {
         }
     }
 
-    @Test("A full window over WebSocket: the wrapped 429 becomes usageLimitReached with the windows of its headers")
+    @Test("A full window over WebSocket: the wrapped 429 is retried per the backoff, then usageLimitReached with the windows of its headers")
     func usageLimit() async throws {
         try await tests.withSetup { setup in
             try await setup.setUsage(#"{"five_hour_used_percent":100}"#)
             do {
-                _ = try await setup.client(.disabled, transport: .default).send("hi")
+                _ = try await setup.client(ChappieRateLimitBackoffPolicy(maxRetries: 2, initialDelay: 0.01), transport: .default).send("hi")
                 Issue.record("no error")
             } catch ChappieClientError.usageLimitReached(let limit) {
                 #expect(limit.plan == .plus)
                 #expect(limit.rateLimit?.shortWindow?.usedPercent == 100)
             }
             let stats = try await setup.stats()
-            #expect(stats.int("websocket", "turns") == 1)
-            #expect(stats.int("requests", "/backend-api/codex/responses") == 1)
+            #expect(stats.int("websocket", "turns") == 3)
+            #expect(stats.int("websocket", "opened") == 3)
+            #expect(stats.int("requests", "/backend-api/codex/responses") == 3)  // upgrades only: no fall-back to POST
         }
     }
 

@@ -23,7 +23,7 @@ extension ChappieClient {
             for try await chunk in response.body where body.count < 1 << 20 { body.append(chunk) }
             throw AttemptFailure.status(response.status, headers: Self.snapshot(response.headers), body: body, onUpgrade: false)
         }
-        try await recordHeaderUsage(response.headers, turn)
+        await recordHeaderUsage(response.headers, &turn)
         do {
             for try await event in response.body.serverSentEvents {
                 if try await turn.events.read(event.data, type: event.type, replay: &turn.replay) == .completed { return }
@@ -43,7 +43,8 @@ extension ChappieClient {
         var headers = handshakeHeaders(turn)
         headers["OpenAI-Beta"] = "responses_websockets=2026-02-06"
         let frame = try ResponsesRequestBody.webSocketFrame(turn.request, sessionID: sessionID)
-        // The session runs in a task of its own (the connection's): hand the turn in and back out.
+        // The session body is a @Sendable closure (WSCore's handler): lend it the turn and take it
+        // back; it runs within this call, so the turn is never used by two tasks at once.
         let box = TurnBox(turn)
         defer { turn = box.turn }
         let client = self
@@ -51,7 +52,7 @@ extension ChappieClient {
             try await webSocket.connect(url: configuration.endpoints.responsesWebSocketURL, headers: headers) { session in
                 var turn = box.turn
                 defer { box.turn = turn }
-                try await client.recordHeaderUsage(session.responseHeaders, turn)
+                await client.recordHeaderUsage(session.responseHeaders, &turn)
                 try await session.send(frame)
                 while let message = try await session.receive() {
                     guard case .text(let text) = message else {
@@ -92,10 +93,9 @@ extension ChappieClient {
     }
 
     /// The rate-limit headers of the response or the upgrade (§6.2), as the stream's first event.
-    private func recordHeaderUsage(_ headers: HTTPHeaders, _ turn: ResponseTurn) async throws {
-        guard !turn.replay.isReplaying, turn.replay.delivered.isEmpty,
-            let snapshot = ChappieUsageLimitSnapshot.fromHeaders({ headers[$0] })
-        else { return }
+    private func recordHeaderUsage(_ headers: HTTPHeaders, _ turn: inout ResponseTurn) async {
+        guard let snapshot = ChappieUsageLimitSnapshot.fromHeaders({ headers[$0] }), !turn.headerUsageDelivered else { return }
+        turn.headerUsageDelivered = true
         try? await turn.events.store.recordUsage([snapshot], for: turn.credentials.account, source: .headers)
         turn.events.emit(.usageLimits(snapshot))
     }
@@ -105,8 +105,8 @@ extension ChappieClient {
     }
 }
 
-/// The turn, lent to the WebSocket session's task and returned after it (never used by two tasks
-/// at once: the attempt awaits the session).
+/// The turn, lent to the WebSocket session's closure and returned after it (never used by two
+/// tasks at once: the attempt awaits the session).
 private final class TurnBox: @unchecked Sendable {
     var turn: ResponseTurn
 

@@ -146,6 +146,8 @@ public final class ChappieClient: Sendable {
                 }
                 return
             } catch let failure as AttemptFailure {
+                // A cancelled turn is not a failed transport: it must not spend the budget or fall back.
+                try Task.checkCancellation()
                 switch failure {
                 case .status(401, _, _, _):
                     guard !refreshedAfter401 else {
@@ -245,6 +247,8 @@ struct ResponseTurn {
     var credentials: TokenRefresher.Fresh
     var events: ResponseEventReader
     var replay = ReplayGuard()
+    /// Whether the rate-limit headers of a response or upgrade were delivered (once per turn).
+    var headerUsageDelivered = false
 }
 
 /// Which transport the client is on, for its whole life.
@@ -308,6 +312,18 @@ public struct ChappieStreamHandle: Sendable {
 }
 
 extension Chappie {
+    /// A client for the configured account, with these policies instead of the configuration's.
+    @available(*, deprecated, message: "set streamingTransportPolicy and rateLimitBackoff on the ChappieConfiguration")
+    public static func client(
+        configuration: ChappieConfiguration, rateLimitBackoff: ChappieRateLimitBackoffPolicy,
+        streamingTransportPolicy: ChappieStreamingTransportPolicy
+    ) -> ChappieClient {
+        var configuration = configuration
+        configuration.rateLimitBackoff = rateLimitBackoff
+        configuration.streamingTransportPolicy = streamingTransportPolicy
+        return ChappieClient(configuration: configuration)
+    }
+
     /// A client for the configured account, with the configuration's transport and backoff policies.
     public static func client(configuration: ChappieConfiguration = ChappieConfiguration()) -> ChappieClient {
         ChappieClient(configuration: configuration)

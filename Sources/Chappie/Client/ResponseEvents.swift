@@ -12,6 +12,9 @@ struct ReplayGuard {
     private(set) var delivered: [UInt8] = []
     /// How much of `delivered` the current attempt has repeated.
     private var position = 0
+    /// Events other than text deltas delivered so far, and how many of them this attempt has repeated.
+    private var deliveredEvents = 0
+    private var eventPosition = 0
 
     /// The text delivered so far.
     var deliveredText: String { String(decoding: delivered, as: UTF8.self) }
@@ -22,6 +25,15 @@ struct ReplayGuard {
     /// A new attempt starts from the beginning of the turn.
     mutating func restart() {
         position = 0
+        eventPosition = 0
+    }
+
+    /// Whether an event other than a text delta is new (not one a replay repeats); counts it.
+    mutating func acceptEvent() -> Bool {
+        eventPosition += 1
+        guard eventPosition > deliveredEvents else { return false }
+        deliveredEvents = eventPosition
+        return true
     }
 
     /// The part of `delta` not delivered yet (empty while replaying).
@@ -109,13 +121,18 @@ struct ResponseEventReader {
                 if !fresh.isEmpty { emit(.textDelta(fresh)) }
             }
         case "codex.rate_limits":
-            if let snapshot = ChappieUsageLimitSnapshot.fromRateLimitsEvent(object) {
+            if replay.acceptEvent(), let snapshot = ChappieUsageLimitSnapshot.fromRateLimitsEvent(object) {
                 try? await store.recordUsage([snapshot], for: account, source: .stream)
                 emit(.usageLimits(snapshot))
             }
         case "response.completed":
+            // A replay that stops short of the delivered text does not complete it.
+            guard !replay.isReplaying else { throw ChappieClientError.streamingTransportReplayDiverged(replay.deliveredText) }
             emit(.completed(ChappieResponse(id: responseID, status: "completed", text: replay.deliveredText, errorCode: nil, errorMessage: nil)))
             return .completed
+        case _ where (object["error"] as? [String: Any])?["code"] as? String == "websocket_connection_limit_reached"
+            || (body?["error"] as? [String: Any])?["code"] as? String == "websocket_connection_limit_reached":
+            throw AttemptFailure.connectionLimitReached
         case "error" where object["status"] != nil || object["status_code"] != nil:
             // A WebSocket's wrapped HTTP error (§7.1): handled as that status over HTTP.
             let status = (object["status"] as? NSNumber ?? object["status_code"] as? NSNumber)?.intValue ?? 0
@@ -124,13 +141,9 @@ struct ResponseEventReader {
             }
             let error = object["error"] ?? [:]
             let errorBody = (try? JSONSerialization.data(withJSONObject: ["error": error])) ?? Data()
-            if (error as? [String: Any])?["code"] as? String == "websocket_connection_limit_reached" {
-                throw AttemptFailure.connectionLimitReached
-            }
             throw AttemptFailure.status(status, headers: HTTPHeadersSnapshot(fields: headers), body: errorBody, onUpgrade: false)
         case "response.failed", "error":
             let error = body?["error"] as? [String: Any] ?? object["error"] as? [String: Any]
-            if error?["code"] as? String == "websocket_connection_limit_reached" { throw AttemptFailure.connectionLimitReached }
             throw ChappieClientError.responseFailed(ChappieResponse(
                 id: responseID, status: "failed", text: replay.deliveredText, errorCode: error?["code"] as? String,
                 errorMessage: error?["message"] as? String))
@@ -139,8 +152,8 @@ struct ResponseEventReader {
             throw ChappieClientError.responseFailed(ChappieResponse(
                 id: responseID, status: "incomplete", text: replay.deliveredText, errorCode: reason, errorMessage: "incomplete response"))
         default:
-            // Replayed events before the delivered text is caught up were delivered already.
-            if !replay.isReplaying { emit(.raw(type: type, payload: data)) }
+            // A replay repeats the events it delivered before: each is delivered once.
+            if replay.acceptEvent() { emit(.raw(type: type, payload: data)) }
         }
         return .more
     }

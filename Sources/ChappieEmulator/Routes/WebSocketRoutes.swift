@@ -110,18 +110,18 @@ struct WebSocketRoutes: Sendable {
     /// Sends a turn's events, one text frame each, as the fault says.
     private func stream(_ events: [StreamEvent], fault: Fault.Kind?, key: String, outbound: WebSocketOutboundWriter) async throws {
         for (index, event) in events.enumerated() {
-                if case .slowStream(let seconds)? = fault, index > 0 { try await Task.sleep(for: .milliseconds(Int(seconds * 1000))) }
-                switch fault {
-                case .dropSocket(let afterEvents, let divergent)? where index == afterEvents:
-                    await state.rememberDroppedTurn(key, divergent: divergent)
-                    throw ClosedByFault()
-                case .binaryFrame(let afterEvents)? where index == afterEvents:
-                    try await outbound.write(.binary(ByteBuffer(bytes: [0x00, 0xFF])))
-                    throw ClosedByFault()
-                default:
-                    try await outbound.write(.text(event.data))
-                }
+            if case .slowStream(let seconds)? = fault, index > 0 { try await Task.sleep(for: .milliseconds(Int(seconds * 1000))) }
+            switch fault {
+            case .dropSocket(let afterEvents, let divergent)? where index == afterEvents:
+                await state.rememberDroppedTurn(key, divergent: divergent)
+                throw ClosedByFault()
+            case .binaryFrame(let afterEvents)? where index == afterEvents:
+                try await outbound.write(.binary(ByteBuffer(bytes: [0x00, 0xFF])))
+                throw ClosedByFault()
+            default:
+                try await outbound.write(.text(event.data))
             }
+        }
     }
 
     /// A reply as the WebSocket's wrapped error: `{"type":"error","status",…,"error",…,"headers",…}`.

@@ -80,15 +80,12 @@ extension String {
 }
 
 extension HTTPHeaders {
-    /// The `Retry-After` field as seconds from `now`: either form of RFC 9110 §10.2.3, delay-seconds
-    /// (`120`) or an HTTP date (`Wed, 21 Oct 2026 07:28:00 GMT`); `nil` when absent or unreadable.
-    public func retryAfter(now: Date = Date()) -> TimeInterval? {
-        self["Retry-After"].flatMap { Self.retryAfter($0, now: now) }
-    }
-
-    /// A `Retry-After` value as seconds from `now` (see ``retryAfter(now:)``).
+    /// A `Retry-After` value as seconds from `now`: either form of RFC 9110 §10.2.3, delay-seconds
+    /// (`120`) or an HTTP date (`Wed, 21 Oct 2026 07:28:00 GMT`); `nil` when unreadable. A date in
+    /// the past is 0.
     public static func retryAfter(_ field: String, now: Date = Date()) -> TimeInterval? {
-        let value = field.trimmingCharacters(in: .whitespaces)
+        // asctime pads a one-digit day with a space: fold runs of spaces.
+        let value = field.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ")
         guard !value.isEmpty else { return nil }
         if let seconds = Double(value), seconds.isFinite { return Swift.max(0, seconds) }
         for format in Self.httpDateFormats {

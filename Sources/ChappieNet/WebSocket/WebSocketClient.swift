@@ -55,7 +55,9 @@ public struct WebSocketClient: Sendable {
             throw Self.describe(error, host: target.host, during: "connecting")
         }
         let (channel, responseHeaders, extensions) = upgrade
-        let outcome = Mutex<Result?>(nil)
+        // What the body returned or threw, kept here: WSCore does not rethrow it on every path (an
+        // unclean TLS shutdown after the close frame returns normally).
+        let outcome = Mutex<Swift.Result<Result, any Error>?>(nil)
         let configuration = self.configuration
         do {
             _ = try await WebSocketHandler.handle(
@@ -69,23 +71,29 @@ public struct WebSocketClient: Sendable {
                     var session = WebSocketSession(
                         responseHeaders: responseHeaders, inbound: inbound.messages(maxSize: configuration.maximumMessageSize).makeAsyncIterator(),
                         outbound: outbound, idle: idle, host: target.host)
-                    let result = try await body(&session)
-                    outcome.withLock { $0 = result }
+                    do {
+                        let result = try await body(&session)
+                        outcome.withLock { $0 = .success(result) }
+                    } catch {
+                        outcome.withLock { $0 = .failure(error) }
+                        throw error
+                    }
                 })
-        } catch is CancellationError {
-            throw CancellationError()
-        } catch let error as HTTPClientError {
-            throw error
         } catch {
-            // What the body threw comes back through the handler unchanged.
-            if !(error is NIOCore.ChannelError) && !(error is NIOSSLError) && !(error is IOError) { throw error }
+            if case .failure(let bodyError)? = outcome.withLock({ $0 }) { throw bodyError }
+            if error is CancellationError || Task.isCancelled { throw CancellationError() }
+            if let error = error as? HTTPClientError { throw error }
             throw Self.describe(error, host: target.host, during: "reading")
         }
-        guard let result = outcome.withLock({ $0 }) else {
+        switch outcome.withLock({ $0 }) {
+        case .success(let result)?:
+            return result
+        case .failure(let error)?:
+            throw error
+        case nil:
             try Task.checkCancellation()
             throw HTTPClientError(code: .connectionLost, message: "the WebSocket to \(target.host) closed")
         }
-        return result
     }
 
     // MARK: Opening
