@@ -70,3 +70,41 @@ struct RequestEncodingTests {
         }
     }
 }
+
+@Suite("Emulator: the WebSocket endpoint's answers to bad input (§8.2)")
+struct WebSocketEndpointTests {
+    @Test("A refused upgrade carries its status; a frame that is not a response.create gets a wrapped 400 and the socket stays open")
+    func badFrames() async throws {
+        try await withEmulator { emulator in
+            let tokens = try await emulator.signIn()
+            var url = URLComponents(url: emulator.backendURL.appendingPathComponent("codex/responses"), resolvingAgainstBaseURL: false)!
+            url.scheme = "ws"
+            let headers: HTTPHeaders = ["Authorization": "Bearer \(tokens.accessToken)", "OpenAI-Beta": "responses_websockets=2026-02-06"]
+            var withoutBeta = headers
+            withoutBeta["OpenAI-Beta"] = nil
+            await #expect { try await WebSocketClient().connect(url: url.url!, headers: withoutBeta) { _ in } } throws: { error in
+                (error as? WebSocketUpgradeRefused)?.status == 400
+            }
+            var badBearer = headers
+            badBearer["Authorization"] = "Bearer not-a-token"
+            await #expect { try await WebSocketClient().connect(url: url.url!, headers: badBearer) { _ in } } throws: { error in
+                (error as? WebSocketUpgradeRefused)?.status == 401
+            }
+            let replies = try await WebSocketClient().connect(url: url.url!, headers: headers) { session -> [String] in
+                var replies: [String] = []
+                for frame in ["not json", #"{"type":"response.append","input":[]}"#] {
+                    try await session.send(frame)
+                    if case .text(let text)? = try await session.receive() { replies.append(text) }
+                }
+                try await session.send(#"{"type":"response.create","model":"gpt-5-codex","stream":true,"input":[]}"#)
+                while case .text(let text)? = try await session.receive() {
+                    replies.append(text)
+                    if text.contains(#""type":"response.completed""#) { break }
+                }
+                return replies
+            }
+            #expect(replies.prefix(2).allSatisfy { JSONDocument(Data($0.utf8)).int("status") == 400 })
+            #expect(replies.last?.contains("response.completed") == true)
+        }
+    }
+}

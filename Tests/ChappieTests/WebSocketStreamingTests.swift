@@ -142,6 +142,17 @@ struct WebSocketStreamingTests {
         }
     }
 
+    @Test("A frame that is not JSON ends the stream with invalidResponse, keeping nothing back, and is not retried")
+    func malformedFrame() async throws {
+        try await tests.withSetup { setup in
+            try await setup.fault(#"{"kind":"bad_event"}"#)
+            await #expect { _ = try await setup.client(transport: .default).send("hi") } throws: { error in
+                if case ChappieClientError.invalidResponse(let reason) = error { reason.contains("not a JSON object") } else { false }
+            }
+            #expect(try await setup.stats().int("websocket", "opened") == 1)
+        }
+    }
+
     @Test("websocket_connection_limit_reached opens a new socket without spending the reconnect budget")
     func connectionLimit() async throws {
         try await tests.withSetup { setup in

@@ -18,7 +18,7 @@ struct Fault: Sendable {
         case failStream
         /// Wait this many seconds between SSE events.
         case slowStream(Double)
-        /// Replace the third SSE event's data with text that is not JSON.
+        /// Replace the third event's data (SSE or WebSocket frame) with text that is not JSON.
         case badEvent
         /// Refuse a WebSocket upgrade with this status (and an OpenAI-shaped error body).
         case refuseUpgrade(Int)
@@ -36,7 +36,7 @@ struct Fault: Sendable {
             switch self {
             case .refuseUpgrade: .webSocketUpgrade
             case .dropSocket, .binaryFrame, .connectionLimit: .webSocketTurn
-            case .slowStream: .stream
+            case .slowStream, .badEvent: .stream
             default: .http
             }
         }

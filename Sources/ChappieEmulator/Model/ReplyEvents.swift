@@ -6,6 +6,9 @@ struct StreamEvent: Sendable {
     var type: String
     var data: String
 
+    /// A delta cut off mid-JSON (the `bad_event` fault).
+    static let truncatedDelta = StreamEvent(type: "response.output_text.delta", data: #"{"type":"response.output_text.delta","delta":"#)
+
     /// The event as one SSE frame.
     var serverSentEvent: String { "event: \(type)\ndata: \(data)\n\n" }
 }

@@ -62,7 +62,7 @@ struct BackendRoutes: Sendable {
         switch fault {
         case .cutStream(let afterEvents)?: cutAfter = afterEvents
         case .slowStream(let seconds)?: pause = seconds
-        case .badEvent? where events.count > 2: events[2].data = "{\"type\":\"response.output_text.delta\",\"delta\":"
+        case .badEvent? where events.count > 2: events[2] = .truncatedDelta
         case .failStream?: events = turn.failedEvents
         default: break
         }

@@ -115,6 +115,8 @@ struct WebSocketRoutes: Sendable {
             case .dropSocket(let afterEvents, let divergent)? where index == afterEvents:
                 await state.rememberDroppedTurn(key, divergent: divergent)
                 throw ClosedByFault()
+            case .badEvent? where index == 2:
+                try await outbound.write(.text(StreamEvent.truncatedDelta.data))
             case .binaryFrame(let afterEvents)? where index == afterEvents:
                 try await outbound.write(.binary(ByteBuffer(bytes: [0x00, 0xFF])))
                 throw ClosedByFault()
