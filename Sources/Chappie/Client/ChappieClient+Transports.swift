@@ -21,7 +21,7 @@ extension ChappieClient {
         guard response.isSuccess else {
             var body = Data()
             for try await chunk in response.body where body.count < 1 << 20 { body.append(chunk) }
-            throw AttemptFailure.status(response.status, headers: Self.snapshot(response.headers), body: body, onUpgrade: false)
+            throw AttemptFailure.status(response.status, headers: response.headers, body: body, onUpgrade: false)
         }
         await recordHeaderUsage(response.headers, &turn)
         do {
@@ -68,7 +68,7 @@ extension ChappieClient {
                     error: turn.events.closedEarly(turn.replay, code: "stream_closed", message: "the WebSocket closed before response.completed"))
             }
         } catch let refusal as WebSocketUpgradeRefused {
-            throw AttemptFailure.status(refusal.status, headers: Self.snapshot(refusal.headers), body: refusal.body, onUpgrade: true)
+            throw AttemptFailure.status(refusal.status, headers: refusal.headers, body: refusal.body, onUpgrade: true)
         } catch let error as HTTPClientError {
             if error.code == .insecureAuthorization || error.code == .invalidURL { throw ChappieClientError.httpError(status: 0, body: error.description) }
             throw AttemptFailure.webSocket(
@@ -98,10 +98,6 @@ extension ChappieClient {
         turn.headerUsageDelivered = true
         try? await turn.events.store.recordUsage([snapshot], for: turn.credentials.account, source: .headers)
         turn.events.emit(.usageLimits(snapshot))
-    }
-
-    private static func snapshot(_ headers: HTTPHeaders) -> HTTPHeadersSnapshot {
-        HTTPHeadersSnapshot(fields: headers.map { (name: $0.name, value: $0.value) })
     }
 }
 

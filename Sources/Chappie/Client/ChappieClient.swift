@@ -228,7 +228,7 @@ public final class ChappieClient: Sendable {
     }
 
     /// A 429 body that says `usage_limit_reached` (§7.1), with the windows from the headers.
-    static func usageLimit(_ body: Data, headers: HTTPHeadersSnapshot) -> ChappieUsageLimit? {
+    static func usageLimit(_ body: Data, headers: HTTPHeaders) -> ChappieUsageLimit? {
         guard let object = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any],
             let error = object["error"] as? [String: Any], error["type"] as? String == "usage_limit_reached"
         else { return nil }

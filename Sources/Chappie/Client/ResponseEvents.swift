@@ -1,4 +1,5 @@
 import ChappieCore
+import ChappieNet
 import ChappieStore
 import Foundation
 
@@ -69,7 +70,7 @@ enum ResponseEventOutcome {
 /// a wrapped WebSocket error), a broken WebSocket, or a network failure before any output.
 enum AttemptFailure: Error {
     /// An HTTP status with its headers and body.
-    case status(Int, headers: HTTPHeadersSnapshot, body: Data, onUpgrade: Bool)
+    case status(Int, headers: HTTPHeaders, body: Data, onUpgrade: Bool)
     /// The WebSocket failed in a way that counts toward the reconnect budget; `error` is what
     /// surfaces when no reconnect or fall-back remains.
     case webSocket(reason: String, error: ChappieClientError)
@@ -77,15 +78,6 @@ enum AttemptFailure: Error {
     case connectionLimitReached
     /// The network failed before any output (HTTP/SSE).
     case network(String)
-}
-
-/// Header fields as plain pairs (so the turn does not depend on the transport's header type).
-struct HTTPHeadersSnapshot: Sendable {
-    var fields: [(name: String, value: String)]
-
-    subscript(name: String) -> String? {
-        fields.first { $0.name.lowercased() == name.lowercased() }?.value
-    }
 }
 
 /// Reads the JSON events of a streamed reply (the SSE `data` or the WebSocket text frame), the same
@@ -136,12 +128,13 @@ struct ResponseEventReader {
         case "error" where object["status"] != nil || object["status_code"] != nil:
             // A WebSocket's wrapped HTTP error (§7.1): handled as that status over HTTP.
             let status = (object["status"] as? NSNumber ?? object["status_code"] as? NSNumber)?.intValue ?? 0
-            let headers = (object["headers"] as? [String: Any] ?? [:]).compactMap { name, value in
-                (value as? String ?? (value as? NSNumber)?.stringValue).map { (name: name, value: $0) }
+            var headers = HTTPHeaders()
+            for (name, value) in object["headers"] as? [String: Any] ?? [:] {
+                if let value = value as? String ?? (value as? NSNumber)?.stringValue { headers.add(name: name, value: value) }
             }
             let error = object["error"] ?? [:]
             let errorBody = (try? JSONSerialization.data(withJSONObject: ["error": error])) ?? Data()
-            throw AttemptFailure.status(status, headers: HTTPHeadersSnapshot(fields: headers), body: errorBody, onUpgrade: false)
+            throw AttemptFailure.status(status, headers: headers, body: errorBody, onUpgrade: false)
         case "response.failed", "error":
             let error = body?["error"] as? [String: Any] ?? object["error"] as? [String: Any]
             throw ChappieClientError.responseFailed(ChappieResponse(

@@ -93,11 +93,7 @@ actor EmulatorState {
     private var dripsCompleted = 0
     private var dripsAborted = 0
     private var streamsAborted = 0
-    private var webSocketsOpened = 0
-    private var webSocketsRefused = 0
-    private var webSocketTurns = 0
-    private var webSocketReplays = 0
-    private var webSocketTurnsAborted = 0
+    private var webSocketCounts: [WebSocketEvent: Int] = [:]
     private var droppedTurns: [String: Bool] = [:]
     private var encodedBodies: [String: Int] = [:]
 
@@ -371,16 +367,10 @@ actor EmulatorState {
     enum DripEvent { case started, completed, aborted, streamAborted }
 
     /// What happened on the WebSocket endpoint.
-    enum WebSocketEvent { case opened, refused, turn, replay, turnAborted }
+    enum WebSocketEvent: String, CaseIterable { case opened, refused, turns, replays, turnsAborted = "turns_aborted" }
 
     func record(_ event: WebSocketEvent) {
-        switch event {
-        case .opened: webSocketsOpened += 1
-        case .refused: webSocketsRefused += 1
-        case .turn: webSocketTurns += 1
-        case .replay: webSocketReplays += 1
-        case .turnAborted: webSocketTurnsAborted += 1
-        }
+        webSocketCounts[event, default: 0] += 1
     }
 
     /// A request body arrived with this `Content-Encoding` (and was decoded).
@@ -394,11 +384,11 @@ actor EmulatorState {
         droppedTurns[key] = divergent
     }
 
-    /// Whether `key` replays a dropped turn, and whether that replay is to diverge.
-    func takeDroppedTurn(_ key: String) -> (isReplay: Bool, divergent: Bool) {
-        guard let divergent = droppedTurns.removeValue(forKey: key) else { return (false, false) }
-        webSocketReplays += 1
-        return (true, divergent)
+    /// Whether `key` replays a dropped turn that is to diverge (a replay is counted).
+    func takeDroppedTurn(_ key: String) -> Bool {
+        guard let divergent = droppedTurns.removeValue(forKey: key) else { return false }
+        record(.replays)
+        return divergent
     }
 
     func record(_ event: DripEvent) {
@@ -437,13 +427,9 @@ actor EmulatorState {
                 ("completed", .int(dripsCompleted)),
                 ("aborted", .int(dripsAborted)),
             ])),
-            ("websocket", .object([
-                ("opened", .int(webSocketsOpened)),
-                ("refused", .int(webSocketsRefused)),
-                ("turns", .int(webSocketTurns)),
-                ("replays", .int(webSocketReplays)),
-                ("turns_aborted", .int(webSocketTurnsAborted)),
-            ])),
+            ("websocket", .object(WebSocketEvent.allCases.map {
+                ($0.rawValue, .int(webSocketCounts[$0] ?? 0))
+            })),
             ("encoded_request_bodies", .object(encodedBodies.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) })),
             ("connections", .int(clientPorts.count)),
             ("requests", .object(requestCounts.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) })),

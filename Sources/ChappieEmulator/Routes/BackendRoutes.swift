@@ -116,9 +116,10 @@ struct BackendRoutes: Sendable {
         guard let charged = await state.charge(accountID: account.accountID) else {
             return .failure(ReplyError(.openAIError(401, message: "Unknown account.", code: "token_invalidated")))
         }
-        var text = lastUserText(fields["input"]).map { "You said: \($0)" } ?? "Hello from the chappie emulator."
+        let prompt = lastUserText(fields["input"])
+        var text = prompt.map { "You said: \($0)" } ?? "Hello from the chappie emulator."
         if rewordedReplay { text = text.replacingOccurrences(of: "You said", with: "You sent") }
-        let generator = ReplyEvents(model: model, text: text, inputCharacters: lastUserText(fields["input"])?.count ?? 0, account: charged)
+        let generator = ReplyEvents(model: model, text: text, inputCharacters: prompt?.count ?? 0, account: charged)
         return .success(Turn(model: model, account: charged, events: generator.events(), failedEvents: generator.failedEvents()))
     }
 

@@ -74,10 +74,10 @@ struct WebSocketRoutes: Sendable {
             for event in ReplyEvents.warmUp(model: object["model"] as? String ?? "gpt-5-codex") { try await outbound.write(.text(event.data)) }
             return true
         }
-        await state.record(.turn)
+        await state.record(.turns)
         let fault = await state.admit(path: Self.path, clientPort: nil, scope: .webSocketTurn)
         let key = session.sessionID + "\u{0}" + text
-        let replay = await state.takeDroppedTurn(key)
+        let divergentReplay = await state.takeDroppedTurn(key)
         if case .connectionLimit? = fault {
             try await outbound.write(.text(wrappedError(400, [
                 "type": "invalid_request_error", "code": "websocket_connection_limit_reached",
@@ -89,7 +89,7 @@ struct WebSocketRoutes: Sendable {
             try await outbound.write(.text(wrappedError(401, ["type": "invalid_request_error", "code": "token_invalidated", "message": "Unknown account."])))
             return false
         }
-        switch await backend.startTurn(account: account, body: Data(text.utf8), rewordedReplay: replay.divergent) {
+        switch await backend.startTurn(account: account, body: Data(text.utf8), rewordedReplay: divergentReplay) {
         case .failure(let refusal):
             try await outbound.write(.text(wrapped(refusal.reply)))
             return true
@@ -100,7 +100,7 @@ struct WebSocketRoutes: Sendable {
                 return false
             } catch {
                 // The client went away mid-turn (a cancelled stream, a dropped network).
-                await state.record(EmulatorState.WebSocketEvent.turnAborted)
+                await state.record(.turnsAborted)
                 throw error
             }
             return true
