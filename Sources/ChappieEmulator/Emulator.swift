@@ -140,6 +140,10 @@ public final class Emulator: Sendable {
             await control.addFault(RequestFields(body: body, contentType: "application/json"))
         }
         route(router, .delete, "/_emulator/faults", control: true) { _, _, _ in await control.clearFaults() }
+        route(router, .post, "/_emulator/tools/script", control: true) { _, body, _ in
+            await control.queueToolScript(RequestFields(body: body, contentType: "application/json"))
+        }
+        route(router, .delete, "/_emulator/tools/script", control: true) { _, _, _ in await control.clearToolScripts() }
         route(router, .get, "/_emulator/stats", control: true) { _, _, _ in await control.stats() }
         route(router, .get, "/_emulator/drip", control: true) { request, _, _ in
             var query: [String: String] = [:]

@@ -26,6 +26,7 @@ struct SharedRulesTests {
         #expect(ChappieExitCode.mostSerious([75, 77, 1]) == 77)
         #expect(ChappieExitCode.mostSerious([78, 1]) == 78)
         #expect(ChappieErrorRecovery.signInAgain.exitCode == ChappieExitCode.signInRequired)
-        #expect(ChappieErrorRecovery.permanent.exitCode == ChappieExitCode.failure)
+        #expect(ChappieErrorRecovery.permanent(.inspectCause).exitCode == ChappieExitCode.failure)
+        #expect(ChappieErrorRecovery.permanent(.fixConfiguration).exitCode == ChappieExitCode.configuration)
     }
 }

@@ -210,7 +210,7 @@ struct ClientTests {
                 if case ChappieClientError.reauthenticationRequired = error { true } else { false }
             }
             #expect(ChappieClientError.missingCredential.recovery == .signInAgain)
-            #expect(ChappieClientError.httpError(status: 400, body: "").recovery == .permanent)
+            #expect(ChappieClientError.httpError(status: 400, body: "").recovery == .permanent(.inspectCause))
         }
     }
 

@@ -13,7 +13,7 @@ extension ChappieClient {
             var request = HTTPRequest(url: configuration.endpoints.responsesURL, method: .post, headers: handshakeHeaders(turn))
             request.headers["Content-Type"] = "application/json"
             request.headers["Accept"] = "text/event-stream"
-            request.body = try ResponsesRequestBody.json(turn.request, sessionID: sessionID)
+            request.body = try ResponsesRequestBody.json(turn, tools: tools.definitions, sessionID: sessionID)
             response = try await http.stream(request)
         } catch let error as HTTPClientError {
             throw AttemptFailure.network(error.description)
@@ -42,7 +42,7 @@ extension ChappieClient {
     func streamOverWebSocket(_ turn: inout ResponseTurn) async throws {
         var headers = handshakeHeaders(turn)
         headers["OpenAI-Beta"] = "responses_websockets=2026-02-06"
-        let frame = try ResponsesRequestBody.webSocketFrame(turn.request, sessionID: sessionID)
+        let frame = try ResponsesRequestBody.webSocketFrame(turn, tools: tools.definitions, sessionID: sessionID)
         // The session body is a @Sendable closure (WSCore's handler): lend it the turn and take it
         // back; it runs within this call, so the turn is never used by two tasks at once.
         let box = TurnBox(turn)
@@ -70,7 +70,7 @@ extension ChappieClient {
         } catch let refusal as WebSocketUpgradeRefused {
             throw AttemptFailure.status(refusal.status, headers: refusal.headers, body: refusal.body, onUpgrade: true)
         } catch let error as HTTPClientError {
-            if error.code == .insecureAuthorization || error.code == .invalidURL { throw ChappieClientError.httpError(status: 0, body: error.description) }
+            if error.code == .insecureAuthorization || error.code == .invalidURL { throw ChappieClientError.invalidConfiguration(error.description) }
             throw AttemptFailure.webSocket(
                 reason: error.description,
                 error: box.turn.replay.delivered.isEmpty

@@ -32,13 +32,17 @@ public final class ChappieClient: Sendable {
     let http: HTTPClient
     let webSocket: WebSocketClient
     let sessionID = UUID().uuidString.lowercased()
+    let tools: HostToolRunner
     private let transport: Mutex<TransportChoice>
+    private let store: StoreHandle
 
     /// Creates a client.
     public init(configuration: ChappieConfiguration = ChappieConfiguration()) {
         self.configuration = configuration
         self.http = HTTPClient(configuration: HTTPClientConfiguration(idleTimeout: .seconds(300)))
         self.webSocket = WebSocketClient()
+        self.tools = HostToolRunner(configuration: configuration)
+        self.store = StoreHandle(configuration.store)
         self.transport = Mutex(TransportChoice(
             policy: configuration.streamingTransportPolicy,
             proxy: ProxyEnvironment().proxy(for: configuration.endpoints.responsesWebSocketURL)))
@@ -116,21 +120,53 @@ public final class ChappieClient: Sendable {
         }
     }
 
+    /// The request, and a follow-up turn for each round of tool calls until the model answers
+    /// without one.
     private func perform(_ request: ChappieResponseRequest, emit: @escaping (ChappieStreamEvent) -> Void) async throws {
-        let store: any AccountStore
+        try HostToolRunner.validate(configuration)
+        let store = try await store.opened()
         let account: Account
         do {
-            store = try await StoreOpener.open(configuration.store).store
             account = try await store.account(named: configuration.account)
         } catch let error as StoreError where error.code == .notFound {
             throw ChappieClientError.missingCredential
+        } catch {
+            throw ChappieClientError.storeUnavailable(error)
         }
         guard account.info.accountID != nil else { throw ChappieClientError.missingAccountID }
         let refresher = TokenRefresher(
             store: store, oauth: OAuthClient(endpoints: configuration.endpoints, http: http), margin: configuration.refreshMargin)
-        var turn = ResponseTurn(
-            request: request, credentials: try await credentials(refresher, account, force: false),
-            events: ResponseEventReader(store: store, account: account, emit: emit))
+        var credentials = try await credentials(refresher, account, force: false)
+        var input = request.input.map(ConversationItem.message)
+        var text = ""
+        var rounds = 0
+        while true {
+            var turn = ResponseTurn(
+                request: request, input: input, credentials: credentials,
+                events: ResponseEventReader(store: store, account: credentials.account, emit: emit))
+            try await stream(&turn, refresher: refresher)
+            text += turn.replay.deliveredText
+            let calls = turn.events.functionCalls
+            guard !calls.isEmpty else {
+                emit(.completed(ChappieResponse(id: turn.events.responseID, status: "completed", text: text, errorCode: nil, errorMessage: nil)))
+                return
+            }
+            guard rounds < configuration.toolLoopLimit else { throw ChappieClientError.toolLoopLimitExceeded(configuration.toolLoopLimit) }
+            rounds += 1
+            if !turn.replay.deliveredText.isEmpty {
+                input.append(.message(ChappieInputMessage(role: .assistant, text: turn.replay.deliveredText)))
+            }
+            for call in calls {
+                input.append(.functionCall(call))
+                input.append(.functionCallOutput(callID: call.callID, output: try await tools.run(call, emit: emit)))
+            }
+            // A tool may have run past the token's expiry.
+            credentials = try await self.credentials(refresher, turn.credentials.account, force: false)
+        }
+    }
+
+    /// Streams one turn until `response.completed`, retrying and reconnecting as the policies say.
+    private func stream(_ turn: inout ResponseTurn, refresher: TokenRefresher) async throws {
         var retries = 0
         var webSocketFailures = 0
         var connectionLimitReopens = 0
@@ -168,7 +204,7 @@ public final class ChappieClient: Sendable {
                     guard status == 429 || status >= 500, retries <= rateLimitBackoff.maxRetries else {
                         if let limit {
                             if let snapshot = limit.rateLimit {
-                                try? await store.recordUsage([snapshot], for: turn.credentials.account, source: .limitError)
+                                try? await turn.events.store.recordUsage([snapshot], for: turn.credentials.account, source: .limitError)
                             }
                             throw ChappieClientError.usageLimitReached(limit)
                         }
@@ -212,9 +248,11 @@ public final class ChappieClient: Sendable {
         } catch let error as ChappieAuthError {
             if error == .missingRefreshToken { throw ChappieClientError.missingRefreshToken }
             if error.requiresReauthentication { throw ChappieClientError.reauthenticationRequired(error.errorDescription ?? "\(error)") }
-            throw ChappieClientError.httpError(status: 0, body: error.errorDescription ?? "\(error)")
-        } catch let error as StoreError where error.code == .credentialUnreadable {
-            throw ChappieClientError.reauthenticationRequired(error.message)
+            throw ChappieClientError.tokenRefreshFailed(error)
+        } catch let error as CancellationError {
+            throw error
+        } catch {
+            throw ChappieClientError.storeUnavailable(error)
         }
     }
 
@@ -244,6 +282,8 @@ public final class ChappieClient: Sendable {
 /// One turn's state across its attempts.
 struct ResponseTurn {
     let request: ChappieResponseRequest
+    /// The conversation it sends: the request's messages, then earlier rounds' calls and outputs.
+    let input: [ConversationItem]
     var credentials: TokenRefresher.Fresh
     var events: ResponseEventReader
     var replay = ReplayGuard()
@@ -274,7 +314,7 @@ struct TransportChoice {
     /// - Throws: when the policy insists on WebSocket but a proxy is set.
     func next() throws(ChappieClientError) -> ChappieStreamingTransport {
         if current == .webSocket, proxy != nil {
-            throw .httpError(status: 0, body: "a proxy is set for the backend, and chappie's WebSocket does not go through proxies; allow HTTP/SSE")
+            throw .invalidConfiguration("a proxy is set for the backend, and chappie's WebSocket does not go through proxies; allow HTTP/SSE")
         }
         return current
     }

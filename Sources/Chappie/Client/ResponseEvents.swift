@@ -62,7 +62,7 @@ struct ReplayGuard {
 enum ResponseEventOutcome {
     /// Keep reading.
     case more
-    /// `response.completed`: the turn is done.
+    /// `response.completed`: the turn is done (the client then runs its tool calls, or completes).
     case completed
 }
 
@@ -87,6 +87,8 @@ struct ResponseEventReader {
     let account: Account
     let emit: (ChappieStreamEvent) -> Void
     private(set) var responseID: String?
+    /// The `function_call` items of the response, in order (each once, replays included).
+    private(set) var functionCalls: [FunctionCall] = []
 
     init(store: any AccountStore, account: Account, emit: @escaping (ChappieStreamEvent) -> Void) {
         self.store = store
@@ -117,10 +119,18 @@ struct ResponseEventReader {
                 try? await store.recordUsage([snapshot], for: account, source: .stream)
                 emit(.usageLimits(snapshot))
             }
+        case "response.output_item.done" where (object["item"] as? [String: Any])?["type"] as? String == "function_call":
+            guard replay.acceptEvent() else { break }
+            let item = object["item"] as? [String: Any] ?? [:]
+            guard let callID = item["call_id"] as? String, let name = item["name"] as? String else {
+                throw ChappieClientError.invalidResponse("a function_call item has no call_id or name")
+            }
+            // `arguments` is a JSON string (§8.1); an absent one is an empty object.
+            functionCalls.append(FunctionCall(callID: callID, name: name, arguments: item["arguments"] as? String ?? "{}"))
+            emit(.raw(type: type, payload: data))
         case "response.completed":
             // A replay that stops short of the delivered text does not complete it.
             guard !replay.isReplaying else { throw ChappieClientError.streamingTransportReplayDiverged(replay.deliveredText) }
-            emit(.completed(ChappieResponse(id: responseID, status: "completed", text: replay.deliveredText, errorCode: nil, errorMessage: nil)))
             return .completed
         case _ where (object["error"] as? [String: Any])?["code"] as? String == "websocket_connection_limit_reached"
             || (body?["error"] as? [String: Any])?["code"] as? String == "websocket_connection_limit_reached":

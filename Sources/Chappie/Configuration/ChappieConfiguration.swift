@@ -28,6 +28,13 @@ public struct ChappieConfiguration: Sendable {
     /// The wait before a turn's first WebSocket reconnect; each further one doubles it, up to 5
     /// seconds (as the Codex CLI does). Default: 200 milliseconds.
     public var webSocketReconnectDelay: Duration
+    /// The tools the model may call, run by the client (see ``ChappieHostTool``). Default: none.
+    public var hostTools: [ChappieHostTool]
+    /// Answers calls to `.ask` tools; without one, such calls are denied. Default: none.
+    public var toolApprovalHandler: ChappieToolApprovalHandler?
+    /// Tool rounds (a turn that calls tools, answered by a follow-up turn) one request may take
+    /// before it stops with ``ChappieClientError/toolLoopLimitExceeded(_:)``. Default: 8.
+    public var toolLoopLimit: Int
 
     /// Creates a configuration.
     ///
@@ -38,10 +45,14 @@ public struct ChappieConfiguration: Sendable {
     ///   - refreshMargin: How early to refresh; 5 minutes by default.
     ///   - streamingTransportPolicy: Which transport streams; WebSocket first by default.
     ///   - rateLimitBackoff: How failures are retried; 2 retries from 1 second by default.
+    ///   - hostTools: The tools the model may call; none by default.
+    ///   - toolApprovalHandler: Answers calls to `.ask` tools; none by default (they are denied).
+    ///   - toolLoopLimit: Tool rounds one request may take; 8 by default.
     public init(
         account: AccountName = Self.defaultAccount, store: StoreOptions = StoreOptions(),
         endpoints: ChappieEndpoints = ChappieEndpoints(), refreshMargin: Duration = .seconds(300),
-        streamingTransportPolicy: ChappieStreamingTransportPolicy = .default, rateLimitBackoff: ChappieRateLimitBackoffPolicy = .default
+        streamingTransportPolicy: ChappieStreamingTransportPolicy = .default, rateLimitBackoff: ChappieRateLimitBackoffPolicy = .default,
+        hostTools: [ChappieHostTool] = [], toolApprovalHandler: ChappieToolApprovalHandler? = nil, toolLoopLimit: Int = 8
     ) {
         self.account = account
         self.store = store
@@ -50,6 +61,9 @@ public struct ChappieConfiguration: Sendable {
         self.streamingTransportPolicy = streamingTransportPolicy
         self.rateLimitBackoff = rateLimitBackoff
         self.webSocketReconnectDelay = .milliseconds(200)
+        self.hostTools = hostTools
+        self.toolApprovalHandler = toolApprovalHandler
+        self.toolLoopLimit = toolLoopLimit
     }
 
     /// The slot named `default`.

@@ -63,7 +63,7 @@ public enum ChappieAuthError: Error, Sendable, Hashable, LocalizedError {
     ///
     /// A token-endpoint failure is classified by its body first: a dead-grant code is
     /// `.signInAgain`, a client or request fault (`invalid_client`, `invalid_request`, …) or any
-    /// other OAuth code on a 4xx is `.permanent`; an answer without an OAuth error (a proxy's HTML,
+    /// other OAuth code on a 4xx is `.permanent` (fix the configuration for the client faults); an answer without an OAuth error (a proxy's HTML,
     /// an empty body) and every 429 and 5xx mean the path to the issuer failed: retry later.
     public var recovery: ChappieErrorRecovery {
         switch self {
@@ -71,8 +71,9 @@ public enum ChappieAuthError: Error, Sendable, Hashable, LocalizedError {
         case .expiredDeviceCode, .cancelledSignIn, .missingRefreshToken: return .signInAgain
         case .tokenExchangeFailed(let status, _):
             guard status != 429, (400..<500).contains(status), let code = oauthErrorCode else { return .retry(.after(seconds: 5)) }
-            return OAuthErrorCode.recovery(for: code) ?? .permanent
-        case .authorizationDenied, .secureRandomFailed, .invalidResponse, .unknown: return .permanent
+            return OAuthErrorCode.recovery(for: code) ?? .permanent(.inspectCause)
+        case .secureRandomFailed: return .permanent(.platformLimitation)
+        case .authorizationDenied, .invalidResponse, .unknown: return .permanent(.inspectCause)
         }
     }
 

@@ -38,6 +38,17 @@ public enum ChappieClientError: Error, Sendable, Hashable, LocalizedError {
     case httpError(status: Int, body: String)
     /// The reply could not be understood; the string says what was wrong.
     case invalidResponse(String)
+    /// The client's configuration cannot work (a host tool's name, a transport the environment
+    /// rules out); the string says what to change. Not in the seeds: chappie's own.
+    case invalidConfiguration(String)
+    /// The access token needed refreshing and the refresh failed in a way that leaves the account
+    /// signed in (the issuer unreachable or failing, an answer not understood, a client fault); the
+    /// recovery is the auth error's. Not in the seeds: it keeps the refresh failure's class.
+    case tokenRefreshFailed(ChappieAuthError)
+    /// The credential store could not be opened or read (its key, its file, its permissions); the
+    /// string says why, never with a secret. Not in the seeds: where Apple's SDK has the Keychain,
+    /// chappie has a sealed SQLite store that can fail on its own.
+    case credentialStoreUnavailable(String)
 
     /// What to do about it (seed 004).
     public var recovery: ChappieErrorRecovery {
@@ -46,10 +57,12 @@ public enum ChappieClientError: Error, Sendable, Hashable, LocalizedError {
         case .usageLimitReached(let limit): .retry(.after(seconds: limit.resetsInSeconds ?? limit.resetsAt.map { max(0, $0.timeIntervalSinceNow) } ?? 3600))
         case .responseFailed(let response):
             ["context_length_exceeded", "insufficient_quota", "usage_not_included", "cyber_policy", "invalid_prompt"].contains(response.errorCode ?? "")
-                ? .permanent : .retry(.now)
-        case .httpError(let status, _): status == 0 || status == 429 || status >= 500 ? .retry(.now) : .permanent
+                ? .permanent(.inspectCause) : .retry(.now)
+        case .httpError(let status, _): status == 0 || status == 429 || status >= 500 ? .retry(.now) : .permanent(.inspectCause)
         case .streamingTransportReplayDiverged: .retry(.now)
-        case .toolNotRegistered, .toolDenied, .toolFailed, .toolLoopLimitExceeded, .invalidResponse: .permanent
+        case .tokenRefreshFailed(let error): error.recovery
+        case .toolNotRegistered, .toolLoopLimitExceeded, .invalidConfiguration, .credentialStoreUnavailable: .permanent(.fixConfiguration)
+        case .toolDenied, .toolFailed, .invalidResponse: .permanent(.inspectCause)
         }
     }
 
@@ -74,6 +87,9 @@ public enum ChappieClientError: Error, Sendable, Hashable, LocalizedError {
         case .httpError(let status, let body):
             status == 0 ? "No response: \(body)" : "HTTP \(status): \(body.prefix(300))"
         case .invalidResponse(let reason): "The reply could not be understood: \(reason)"
+        case .invalidConfiguration(let reason): "The client's configuration cannot work: \(reason)"
+        case .tokenRefreshFailed(let error): "The access token could not be refreshed. \(error.errorDescription ?? "\(error)")"
+        case .credentialStoreUnavailable(let reason): "The credential store cannot be used: \(reason)"
         }
     }
 }

@@ -155,7 +155,14 @@ public enum ChappieStreamEvent: Sendable, Hashable {
     case textDelta(String)
     /// Usage windows: from the response headers (first) and from `codex.rate_limits` events.
     case usageLimits(ChappieUsageLimitSnapshot)
-    /// The model finished this turn; the stream ends after it.
+    /// The model called a host tool; the client is about to apply its policy and run it.
+    case toolCallRequested(ChappieToolExecutionRequest)
+    /// A call to a tool whose policy is `.ask` waits for the client's `toolApprovalHandler`.
+    case approvalRequested(ChappieApprovalRequest)
+    /// A tool call ended (completed, failed, denied or cancelled); a completed call's output goes
+    /// back to the model in a follow-up turn.
+    case toolCallCompleted(ChappieToolExecutionResult)
+    /// The model finished (after any tool rounds); the stream ends after it.
     case completed(ChappieResponse)
     /// Any other event, as its type and its JSON payload.
     case raw(type: String, payload: String)

@@ -5,6 +5,7 @@
 /// case .retry(.now): retryWithBackoff()
 /// case .retry(.after(let seconds)): schedule(in: seconds)
 /// case .signInAgain: showSignIn()
+/// case .permanent(.fixConfiguration): showSettings(error)
 /// case .permanent: showFailure(error)
 /// }
 /// ```
@@ -17,30 +18,42 @@ public enum ChappieErrorRecovery: Sendable, Hashable, CustomStringConvertible {
         case after(seconds: Double)
     }
 
+    /// What a permanent failure asks of the developer or the user (seed 004's non-recoverable actions).
+    public enum PermanentAction: String, Sendable, Hashable, CaseIterable {
+        /// The configuration is wrong: the client's, the store's key, the OAuth client; change it.
+        case fixConfiguration = "fix the configuration"
+        /// This machine or platform cannot do it (no secure random source, say).
+        case platformLimitation = "platform limitation"
+        /// Refused or not understood: look at the error's details (denied access, a failing tool,
+        /// a reply the protocol does not describe).
+        case inspectCause = "inspect the cause"
+    }
+
     /// Transient: the same request can succeed later. Always back off.
     case retry(RetryTiming)
     /// The credentials are dead: the account must be signed in again (a new flow).
     case signInAgain
-    /// Configuration, denied access or a client bug: do not retry automatically.
-    case permanent
+    /// Retrying does not help; the action says what does.
+    case permanent(PermanentAction)
 
     /// The exit code a command-line tool reports for this class (design.md, Errors): 75 for retry
-    /// later, 77 for sign in again, 1 for permanent.
+    /// later, 77 for sign in again, 78 for a configuration to fix, 1 for other permanent failures.
     public var exitCode: Int32 {
         switch self {
         case .retry: ChappieExitCode.temporaryFailure
         case .signInAgain: ChappieExitCode.signInRequired
+        case .permanent(.fixConfiguration): ChappieExitCode.configuration
         case .permanent: ChappieExitCode.failure
         }
     }
 
-    /// A short description: `retry now`, `retry after 30 s`, `sign in again`, `permanent`.
+    /// A short description: `retry now`, `retry after 30 s`, `sign in again`, `permanent: fix the configuration`.
     public var description: String {
         switch self {
         case .retry(.now): "retry now"
         case .retry(.after(let seconds)): "retry after \(Int(seconds.rounded())) s"
         case .signInAgain: "sign in again"
-        case .permanent: "permanent"
+        case .permanent(let action): "permanent: \(action.rawValue)"
         }
     }
 }
@@ -67,8 +80,10 @@ public enum OAuthErrorCode {
         let code = code.lowercased()
         if isDeadGrant(code) { return .signInAgain }
         switch code {
-        case "invalid_client", "unauthorized_client", "unsupported_grant_type", "invalid_request", "invalid_scope", "access_denied":
-            return .permanent
+        case "invalid_client", "unauthorized_client", "unsupported_grant_type", "invalid_scope":
+            return .permanent(.fixConfiguration)
+        case "invalid_request", "access_denied":
+            return .permanent(.inspectCause)
         case "slow_down", "temporarily_unavailable", "server_error", "server_is_overloaded":
             return .retry(.after(seconds: 5))
         default:

@@ -96,6 +96,7 @@ actor EmulatorState {
     private var webSocketCounts: [WebSocketEvent: Int] = [:]
     private var droppedTurns: [String: Bool] = [:]
     private var encodedBodies: [String: Int] = [:]
+    private var toolScripts = ToolScripts()
 
     init(configuration: EmulatorConfiguration) {
         self.configuration = configuration
@@ -430,9 +431,33 @@ actor EmulatorState {
             ("websocket", .object(WebSocketEvent.allCases.map {
                 ($0.rawValue, .int(webSocketCounts[$0] ?? 0))
             })),
+            ("tool_scripts", .object([
+                ("queued", .int(toolScripts.queued)),
+                ("calls_issued", .int(toolScripts.callsIssued)),
+                ("outputs_accepted", .int(toolScripts.outputsAccepted)),
+                ("outputs_refused", .int(toolScripts.outputsRefused)),
+                ("last_declared_tools", .array(toolScripts.declaredTools.map(JSON.string))),
+            ])),
             ("encoded_request_bodies", .object(encodedBodies.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) })),
             ("connections", .int(clientPorts.count)),
             ("requests", .object(requestCounts.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) })),
         ])
+    }
+
+    // MARK: Scripted tool calls
+
+    /// Queues a turn that calls a tool (see ``ToolScripts``).
+    func queueToolScript(_ script: ToolScripts.Script) {
+        toolScripts.enqueue(script)
+    }
+
+    /// Drops the queued scripts (calls already issued can still be answered).
+    func clearToolScripts() {
+        toolScripts.clear()
+    }
+
+    /// What the scripted model does with a request, or `nil` for the usual echo.
+    func toolStep(for input: JSONInput?, conversation: JSONInput?, tools: JSONInput?) -> ToolScripts.Step? {
+        toolScripts.step(for: input, conversation: conversation, tools: tools)
     }
 }

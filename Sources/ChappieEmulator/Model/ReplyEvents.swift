@@ -69,6 +69,27 @@ struct ReplyEvents {
         return events
     }
 
+    /// A turn that calls a tool instead of answering: the `function_call` item added, its arguments
+    /// as one delta, the item done (where clients read whole calls, §8.1), usage, completed.
+    func functionCallEvents(callID: String, name: String, arguments: String) -> [StreamEvent] {
+        let itemID = "fc_" + Self.identifier()
+        func item(_ arguments: String) -> JSON {
+            .object([
+                ("type", .string("function_call")), ("id", .string(itemID)), ("call_id", .string(callID)),
+                ("name", .string(name)), ("arguments", .string(arguments)),
+            ])
+        }
+        var events = [
+            event("response.created", [("response", response(status: "in_progress"))]),
+            event("response.output_item.added", [("output_index", .int(0)), ("item", item(""))]),
+            event("response.function_call_arguments.delta", [("item_id", .string(itemID)), ("output_index", .int(0)), ("delta", .string(arguments))]),
+            event("response.output_item.done", [("output_index", .int(0)), ("item", item(arguments))]),
+        ]
+        if let account { events.append(rateLimits(account)) }
+        events.append(event("response.completed", [("response", response(status: "completed"))]))
+        return events
+    }
+
     /// A warm-up (`"generate": false`, §8.2): created and completed, no output, nothing charged.
     static func warmUp(model: String) -> [StreamEvent] {
         let reply = ReplyEvents(model: model, text: "", inputCharacters: 0, account: nil)

@@ -95,6 +95,12 @@ struct BackendRoutes: Sendable {
         guard case .string(let model)? = fields["model"] else {
             return .failure(ReplyError(.openAIError(400, message: "model is required.", code: "invalid_request")))
         }
+        let step = await state.toolStep(for: fields["input"], conversation: fields["prompt_cache_key"], tools: fields["tools"])
+        if case .refuse(let message)? = step {
+            return .failure(ReplyError(.json(400, .object([("error", .object([
+                ("message", .string(message)), ("type", .string("invalid_request_error")), ("param", .string("input")), ("code", .null),
+            ]))]))))
+        }
         guard account.codexIncluded else {
             return .failure(ReplyError(.json(429, .object([("error", .object([
                 ("type", .string("usage_not_included")),
@@ -118,9 +124,14 @@ struct BackendRoutes: Sendable {
         }
         let prompt = lastUserText(fields["input"])
         var text = prompt.map { "You said: \($0)" } ?? "Hello from the chappie emulator."
+        if case .answer(let answer)? = step { text = answer }
         if rewordedReplay { text = text.replacingOccurrences(of: "You said", with: "You sent") }
         let generator = ReplyEvents(model: model, text: text, inputCharacters: prompt?.count ?? 0, account: charged)
-        return .success(Turn(model: model, account: charged, events: generator.events(), failedEvents: generator.failedEvents()))
+        var events = generator.events()
+        if case .call(let callID, let name, let arguments)? = step {
+            events = generator.functionCallEvents(callID: callID, name: name, arguments: arguments)
+        }
+        return .success(Turn(model: model, account: charged, events: events, failedEvents: generator.failedEvents()))
     }
 
     /// The `x-codex-*` rate-limit headers of §6.2.

@@ -107,6 +107,29 @@ struct ControlRoutes: Sendable {
         return .json(201, .object([("kind", .string(kindName)), ("count", .int(count)), ("path", path.map(JSON.string) ?? .null)]))
     }
 
+    /// `POST /_emulator/tools/script` with `{"name", "arguments"?, "rounds"?, "forever"?}`: the next
+    /// turn calls the tool `name` with `arguments` (a JSON string, sent as is; `{}` by default); each
+    /// answer with its output gets another call until `rounds` (default 1) are done, or forever.
+    func queueToolScript(_ fields: RequestFields?) async -> Reply {
+        guard let fields, let name = fields.string("name"), !name.isEmpty else {
+            return .openAIError(400, message: "name is required.", code: "invalid_request")
+        }
+        let rounds = fields.number("rounds").map(Int.init) ?? 1
+        guard rounds >= 1 else { return .openAIError(400, message: "rounds must be at least 1.", code: "invalid_request") }
+        let forever = fields.bool("forever") ?? false
+        let arguments = fields.string("arguments") ?? "{}"
+        await state.queueToolScript(ToolScripts.Script(name: name, arguments: arguments, rounds: forever ? nil : rounds))
+        return .json(201, .object([
+            ("name", .string(name)), ("arguments", .string(arguments)), ("rounds", forever ? .null : .int(rounds)),
+        ]))
+    }
+
+    /// `DELETE /_emulator/tools/script`: drops the queued scripts.
+    func clearToolScripts() async -> Reply {
+        await state.clearToolScripts()
+        return .empty(204)
+    }
+
     /// `DELETE /_emulator/faults`.
     func clearFaults() async -> Reply {
         await state.clearFaults()

@@ -115,7 +115,7 @@ struct RequestFields: Sendable {
 }
 
 /// A JSON value read from a request, reduced to what the emulator inspects.
-enum JSONInput: Sendable, Decodable {
+enum JSONInput: Sendable, Hashable, Decodable {
     case string(String)
     case number(Double)
     case bool(Bool)

@@ -42,6 +42,7 @@ public struct FailureDescription: Sendable, Equatable {
         switch recovery {
         case .signInAgain: " Sign the account in again: chappie accounts add NAME"
         case .retry: " Try again later."
+        case .permanent(.fixConfiguration): " Fix the configuration; retrying as it is will not help."
         case .permanent: ""
         }
     }
