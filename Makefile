@@ -3,7 +3,7 @@ SWIFT ?= swift
 PREFIX ?= $(HOME)/.local
 SWIFT_BUILD_FLAGS ?=
 
-.PHONY: deps build demo interop test bench install migrations clean
+.PHONY: deps build demo example interop test bench install migrations clean
 
 deps:
 	@scripts/install-deps.sh
@@ -14,6 +14,9 @@ build: deps
 
 demo: build
 	@scripts/demo.sh
+
+example: build
+	@scripts/example.sh
 
 interop: build
 	@scripts/interop.sh

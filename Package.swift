@@ -139,6 +139,12 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .executableTarget(
+            name: "chappie-example-host-tools",
+            dependencies: ["Chappie"],
+            path: "Examples/HostTools",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
             name: "chappie-bench",
             dependencies: [
                 "ChappieNet", "ChappieEmulator", "ChappieStore", "ChappieVault", "ChappieCore", "Chappie", "ChappieService",

@@ -35,9 +35,10 @@ public struct ProcessResult: Sendable {
 ///   - executable: The program.
 ///   - arguments: Its arguments.
 ///   - environment: Variables added to (or, with a `nil` value, removed from) this process's environment.
+///   - input: What it reads on standard input; nothing (`/dev/null`) by default.
 ///   - timeout: How long it may run before it is killed.
 public func runProcess(
-    _ executable: URL, _ arguments: [String], environment: [String: String?] = [:], timeout: Duration = .seconds(30)
+    _ executable: URL, _ arguments: [String], environment: [String: String?] = [:], input: String? = nil, timeout: Duration = .seconds(30)
 ) async throws -> ProcessResult {
     let process = Process()
     process.executableURL = executable
@@ -48,8 +49,13 @@ public func runProcess(
     let output = Pipe(), error = Pipe()
     process.standardOutput = output
     process.standardError = error
-    process.standardInput = FileHandle.nullDevice
+    let stdin = input.map { _ in Pipe() }
+    process.standardInput = stdin ?? FileHandle.nullDevice
     try process.run()
+    if let stdin, let input {
+        stdin.fileHandleForWriting.write(Data(input.utf8))
+        try? stdin.fileHandleForWriting.close()
+    }
     // Read both pipes while the process runs, so a full pipe cannot block it.
     async let out = Task.detached { output.fileHandleForReading.readDataToEndOfFile() }.value
     async let err = Task.detached { error.fileHandleForReading.readDataToEndOfFile() }.value
