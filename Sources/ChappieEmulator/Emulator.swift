@@ -124,6 +124,9 @@ public final class Emulator: Sendable {
         route(router, .post, "/_emulator/device/approve", control: true) { request, body, _ in
             await control.approve(RequestFields(body: body, contentType: "application/json"))
         }
+        route(router, .post, "/_emulator/device/deny", control: true) { _, body, _ in
+            await control.deny(RequestFields(body: body, contentType: "application/json"))
+        }
         route(router, .post, "/_emulator/device/next", control: true) { _, body, _ in
             await control.queueApproval(RequestFields(body: body, contentType: "application/json"))
         }

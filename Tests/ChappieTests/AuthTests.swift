@@ -37,17 +37,95 @@ struct AuthTests {
         }
     }
 
-    @Test("An unapproved code expires with .expiredDeviceCode; cancelling gives .cancelledSignIn")
-    func expiryAndCancellation() async throws {
+    @Test("Polling past chappie's own limit is .pollingTimeout; cancelling gives .cancelledSignIn")
+    func pollingTimeoutAndCancellation() async throws {
         try await withEmulator { emulator in
             let oauth = OAuthClient(endpoints: try endpoints(emulator), http: emulator.client)
-            await #expect(throws: ChappieAuthError.expiredDeviceCode) {
-                _ = try await DeviceCodeSignIn(oauth: oauth, lifetime: .milliseconds(1500)).run()
+            await #expect(throws: ChappieAuthError.pollingTimeout) {
+                _ = try await DeviceCodeSignIn(oauth: oauth, pollingTimeout: .milliseconds(1500)).run()
             }
             let task = Task { try await DeviceCodeSignIn(oauth: oauth).run() }
             try await Task.sleep(for: .milliseconds(300))
             task.cancel()
             await #expect(throws: ChappieAuthError.cancelledSignIn) { _ = try await task.value }
+        }
+    }
+
+    @Test("The server's expiry makes .expiredDeviceCode: its expires_at passing, or its error code before then")
+    func serverExpiry() async throws {
+        var short = EmulatorConfiguration()
+        short.deviceCodeLifetime = .milliseconds(1500)
+        short.deviceCodePollInterval = 1
+        try await withEmulator(short) { emulator in
+            let oauth = OAuthClient(endpoints: try endpoints(emulator), http: emulator.client)
+            let asked = Date()
+            let code = try await oauth.requestDeviceCode()
+            // The server's expires_at (1.5 s away, in whole seconds), not a client constant.
+            let expiresAt = try #require(code.expiresAt)
+            #expect(expiresAt >= asked.addingTimeInterval(-1) && expiresAt < asked.addingTimeInterval(60))
+            await #expect(throws: ChappieAuthError.expiredDeviceCode) { _ = try await DeviceCodeSignIn(oauth: oauth).run() }
+        }
+        try await withEmulator { emulator in
+            let body = #"{"error":{"message":"Device authorization has expired.","code":"deviceauth_expired"}}"#
+            let fault = try JSONSerialization.data(withJSONObject: ["kind": "status", "status": 403, "path": "/api/accounts/deviceauth/token", "body": body])
+            _ = try await emulator.client.execute(emulator.request("/_emulator/faults", method: .post, json: String(decoding: fault, as: UTF8.self)))
+            let oauth = OAuthClient(endpoints: try endpoints(emulator), http: emulator.client)
+            await #expect(throws: ChappieAuthError.expiredDeviceCode) { _ = try await DeviceCodeSignIn(oauth: oauth).run() }
+        }
+    }
+
+    @Test("A user who refuses the code while chappie polls gives .authorizationDenied with the server's message")
+    func denial() async throws {
+        var configuration = EmulatorConfiguration()
+        configuration.deviceCodePollInterval = 1
+        try await withEmulator(configuration) { emulator in
+            let oauth = OAuthClient(endpoints: try endpoints(emulator), http: emulator.client)
+            let denier = Task {
+                try await DeviceCodeSignIn(oauth: oauth).run { state in
+                    guard case .waitingForApproval(let userCode, _, _, _) = state else { return }
+                    _ = try? await emulator.client.execute(emulator.request(
+                        "/_emulator/device/deny", method: .post, json: #"{"user_code":"\#(userCode)","reason":"Not me."}"#))
+                }
+            }
+            await #expect(throws: ChappieAuthError.authorizationDenied("Not me.")) { _ = try await denier.value }
+        }
+    }
+
+    @Test("A code exchange that outlasts its limit is .callbackTimeout (start a new flow), not a network failure")
+    func callbackTimeout() async throws {
+        try await withEmulator(autoApprove()) { emulator in
+            let fault = #"{"kind":"latency","ms":3000,"path":"/oauth/token"}"#
+            _ = try await emulator.client.execute(emulator.request("/_emulator/faults", method: .post, json: fault))
+            let oauth = OAuthClient(endpoints: try endpoints(emulator), http: emulator.client, exchangeTimeout: .milliseconds(300))
+            await #expect(throws: ChappieAuthError.callbackTimeout) { _ = try await DeviceCodeSignIn(oauth: oauth).run() }
+            #expect(ChappieAuthError.callbackTimeout.recovery == .signInAgain)
+            #expect(ChappieAuthError.pollingTimeout.recovery == .signInAgain)
+        }
+    }
+
+    @Test("A token-endpoint failure carries the body, tokens redacted; its description shows code and description")
+    func failureBody() async throws {
+        try await withEmulator { emulator in
+            let body = #"{"error":"invalid_grant","error_description":"bad","refresh_token":"rt_secret_value","hint":"eyJhbGciOi.eyJzdWIiOi.c2lnbmF0dXJl"}"#
+            let fault = try JSONSerialization.data(withJSONObject: ["kind": "status", "status": 400, "path": "/oauth/token", "body": body])
+            _ = try await emulator.client.execute(emulator.request("/_emulator/faults", method: .post, json: String(decoding: fault, as: UTF8.self)))
+            let oauth = OAuthClient(endpoints: try endpoints(emulator), http: emulator.client)
+            do throws(ChappieAuthError) {
+                _ = try await oauth.refresh("rt_anything")
+                Issue.record("no error")
+            } catch {
+                guard case .tokenExchangeFailed(400, let kept) = error else { Issue.record("\(error)"); return }
+                #expect(kept.contains(#""error":"invalid_grant""#))
+                #expect(!kept.contains("rt_secret_value"))
+                #expect(!kept.contains("eyJhbGciOi"))
+                #expect(kept.contains(#""refresh_token":"<redacted>""#))
+                #expect(error.oauthErrorCode == "invalid_grant")
+                #expect(error.errorDescription == "The token endpoint answered HTTP 400: invalid_grant: bad")
+                // The description, as an account's last error keeps it, reads back to the same class.
+                let reread = try #require(ChappieAuthError(tokenEndpointDescription: error.errorDescription ?? ""))
+                #expect(reread.oauthErrorCode == "invalid_grant")
+                #expect(reread.requiresReauthentication)
+            }
         }
     }
 
@@ -133,6 +211,54 @@ struct AuthTests {
                 account: try AccountName("work"), store: StoreOptions(home: home.path, environment: [:]), endpoints: try endpoints(emulator))
             try await SessionScenario.run(configuration)
         }
+    }
+    @Test("A session's failed refresh keeps it signed in and a success clears lastError; a dead grant moves it to reauthenticationRequired without accountInfo, the stored account kept")
+    func sessionReauthentication() async throws {
+        try await withEmulator(autoApprove()) { emulator in
+            let home = try TestTokens.temporaryDirectory("chappie-session")
+            defer { try? FileManager.default.removeItem(at: home) }
+            let configuration = ChappieConfiguration(
+                account: try AccountName("work"), store: StoreOptions(home: home.path, environment: [:]), endpoints: try endpoints(emulator))
+            func fault(_ status: Int, _ body: String) async throws {
+                let json = try JSONSerialization.data(withJSONObject: ["kind": "status", "status": status, "path": "/oauth/token", "body": body])
+                _ = try await emulator.client.execute(emulator.request("/_emulator/faults", method: .post, json: String(decoding: json, as: UTF8.self)))
+            }
+            try await SessionReauthentication.run(configuration, fault: fault)
+        }
+    }
+}
+
+/// The reauthentication scenario, on the main actor.
+@MainActor
+enum SessionReauthentication {
+    static func run(_ configuration: ChappieConfiguration, fault: (Int, String) async throws -> Void) async throws {
+        let session = Chappie.authSession(configuration: configuration)
+        try await session.startDeviceCodeSignIn()
+        try await fault(500, #"{"error":"server_error"}"#)
+        await #expect(throws: ChappieAuthError.self) { try await session.refreshAuth() }
+        #expect(session.lastError?.recovery == .retry(.after(seconds: 5)))
+        guard case .signedIn = session.state else { Issue.record("state \(session.state)"); return }
+        try await session.refreshAuth()
+        #expect(session.lastError == nil)
+
+        try await fault(400, #"{"error":"invalid_grant","error_description":"revoked"}"#)
+        do {
+            try await session.refreshAuth()
+            Issue.record("no error")
+        } catch {
+            #expect(error.requiresReauthentication)
+        }
+        #expect(session.state == .reauthenticationRequired)
+        #expect(session.accountInfo == nil)
+        #expect(session.lastError?.oauthErrorCode == "invalid_grant")
+        let restored = Chappie.authSession(configuration: configuration)
+        #expect(restored.state == .reauthenticationRequired)
+        #expect(restored.accountInfo == nil)
+        // The account, its name and its sealed tokens stay for `chappie refresh NAME` to try again.
+        let store = try await StoreOpener.open(configuration.store).store
+        let account = try await store.account(named: configuration.account)
+        #expect(account.status == .reauthRequired)
+        #expect(account.info.email == "user1@example.com")
     }
 }
 

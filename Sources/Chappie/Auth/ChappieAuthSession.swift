@@ -1,7 +1,7 @@
 public import ChappieCore
 import ChappieNet
-public import ChappieStore
-public import Foundation
+import ChappieStore
+import Foundation
 public import Observation
 
 /// One account's sign-in session: observable state, device-code sign-in, sign-out and refresh
@@ -41,7 +41,7 @@ public final class ChappieAuthSession {
     public init(configuration: ChappieConfiguration = ChappieConfiguration()) {
         self.configuration = configuration
         (states, continuation) = AsyncStream.makeStream(of: ChappieAuthState.self, bufferingPolicy: .bufferingNewest(16))
-        oauth = OAuthClient(endpoints: configuration.endpoints, http: HTTPClient())
+        oauth = OAuthClient(endpoints: configuration.endpoints, http: HTTPClient(), exchangeTimeout: configuration.callbackTimeout)
         do {
             store = try StoreOpener.openNow(configuration.store).store
         } catch {
@@ -52,15 +52,20 @@ public final class ChappieAuthSession {
         restore()
     }
 
-    /// Reads the slot's stored account into ``state`` and ``accountInfo``.
+    /// Reads the slot's stored account into ``state`` and ``accountInfo`` (none for an account that
+    /// must be signed in again: its tokens are kept in the store, but the session has no credential).
     private func restore() {
         guard let store, let account = try? store.accountNow(named: configuration.account) else {
             state = .signedOut
             continuation.yield(state)
             return
         }
+        guard account.status != .reauthRequired else {
+            state = .reauthenticationRequired
+            return
+        }
         accountInfo = account.info
-        state = account.status == .reauthRequired ? .reauthenticationRequired : .signedIn(expiresAt: account.accessTokenExpiresAt)
+        state = .signedIn(expiresAt: account.accessTokenExpiresAt)
     }
 
     /// Signs in with the device-code flow and stores the account in the configured slot.
@@ -68,13 +73,15 @@ public final class ChappieAuthSession {
     /// ``state`` moves to `.signingIn`, `.awaitingDeviceCode` (show its code and URL), then
     /// `.signedIn`. Cancelling the calling task, or ``signOut()``, stops it with `.cancelledSignIn`.
     ///
-    /// - Throws: ``ChappieAuthError``.
-    public func startDeviceCodeSignIn() async throws {
+    /// - Throws: ``ChappieAuthError``: `.expiredDeviceCode`, `.authorizationDenied`,
+    ///   `.pollingTimeout` (after ``ChappieConfiguration/deviceCodePollingTimeout``),
+    ///   `.callbackTimeout` (after ``ChappieConfiguration/callbackTimeout``), `.cancelledSignIn`, …
+    public func startDeviceCodeSignIn() async throws(ChappieAuthError) {
         guard let store else { throw ChappieAuthError.unknown("the credential store cannot be opened") }
         signIn?.cancel()
         lastError = nil
         state = .signingIn
-        let flow = DeviceCodeSignIn(oauth: oauth)
+        let flow = DeviceCodeSignIn(oauth: oauth, pollingTimeout: configuration.deviceCodePollingTimeout)
         let slot = configuration.account
         let task = Task { @MainActor in
             let result = try await flow.run { [weak self] progress in
@@ -121,11 +128,13 @@ public final class ChappieAuthSession {
         state = .signedOut
     }
 
-    /// Refreshes the tokens now.
+    /// Refreshes the tokens now; a success clears ``lastError``.
     ///
-    /// - Throws: ``ChappieAuthError``; when the refresh token is dead the session moves to
-    ///   `.reauthenticationRequired` first.
-    public func refreshAuth() async throws {
+    /// - Throws: ``ChappieAuthError`` only (a store failure is `.unknown` with its message); when the
+    ///   refresh token is dead the session moves to `.reauthenticationRequired` and drops
+    ///   ``accountInfo`` first. The stored account (its sealed tokens, name and usage history) stays,
+    ///   so `chappie refresh NAME` can try once more.
+    public func refreshAuth() async throws(ChappieAuthError) {
         guard let store, let account = try? await store.account(named: configuration.account) else {
             fail(.missingRefreshToken)
             throw ChappieAuthError.missingRefreshToken
@@ -134,8 +143,10 @@ public final class ChappieAuthSession {
             let fresh = try await TokenRefresher(store: store, oauth: oauth, margin: configuration.refreshMargin)
                 .validCredentials(for: account, force: true)
             accountInfo = fresh.account.info
+            lastError = nil
             state = .signedIn(expiresAt: fresh.expiresAt)
-        } catch let error as ChappieAuthError {
+        } catch {
+            let error = error as? ChappieAuthError ?? .unknown(ChappieClientError.storeUnavailable(error).errorDescription ?? "\(error)")
             fail(error)
             throw error
         }
@@ -145,6 +156,7 @@ public final class ChappieAuthSession {
         lastError = error
         deviceLinkState = .idle
         if error.requiresReauthentication {
+            accountInfo = nil
             state = .reauthenticationRequired
         } else if error == .cancelledSignIn {
             state = accountInfo == nil ? .signedOut : state

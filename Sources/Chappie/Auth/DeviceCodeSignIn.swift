@@ -21,32 +21,36 @@ public struct DeviceCodeSignIn: Sendable {
 
     /// The issuer client.
     public let oauth: OAuthClient
-    /// How long a code is valid: 15 minutes, as the service says.
-    public var lifetime: Duration
+    /// How long chappie polls before it gives up with `.pollingTimeout`: 15 minutes, as Codex.
+    public var pollingTimeout: Duration
 
     /// Creates a sign-in.
-    public init(oauth: OAuthClient, lifetime: Duration = .seconds(15 * 60)) {
+    public init(oauth: OAuthClient, pollingTimeout: Duration = .seconds(15 * 60)) {
         self.oauth = oauth
-        self.lifetime = lifetime
+        self.pollingTimeout = pollingTimeout
     }
 
     /// Runs the sign-in: asks for a code, reports it through `progress`, polls at the server's
-    /// interval (at least 1 s, longer after `slow_down`) until approved or expired, then exchanges
-    /// the code.
+    /// interval (at least 1 s, longer after `slow_down`) until approved, refused or expired, then
+    /// exchanges the code.
     ///
-    /// - Throws: ``ChappieAuthError``: `.expiredDeviceCode` after the lifetime, `.cancelledSignIn`
-    ///   when the task is cancelled, and the others as the server answers.
+    /// - Throws: ``ChappieAuthError``: `.expiredDeviceCode` when the server says the code expired
+    ///   (its error code, or its `expires_at` passed), `.authorizationDenied` when it says the user
+    ///   refused, `.pollingTimeout` after ``pollingTimeout``, `.callbackTimeout` when the code
+    ///   exchange times out, `.cancelledSignIn` when the task is cancelled, and the others as the
+    ///   server answers.
     public func run(progress: @Sendable (ChappieDeviceLinkState) async -> Void = { _ in }) async throws(ChappieAuthError) -> Result {
         await progress(.requestingCode)
         let code = try await oauth.requestDeviceCode()
         let clock = ContinuousClock()
-        let deadline = clock.now + lifetime
-        let expiresAt = Date().addingTimeInterval(Double(lifetime.components.seconds))
+        let deadline = clock.now + pollingTimeout
+        let expiresAt = code.expiresAt ?? Date().addingTimeInterval(Double(pollingTimeout.components.seconds))
         var interval = code.interval
         await progress(.waitingForApproval(
             userCode: code.userCode, verificationURL: oauth.endpoints.deviceVerificationURL, expiresAt: expiresAt, interval: interval))
         while true {
-            guard clock.now < deadline else { throw .expiredDeviceCode }
+            if let serverExpiry = code.expiresAt, Date() >= serverExpiry { throw .expiredDeviceCode }
+            guard clock.now < deadline else { throw .pollingTimeout }
             switch try await oauth.poll(code) {
             case .approved(let authorizationCode, let verifier):
                 await progress(.exchangingCode)
@@ -62,8 +66,9 @@ public struct DeviceCodeSignIn: Sendable {
                     await progress(.waitingForApproval(
                         userCode: code.userCode, verificationURL: oauth.endpoints.deviceVerificationURL, expiresAt: expiresAt, interval: interval))
                 }
-                // Sleep the interval, but never past the deadline.
-                let remaining = deadline - clock.now
+                // Sleep the interval, but never past the deadline or the server's expiry.
+                var remaining = deadline - clock.now
+                if let serverExpiry = code.expiresAt { remaining = min(remaining, .seconds(serverExpiry.timeIntervalSinceNow)) }
                 do {
                     try await Task.sleep(for: min(interval, max(remaining, .zero)))
                 } catch {

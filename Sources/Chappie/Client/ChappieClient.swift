@@ -1,7 +1,7 @@
 public import ChappieCore
 import ChappieNet
-public import ChappieStore
-public import Foundation
+import ChappieStore
+import Foundation
 import Synchronization
 
 /// Sends prompts for one account and streams the replies over WebSocket or HTTP/SSE
@@ -67,13 +67,18 @@ public final class ChappieClient: Sendable {
         for try await event in stream(prompt) {
             if case .textDelta(let delta) = event { text += delta }
         }
+        // A task cancelled between two events sees the loop end without an error (AsyncThrowingStream
+        // ends on cancellation before it asks for the next event): a cancelled send never returns part.
+        try Task.checkCancellation()
         return text
     }
 
     /// Streams the reply to a prompt.
     ///
     /// Cancelling the task that iterates stops the transfer at once and the loop throws
-    /// `CancellationError`.
+    /// `CancellationError` — unless the cancellation lands between two events, where
+    /// `AsyncThrowingStream` ends the loop without an error: check `Task.isCancelled` after it
+    /// (``send(_:)`` does).
     public func stream(_ prompt: String) -> AsyncThrowingStream<ChappieStreamEvent, any Error> {
         streamResponse(ChappieResponseRequest(input: [ChappieInputMessage(text: prompt)]))
     }
@@ -128,7 +133,7 @@ public final class ChappieClient: Sendable {
         let account: Account
         do {
             account = try await store.account(named: configuration.account)
-        } catch let error as StoreError where error.code == .notFound {
+        } catch where error.code == .notFound {
             throw ChappieClientError.missingCredential
         } catch {
             throw ChappieClientError.storeUnavailable(error)

@@ -28,6 +28,12 @@ public struct ChappieConfiguration: Sendable {
     /// The wait before a turn's first WebSocket reconnect; each further one doubles it, up to 5
     /// seconds (as the Codex CLI does). Default: 200 milliseconds.
     public var webSocketReconnectDelay: Duration
+    /// How long a device-code sign-in polls for approval before it fails with
+    /// ``ChappieAuthError/pollingTimeout``. Default: 15 minutes (as the Codex CLI).
+    public var deviceCodePollingTimeout: Duration
+    /// How long the code exchange after approval may take before the sign-in fails with
+    /// ``ChappieAuthError/callbackTimeout``. Default: 30 seconds.
+    public var callbackTimeout: Duration
     /// The tools the model may call, run by the client (see ``ChappieHostTool``). Default: none.
     public var hostTools: [ChappieHostTool]
     /// Answers calls to `.ask` tools; without one, such calls are denied. Default: none.
@@ -61,6 +67,8 @@ public struct ChappieConfiguration: Sendable {
         self.streamingTransportPolicy = streamingTransportPolicy
         self.rateLimitBackoff = rateLimitBackoff
         self.webSocketReconnectDelay = .milliseconds(200)
+        self.deviceCodePollingTimeout = .seconds(15 * 60)
+        self.callbackTimeout = .seconds(30)
         self.hostTools = hostTools
         self.toolApprovalHandler = toolApprovalHandler
         self.toolLoopLimit = toolLoopLimit

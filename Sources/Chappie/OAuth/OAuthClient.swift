@@ -16,6 +16,8 @@ public struct OAuthClient: Sendable {
         public var userCode: String
         /// How often to poll (at least one second).
         public var interval: Duration
+        /// When the code expires, as the server said (`expires_at`), if it said.
+        public var expiresAt: Date?
     }
 
     /// The server's answer to one poll.
@@ -47,11 +49,15 @@ public struct OAuthClient: Sendable {
     public let endpoints: ChappieEndpoints
     /// The HTTP client.
     public let http: HTTPClient
+    /// How long the code exchange after approval (the sign-in's callback step) may take before it
+    /// fails with `callbackTimeout`; every other request has 30 seconds. Default: 30 seconds.
+    public var exchangeTimeout: Duration
 
     /// Creates a client.
-    public init(endpoints: ChappieEndpoints, http: HTTPClient) {
+    public init(endpoints: ChappieEndpoints, http: HTTPClient, exchangeTimeout: Duration = .seconds(30)) {
         self.endpoints = endpoints
         self.http = http
+        self.exchangeTimeout = exchangeTimeout
     }
 
     /// Asks for a device code (§1.1).
@@ -69,17 +75,27 @@ public struct OAuthClient: Sendable {
         // missing would mean "no sleep": clamp to one second.
         let seconds = (object["interval"] as? String).flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
             ?? (object["interval"] as? NSNumber)?.intValue ?? 5
-        return DeviceCode(deviceAuthID: id, userCode: code, interval: .seconds(max(1, seconds)))
+        let expiresAt = (object["expires_at"] as? String).flatMap { try? Date($0, strategy: .iso8601) }
+        return DeviceCode(deviceAuthID: id, userCode: code, interval: .seconds(max(1, seconds)), expiresAt: expiresAt)
     }
 
     /// Polls once (§1.3): 403 and 404 are pending; 2xx carries the code.
+    ///
+    /// Whatever the status, an error code that says the code expired (`deviceauth_expired`,
+    /// `expired_token`, …) is `.expiredDeviceCode`, and one that says the user refused
+    /// (`access_denied`, `…denied`, `…declined`) is `.authorizationDenied`: the real codes for
+    /// those two are not documented (docs/emulator.md lists what the emulator sends).
     public func poll(_ code: DeviceCode) async throws(ChappieAuthError) -> PollResult {
         let response = try await send(json: ["device_auth_id": code.deviceAuthID, "user_code": code.userCode], to: endpoints.deviceTokenURL)
-        if response.status == 403 || response.status == 404 {
-            return .pending(slowDown: Self.errorCode(response.body) == "slow_down")
-        }
-        guard response.isSuccess else {
-            if Self.errorCode(response.body).map({ $0.contains("expired") }) == true { throw .expiredDeviceCode }
+        if !response.isSuccess {
+            let error = OAuthErrorBody(response.body)
+            if let code = error.code {
+                if code.contains("expired") { throw .expiredDeviceCode }
+                if code == "access_denied" || code.hasSuffix("denied") || code.hasSuffix("declined") {
+                    throw .authorizationDenied(error.description ?? code)
+                }
+            }
+            if response.status == 403 || response.status == 404 { return .pending(slowDown: error.code == "slow_down") }
             throw Self.failure(response)
         }
         guard let object = Self.object(response.body), let authorizationCode = object["authorization_code"] as? String,
@@ -98,7 +114,8 @@ public struct OAuthClient: Sendable {
         var request = HTTPRequest(url: endpoints.tokenURL, method: .post, headers: ["Content-Type": "application/x-www-form-urlencoded"])
         request.body = Data(form.utf8)
         request.bodyCarriesCredentials = true
-        let response = try await execute(request)
+        request.totalTimeout = exchangeTimeout
+        let response = try await execute(request, timedOut: .callbackTimeout)
         guard response.isSuccess else { throw Self.failure(response) }
         guard let object = Self.object(response.body), let id = object["id_token"] as? String, let access = object["access_token"] as? String
         else { throw .invalidResponse }
@@ -134,13 +151,16 @@ public struct OAuthClient: Sendable {
         return try await execute(request)
     }
 
-    private func execute(_ request: HTTPRequest) async throws(ChappieAuthError) -> HTTPResponse {
+    /// Sends a request (30 seconds unless it sets its own limit); a timeout is `timedOut` when given.
+    private func execute(_ request: HTTPRequest, timedOut: ChappieAuthError? = nil) async throws(ChappieAuthError) -> HTTPResponse {
         var request = request
-        request.totalTimeout = .seconds(30)
+        request.totalTimeout = request.totalTimeout ?? .seconds(30)
         do {
             return try await http.execute(request)
         } catch is CancellationError {
             throw .cancelledSignIn
+        } catch let error as HTTPClientError where error.code == .timedOut && timedOut != nil {
+            throw timedOut ?? .networkFailure("\(error)")
         } catch {
             throw .networkFailure("\(error)")
         }
@@ -150,26 +170,14 @@ public struct OAuthClient: Sendable {
         (try? JSONSerialization.jsonObject(with: body)) as? [String: Any]
     }
 
-    /// The error code of an OAuth or OpenAI error body: `error` as a string, else `error.code`, else
-    /// `code` (§3.2), lower-cased.
+    /// The error code of an OAuth or OpenAI error body (§3.2), lower-cased.
     static func errorCode(_ body: Data) -> String? {
-        guard let object = object(body) else { return nil }
-        if let code = object["error"] as? String { return code.lowercased() }
-        if let error = object["error"] as? [String: Any], let code = error["code"] as? String { return code.lowercased() }
-        return (object["code"] as? String)?.lowercased()
+        OAuthErrorBody(body).code
     }
 
-    /// The failure for a non-2xx answer: its status, and `code: description` from the body (bodies
-    /// of the token endpoint's errors hold no tokens; anything else is cut short).
+    /// The failure for a non-2xx answer: its status and its body, token-like values redacted.
     static func failure(_ response: HTTPResponse) -> ChappieAuthError {
-        let object = object(response.body)
-        let error = object?["error"] as? [String: Any]
-        let code = errorCode(response.body)
-        let description = object?["error_description"] as? String ?? error?["message"] as? String
-        // Without a code the body must not start with a word that reads as one (`Forbidden: …`).
-        let summary = code.map { [$0, description].compactMap { $0 }.joined(separator: ": ") }
-            ?? "no error code in the response (\(response.body.count) bytes)" + (description.map { ": \($0)" } ?? "")
-        return .tokenExchangeFailed(statusCode: response.status, body: String(summary.prefix(300)))
+        .tokenExchangeFailed(statusCode: response.status, body: OAuthErrorBody.redacted(response.body))
     }
 
     private static func formEncode(_ value: String) -> String {

@@ -22,7 +22,8 @@ public enum ChappieAuthError: Error, Sendable, Hashable, LocalizedError {
     case callbackTimeout
     /// OpenAI denied the authorisation (for example: device-code login not enabled).
     case authorizationDenied(String)
-    /// The token endpoint answered an HTTP error: its status and its error code and description.
+    /// The token endpoint answered an HTTP error: its status and its body (at most 2,000
+    /// characters, every token-like value redacted; see ``OAuthErrorBody/redacted(_:)``).
     case tokenExchangeFailed(statusCode: Int, body: String)
     /// No refresh token is stored: sign in from scratch.
     case missingRefreshToken
@@ -52,11 +53,16 @@ public enum ChappieAuthError: Error, Sendable, Hashable, LocalizedError {
     }
 
     /// The OAuth error code in a token-endpoint failure, such as `refresh_token_reused`; `nil` when
-    /// the answer carried none (HTML from a proxy, an empty or non-JSON body).
+    /// the answer carried none (HTML from a proxy, an empty or non-JSON body). Read from the JSON
+    /// body, or from the `code: description` form an account's last error keeps.
     public var oauthErrorCode: String? {
         guard case .tokenExchangeFailed(_, let body) = self else { return nil }
+        if let code = OAuthErrorBody(Data(body.utf8)).code { return code }
+        // The kept form: a code of lower-case letters, digits and `_`, then `:` and its description.
         let code = body.prefix { $0 != ":" }
-        return code.isEmpty || code.contains(" ") ? nil : String(code)
+        let isCode = !code.isEmpty
+            && code.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" }
+        return isCode ? String(code) : nil
     }
 
     /// What to do about it.
@@ -67,8 +73,8 @@ public enum ChappieAuthError: Error, Sendable, Hashable, LocalizedError {
     /// an empty body) and every 429 and 5xx mean the path to the issuer failed: retry later.
     public var recovery: ChappieErrorRecovery {
         switch self {
-        case .networkFailure, .pollingTimeout, .callbackTimeout: return .retry(.now)
-        case .expiredDeviceCode, .cancelledSignIn, .missingRefreshToken: return .signInAgain
+        case .networkFailure: return .retry(.now)
+        case .expiredDeviceCode, .cancelledSignIn, .missingRefreshToken, .pollingTimeout, .callbackTimeout: return .signInAgain
         case .tokenExchangeFailed(let status, _):
             guard status != 429, (400..<500).contains(status), let code = oauthErrorCode else { return .retry(.after(seconds: 5)) }
             return OAuthErrorCode.recovery(for: code) ?? .permanent(.inspectCause)
@@ -96,7 +102,9 @@ public enum ChappieAuthError: Error, Sendable, Hashable, LocalizedError {
         case .pollingTimeout: "Stopped waiting for the device code to be approved."
         case .callbackTimeout: "The sign-in callback did not arrive in time."
         case .authorizationDenied(let message): "OpenAI denied the sign-in: \(message)"
-        case .tokenExchangeFailed(let status, let body): "The token endpoint answered HTTP \(status): \(body)"
+        case .tokenExchangeFailed(let status, let body):
+            "The token endpoint answered HTTP \(status): "
+                + (body.hasPrefix("{") || body.hasPrefix("<") || body.isEmpty ? OAuthErrorBody(Data(body.utf8)).summary(bodySize: body.utf8.count) : body)
         case .missingRefreshToken: "No refresh token is stored; sign in again."
         case .secureRandomFailed(let status): "The system's random number generator failed (status \(status))."
         case .invalidResponse: "The server's response could not be understood."

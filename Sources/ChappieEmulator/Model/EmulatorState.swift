@@ -10,6 +10,8 @@ actor EmulatorState {
         var accountID: String?
         var authorizationCode: String?
         var codeVerifier: String
+        /// Why the user refused the code, once they did.
+        var denial: String?
     }
 
     struct AuthorizationCode {
@@ -47,6 +49,7 @@ actor EmulatorState {
     enum PollResult: Sendable {
         case pending
         case approved(authorizationCode: String, challenge: String, verifier: String)
+        case denied(String)
         case expired
         case unknown
     }
@@ -121,6 +124,7 @@ actor EmulatorState {
     func pollDeviceCode(deviceAuthID: String, userCode: String) -> PollResult {
         guard var code = deviceCodes[deviceAuthID], code.userCode == userCode else { return .unknown }
         guard now < code.expiresAt else { return .expired }
+        if let denial = code.denial { return .denied(denial) }
         if code.accountID == nil && configuration.autoApprove && now >= code.createdAt + configuration.autoApproveDelay.seconds {
             let next = nextApprovals.isEmpty ? (nil, nil, nil, nil) : nextApprovals.removeFirst()
             let account = makeAccount(email: next.0, plan: next.1, accountID: next.2, userID: next.3, isFedRAMP: false)
@@ -159,6 +163,17 @@ actor EmulatorState {
         code.accountID = account.accountID
         deviceCodes[key] = code
         return account
+    }
+
+    /// Refuses the device code with this user code, as a user who clicks "Deny" would.
+    func deny(userCode: String, reason: String) throws(ApproveError) {
+        guard let key = deviceCodes.first(where: { $0.value.userCode == userCode })?.key, var code = deviceCodes[key] else {
+            throw .unknownCode
+        }
+        guard now < code.expiresAt else { throw .expired }
+        code.denial = reason
+        code.accountID = nil
+        deviceCodes[key] = code
     }
 
     /// Queues the identity the next auto-approved device code signs in as.

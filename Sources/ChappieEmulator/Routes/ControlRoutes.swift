@@ -22,6 +22,22 @@ struct ControlRoutes: Sendable {
         }
     }
 
+    /// `POST /_emulator/device/deny` with `{"user_code","reason"?}`: the user refuses the code; its
+    /// polls answer 403 `deviceauth_authorization_denied` from then on.
+    func deny(_ fields: RequestFields?) async -> Reply {
+        guard let fields, let userCode = fields.string("user_code") else {
+            return .openAIError(400, message: "user_code is required.", code: "invalid_request")
+        }
+        do {
+            try await state.deny(userCode: userCode, reason: fields.string("reason") ?? "The user denied the authorization request.")
+            return .empty(204)
+        } catch .unknownCode {
+            return .openAIError(404, message: "No device code has that user code.", code: "not_found")
+        } catch {
+            return .openAIError(410, message: "That device code has expired.", code: "expired")
+        }
+    }
+
     /// `POST /_emulator/device/next` with `{"email"?,"plan"?,"account_id"?,"user_id"?}`: the identity the
     /// next auto-approved device code signs in as (an existing account with that id or e-mail signs in again).
     func queueApproval(_ fields: RequestFields?) async -> Reply {

@@ -48,6 +48,9 @@ struct IssuerRoutes: Sendable {
                 ("code_challenge", .string(challenge)),
                 ("code_verifier", .string(verifier)),
             ]))
+        case .denied(let reason):
+            // The real code for a refusal is not documented (docs/emulator.md): this one is a guess.
+            return .openAIError(403, message: reason, code: "deviceauth_authorization_denied")
         case .expired:
             return .openAIError(400, message: "Device authorization has expired. Start again.", code: "deviceauth_expired")
         case .unknown:
