@@ -322,6 +322,30 @@ struct HostToolTests {
     }
 }
 
+@Suite("The client's store: opened once per client")
+struct ClientStoreTests {
+    @Test("After a client's first request its store stays open: a key file gone since does not stop it; a new client fails with credentialStoreUnavailable")
+    func opensOnce() async throws {
+        try await ClientTests().withSetup { setup in
+            let client = setup.client()
+            #expect(try await client.send("one") == "You said: one")
+            let keyFile = setup.configuration.store.location.defaultKeyFile
+            let saved = try Data(contentsOf: keyFile)
+            try FileManager.default.removeItem(at: keyFile)
+            defer { FileManager.default.createFile(atPath: keyFile.path, contents: saved, attributes: [.posixPermissions: 0o600]) }
+            #expect(try await client.send("two") == "You said: two")
+            do {
+                _ = try await setup.client().send("three")
+                Issue.record("a new client opened the store without its key")
+            } catch {
+                guard case .credentialStoreUnavailable(let message)? = error as? ChappieClientError else { Issue.record("\(error)"); return }
+                #expect(!message.isEmpty)
+                #expect((error as? ChappieClientError)?.recovery == .permanent(.fixConfiguration))
+            }
+        }
+    }
+}
+
 extension ClientTests.Setup {
     /// Queues a scripted tool call on the emulator.
     func script(_ json: String) async throws {

@@ -8,24 +8,24 @@ public import Foundation
 /// let result = try await DeviceCodeSignIn(oauth: oauth).run { state in print(state) }
 /// print(result.claims.account.email ?? "")
 /// ```
-public struct DeviceCodeSignIn: Sendable {
+package struct DeviceCodeSignIn: Sendable {
     /// What a completed sign-in gives.
-    public struct Result: Sendable {
+    package struct Result: Sendable {
         /// The tokens.
-        public var credentials: Credentials
+        package var credentials: Credentials
         /// The id_token's claims: who the account is.
-        public var account: ChappieAccountInfo
+        package var account: ChappieAccountInfo
         /// The access token's expiry, if it is a readable JWT.
-        public var accessTokenExpiresAt: Date?
+        package var accessTokenExpiresAt: Date?
     }
 
     /// The issuer client.
-    public let oauth: OAuthClient
+    package let oauth: OAuthClient
     /// How long chappie polls before it gives up with `.pollingTimeout`: 15 minutes, as Codex.
-    public var pollingTimeout: Duration
+    package var pollingTimeout: Duration
 
     /// Creates a sign-in.
-    public init(oauth: OAuthClient, pollingTimeout: Duration = .seconds(15 * 60)) {
+    package init(oauth: OAuthClient, pollingTimeout: Duration = .seconds(15 * 60)) {
         self.oauth = oauth
         self.pollingTimeout = pollingTimeout
     }
@@ -39,7 +39,7 @@ public struct DeviceCodeSignIn: Sendable {
     ///   refused, `.pollingTimeout` after ``pollingTimeout``, `.callbackTimeout` when the code
     ///   exchange times out, `.cancelledSignIn` when the task is cancelled, and the others as the
     ///   server answers.
-    public func run(progress: @Sendable (ChappieDeviceLinkState) async -> Void = { _ in }) async throws(ChappieAuthError) -> Result {
+    package func run(progress: @Sendable (ChappieDeviceLinkState) async -> Void = { _ in }) async throws(ChappieAuthError) -> Result {
         await progress(.requestingCode)
         let code = try await oauth.requestDeviceCode()
         let clock = ContinuousClock()

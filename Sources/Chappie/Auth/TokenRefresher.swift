@@ -5,7 +5,7 @@ public import Foundation
 /// Another place an account's tokens live and may be refreshed by someone else, such as the Codex
 /// CLI's `auth.json`. The refresher adopts newer tokens found there and writes refreshed ones back,
 /// both only when the mirror holds the same account (never over someone else's login).
-public protocol CredentialMirror: Sendable {
+package protocol CredentialMirror: Sendable {
     /// The lock file that guards the mirror (taken after the account's own lock).
     var lockURL: URL { get }
     /// Tokens in the mirror for the same account that are newer than `current`, if any.
@@ -31,9 +31,9 @@ public protocol CredentialMirror: Sendable {
 /// let fresh = try await refresher.validCredentials(for: account)
 /// send(bearer: fresh.credentials.accessToken)
 /// ```
-public struct TokenRefresher: Sendable {
+package struct TokenRefresher: Sendable {
     /// What a call did.
-    public enum Outcome: String, Sendable, Codable {
+    package enum Outcome: String, Sendable, Codable {
         /// The stored access token was valid for longer than the margin.
         case stillValid = "still_valid"
         /// The tokens were refreshed at the issuer.
@@ -43,21 +43,21 @@ public struct TokenRefresher: Sendable {
     }
 
     /// Valid tokens and what it took to get them. Prints redacted.
-    public struct Fresh: Sendable, RedactedDescription {
+    package struct Fresh: Sendable, RedactedDescription {
         /// The tokens.
-        public var credentials: Credentials
+        package var credentials: Credentials
         /// The account as stored afterwards.
-        public var account: Account
+        package var account: Account
         /// What happened.
-        public var outcome: Outcome
+        package var outcome: Outcome
         /// The access token's expiry.
-        public var expiresAt: Date?
+        package var expiresAt: Date?
         /// Set when the tokens are usable but something went wrong on the way (a refresh that must
         /// be tried again later while the access token is still valid).
-        public var warning: String?
+        package var warning: String?
 
         /// Creates a result.
-        public init(credentials: Credentials, account: Account, outcome: Outcome, expiresAt: Date?, warning: String? = nil) {
+        package init(credentials: Credentials, account: Account, outcome: Outcome, expiresAt: Date?, warning: String? = nil) {
             self.credentials = credentials
             self.account = account
             self.outcome = outcome
@@ -66,7 +66,7 @@ public struct TokenRefresher: Sendable {
         }
 
         /// The outcome and the account, never the tokens.
-        public var redactedFields: KeyValuePairs<String, String> {
+        package var redactedFields: KeyValuePairs<String, String> {
             [
                 "account": account.name.rawValue, "outcome": outcome.rawValue, "credentials": redactedMarker,
                 "expiresAt": expiresAt.map { "\($0)" } ?? "nil", "warning": warning ?? "nil",
@@ -75,21 +75,21 @@ public struct TokenRefresher: Sendable {
     }
 
     /// The store.
-    public let store: any AccountStore
+    package let store: any AccountStore
     /// The issuer client.
-    public let oauth: OAuthClient
+    package let oauth: OAuthClient
     /// Refresh when the access token expires within this margin. Default: 5 minutes.
-    public var margin: Duration
+    package var margin: Duration
     /// The mirror of an account, if it has one.
-    public var mirror: @Sendable (Account) -> (any CredentialMirror)?
+    package var mirror: @Sendable (Account) -> (any CredentialMirror)?
     /// How many times the commit of redeemed tokens is tried before they go to a recovery file.
     /// Default: 4.
-    public var commitAttempts: Int = 4
+    package var commitAttempts: Int = 4
     /// The wait after the first failed commit; it doubles with each further one. Default: 250 ms.
-    public var commitBackoff: Duration = .milliseconds(250)
+    package var commitBackoff: Duration = .milliseconds(250)
 
     /// Creates a refresher.
-    public init(
+    package init(
         store: any AccountStore, oauth: OAuthClient, margin: Duration = .seconds(300),
         mirror: @escaping @Sendable (Account) -> (any CredentialMirror)? = { _ in nil }
     ) {
@@ -110,7 +110,7 @@ public struct TokenRefresher: Sendable {
     /// - Throws: ``ChappieAuthError`` (its `recovery` says what to do; only a dead grant marks the
     ///   account `reauth_required`), ``StoreError`` for store problems (redeemed tokens that could
     ///   not be committed are kept in a recovery file first).
-    public func validCredentials(for account: Account, force: Bool = false, retrySignedOut: Bool = false) async throws -> Fresh {
+    package func validCredentials(for account: Account, force: Bool = false, retrySignedOut: Bool = false) async throws -> Fresh {
         let seen = try await store.credentials(for: account)
         let signedOut = account.status == .reauthRequired
         if signedOut, !retrySignedOut { throw Self.signedOutError(account) }
@@ -282,7 +282,7 @@ public struct TokenRefresher: Sendable {
 
     /// Whether the access token expires within the margin; a token without a readable `exp` is
     /// refreshed 8 days after the last refresh, as Codex does.
-    public func isExpiring(_ credentials: Credentials, account: Account, now: Date = Date()) -> Bool {
+    package func isExpiring(_ credentials: Credentials, account: Account, now: Date = Date()) -> Bool {
         if let expiry = expiry(credentials) {
             return expiry.timeIntervalSince(now) <= Double(margin.components.seconds)
         }

@@ -4,24 +4,24 @@ public import ChappieStore
 public import Foundation
 
 /// The issuer's endpoints, spoken exactly as openai-protocol.md §1 and §3 describe them.
-public struct OAuthClient: Sendable {
+package struct OAuthClient: Sendable {
     /// The Codex CLI's OAuth client id.
-    public static let clientID = "app_EMoamEEZ73f0CkXaXp7hrann"
+    package static let clientID = "app_EMoamEEZ73f0CkXaXp7hrann"
 
     /// A user code to show, from `POST /api/accounts/deviceauth/usercode`.
-    public struct DeviceCode: Sendable {
+    package struct DeviceCode: Sendable {
         /// The opaque id to poll with.
-        public var deviceAuthID: String
+        package var deviceAuthID: String
         /// The code the user types.
-        public var userCode: String
+        package var userCode: String
         /// How often to poll (at least one second).
-        public var interval: Duration
+        package var interval: Duration
         /// When the code expires, as the server said (`expires_at`), if it said.
-        public var expiresAt: Date?
+        package var expiresAt: Date?
     }
 
     /// The server's answer to one poll.
-    public enum PollResult: Sendable {
+    package enum PollResult: Sendable {
         /// Not approved yet; `slowDown` asks for a longer interval.
         case pending(slowDown: Bool)
         /// Approved: the authorization code and the server-made PKCE verifier.
@@ -30,38 +30,38 @@ public struct OAuthClient: Sendable {
 
     /// Tokens from a refresh; each field is optional (Codex keeps the old value for a missing one).
     /// Prints redacted.
-    public struct RefreshedTokens: Sendable, RedactedDescription {
+    package struct RefreshedTokens: Sendable, RedactedDescription {
         /// A new id_token, if sent.
-        public var idToken: String?
+        package var idToken: String?
         /// A new access_token, if sent.
-        public var accessToken: String?
+        package var accessToken: String?
         /// The rotated refresh_token, if sent.
-        public var refreshToken: String?
+        package var refreshToken: String?
 
         /// Which tokens came, none shown.
-        public var redactedFields: KeyValuePairs<String, String> {
+        package var redactedFields: KeyValuePairs<String, String> {
             func shown(_ token: String?) -> String { token == nil ? "nil" : redactedMarker }
             return ["idToken": shown(idToken), "accessToken": shown(accessToken), "refreshToken": shown(refreshToken)]
         }
     }
 
     /// The endpoints.
-    public let endpoints: ChappieEndpoints
+    package let endpoints: ChappieEndpoints
     /// The HTTP client.
-    public let http: HTTPClient
+    package let http: HTTPClient
     /// How long the code exchange after approval (the sign-in's callback step) may take before it
     /// fails with `callbackTimeout`; every other request has 30 seconds. Default: 30 seconds.
-    public var exchangeTimeout: Duration
+    package var exchangeTimeout: Duration
 
     /// Creates a client.
-    public init(endpoints: ChappieEndpoints, http: HTTPClient, exchangeTimeout: Duration = .seconds(30)) {
+    package init(endpoints: ChappieEndpoints, http: HTTPClient, exchangeTimeout: Duration = .seconds(30)) {
         self.endpoints = endpoints
         self.http = http
         self.exchangeTimeout = exchangeTimeout
     }
 
     /// Asks for a device code (§1.1).
-    public func requestDeviceCode() async throws(ChappieAuthError) -> DeviceCode {
+    package func requestDeviceCode() async throws(ChappieAuthError) -> DeviceCode {
         let response = try await send(json: ["client_id": Self.clientID], to: endpoints.deviceUserCodeURL)
         if response.status == 404 {
             throw .authorizationDenied(
@@ -85,7 +85,7 @@ public struct OAuthClient: Sendable {
     /// `expired_token`, …) is `.expiredDeviceCode`, and one that says the user refused
     /// (`access_denied`, `…denied`, `…declined`) is `.authorizationDenied`: the real codes for
     /// those two are not documented (docs/emulator.md lists what the emulator sends).
-    public func poll(_ code: DeviceCode) async throws(ChappieAuthError) -> PollResult {
+    package func poll(_ code: DeviceCode) async throws(ChappieAuthError) -> PollResult {
         let response = try await send(json: ["device_auth_id": code.deviceAuthID, "user_code": code.userCode], to: endpoints.deviceTokenURL)
         if !response.isSuccess {
             let error = OAuthErrorBody(response.body)
@@ -105,7 +105,7 @@ public struct OAuthClient: Sendable {
     }
 
     /// Exchanges the authorization code for tokens, form-encoded (§1.4).
-    public func exchange(authorizationCode: String, codeVerifier: String) async throws(ChappieAuthError) -> Credentials {
+    package func exchange(authorizationCode: String, codeVerifier: String) async throws(ChappieAuthError) -> Credentials {
         let form = [
             ("grant_type", "authorization_code"), ("code", authorizationCode),
             ("redirect_uri", endpoints.issuer.absoluteString + "/deviceauth/callback"),
@@ -124,7 +124,7 @@ public struct OAuthClient: Sendable {
     }
 
     /// Redeems a refresh token with a JSON body (§3.1). Each refresh token works once.
-    public func refresh(_ refreshToken: String) async throws(ChappieAuthError) -> RefreshedTokens {
+    package func refresh(_ refreshToken: String) async throws(ChappieAuthError) -> RefreshedTokens {
         let response = try await send(
             json: ["client_id": Self.clientID, "grant_type": "refresh_token", "refresh_token": refreshToken], to: endpoints.tokenURL,
             carriesCredentials: true)
@@ -136,7 +136,7 @@ public struct OAuthClient: Sendable {
     }
 
     /// Revokes a refresh token (best effort, §3.5).
-    public func revoke(refreshToken: String) async {
+    package func revoke(refreshToken: String) async {
         _ = try? await send(
             json: ["token": refreshToken, "token_type_hint": "refresh_token", "client_id": Self.clientID], to: endpoints.revokeURL,
             carriesCredentials: true)

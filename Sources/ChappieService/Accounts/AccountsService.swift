@@ -34,12 +34,12 @@ public struct AccountsService: Sendable {
     }
 
     /// The store.
-    public let store: any AccountStore
+    package let store: any AccountStore
     /// The environment (`CODEX_HOME`, `HOME`).
     public let environment: [String: String]
 
     /// Creates the service.
-    public init(store: any AccountStore, environment: [String: String] = ProcessInfo.processInfo.environment) {
+    package init(store: any AccountStore, environment: [String: String] = ProcessInfo.processInfo.environment) {
         self.store = store
         self.environment = environment
     }

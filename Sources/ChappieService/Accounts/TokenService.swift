@@ -12,7 +12,7 @@ public struct TokenService: Sendable {
         /// The account's name.
         public var name: AccountName
         /// What happened, when it worked.
-        public var outcome: TokenRefresher.Outcome?
+        package var outcome: TokenRefresher.Outcome?
         /// The access token's expiry afterwards.
         public var expiresAt: Date?
         /// The failure, when it did not.
@@ -20,18 +20,18 @@ public struct TokenService: Sendable {
     }
 
     /// The store.
-    public let store: any AccountStore
+    package let store: any AccountStore
     /// The issuer client.
-    public let oauth: OAuthClient
+    package let oauth: OAuthClient
 
     /// Creates the service.
-    public init(store: any AccountStore, endpoints: ChappieEndpoints, http: HTTPClient = HTTPClient()) {
+    package init(store: any AccountStore, endpoints: ChappieEndpoints, http: HTTPClient = HTTPClient()) {
         self.store = store
         self.oauth = OAuthClient(endpoints: endpoints, http: http)
     }
 
     /// A refresher that keeps exported Codex homes in step.
-    public func refresher(margin: Duration = .seconds(300)) -> TokenRefresher {
+    package func refresher(margin: Duration = .seconds(300)) -> TokenRefresher {
         TokenRefresher(store: store, oauth: oauth, margin: margin) { account in
             account.codexHome.map { CodexMirror(home: URL(fileURLWithPath: $0)) }
         }
@@ -70,7 +70,7 @@ public struct TokenService: Sendable {
     /// When the refresh fails in a way that calls for a later retry (the issuer or the path to it
     /// failed) but the stored access token has not expired, that token is returned with a
     /// ``TokenRefresher/Fresh/warning``: the caller can work until the next try.
-    public func token(for name: AccountName?, margin: Duration = .seconds(300)) async throws -> TokenRefresher.Fresh {
+    package func token(for name: AccountName?, margin: Duration = .seconds(300)) async throws -> TokenRefresher.Fresh {
         let account = try await account(name)
         do {
             return try await refresher(margin: margin).validCredentials(for: account)

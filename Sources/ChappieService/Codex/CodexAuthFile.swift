@@ -5,18 +5,18 @@ public import Foundation
 
 /// The Codex CLI's `auth.json` (openai-protocol.md §5): read to import an account, written to make
 /// Codex use one. Prints redacted.
-public struct CodexAuthFile: Sendable, RedactedDescription {
+package struct CodexAuthFile: Sendable, RedactedDescription {
     /// Who the account is, from the id_token (falling back to `tokens.account_id` for the account id).
-    public var info: ChappieAccountInfo
+    package var info: ChappieAccountInfo
     /// The tokens.
-    public var credentials: Credentials
+    package var credentials: Credentials
     /// The access token's `exp`, when it is a readable JWT.
-    public var accessTokenExpiresAt: Date?
+    package var accessTokenExpiresAt: Date?
     /// `last_refresh`, when present.
-    public var lastRefresh: Date?
+    package var lastRefresh: Date?
 
     /// Who it is and when, never the tokens.
-    public var redactedFields: KeyValuePairs<String, String> {
+    package var redactedFields: KeyValuePairs<String, String> {
         [
             "email": info.email ?? "nil", "accountID": info.accountID ?? "nil", "credentials": redactedMarker,
             "accessTokenExpiresAt": accessTokenExpiresAt.map { "\($0)" } ?? "nil", "lastRefresh": lastRefresh.map { "\($0)" } ?? "nil",
@@ -27,7 +27,7 @@ public struct CodexAuthFile: Sendable, RedactedDescription {
     /// and, when chappie knows the account's user, the same user (the id_token's user id: members
     /// of one Team workspace share the account id); an account known only by e-mail matches on the
     /// e-mail.
-    public func belongs(to account: Account) -> Bool {
+    package func belongs(to account: Account) -> Bool {
         if let accountID = account.info.accountID {
             guard info.accountID == accountID else { return false }
             if let ours = account.info.userID { return info.userID == ours }
@@ -41,7 +41,7 @@ public struct CodexAuthFile: Sendable, RedactedDescription {
     /// login): a different refresh token whose access token expires later, or on a tie whose
     /// `last_refresh` is after the account's last refresh. Older tokens hold a refresh token that was
     /// already redeemed.
-    public func isNewer(than current: Credentials, of account: Account) -> Bool {
+    package func isNewer(than current: Credentials, of account: Account) -> Bool {
         guard credentials.refreshToken != current.refreshToken else { return false }
         let theirs = accessTokenExpiresAt ?? .distantPast
         let ours = current.accessTokenExpiresAt ?? .distantPast
@@ -51,7 +51,7 @@ public struct CodexAuthFile: Sendable, RedactedDescription {
     }
 
     /// `$CODEX_HOME`, else `~/.codex`.
-    public static func defaultHome(environment: [String: String]) -> URL {
+    package static func defaultHome(environment: [String: String]) -> URL {
         if let home = environment["CODEX_HOME"], !home.isEmpty { return URL(fileURLWithPath: (home as NSString).expandingTildeInPath) }
         let user = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
         return URL(fileURLWithPath: user).appendingPathComponent(".codex")
@@ -61,7 +61,7 @@ public struct CodexAuthFile: Sendable, RedactedDescription {
     ///
     /// - Throws: ``ServiceError`` `.invalidInput` saying what is wrong (missing file, not JSON, an API-key
     ///   login, an id_token that is not a JWT, a missing token). The message never holds a token.
-    public static func read(_ url: URL) throws(ServiceError) -> CodexAuthFile {
+    package static func read(_ url: URL) throws(ServiceError) -> CodexAuthFile {
         guard let data = FileManager.default.contents(atPath: url.path) else {
             throw ServiceError(.invalidInput, "cannot read \(url.path): no such file, or not readable")
         }
@@ -107,7 +107,7 @@ public struct CodexAuthFile: Sendable, RedactedDescription {
     ///   - now: `last_refresh`.
     /// - Returns: The file written.
     @discardableResult
-    public static func write(_ credentials: Credentials, accountID: String?, to home: URL, now: Date = Date()) throws(ServiceError) -> URL {
+    package static func write(_ credentials: Credentials, accountID: String?, to home: URL, now: Date = Date()) throws(ServiceError) -> URL {
         let url = home.appendingPathComponent("auth.json")
         do {
             try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])

@@ -29,7 +29,7 @@ public struct CodexMirror: CredentialMirror {
     /// token whose access token expires later (on a tie, whose `last_refresh` is after the
     /// account's). An older file (one chappie has since refreshed past) is never adopted, since its
     /// refresh token was already redeemed.
-    public func newerCredentials(than current: Credentials, for account: Account) -> Credentials? {
+    package func newerCredentials(than current: Credentials, for account: Account) -> Credentials? {
         guard let auth = try? CodexAuthFile.read(file), auth.belongs(to: account), auth.isNewer(than: current, of: account) else { return nil }
         return auth.credentials
     }
@@ -37,7 +37,7 @@ public struct CodexMirror: CredentialMirror {
     /// Writes the tokens to `auth.json`, keeping Codex's other fields, when the file is absent or
     /// holds this account; a file holding anything else (another login, an API key, unreadable
     /// text) is left alone.
-    public func publish(_ credentials: Credentials, for account: Account) throws -> Bool {
+    package func publish(_ credentials: Credentials, for account: Account) throws -> Bool {
         if FileManager.default.fileExists(atPath: file.path) {
             guard let current = try? CodexAuthFile.read(file), current.belongs(to: account) else { return false }
         }

@@ -25,7 +25,7 @@ public final class Daemon: Service {
     ///
     /// - Parameter instance: The data directory's claim from ``DaemonInstance/claim(in:)``, held
     ///   until the daemon is released: the socket is only replaced or removed under it.
-    public init(
+    package init(
         store: any AccountStore, endpoints: ChappieEndpoints, configuration: DaemonConfiguration, instance: DaemonInstance, logger: Logger
     ) {
         self.store = store

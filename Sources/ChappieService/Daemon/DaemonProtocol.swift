@@ -22,23 +22,23 @@ public struct DaemonRequest: Codable, Sendable {
 /// The daemon's answer: one JSON object on one line.
 public struct DaemonReply: Codable, Sendable {
     /// A token and what goes with it. Prints redacted.
-    public struct Token: Codable, Sendable, RedactedDescription {
+    package struct Token: Codable, Sendable, RedactedDescription {
         /// The account's name.
-        public var name: String
+        package var name: String
         /// The access token.
-        public var accessToken: String
+        package var accessToken: String
         /// Its expiry.
-        public var expiresAt: Date?
+        package var expiresAt: Date?
         /// The ChatGPT account id.
-        public var chatgptAccountID: String?
+        package var chatgptAccountID: String?
         /// Whether the account is FedRAMP.
-        public var fedramp: Bool
+        package var fedramp: Bool
         /// Set when the token is still valid but its refresh failed for now (see
         /// ``TokenService/token(for:margin:)``).
-        public var warning: String?
+        package var warning: String?
 
         /// Creates a token payload.
-        public init(name: String, accessToken: String, expiresAt: Date?, chatgptAccountID: String?, fedramp: Bool, warning: String? = nil) {
+        package init(name: String, accessToken: String, expiresAt: Date?, chatgptAccountID: String?, fedramp: Bool, warning: String? = nil) {
             self.name = name
             self.accessToken = accessToken
             self.expiresAt = expiresAt
@@ -48,7 +48,7 @@ public struct DaemonReply: Codable, Sendable {
         }
 
         /// Everything but the token.
-        public var redactedFields: KeyValuePairs<String, String> {
+        package var redactedFields: KeyValuePairs<String, String> {
             [
                 "name": name, "accessToken": redactedMarker, "expiresAt": expiresAt.map { "\($0)" } ?? "nil",
                 "chatgptAccountID": chatgptAccountID ?? "nil", "fedramp": "\(fedramp)", "warning": warning ?? "nil",
@@ -77,7 +77,7 @@ public struct DaemonReply: Codable, Sendable {
     /// The exit code the CLI should use for the failure.
     public var exitCode: Int32?
     /// For `token`.
-    public var token: Token?
+    package var token: Token?
     /// For `status`.
     public var status: Status?
     /// For `status`, `accounts` and `usage`: the accounts.

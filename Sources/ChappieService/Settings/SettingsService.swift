@@ -13,10 +13,10 @@ public struct SettingsService: Sendable {
     }
 
     /// The store.
-    public let store: any AccountStore
+    package let store: any AccountStore
 
     /// Creates the service.
-    public init(store: any AccountStore) {
+    package init(store: any AccountStore) {
         self.store = store
     }
 

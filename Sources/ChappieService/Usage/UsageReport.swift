@@ -75,7 +75,7 @@ public struct UsageReport: Sendable {
     ///   - since: The first instant included; `until` the first excluded.
     ///   - grouping: Periods, or windows.
     ///   - timeZone: Where periods begin and end, and how times are written.
-    public static func build(
+    package static func build(
         store: any AccountStore, accounts: [Account], since: Date?, until: Date?, grouping: Grouping, timeZone: TimeZone
     ) async throws -> UsageReport {
         let byID = Dictionary(uniqueKeysWithValues: accounts.map { ($0.id, $0) })

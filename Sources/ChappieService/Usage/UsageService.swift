@@ -29,13 +29,13 @@ public struct UsageService: Sendable {
     }
 
     /// The store.
-    public let store: any AccountStore
+    package let store: any AccountStore
     /// Tokens and refreshes.
     public let tokens: TokenService
     private let http: HTTPClient
 
     /// Creates the service.
-    public init(store: any AccountStore, endpoints: ChappieEndpoints, http: HTTPClient = HTTPClient()) {
+    package init(store: any AccountStore, endpoints: ChappieEndpoints, http: HTTPClient = HTTPClient()) {
         self.store = store
         self.http = http
         self.tokens = TokenService(store: store, endpoints: endpoints, http: http)

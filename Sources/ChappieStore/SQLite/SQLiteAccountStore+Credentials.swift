@@ -4,7 +4,7 @@ public import Foundation
 import GRDB
 
 extension SQLiteAccountStore {
-    public func credentials(for account: Account) async throws(StoreError) -> Credentials {
+    package func credentials(for account: Account) async throws(StoreError) -> Credentials {
         let record = try await read { db in try CredentialRecord.fetchOne(db, key: account.id) }
         // Tokens a refresh could not commit are newer than the stored ones until they are adopted.
         if case .pending(let pending) = recoveryState(for: account, stored: record) { return pending.credentials }
@@ -71,7 +71,7 @@ extension SQLiteAccountStore {
         return problems
     }
 
-    public func updateCredentials(
+    package func updateCredentials(
         of account: Account, to credentials: Credentials, accessTokenExpiresAt: Date?, refreshedAt: Date, event: AuditEventKind,
         detail: String
     ) async throws(StoreError) -> Account {

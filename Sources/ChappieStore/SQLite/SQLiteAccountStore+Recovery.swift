@@ -57,7 +57,7 @@ extension SQLiteAccountStore {
     /// - Returns: The file.
     /// - Throws: ``StoreError`` `.io` when even this cannot be written.
     @discardableResult
-    public func keepForRecovery(
+    package func keepForRecovery(
         _ credentials: Credentials, of account: Account, accessTokenExpiresAt: Date?, refreshedAt: Date
     ) async throws(StoreError) -> URL {
         try FilePermissions.ensurePrivateDirectory(recoveryDirectory)

@@ -39,7 +39,7 @@ public final class SQLiteAccountStore: AccountStore {
         rowBindingAccepted.withLock { $0 = false }
     }
 
-    public var key: SecretKey { currentKey.withLock { $0 } }
+    package var key: SecretKey { currentKey.withLock { $0 } }
 
     func replaceKey(with newKey: SecretKey) {
         currentKey.withLock { $0 = newKey }
@@ -100,7 +100,7 @@ public final class SQLiteAccountStore: AccountStore {
         }
     }
 
-    public func save(
+    package func save(
         info: ChappieAccountInfo, credentials: Credentials, accessTokenExpiresAt: Date?, refreshedAt: Date?, name: AccountName?,
         event: AuditEventKind
     ) async throws(StoreError) -> (account: Account, created: Bool) {

@@ -14,7 +14,7 @@ public import Foundation
 /// let store: any AccountStore = try await StoreOpener.open(options).store
 /// for account in try await store.accounts() { print(account.name) }
 /// ```
-public protocol AccountStore: Sendable {
+package protocol AccountStore: Sendable {
     /// The local data directory (locks, recovery files, the default key file).
     var location: StoreLocation { get }
     /// The key credentials are sealed with (after a rotation by another process, the new key once
@@ -147,7 +147,7 @@ extension AccountStore {
     }
 
     /// Stores refreshed (or adopted) tokens, with no audit detail.
-    public func updateCredentials(
+    package func updateCredentials(
         of account: Account, to credentials: Credentials, accessTokenExpiresAt: Date?, refreshedAt: Date, event: AuditEventKind
     ) async throws(StoreError) -> Account {
         try await updateCredentials(
