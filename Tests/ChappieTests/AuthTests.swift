@@ -174,7 +174,7 @@ struct AuthTests {
             guard case .networkFailure = error else { Issue.record("\(error)"); return }
             #expect(error.recovery == .retry(.now))
         }
-        #expect(ChappieAuthError.tokenExchangeFailed(statusCode: 401, body: "invalid_client: nope").recovery == .permanent(.fixConfiguration))
+        #expect(ChappieAuthError.tokenExchangeFailed(statusCode: 401, body: #"{"error":"invalid_client","error_description":"nope"}"#).recovery == .permanent(.fixConfiguration))
         #expect(ChappieAuthError.missingRefreshToken.requiresReauthentication)
         #expect(!ChappieAuthError.tokenExchangeFailed(statusCode: 500, body: "server_error").requiresReauthentication)
     }

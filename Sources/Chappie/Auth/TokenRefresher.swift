@@ -277,7 +277,8 @@ package struct TokenRefresher: Sendable {
         if let said = account.lastError, let parsed = ChappieAuthError(tokenEndpointDescription: said), parsed.requiresReauthentication {
             return parsed
         }
-        return .tokenExchangeFailed(statusCode: 401, body: "invalid_grant: account \(account.name) was signed out; sign it in again")
+        return .tokenExchangeFailed(
+            statusCode: 401, body: ChappieAuthError.body(summary: "invalid_grant: account \(account.name) was signed out; sign it in again"))
     }
 
     /// Whether the access token expires within the margin; a token without a readable `exp` is

@@ -53,16 +53,10 @@ public enum ChappieAuthError: Error, Sendable, Hashable, LocalizedError {
     }
 
     /// The OAuth error code in a token-endpoint failure, such as `refresh_token_reused`; `nil` when
-    /// the answer carried none (HTML from a proxy, an empty or non-JSON body). Read from the JSON
-    /// body, or from the `code: description` form an account's last error keeps.
+    /// the answer carried none (HTML from a proxy, plain text, an empty or non-JSON body).
     public var oauthErrorCode: String? {
         guard case .tokenExchangeFailed(_, let body) = self else { return nil }
-        if let code = OAuthErrorBody(Data(body.utf8)).code { return code }
-        // The kept form: a code of lower-case letters, digits and `_`, then `:` and its description.
-        let code = body.prefix { $0 != ":" }
-        let isCode = !code.isEmpty
-            && code.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" }
-        return isCode ? String(code) : nil
+        return OAuthErrorBody(Data(body.utf8)).code
     }
 
     /// What to do about it.
@@ -84,13 +78,27 @@ public enum ChappieAuthError: Error, Sendable, Hashable, LocalizedError {
     }
 
     /// Reads back a ``tokenExchangeFailed(statusCode:body:)`` from its ``errorDescription`` (as kept
-    /// in an account's last error), so that a later call reports what the issuer said, once.
+    /// in an account's last error: `… HTTP 401: code: description`), so that a later call reports
+    /// what the issuer said, once. The body becomes `{"error":code,"error_description":…}` again;
+    /// a description without a code keeps no body.
     public init?(tokenEndpointDescription text: String) {
         let prefix = "The token endpoint answered HTTP "
         guard text.hasPrefix(prefix) else { return nil }
         let rest = text.dropFirst(prefix.count)
         guard let colon = rest.firstIndex(of: ":"), let status = Int(rest[..<colon]) else { return nil }
-        self = .tokenExchangeFailed(statusCode: status, body: String(rest[rest.index(after: colon)...].drop { $0 == " " }))
+        self = .tokenExchangeFailed(statusCode: status, body: Self.body(summary: String(rest[rest.index(after: colon)...].drop { $0 == " " })))
+    }
+
+    /// The JSON body of an error from its `code: description` summary; empty when it has no code.
+    public static func body(summary: String) -> String {
+        let code = summary.prefix { $0 != ":" }
+        guard !code.isEmpty, code.unicodeScalars.allSatisfy({ ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" }) else {
+            return ""
+        }
+        var object = ["error": String(code)]
+        let description = summary.dropFirst(code.count).drop { $0 == ":" || $0 == " " }
+        if !description.isEmpty { object["error_description"] = String(description) }
+        return (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])).map { String(decoding: $0, as: UTF8.self) } ?? ""
     }
 
     /// A sentence for people.
@@ -103,8 +111,7 @@ public enum ChappieAuthError: Error, Sendable, Hashable, LocalizedError {
         case .callbackTimeout: "The sign-in callback did not arrive in time."
         case .authorizationDenied(let message): "OpenAI denied the sign-in: \(message)"
         case .tokenExchangeFailed(let status, let body):
-            "The token endpoint answered HTTP \(status): "
-                + (body.hasPrefix("{") || body.hasPrefix("<") || body.isEmpty ? OAuthErrorBody(Data(body.utf8)).summary(bodySize: body.utf8.count) : body)
+            "The token endpoint answered HTTP \(status): \(OAuthErrorBody(Data(body.utf8)).summary(bodySize: body.utf8.count))"
         case .missingRefreshToken: "No refresh token is stored; sign in again."
         case .secureRandomFailed(let status): "The system's random number generator failed (status \(status))."
         case .invalidResponse: "The server's response could not be understood."

@@ -3,7 +3,8 @@ public import Foundation
 /// An error body from the issuer (openai-protocol.md §3.2): OAuth's `{"error":"code",
 /// "error_description":…}` or OpenAI's `{"error":{"code","message"}}`, read without trusting it.
 public struct OAuthErrorBody: Sendable, Hashable {
-    /// The error code, lower-cased: `error` as a string, else `error.code`, else `code`.
+    /// The error code, lower-cased: `error` as a string, else `error.code`, else `code`. Only a JSON
+    /// body has one: a plain-text or HTML body (a proxy's) never reads as an OAuth error.
     public let code: String?
     /// `error_description`, else `error.message`.
     public let description: String?
@@ -24,20 +25,35 @@ public struct OAuthErrorBody: Sendable, Hashable {
         return String(summary.prefix(300))
     }
 
-    /// The body as text to keep in an error, at most 2,000 characters, with every token-like value
-    /// replaced by `<redacted>`: the JSON members that carry tokens or codes (`…token`,
-    /// `authorization_code`, `device_code`, `code_verifier`; not the error's `code`), and anything
-    /// shaped like a JWT.
+    /// The longest body an error keeps, in characters.
+    public static let keptLength = 2000
+
+    /// The body as text to keep in an error, with every token-like value replaced by `<redacted>`
+    /// first, then cut to ``keptLength`` characters. A longer body that carries an OAuth code is kept
+    /// as `{"error":…,"error_description":…}` instead, so the cut never loses the code.
+    ///
+    /// Redacted: JSON members whose name ends in `token` (any case: `refresh_token`, `accessToken`),
+    /// `authorization_code`, `device_code` and `code_verifier` (not the error's `code`); form fields
+    /// `…token=`, `code=` and `code_verifier=`; anything shaped like a JWT.
     public static func redacted(_ body: Data) -> String {
-        var text = String(decoding: body.prefix(2000), as: UTF8.self)
-        for (pattern, template) in [
-            (#""((?:[A-Za-z_]*_)?token|authorization_code|device_code|code_verifier)"\s*:\s*"[^"]*""#, "\"$1\":\"\(redactedMarker)\""),
-            (#"eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*"#, redactedMarker),
-        ] {
-            guard let expression = try? NSRegularExpression(pattern: pattern) else { continue }
-            // The marker holds no `$` or backslash, so it reads the same as a template.
-            text = expression.stringByReplacingMatches(in: text, range: NSRange(text.startIndex..., in: text), withTemplate: template)
+        let parsed = OAuthErrorBody(body)
+        var text = String(decoding: body, as: UTF8.self)
+        if text.count > keptLength, let code = parsed.code {
+            var compact: [String: String] = ["error": code]
+            compact["error_description"] = parsed.description
+            text = (try? JSONSerialization.data(withJSONObject: compact, options: [.sortedKeys])).map { String(decoding: $0, as: UTF8.self) } ?? code
         }
-        return text
+        for (pattern, template) in redactions {
+            text = pattern.stringByReplacingMatches(in: text, range: NSRange(text.startIndex..., in: text), withTemplate: template)
+        }
+        return String(text.prefix(keptLength))
     }
+
+    /// The patterns and their templates (the marker holds no `$` or backslash, so it reads the same
+    /// as a template).
+    private static let redactions: [(NSRegularExpression, String)] = [
+        (#"(?i)"([a-z_]*token|authorization_code|device_code|code_verifier)"\s*:\s*"(?:\\.|[^"\\])*("|$)"#, "\"$1\":\"\(redactedMarker)\""),
+        (#"(?i)\b([a-z_]*token|code|code_verifier)=[^&\s"<]+"#, "$1=\(redactedMarker)"),
+        (#"eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*"#, redactedMarker),
+    ].compactMap { pattern, template in (try? NSRegularExpression(pattern: pattern)).map { ($0, template) } }
 }
