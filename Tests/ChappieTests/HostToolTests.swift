@@ -285,6 +285,23 @@ struct HostToolTests {
         }
     }
 
+    @Test("A replay that calls with another call_id (and its events at other positions) runs only the call of the attempt that completed")
+    func divergentReplayOfCall() async throws {
+        try await tests.withSetup { setup in
+            try await setup.script(#"{"name":"get_time","arguments":"{\"zone\":\"UTC\"}"}"#)
+            try await setup.fault(#"{"kind":"drop_socket","after_events":4,"divergent":true}"#)
+            let log = CallLog()
+            let (events, error) = await Self.events(Self.client(setup, tools: [Self.clock(log)], transport: .default))
+            #expect(error == nil)
+            #expect(log.all.count == 1)
+            #expect(Self.toolSteps(events) == ["requested:get_time", "completed:get_time:completed"])
+            let stats = try await setup.stats()
+            #expect(stats.int("tool_scripts", "calls_issued") == 2)  // the dropped attempt's call, then the replay's
+            #expect(stats.int("tool_scripts", "outputs_accepted") == 1)
+            #expect(stats.int("tool_scripts", "outputs_refused") == 0)
+        }
+    }
+
     @Test("The real-shaped tool-call stream (fixture) is parsed: its call runs and its call_id is answered")
     func fixtureToolCall() async throws {
         try await tests.withSetup { setup in

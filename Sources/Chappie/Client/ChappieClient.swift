@@ -179,6 +179,7 @@ public final class ChappieClient: Sendable {
         while true {
             try Task.checkCancellation()
             turn.replay.restart()
+            turn.events.beginAttempt()
             let transport = try transport.withLock { try $0.next() }
             do {
                 switch transport {

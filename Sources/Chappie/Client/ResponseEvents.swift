@@ -87,7 +87,8 @@ struct ResponseEventReader {
     let account: Account
     let emit: (ChappieStreamEvent) -> Void
     private(set) var responseID: String?
-    /// The `function_call` items of the response, in order (each once, replays included).
+    /// The `function_call` items of the current attempt, in order: only the attempt that reaches
+    /// `response.completed` decides which calls run (a replay may call with another `call_id`).
     private(set) var functionCalls: [FunctionCall] = []
 
     init(store: any AccountStore, account: Account, emit: @escaping (ChappieStreamEvent) -> Void) {
@@ -120,14 +121,13 @@ struct ResponseEventReader {
                 emit(.usageLimits(snapshot))
             }
         case "response.output_item.done" where (object["item"] as? [String: Any])?["type"] as? String == "function_call":
-            guard replay.acceptEvent() else { break }
             let item = object["item"] as? [String: Any] ?? [:]
             guard let callID = item["call_id"] as? String, let name = item["name"] as? String else {
                 throw ChappieClientError.invalidResponse("a function_call item has no call_id or name")
             }
             // `arguments` is a JSON string (§8.1); an absent one is an empty object.
             functionCalls.append(FunctionCall(callID: callID, name: name, arguments: item["arguments"] as? String ?? "{}"))
-            emit(.raw(type: type, payload: data))
+            if replay.acceptEvent() { emit(.raw(type: type, payload: data)) }
         case "response.completed":
             // A replay that stops short of the delivered text does not complete it.
             guard !replay.isReplaying else { throw ChappieClientError.streamingTransportReplayDiverged(replay.deliveredText) }
@@ -159,6 +159,11 @@ struct ResponseEventReader {
             if replay.acceptEvent() { emit(.raw(type: type, payload: data)) }
         }
         return .more
+    }
+
+    /// A new attempt streams the turn from its start: its calls are collected afresh.
+    mutating func beginAttempt() {
+        functionCalls = []
     }
 
     /// The error of an attempt that ended before `response.completed`.

@@ -471,6 +471,11 @@ actor EmulatorState {
         toolScripts.clear()
     }
 
+    /// A new call in place of `callID` for a divergent replay (see ``ToolScripts/reissue(for:conversation:replacing:)``).
+    func reissueToolCall(for input: JSONInput?, conversation: JSONInput?, replacing callID: String) -> ToolScripts.Step? {
+        toolScripts.reissue(for: input, conversation: conversation, replacing: callID)
+    }
+
     /// What the scripted model does with a request, or `nil` for the usual echo.
     func toolStep(for input: JSONInput?, conversation: JSONInput?, tools: JSONInput?) -> ToolScripts.Step? {
         toolScripts.step(for: input, conversation: conversation, tools: tools)

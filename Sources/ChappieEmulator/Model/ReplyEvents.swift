@@ -70,8 +70,8 @@ struct ReplyEvents {
     }
 
     /// A turn that calls a tool instead of answering: the `function_call` item added, its arguments
-    /// as one delta, the item done (where clients read whole calls, §8.1), usage, completed.
-    func functionCallEvents(callID: String, name: String, arguments: String) -> [StreamEvent] {
+    /// in `argumentDeltas` deltas, the item done (where clients read whole calls, §8.1), usage, completed.
+    func functionCallEvents(callID: String, name: String, arguments: String, argumentDeltas: Int = 1) -> [StreamEvent] {
         let itemID = "fc_" + Self.identifier()
         func item(_ arguments: String) -> JSON {
             .object([
@@ -79,12 +79,15 @@ struct ReplyEvents {
                 ("name", .string(name)), ("arguments", .string(arguments)),
             ])
         }
+        let characters = Array(arguments)
+        let size = max(1, (characters.count + argumentDeltas - 1) / max(1, argumentDeltas))
+        let pieces = stride(from: 0, to: max(characters.count, 1), by: size).map { String(characters[$0..<min($0 + size, characters.count)]) }
         var events = [
             event("response.created", [("response", response(status: "in_progress"))]),
             event("response.output_item.added", [("output_index", .int(0)), ("item", item(""))]),
-            event("response.function_call_arguments.delta", [("item_id", .string(itemID)), ("output_index", .int(0)), ("delta", .string(arguments))]),
-            event("response.output_item.done", [("output_index", .int(0)), ("item", item(arguments))]),
         ]
+        events += pieces.map { event("response.function_call_arguments.delta", [("item_id", .string(itemID)), ("output_index", .int(0)), ("delta", .string($0))]) }
+        events.append(event("response.output_item.done", [("output_index", .int(0)), ("item", item(arguments))]))
         if let account { events.append(rateLimits(account)) }
         events.append(event("response.completed", [("response", response(status: "completed"))]))
         return events

@@ -70,6 +70,15 @@ struct ToolScripts {
         return step
     }
 
+    /// A divergent replay of a call (the `drop_socket` fault's `divergent`): the same script calls
+    /// again with a new `call_id`, which the conversation keeps from now on.
+    mutating func reissue(for input: JSONInput?, conversation: JSONInput?, replacing callID: String) -> Step? {
+        guard case .array(let items)? = input, let call = issued[callID] else { return nil }
+        let step = issue(call.script, round: call.round)
+        steps[[conversation ?? .null, .array(items)]] = step
+        return step
+    }
+
     private mutating func decide(_ items: [JSONInput]) -> Step? {
         var calls: [String: String] = [:]
         var outputs: [(callID: String, output: String)] = []

@@ -95,7 +95,10 @@ struct BackendRoutes: Sendable {
         guard case .string(let model)? = fields["model"] else {
             return .failure(ReplyError(.openAIError(400, message: "model is required.", code: "invalid_request")))
         }
-        let step = await state.toolStep(for: fields["input"], conversation: fields["prompt_cache_key"], tools: fields["tools"])
+        var step = await state.toolStep(for: fields["input"], conversation: fields["prompt_cache_key"], tools: fields["tools"])
+        if rewordedReplay, case .call(let callID, _, _)? = step {
+            step = await state.reissueToolCall(for: fields["input"], conversation: fields["prompt_cache_key"], replacing: callID)
+        }
         if case .refuse(let message)? = step {
             return .failure(ReplyError(.json(400, .object([("error", .object([
                 ("message", .string(message)), ("type", .string("invalid_request_error")), ("param", .string("input")), ("code", .null),
@@ -129,7 +132,8 @@ struct BackendRoutes: Sendable {
         let generator = ReplyEvents(model: model, text: text, inputCharacters: prompt?.count ?? 0, account: charged)
         var events = generator.events()
         if case .call(let callID, let name, let arguments)? = step {
-            events = generator.functionCallEvents(callID: callID, name: name, arguments: arguments)
+            // A divergent replay streams the arguments in two deltas: its events fall at other positions.
+            events = generator.functionCallEvents(callID: callID, name: name, arguments: arguments, argumentDeltas: rewordedReplay ? 2 : 1)
         }
         return .success(Turn(model: model, account: charged, events: events, failedEvents: generator.failedEvents()))
     }
