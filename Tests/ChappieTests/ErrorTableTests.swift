@@ -61,11 +61,15 @@ struct ErrorTableTests {
         ("toolDenied(name, reason)", .toolDenied("t", "no")),
         ("toolFailed(name, message)", .toolFailed("t", "broke")),
         ("toolLoopLimitExceeded(limit)", .toolLoopLimitExceeded(8)),
-        ("responseFailed(response), server_is_overloaded or a cut stream", .responseFailed(response("server_is_overloaded"))),
-        ("responseFailed(response), context_length_exceeded, insufficient_quota, usage_not_included, cyber_policy, invalid_prompt", .responseFailed(response("context_length_exceeded"))),
+        ("responseFailed(response) server_is_overloaded", .responseFailed(response("server_is_overloaded"))),
+        ("responseFailed(response) stream_closed (a cut stream)", .responseFailed(response("stream_closed"))),
+    ] + ["context_length_exceeded", "insufficient_quota", "usage_not_included", "cyber_policy", "invalid_prompt"].map { code in
+        ("responseFailed(response) \(code)", ChappieClientError.responseFailed(response(code)))
+    } + [
         ("streamingTransportReplayDiverged(partial)", .streamingTransportReplayDiverged("part")),
         ("httpError(status: 0, body) (no response)", .httpError(status: 0, body: "")),
-        ("httpError(status: 429 or 5xx, body)", .httpError(status: 503, body: "")),
+        ("httpError(status: 429, body)", .httpError(status: 429, body: "")),
+        ("httpError(status: 5xx, body)", .httpError(status: 503, body: "")),
         ("httpError(status: other 4xx, body)", .httpError(status: 400, body: "")),
         ("invalidResponse(reason)", .invalidResponse("x")),
         ("invalidConfiguration(reason)", .invalidConfiguration("x")),
@@ -83,11 +87,17 @@ struct ErrorTableTests {
         ("pollingTimeout", .pollingTimeout),
         ("callbackTimeout", .callbackTimeout),
         ("authorizationDenied(message)", .authorizationDenied("no")),
-        ("tokenExchangeFailed, 4xx invalid_grant or refresh_token_expired/invalidated/reused", .tokenExchangeFailed(statusCode: 400, body: #"{"error":"invalid_grant"}"#)),
-        ("tokenExchangeFailed, 4xx invalid_client, unauthorized_client, unsupported_grant_type, invalid_scope", .tokenExchangeFailed(statusCode: 401, body: #"{"error":"invalid_client"}"#)),
-        ("tokenExchangeFailed, 4xx invalid_request, access_denied, another OAuth code", .tokenExchangeFailed(statusCode: 400, body: #"{"error":"invalid_request"}"#)),
-        ("tokenExchangeFailed, 4xx without an OAuth code (a proxy's HTML)", .tokenExchangeFailed(statusCode: 403, body: "<html>Forbidden</html>")),
-        ("tokenExchangeFailed, 429 or 5xx", .tokenExchangeFailed(statusCode: 503, body: "")),
+    ] + [
+        "invalid_grant", "refresh_token_expired", "refresh_token_invalidated", "refresh_token_reused", "invalid_client", "unauthorized_client",
+        "unsupported_grant_type", "invalid_scope", "invalid_request", "access_denied", "some_other_code",
+    ].map { code in
+        ("tokenExchangeFailed 4xx \(code)", ChappieAuthError.tokenExchangeFailed(statusCode: 400, body: #"{"error":"\#(code)"}"#))
+    } + [
+        ("tokenExchangeFailed 4xx slow_down", .tokenExchangeFailed(statusCode: 400, body: #"{"error":"slow_down"}"#)),
+        ("tokenExchangeFailed 4xx without an OAuth code (a proxy's HTML)", .tokenExchangeFailed(statusCode: 403, body: "<html>Forbidden</html>")),
+        ("tokenExchangeFailed 4xx plain text", .tokenExchangeFailed(statusCode: 401, body: "invalid_grant")),
+        ("tokenExchangeFailed 429 invalid_grant", .tokenExchangeFailed(statusCode: 429, body: #"{"error":"invalid_grant"}"#)),
+        ("tokenExchangeFailed 5xx", .tokenExchangeFailed(statusCode: 503, body: "")),
         ("missingRefreshToken", .missingRefreshToken),
         ("secureRandomFailed(statusCode)", .secureRandomFailed(statusCode: -1)),
         ("invalidResponse", .invalidResponse),
@@ -126,7 +136,12 @@ struct ErrorTableTests {
     @Test("Only a dead grant or a missing refresh token requires reauthentication, and each is classed sign in again")
     func reauthenticationAgrees() {
         for (label, error) in Self.authSamples {
-            #expect(error.requiresReauthentication == (error == .missingRefreshToken || error.oauthErrorCode == "invalid_grant"), "\(label)")
+            let deadGrant = error.oauthErrorCode.map(OAuthErrorCode.isDeadGrant) ?? false
+            if case .tokenExchangeFailed(429, _) = error {
+                #expect(!error.requiresReauthentication, "\(label)")
+            } else {
+                #expect(error.requiresReauthentication == (error == .missingRefreshToken || deadGrant), "\(label)")
+            }
             if error.requiresReauthentication { #expect(error.recovery == .signInAgain, "\(label)") }
         }
     }

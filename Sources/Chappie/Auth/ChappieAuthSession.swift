@@ -135,20 +135,29 @@ public final class ChappieAuthSession {
     ///   ``accountInfo`` first. The stored account (its sealed tokens, name and usage history) stays,
     ///   so `chappie refresh NAME` can try once more.
     public func refreshAuth() async throws(ChappieAuthError) {
-        guard let store, let account = try? await store.account(named: configuration.account) else {
-            fail(.missingRefreshToken)
-            throw ChappieAuthError.missingRefreshToken
-        }
+        guard let store else { throw ChappieAuthError.unknown("the credential store cannot be opened") }
         do {
+            let account = try await store.account(named: configuration.account)
             let fresh = try await TokenRefresher(store: store, oauth: oauth, margin: configuration.refreshMargin)
                 .validCredentials(for: account, force: true)
             accountInfo = fresh.account.info
             lastError = nil
             state = .signedIn(expiresAt: fresh.expiresAt)
         } catch {
-            let error = error as? ChappieAuthError ?? .unknown(ChappieClientError.storeUnavailable(error).errorDescription ?? "\(error)")
+            let error = Self.authError(error)
             fail(error)
             throw error
+        }
+    }
+
+    /// A refresh's failure as an auth error: no stored account, or one whose credential does not
+    /// open, is `.missingRefreshToken` (sign in again); any other store failure is `.unknown` with
+    /// its message, and keeps the session as it is.
+    private static func authError(_ error: any Error) -> ChappieAuthError {
+        switch error {
+        case let error as ChappieAuthError: error
+        case let error as StoreError where error.code == .notFound || error.code == .credentialUnreadable: .missingRefreshToken
+        default: .unknown(ChappieClientError.storeUnavailable(error).errorDescription ?? "\(error)")
         }
     }
 
@@ -159,7 +168,12 @@ public final class ChappieAuthSession {
             accountInfo = nil
             state = .reauthenticationRequired
         } else if error == .cancelledSignIn {
-            state = accountInfo == nil ? .signedOut : state
+            // Back to where it was: an account that must sign in again still must.
+            if let store, (try? store.accountNow(named: configuration.account))?.status == .reauthRequired {
+                state = .reauthenticationRequired
+            } else if accountInfo == nil {
+                state = .signedOut
+            }
         } else if case .signedIn = state {
             // Keep the session: a retry is possible.
         } else {

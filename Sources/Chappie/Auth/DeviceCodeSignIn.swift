@@ -44,12 +44,14 @@ package struct DeviceCodeSignIn: Sendable {
         let code = try await oauth.requestDeviceCode()
         let clock = ContinuousClock()
         let deadline = clock.now + pollingTimeout
-        let expiresAt = code.expiresAt ?? Date().addingTimeInterval(Double(pollingTimeout.components.seconds))
+        // The server's expiry, on the monotonic clock.
+        let serverExpiry = code.lifetime.map { clock.now + $0 }
+        let expiresAt = Date().addingTimeInterval(Double((code.lifetime ?? pollingTimeout).components.seconds))
         var interval = code.interval
         await progress(.waitingForApproval(
             userCode: code.userCode, verificationURL: oauth.endpoints.deviceVerificationURL, expiresAt: expiresAt, interval: interval))
         while true {
-            if let serverExpiry = code.expiresAt, Date() >= serverExpiry { throw .expiredDeviceCode }
+            if let serverExpiry, clock.now >= serverExpiry { throw .expiredDeviceCode }
             guard clock.now < deadline else { throw .pollingTimeout }
             switch try await oauth.poll(code) {
             case .approved(let authorizationCode, let verifier):
@@ -68,7 +70,7 @@ package struct DeviceCodeSignIn: Sendable {
                 }
                 // Sleep the interval, but never past the deadline or the server's expiry.
                 var remaining = deadline - clock.now
-                if let serverExpiry = code.expiresAt { remaining = min(remaining, .seconds(serverExpiry.timeIntervalSinceNow)) }
+                if let serverExpiry { remaining = min(remaining, serverExpiry - clock.now) }
                 do {
                     try await Task.sleep(for: min(interval, max(remaining, .zero)))
                 } catch {

@@ -36,11 +36,13 @@ actor StoreHandle {
 }
 
 extension ChappieClientError {
-    /// A store or vault failure as the SDK's error: an unreadable credential means the account must
-    /// be signed in again; anything else is ``credentialStoreUnavailable(_:)``.
+    /// A store or vault failure as the SDK's error: an account gone (removed or renamed meanwhile)
+    /// is ``missingCredential``, an unreadable credential means the account must be signed in
+    /// again; anything else is ``credentialStoreUnavailable(_:)``.
     static func storeUnavailable(_ error: any Error) -> ChappieClientError {
         switch error {
         case let error as ChappieClientError: error
+        case let error as StoreError where error.code == .notFound: .missingCredential
         case let error as StoreError where error.code == .credentialUnreadable: .reauthenticationRequired(error.message)
         case let error as StoreError: .credentialStoreUnavailable(error.message)
         case let error as VaultError: .credentialStoreUnavailable(error.message)

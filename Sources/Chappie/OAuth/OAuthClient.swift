@@ -16,8 +16,9 @@ package struct OAuthClient: Sendable {
         package var userCode: String
         /// How often to poll (at least one second).
         package var interval: Duration
-        /// When the code expires, as the server said (`expires_at`), if it said.
-        package var expiresAt: Date?
+        /// How long the code lives, as the server said: its `expires_at` less its `Date` (so a
+        /// local clock that is off does not matter); `nil` when it did not say.
+        package var lifetime: Duration?
     }
 
     /// The server's answer to one poll.
@@ -76,22 +77,31 @@ package struct OAuthClient: Sendable {
         let seconds = (object["interval"] as? String).flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
             ?? (object["interval"] as? NSNumber)?.intValue ?? 5
         let expiresAt = (object["expires_at"] as? String).flatMap { try? Date($0, strategy: .iso8601) }
-        return DeviceCode(deviceAuthID: id, userCode: code, interval: .seconds(max(1, seconds)), expiresAt: expiresAt)
+        let serverNow = response.headers["Date"].flatMap(HTTPHeaders.httpDate) ?? Date()
+        let lifetime = expiresAt.map { Duration.milliseconds(Int64(max(0, $0.timeIntervalSince(serverNow)) * 1000)) }
+        return DeviceCode(deviceAuthID: id, userCode: code, interval: .seconds(max(1, seconds)), lifetime: lifetime)
     }
+
+    /// The poll's error codes that say the user refused the code: RFC 8628's `access_denied` and
+    /// the `deviceauth_` forms a refusal may take (unconfirmed, docs/emulator.md). Any other 403 or
+    /// 404 is still pending.
+    static let refusalCodes: Set<String> = [
+        "access_denied", "authorization_declined", "deviceauth_authorization_denied", "deviceauth_denied", "deviceauth_authorization_declined",
+    ]
 
     /// Polls once (§1.3): 403 and 404 are pending; 2xx carries the code.
     ///
     /// Whatever the status, an error code that says the code expired (`deviceauth_expired`,
-    /// `expired_token`, …) is `.expiredDeviceCode`, and one that says the user refused
-    /// (`access_denied`, `…denied`, `…declined`) is `.authorizationDenied`: the real codes for
-    /// those two are not documented (docs/emulator.md lists what the emulator sends).
+    /// `expired_token`, …) is `.expiredDeviceCode`, and one of ``refusalCodes`` is
+    /// `.authorizationDenied`: the real codes for those two are not documented (docs/emulator.md
+    /// lists what the emulator sends).
     package func poll(_ code: DeviceCode) async throws(ChappieAuthError) -> PollResult {
         let response = try await send(json: ["device_auth_id": code.deviceAuthID, "user_code": code.userCode], to: endpoints.deviceTokenURL)
         if !response.isSuccess {
             let error = OAuthErrorBody(response.body)
             if let code = error.code {
                 if code.contains("expired") { throw .expiredDeviceCode }
-                if code == "access_denied" || code.hasSuffix("denied") || code.hasSuffix("declined") {
+                if Self.refusalCodes.contains(code) {
                     throw .authorizationDenied(error.description ?? code)
                 }
             }

@@ -84,16 +84,22 @@ extension HTTPHeaders {
     /// (`120`) or an HTTP date (`Wed, 21 Oct 2026 07:28:00 GMT`); `nil` when unreadable. A date in
     /// the past is 0.
     public static func retryAfter(_ field: String, now: Date = Date()) -> TimeInterval? {
-        // asctime pads a one-digit day with a space: fold runs of spaces.
-        let value = field.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ")
+        let value = field.trimmingCharacters(in: .whitespaces)
         guard !value.isEmpty else { return nil }
         if let seconds = Double(value), seconds.isFinite { return Swift.max(0, seconds) }
+        return httpDate(value).map { Swift.max(0, $0.timeIntervalSince(now)) }
+    }
+
+    /// An HTTP date (`Date`, `Retry-After`, …) in any of RFC 9110's three forms; `nil` when unreadable.
+    public static func httpDate(_ field: String) -> Date? {
+        // asctime pads a one-digit day with a space: fold runs of spaces.
+        let value = field.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ")
         for format in Self.httpDateFormats {
             let formatter = DateFormatter()
             formatter.locale = Locale(identifier: "en_US_POSIX")
             formatter.timeZone = TimeZone(identifier: "GMT")
             formatter.dateFormat = format
-            if let date = formatter.date(from: value) { return Swift.max(0, date.timeIntervalSince(now)) }
+            if let date = formatter.date(from: value) { return date }
         }
         return nil
     }
