@@ -1,6 +1,6 @@
 public import Chappie
 public import ChappieCore
-public import ChappieStore
+import ChappieStore
 import ChappieVault
 public import Foundation
 public import Logging

@@ -1,6 +1,6 @@
-public import ChappieCore
-public import ChappieStore
-public import Foundation
+package import ChappieCore
+import ChappieStore
+package import Foundation
 
 /// The device-code sign-in of openai-protocol.md §1, from the user code to stored-ready tokens.
 ///

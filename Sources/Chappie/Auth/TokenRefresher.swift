@@ -1,6 +1,6 @@
-public import ChappieCore
-public import ChappieStore
-public import Foundation
+package import ChappieCore
+package import ChappieStore
+package import Foundation
 
 /// Another place an account's tokens live and may be refreshed by someone else, such as the Codex
 /// CLI's `auth.json`. The refresher adopts newer tokens found there and writes refreshed ones back,

@@ -1,6 +1,6 @@
 public import ChappieCore
 public import ChappieStore
-public import Foundation
+import Foundation
 
 /// Which account an SDK session or client uses, where the store is, which services it talks to,
 /// and how a client streams and retries.

@@ -1,7 +1,7 @@
-public import ChappieCore
-public import ChappieNet
-public import ChappieStore
-public import Foundation
+package import ChappieCore
+package import ChappieNet
+import ChappieStore
+import Foundation
 
 /// The issuer's endpoints, spoken exactly as openai-protocol.md §1 and §3 describe them.
 package struct OAuthClient: Sendable {

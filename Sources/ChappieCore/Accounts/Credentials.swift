@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 
 /// The three tokens of an account. Held as `String`s because HTTP needs them so; they are sealed at
 /// rest and never logged.

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// A JSON value: a host tool's parameter schema, written as a Swift literal.
 ///

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 extension ChappieUsageLimitSnapshot {
     /// The main (`codex`) limit from a response's `x-codex-*` rate-limit headers (§6.2), or `nil`

@@ -1,7 +1,7 @@
-public import Chappie
+package import Chappie
 public import ChappieCore
-public import ChappieNet
-public import ChappieStore
+package import ChappieNet
+package import ChappieStore
 public import Foundation
 
 /// Sign-in, tokens and refreshes: the operations behind `chappie accounts add`, `chappie token`

@@ -1,7 +1,7 @@
-public import ChappieCore
-public import ChappieStore
+package import ChappieCore
+import ChappieStore
 import ChappieVault
-public import Foundation
+package import Foundation
 
 /// The Codex CLI's `auth.json` (openai-protocol.md §5): read to import an account, written to make
 /// Codex use one. Prints redacted.

@@ -1,6 +1,6 @@
 public import Chappie
-public import ChappieCore
-public import ChappieStore
+package import ChappieCore
+import ChappieStore
 public import Foundation
 
 /// The Codex CLI's `auth.json` in the Codex home an account owns: the refresher adopts tokens

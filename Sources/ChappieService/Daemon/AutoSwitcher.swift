@@ -1,8 +1,8 @@
 import Chappie
-public import ChappieStore
-public import ChappieCore
-public import Foundation
-public import Logging
+import ChappieStore
+import ChappieCore
+import Foundation
+import Logging
 
 /// The daemon's auto-switch rule: when the active account reaches its limit (a reading at 100 % of
 /// its binding window, or limit reached), once per such event, switch to the account with the most

@@ -1,9 +1,9 @@
-public import Chappie
-public import ChappieCore
-public import ChappieStore
+package import Chappie
+import ChappieCore
+package import ChappieStore
 import ChappieVault
-public import Foundation
-public import Logging
+import Foundation
+package import Logging
 public import ServiceLifecycle
 
 /// `chappie daemon`, wiring its parts: the scheduler (``DaemonScheduler``: refresh and poll

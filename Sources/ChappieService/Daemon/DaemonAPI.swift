@@ -1,7 +1,7 @@
 import Chappie
-public import ChappieStore
-public import ChappieCore
-public import Foundation
+import ChappieStore
+import ChappieCore
+import Foundation
 
 /// The daemon's local API: what each request on its socket gets (docs/daemon.md). The socket
 /// itself is ``SocketServer``'s.

@@ -1,7 +1,7 @@
 import Chappie
-public import ChappieStore
-public import ChappieCore
-public import Foundation
+import ChappieStore
+import ChappieCore
+import Foundation
 
 /// The daemon's counters and each account's state in Prometheus' text exposition format.
 struct DaemonMetrics: Sendable {

@@ -1,8 +1,8 @@
 import Chappie
-public import ChappieStore
-public import ChappieCore
-public import Foundation
-public import Logging
+import ChappieStore
+import ChappieCore
+import Foundation
+import Logging
 
 /// The daemon's timing: refreshes each account's tokens ahead of their `exp` (with a per-account
 /// jitter and a backoff after failures), and polls usage on an interval.

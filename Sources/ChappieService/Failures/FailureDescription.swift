@@ -1,5 +1,5 @@
-public import Chappie
-public import ChappieCore
+import Chappie
+import ChappieCore
 import ChappieStore
 import ChappieVault
 

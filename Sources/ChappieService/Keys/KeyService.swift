@@ -1,6 +1,6 @@
-public import ChappieStore
+import ChappieStore
 import ChappieVault
-public import Foundation
+import Foundation
 
 /// The store's key (`chappie key …`): where it comes from, what it seals, and its rotation.
 public struct KeyService: Sendable {

@@ -1,5 +1,5 @@
-public import ChappieStore
-public import Foundation
+package import ChappieStore
+import Foundation
 
 /// The store's settings (`chappie config …`): each is kept in the store, changed in one transaction
 /// with its audit entry.

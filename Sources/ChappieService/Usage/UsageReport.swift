@@ -1,6 +1,6 @@
-public import ChappieCore
-public import ChappieStore
-public import Foundation
+package import ChappieCore
+package import ChappieStore
+package import Foundation
 
 /// `chappie usage report`: usage history summed per period (hour, day, week in a time zone) and
 /// account, or one row per observed window. The columns are stable (docs/cli.md).

@@ -1,7 +1,7 @@
-public import Chappie
+package import Chappie
 public import ChappieCore
-public import ChappieNet
-public import ChappieStore
+package import ChappieNet
+package import ChappieStore
 public import Foundation
 
 /// Reads accounts' usage windows, stores them, and picks the account with the most headroom.

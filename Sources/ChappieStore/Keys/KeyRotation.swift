@@ -1,4 +1,4 @@
-public import ChappieVault
+import ChappieVault
 public import Foundation
 
 /// Replaces the store's key without a moment where the data and the key on disk disagree, and

@@ -1,6 +1,6 @@
 public import ChappieCore
 import ChappieVault
-public import Foundation
+package import Foundation
 import GRDB
 
 extension SQLiteAccountStore {

@@ -1,5 +1,5 @@
 public import ChappieCore
-public import ChappieVault
+package import ChappieVault
 public import Foundation
 import GRDB
 import Synchronization

@@ -1,6 +1,6 @@
-public import ChappieCore
-public import ChappieVault
-public import Foundation
+package import ChappieCore
+package import ChappieVault
+package import Foundation
 
 /// The store of accounts: who they are, their sealed credentials, their usage history, the audit
 /// log and the settings, and the serialisation of refreshes. Every operation is asynchronous, so a

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// Asks for a passphrase on the controlling terminal without echoing it.
 public enum PassphrasePrompt {

@@ -1,5 +1,5 @@
 internal import CSodium
-public import Foundation
+import Foundation
 
 /// A 32-byte XChaCha20-Poly1305 key, with a short public id that names it without revealing it.
 public struct SecretKey: Sendable {
