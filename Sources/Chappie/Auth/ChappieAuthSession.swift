@@ -135,7 +135,10 @@ public final class ChappieAuthSession {
     ///   ``accountInfo`` first. The stored account (its sealed tokens, name and usage history) stays,
     ///   so `chappie refresh NAME` can try once more.
     public func refreshAuth() async throws(ChappieAuthError) {
-        guard let store else { throw ChappieAuthError.unknown("the credential store cannot be opened") }
+        guard let store else {
+            fail(.unknown("the credential store cannot be opened"))
+            throw ChappieAuthError.unknown("the credential store cannot be opened")
+        }
         do {
             let account = try await store.account(named: configuration.account)
             let fresh = try await TokenRefresher(store: store, oauth: oauth, margin: configuration.refreshMargin)

@@ -133,9 +133,8 @@ public final class ChappieClient: Sendable {
         let account: Account
         do {
             account = try await store.account(named: configuration.account)
-        } catch where error.code == .notFound {
-            throw ChappieClientError.missingCredential
         } catch {
+            // No such account is missingCredential.
             throw ChappieClientError.storeUnavailable(error)
         }
         guard account.info.accountID != nil else { throw ChappieClientError.missingAccountID }
