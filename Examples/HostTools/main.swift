@@ -88,10 +88,12 @@ func ask(_ client: ChappieClient, _ prompt: String) async throws {
         switch event {
         case .textDelta(let text):
             say(text, terminator: "")
-        case .toolCallRequested(let request):
+        case .toolCallRequested(let request) where request.policy != .ask:
             say("[tool] \(request.name) \(request.arguments) (\(request.policy.rawValue))")
-        case .approvalRequested:
-            break  // askAtTerminal prints the question
+        case .toolCallRequested, .approvalRequested:
+            // askAtTerminal shows an .ask call with its question (the handler runs while these
+            // events wait in the stream, so printing them here would come after the question).
+            break
         case .toolCallCompleted(let result):
             say("[tool] \(result.request.name) \(result.status.rawValue) after \(result.duration.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow))): \(result.output.prefix(200))")
         case .completed:
