@@ -39,6 +39,11 @@ struct OAuthErrorBodyTests {
             #expect(!kept.contains(secret), "\(secret) in \(kept)")
         }
         #expect(OAuthErrorBody(Data(kept.utf8)).code == "invalid_grant")
+        // A form field inside a JSON string stops at a backslash: the escaped quote, and the JSON, survive.
+        let echoed = #"{"error":"invalid_grant","error_description":"sent code=abc\"x\" and device_code=dc_secret&authorization_code=ac2_secret"}"#
+        let keptEcho = OAuthErrorBody.redacted(Data(echoed.utf8))
+        #expect(OAuthErrorBody(Data(keptEcho.utf8)).code == "invalid_grant", "\(keptEcho)")
+        #expect(!keptEcho.contains("dc_secret") && !keptEcho.contains("ac2_secret") && !keptEcho.contains("abc"))
     }
 
     @Test("A long body is redacted before it is cut (no token's start survives the cut), and a long JSON body keeps its code")
@@ -48,9 +53,18 @@ struct OAuthErrorBodyTests {
         let kept = OAuthErrorBody.redacted(Data(cut.utf8))
         #expect(kept.count <= OAuthErrorBody.keptLength)
         #expect(!kept.contains("rt_secret"))
-        let long = #"{"error":"refresh_token_reused","error_description":"used","padding":"\#(String(repeating: "y", count: 5000))"}"#
-        let error = ChappieAuthError.tokenExchangeFailed(statusCode: 401, body: OAuthErrorBody.redacted(Data(long.utf8)))
-        #expect(error.oauthErrorCode == "refresh_token_reused")
-        #expect(error.requiresReauthentication)
+        let longDescription = String(repeating: "z", count: 5000)
+        for long in [
+            #"{"error":"refresh_token_reused","error_description":"used","padding":"\#(String(repeating: "y", count: 5000))"}"#,
+            #"{"error":"refresh_token_reused","error_description":"\#(longDescription)"}"#,
+            // Redaction lengthens it past the limit.
+            #"{"error":"refresh_token_reused","note":"\#(String(repeating: "w", count: 1900))","id_token":"","refresh_token":""}"#,
+        ] {
+            let kept = OAuthErrorBody.redacted(Data(long.utf8))
+            #expect(kept.count <= OAuthErrorBody.keptLength)
+            let error = ChappieAuthError.tokenExchangeFailed(statusCode: 401, body: kept)
+            #expect(error.oauthErrorCode == "refresh_token_reused")
+            #expect(error.requiresReauthentication)
+        }
     }
 }

@@ -212,7 +212,7 @@ struct AuthTests {
             try await SessionScenario.run(configuration)
         }
     }
-    @Test("A session's failed refresh keeps it signed in and a success clears lastError; a dead grant moves it to reauthenticationRequired without accountInfo, the stored account kept")
+    @Test("A cancelled second sign-in leaves the session signed in; a failed refresh keeps it signed in and a success clears lastError; a dead grant moves it to reauthenticationRequired without accountInfo, the stored account kept")
     func sessionReauthentication() async throws {
         try await withEmulator(autoApprove()) { emulator in
             let home = try TestTokens.temporaryDirectory("chappie-session")
@@ -223,7 +223,10 @@ struct AuthTests {
                 let json = try JSONSerialization.data(withJSONObject: ["kind": "status", "status": status, "path": "/oauth/token", "body": body])
                 _ = try await emulator.client.execute(emulator.request("/_emulator/faults", method: .post, json: String(decoding: json, as: UTF8.self)))
             }
-            try await SessionReauthentication.run(configuration, fault: fault)
+            let slowCode = #"{"kind":"latency","ms":3000,"path":"/api/accounts/deviceauth/usercode"}"#
+            try await SessionReauthentication.run(configuration, fault: fault) {
+                _ = try await emulator.client.execute(emulator.request("/_emulator/faults", method: .post, json: slowCode))
+            }
         }
     }
 }
@@ -231,9 +234,20 @@ struct AuthTests {
 /// The reauthentication scenario, on the main actor.
 @MainActor
 enum SessionReauthentication {
-    static func run(_ configuration: ChappieConfiguration, fault: (Int, String) async throws -> Void) async throws {
+    static func run(
+        _ configuration: ChappieConfiguration, fault: (Int, String) async throws -> Void, slowSignIn: () async throws -> Void
+    ) async throws {
         let session = Chappie.authSession(configuration: configuration)
         try await session.startDeviceCodeSignIn()
+        // A second sign-in, cancelled while it asks for a code, leaves the session signed in.
+        try await slowSignIn()
+        let again = Task { try await session.startDeviceCodeSignIn() }
+        for _ in 0..<10_000 where session.state != .signingIn { await Task.yield() }
+        again.cancel()
+        await #expect(throws: ChappieAuthError.cancelledSignIn) { try await again.value }
+        guard case .signedIn = session.state else { Issue.record("after a cancelled sign-in: \(session.state)"); return }
+        #expect(session.accountInfo?.email == "user1@example.com")
+
         try await fault(500, #"{"error":"server_error"}"#)
         await #expect(throws: ChappieAuthError.self) { try await session.refreshAuth() }
         #expect(session.lastError?.recovery == .retry(.after(seconds: 5)))

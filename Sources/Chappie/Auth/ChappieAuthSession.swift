@@ -55,12 +55,15 @@ public final class ChappieAuthSession {
     /// Reads the slot's stored account into ``state`` and ``accountInfo`` (none for an account that
     /// must be signed in again: its tokens are kept in the store, but the session has no credential).
     private func restore() {
-        guard let store, let account = try? store.accountNow(named: configuration.account) else {
+        let account = store.flatMap { try? $0.accountNow(named: configuration.account) }
+        guard let account else {
+            accountInfo = nil
             state = .signedOut
             continuation.yield(state)
             return
         }
         guard account.status != .reauthRequired else {
+            accountInfo = nil
             state = .reauthenticationRequired
             return
         }
@@ -171,12 +174,8 @@ public final class ChappieAuthSession {
             accountInfo = nil
             state = .reauthenticationRequired
         } else if error == .cancelledSignIn {
-            // Back to where it was: an account that must sign in again still must.
-            if let store, (try? store.accountNow(named: configuration.account))?.status == .reauthRequired {
-                state = .reauthenticationRequired
-            } else if accountInfo == nil {
-                state = .signedOut
-            }
+            // Back to what the store holds: signed in, signed out, or to be signed in again.
+            restore()
         } else if case .signedIn = state {
             // Keep the session: a retry is possible.
         } else {
