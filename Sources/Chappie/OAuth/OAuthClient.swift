@@ -180,11 +180,6 @@ package struct OAuthClient: Sendable {
         (try? JSONSerialization.jsonObject(with: body)) as? [String: Any]
     }
 
-    /// The error code of an OAuth or OpenAI error body (§3.2), lower-cased.
-    static func errorCode(_ body: Data) -> String? {
-        OAuthErrorBody(body).code
-    }
-
     /// The failure for a non-2xx answer: its status and its body, token-like values redacted.
     static func failure(_ response: HTTPResponse) -> ChappieAuthError {
         .tokenExchangeFailed(statusCode: response.status, body: OAuthErrorBody.redacted(response.body))
