@@ -212,6 +212,17 @@ struct AuthTests {
             try await SessionScenario.run(configuration)
         }
     }
+    @Test("signOut(revoking:) revokes at the issuer before it signs out; a failed revocation signs nothing out")
+    func signOutRevoking() async throws {
+        try await withEmulator(autoApprove()) { emulator in
+            let home = try TestTokens.temporaryDirectory("chappie-session")
+            defer { try? FileManager.default.removeItem(at: home) }
+            let configuration = ChappieConfiguration(
+                account: try AccountName("work"), store: StoreOptions(home: home.path, environment: [:]), endpoints: try endpoints(emulator))
+            try await SessionRevocation.run(configuration, emulator: emulator)
+        }
+    }
+
     @Test("A cancelled second sign-in leaves the session signed in; a failed refresh keeps it signed in and a success clears lastError; a dead grant moves it to reauthenticationRequired without accountInfo, the stored account kept")
     func sessionReauthentication() async throws {
         try await withEmulator(autoApprove()) { emulator in
@@ -228,6 +239,42 @@ struct AuthTests {
                 _ = try await emulator.client.execute(emulator.request("/_emulator/faults", method: .post, json: slowCode))
             }
         }
+    }
+}
+
+/// Signing out with revocation, on the main actor.
+@MainActor
+enum SessionRevocation {
+    static func run(_ configuration: ChappieConfiguration, emulator: RunningEmulator) async throws {
+        let session = Chappie.authSession(configuration: configuration)
+        try await session.startDeviceCodeSignIn()
+        let store = try await StoreOpener.open(configuration.store).store
+        let refreshToken = try await store.credentials(for: try await store.account(named: configuration.account)).refreshToken
+        _ = try await emulator.client.execute(emulator.request(
+            "/_emulator/faults", method: .post, json: #"{"kind":"status","status":503,"path":"/oauth/revoke"}"#))
+        do {
+            try await session.signOut(revoking: true)
+            Issue.record("the failed revocation signed out")
+        } catch {
+            guard case .tokenExchangeFailed(503, _) = error else { Issue.record("\(error)"); return }
+        }
+        guard case .signedIn = session.state else { Issue.record("state \(session.state)"); return }
+        #expect(session.lastError != nil)
+        #expect((try? await store.account(named: configuration.account)) != nil)
+
+        try await session.signOut(revoking: true)
+        #expect(session.state == .signedOut)
+        #expect((try? await store.account(named: configuration.account)) == nil)
+        // The issuer revoked it: the refresh token no longer works.
+        let oauth = OAuthClient(endpoints: configuration.endpoints, http: emulator.client)
+        do {
+            _ = try await oauth.refresh(refreshToken)
+            Issue.record("a revoked refresh token still works")
+        } catch {
+            #expect(error.requiresReauthentication)
+        }
+        // An empty slot has nothing to revoke.
+        try await session.signOut(revoking: true)
     }
 }
 

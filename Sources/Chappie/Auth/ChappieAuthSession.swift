@@ -131,6 +131,28 @@ public final class ChappieAuthSession {
         state = .signedOut
     }
 
+    /// Revokes the slot's refresh token at the issuer (§3.5), then signs out as ``signOut()`` does.
+    ///
+    /// - Parameter revoking: Whether to revoke first; `false` is ``signOut()``.
+    /// - Throws: ``ChappieAuthError`` when the revocation fails (the issuer unreachable or refusing,
+    ///   or the stored credential unreadable): then nothing is signed out or removed, and
+    ///   ``lastError`` says why. An empty slot has nothing to revoke.
+    public func signOut(revoking: Bool) async throws(ChappieAuthError) {
+        if revoking, let store {
+            do {
+                let account = try await store.account(named: configuration.account)
+                try await oauth.revoke(refreshToken: try await store.credentials(for: account).refreshToken)
+            } catch let error as StoreError where error.code == .notFound {
+                // Nothing is stored: nothing to revoke.
+            } catch {
+                let failure = Self.authError(error)
+                lastError = failure
+                throw failure
+            }
+        }
+        signOut()
+    }
+
     /// Refreshes the tokens now; a success clears ``lastError``.
     ///
     /// - Throws: ``ChappieAuthError`` only (a store failure is `.unknown` with its message); when the

@@ -145,11 +145,16 @@ package struct OAuthClient: Sendable {
             refreshToken: object["refresh_token"] as? String)
     }
 
-    /// Revokes a refresh token (best effort, §3.5).
-    package func revoke(refreshToken: String) async {
-        _ = try? await send(
+    /// Revokes a refresh token at the issuer (§3.5): the token and the tokens issued with it stop
+    /// working.
+    ///
+    /// - Throws: ``ChappieAuthError``: `.networkFailure`, or `.tokenExchangeFailed` with the
+    ///   issuer's answer when it is not a 2xx.
+    package func revoke(refreshToken: String) async throws(ChappieAuthError) {
+        let response = try await send(
             json: ["token": refreshToken, "token_type_hint": "refresh_token", "client_id": Self.clientID], to: endpoints.revokeURL,
             carriesCredentials: true)
+        guard response.isSuccess else { throw Self.failure(response) }
     }
 
     // MARK: Wire helpers

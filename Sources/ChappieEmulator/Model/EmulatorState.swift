@@ -85,6 +85,7 @@ actor EmulatorState {
     private var requestCounts: [String: Int] = [:]
     private var clientPorts: Set<Int> = []
     private var refreshRedemptions = 0
+    private var revocations = 0
     private var refreshRejections = 0
     private var reuseDetected = 0
     private var codeRedemptions = 0
@@ -254,6 +255,7 @@ actor EmulatorState {
 
     /// Revokes a refresh token's family, or one access token (RFC 7009: unknown tokens are ignored).
     func revoke(token: String) {
+        revocations += 1
         if let record = refreshTokens[token] {
             revokeFamily(record.family)
         } else if accessTokens[token] != nil {
@@ -427,6 +429,7 @@ actor EmulatorState {
                 ("reuse_detected", .int(reuseDetected)),
                 ("max_presentations_per_token", .int(maxPresentations)),
                 ("tokens_presented_more_than_once", .int(presentedTwice)),
+                ("revocations", .int(revocations)),
             ])),
             ("authorization_code", .object([
                 ("redemptions", .int(codeRedemptions)),

@@ -37,6 +37,19 @@ public struct TokenService: Sendable {
         }
     }
 
+    /// Revokes an account's refresh token at the issuer (§3.5), before the account is removed: the
+    /// newest one chappie knows (newer tokens in the account's Codex home are adopted first; an
+    /// expired access token is refreshed first, as any use would). The store is not changed.
+    ///
+    /// - Throws: ``ChappieAuthError`` when the issuer cannot be reached or refuses; ``StoreError``.
+    public func revoke(_ name: AccountName) async throws {
+        let account = try await store.account(named: name)
+        let refreshToken = account.status == .reauthRequired
+            ? try await store.credentials(for: account).refreshToken
+            : try await refresher(margin: .zero).validCredentials(for: account).credentials.refreshToken
+        try await oauth.revoke(refreshToken: refreshToken)
+    }
+
     /// Signs an account in with the device-code flow and stores it; the same ChatGPT account and
     /// user again updates the stored one.
     public func signIn(

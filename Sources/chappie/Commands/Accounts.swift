@@ -214,9 +214,16 @@ extension ChappieCommand.Accounts {
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The account.", transform: parseAccountName) var name: AccountName
         @Flag(name: [.short, .long], help: "Do not ask for confirmation.") var yes = false
+        @Flag(help: "Revoke its refresh token at the issuer first; if that fails, nothing is removed.") var revoke = false
+        @Flag(help: "With --revoke: remove the account even when the revocation fails.") var force = false
+
+        func validate() throws {
+            if force && !revoke { throw ValidationError("--force only applies with --revoke.") }
+        }
 
         func run() async throws {
-            let accounts = try await global.services().accounts
+            let services = try await global.services()
+            let accounts = services.accounts
             let account = try await accounts.account(named: name)
             if !yes {
                 guard isatty(STDIN_FILENO) == 1 else {
@@ -228,8 +235,32 @@ extension ChappieCommand.Accounts {
                     throw CommandFailure(message: "nothing removed", exitCode: .failure)
                 }
             }
+            var revoked = false
+            if revoke {
+                do {
+                    try await services.tokens.revoke(name)
+                    revoked = true
+                } catch {
+                    let failure = CommandFailure(error) ?? CommandFailure(message: "\(error)", exitCode: .failure)
+                    guard force else {
+                        throw CommandFailure(
+                            message: "could not revoke \(name)'s refresh token: \(failure.message) Nothing was removed; "
+                                + "pass --force to remove it anyway.",
+                            exitCode: failure.exitCode)
+                    }
+                    FileHandle.standardError.write(Data("warning: could not revoke \(name)'s refresh token: \(failure.message) Removing it anyway (--force).\n".utf8))
+                }
+            }
             try await accounts.remove(name)
-            if !global.json { print("Removed \(name)") } else { try JSONOutput.print(["removed": name.rawValue]) }
+            if global.json {
+                struct Removal: Encodable {
+                    let removed: String
+                    let revoked: Bool
+                }
+                try JSONOutput.print(Removal(removed: name.rawValue, revoked: revoked))
+            } else {
+                print(revoked ? "Revoked \(name)'s refresh token at the issuer and removed \(name)" : "Removed \(name)")
+            }
         }
     }
 }
