@@ -11,8 +11,9 @@ struct ChappieCommand: AsyncParsableCommand {
         abstract: "Manage several ChatGPT accounts: sign-in, fresh tokens, usage, switching.",
         discussion: """
             Every command takes --home DIR (or $CHAPPIE_HOME) for the data directory, --issuer and \
-            --backend to use another service (such as chappie-emulator), --json for machine-readable \
-            output and --verbose for a log on standard error.
+            --backend (or $CHAPPIE_ISSUER and $CHAPPIE_BACKEND) to use another service (such as \
+            chappie-emulator), --json for machine-readable output and --verbose for a log on standard \
+            error, before or after the subcommand.
 
             Exit codes: 0 ok, 1 failure, 2 usage, 69 service unavailable, 75 temporary failure, \
             77 sign-in required, 78 configuration or key problem.
@@ -28,7 +29,7 @@ struct ChappieCommand: AsyncParsableCommand {
         // A closed pipe or socket is an error to handle, never a signal that ends chappie mid-refresh.
         signal(SIGPIPE, SIG_IGN)
         do {
-            var command = try parseAsRoot()
+            var command = try parseAsRoot(GlobalOptionHoisting.reorder(Array(CommandLine.arguments.dropFirst())))
             if var command = command as? any AsyncParsableCommand {
                 try await command.run()
             } else {

@@ -9,10 +9,10 @@ struct GlobalOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("The data directory (default: $CHAPPIE_HOME, else $XDG_DATA_HOME/chappie).", valueName: "dir"))
     var home: String?
 
-    @Option(name: .long, help: ArgumentHelp("The OAuth issuer (default: https://auth.openai.com).", valueName: "url"))
+    @Option(name: .long, help: ArgumentHelp("The OAuth issuer (default: $CHAPPIE_ISSUER, else https://auth.openai.com).", valueName: "url"))
     var issuer: String?
 
-    @Option(name: .long, help: ArgumentHelp("The ChatGPT backend (default: https://chatgpt.com/backend-api).", valueName: "url"))
+    @Option(name: .long, help: ArgumentHelp("The ChatGPT backend (default: $CHAPPIE_BACKEND, else https://chatgpt.com/backend-api).", valueName: "url"))
     var backend: String?
 
     @Option(name: .long, help: ArgumentHelp("The key file (default: $CHAPPIE_KEY_FILE, systemd credentials, $CHAPPIE_PASSPHRASE, else a key file beside the data).", valueName: "file"))
@@ -28,10 +28,13 @@ struct GlobalOptions: ParsableArguments {
         _ = try endpoints()
     }
 
-    /// The services, from --issuer and --backend.
+    /// The services, from --issuer and --backend, else `$CHAPPIE_ISSUER` and `$CHAPPIE_BACKEND`.
     func endpoints() throws -> ChappieEndpoints {
+        let environment = ProcessInfo.processInfo.environment
         do {
-            return try ChappieEndpoints(issuer: issuer, backend: backend)
+            return try ChappieEndpoints(
+                issuer: issuer ?? environment["CHAPPIE_ISSUER"].flatMap { $0.isEmpty ? nil : $0 },
+                backend: backend ?? environment["CHAPPIE_BACKEND"].flatMap { $0.isEmpty ? nil : $0 })
         } catch {
             throw ValidationError(error.description)
         }

@@ -1,0 +1,30 @@
+/// Global options written before the subcommand (`chappie --home H accounts list`) moved after it,
+/// where every command's ``GlobalOptions`` reads them. Only the options before the first word that
+/// is not an option move; nothing after the subcommand changes.
+enum GlobalOptionHoisting {
+    /// The global options that take a value.
+    static let valued: Set<String> = ["--home", "--issuer", "--backend", "--key-file"]
+    /// The global flags.
+    static let flags: Set<String> = ["--json", "--verbose"]
+
+    /// The arguments (without the program name) with leading global options moved to the end.
+    static func reorder(_ arguments: [String]) -> [String] {
+        var leading: [String] = []
+        var index = arguments.startIndex
+        while index < arguments.endIndex {
+            let argument = arguments[index]
+            let name = String(argument.prefix { $0 != "=" })
+            if flags.contains(argument) || (valued.contains(name) && argument.contains("=")) {
+                leading.append(argument)
+                index += 1
+            } else if valued.contains(argument), index + 1 < arguments.endIndex {
+                leading += arguments[index...index + 1]
+                index += 2
+            } else {
+                break
+            }
+        }
+        guard !leading.isEmpty, index < arguments.endIndex else { return arguments }
+        return Array(arguments[index...]) + leading
+    }
+}
