@@ -1,5 +1,5 @@
 import ChappieNet
-public import Foundation
+import Foundation
 
 /// The Codex CLI's client id, which the emulator (like the real issuer) requires.
 public let codexClientID = "app_EMoamEEZ73f0CkXaXp7hrann"

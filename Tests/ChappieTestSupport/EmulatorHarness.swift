@@ -64,6 +64,19 @@ public struct RunningEmulator: Sendable {
         let response = try await client.execute(request)
         return (response.status, JSONDocument(response.body))
     }
+
+    /// Queues a fault (`POST /_emulator/faults` with this JSON, docs/emulator.md).
+    public func addFault(_ json: String) async throws {
+        _ = try await client.execute(request("/_emulator/faults", method: .post, json: json))
+    }
+
+    /// Queues a `status` fault: the next request under `path` is answered with `status` and `body`
+    /// (a generic error body when `nil`).
+    public func failNext(_ path: String, status: Int, body: String? = nil) async throws {
+        var fields: [String: Any] = ["kind": "status", "status": status, "path": path]
+        fields["body"] = body
+        try await addFault(String(decoding: try JSONSerialization.data(withJSONObject: fields), as: UTF8.self))
+    }
 }
 
 /// A parsed JSON document with path look-ups, for assertions.

@@ -67,8 +67,7 @@ struct AuthTests {
         }
         try await withEmulator { emulator in
             let body = #"{"error":{"message":"Device authorization has expired.","code":"deviceauth_expired"}}"#
-            let fault = try JSONSerialization.data(withJSONObject: ["kind": "status", "status": 403, "path": "/api/accounts/deviceauth/token", "body": body])
-            _ = try await emulator.client.execute(emulator.request("/_emulator/faults", method: .post, json: String(decoding: fault, as: UTF8.self)))
+            try await emulator.failNext("/api/accounts/deviceauth/token", status: 403, body: body)
             let oauth = OAuthClient(endpoints: try endpoints(emulator), http: emulator.client)
             await #expect(throws: ChappieAuthError.expiredDeviceCode) { _ = try await DeviceCodeSignIn(oauth: oauth).run() }
         }
@@ -95,7 +94,7 @@ struct AuthTests {
     func callbackTimeout() async throws {
         try await withEmulator(autoApprove()) { emulator in
             let fault = #"{"kind":"latency","ms":3000,"path":"/oauth/token"}"#
-            _ = try await emulator.client.execute(emulator.request("/_emulator/faults", method: .post, json: fault))
+            try await emulator.addFault(fault)
             let oauth = OAuthClient(endpoints: try endpoints(emulator), http: emulator.client, exchangeTimeout: .milliseconds(300))
             await #expect(throws: ChappieAuthError.callbackTimeout) { _ = try await DeviceCodeSignIn(oauth: oauth).run() }
             #expect(ChappieAuthError.callbackTimeout.recovery == .signInAgain)
@@ -107,8 +106,7 @@ struct AuthTests {
     func failureBody() async throws {
         try await withEmulator { emulator in
             let body = #"{"error":"invalid_grant","error_description":"bad","refresh_token":"rt_secret_value","hint":"eyJhbGciOi.eyJzdWIiOi.c2lnbmF0dXJl"}"#
-            let fault = try JSONSerialization.data(withJSONObject: ["kind": "status", "status": 400, "path": "/oauth/token", "body": body])
-            _ = try await emulator.client.execute(emulator.request("/_emulator/faults", method: .post, json: String(decoding: fault, as: UTF8.self)))
+            try await emulator.failNext("/oauth/token", status: 400, body: body)
             let oauth = OAuthClient(endpoints: try endpoints(emulator), http: emulator.client)
             do throws(ChappieAuthError) {
                 _ = try await oauth.refresh("rt_anything")
@@ -138,8 +136,7 @@ struct AuthTests {
     func errorClassification(_ fixture: String, _ status: Int, _ code: String, _ recovery: ChappieErrorRecovery) async throws {
         try await withEmulator { emulator in
             let body = String(decoding: try Fixtures.data(fixture), as: UTF8.self)
-            let fault = try JSONSerialization.data(withJSONObject: ["kind": "status", "status": status, "path": "/oauth/token", "body": body])
-            _ = try await emulator.client.execute(emulator.request("/_emulator/faults", method: .post, json: String(decoding: fault, as: UTF8.self)))
+            try await emulator.failNext("/oauth/token", status: status, body: body)
             let oauth = OAuthClient(endpoints: try endpoints(emulator), http: emulator.client)
             do {
                 _ = try await oauth.refresh("rt_anything")
@@ -155,8 +152,7 @@ struct AuthTests {
     @Test("5xx and network failures are transient; invalid_client is permanent")
     func transientAndPermanent() async throws {
         try await withEmulator { emulator in
-            _ = try await emulator.client.execute(emulator.request(
-                "/_emulator/faults", method: .post, json: #"{"kind":"status","status":503,"path":"/oauth/token"}"#))
+            try await emulator.failNext("/oauth/token", status: 503)
             let oauth = OAuthClient(endpoints: try endpoints(emulator), http: emulator.client)
             do {
                 _ = try await oauth.refresh("rt_x")
@@ -231,12 +227,11 @@ struct AuthTests {
             let configuration = ChappieConfiguration(
                 account: try AccountName("work"), store: StoreOptions(home: home.path, environment: [:]), endpoints: try endpoints(emulator))
             func fault(_ status: Int, _ body: String) async throws {
-                let json = try JSONSerialization.data(withJSONObject: ["kind": "status", "status": status, "path": "/oauth/token", "body": body])
-                _ = try await emulator.client.execute(emulator.request("/_emulator/faults", method: .post, json: String(decoding: json, as: UTF8.self)))
+                try await emulator.failNext("/oauth/token", status: status, body: body)
             }
             let slowCode = #"{"kind":"latency","ms":3000,"path":"/api/accounts/deviceauth/usercode"}"#
             try await SessionReauthentication.run(configuration, fault: fault) {
-                _ = try await emulator.client.execute(emulator.request("/_emulator/faults", method: .post, json: slowCode))
+                try await emulator.addFault(slowCode)
             }
         }
     }
@@ -250,8 +245,7 @@ enum SessionRevocation {
         try await session.startDeviceCodeSignIn()
         let store = try await StoreOpener.open(configuration.store).store
         let refreshToken = try await store.credentials(for: try await store.account(named: configuration.account)).refreshToken
-        _ = try await emulator.client.execute(emulator.request(
-            "/_emulator/faults", method: .post, json: #"{"kind":"status","status":503,"path":"/oauth/revoke"}"#))
+        try await emulator.failNext("/oauth/revoke", status: 503)
         do {
             try await session.signOut(revoking: true)
             Issue.record("the failed revocation signed out")
