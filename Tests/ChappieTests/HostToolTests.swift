@@ -321,6 +321,31 @@ struct HostToolTests {
         }
     }
 
+    @Test("A function_call item without a call_id ends the stream with invalidResponse; no tool runs")
+    func callWithoutID() async throws {
+        try await tests.withSetup { setup in
+            let body = """
+                event: response.created
+                data: {"type":"response.created","response":{"id":"resp_bad","status":"in_progress"}}
+
+                event: response.output_item.done
+                data: {"type":"response.output_item.done","output_index":0,"item":{"type":"function_call","name":"get_time","arguments":"{}"}}
+
+                event: response.completed
+                data: {"type":"response.completed","response":{"id":"resp_bad","status":"completed"}}
+
+
+                """
+            try await setup.emulator.failNext("/backend-api/codex/responses", status: 200, body: body)
+            let log = CallLog()
+            let (events, error) = await Self.events(Self.client(setup, tools: [Self.clock(log)]))
+            guard case .invalidResponse(let reason)? = error as? ChappieClientError else { Issue.record("error: \(String(describing: error))"); return }
+            #expect(reason.contains("call_id"))
+            #expect(log.all.isEmpty)
+            #expect(Self.toolSteps(events).isEmpty)
+        }
+    }
+
     @Test("Tool names the API refuses, or given twice, are a configuration error before anything is sent")
     func invalidNames() async throws {
         try await tests.withSetup { setup in
