@@ -69,6 +69,8 @@ public struct ChappieServices: Sendable {
     public let settings: SettingsService
     /// The store's key: status and rotation.
     public let keys: KeyService
+    /// Codex homes for `chappie exec`.
+    public let exec: ExecService
     private let store: any AccountStore
     private let options: ServiceOptions
 
@@ -89,6 +91,7 @@ public struct ChappieServices: Sendable {
         usage = UsageService(store: store, endpoints: options.endpoints)
         settings = SettingsService(store: store)
         keys = KeyService(opened: opened, options: options.storeOptions)
+        exec = ExecService(store: store, tokens: tokens)
     }
 
     /// The data directory.

@@ -18,13 +18,15 @@ public struct ChappieTestbed: Sendable {
     /// `--issuer`, `--backend` and `--home` for this testbed.
     public var service: [String] { ["--issuer", emulator.issuer, "--backend", emulator.backend, "--home", home.path] }
 
-    /// Runs `chappie` with the arguments and the testbed's service options, without key variables
-    /// inherited from the environment.
+    /// Runs `chappie` with the arguments and the testbed's service options (before a `--`, after
+    /// which a command's own arguments follow), without key variables inherited from the environment.
     public func chappie(_ arguments: [String], environment: [String: String?] = [:], timeout: Duration = .seconds(60)) async throws -> ProcessResult {
         var environment = environment
         environment["CHAPPIE_PASSPHRASE"] = environment["CHAPPIE_PASSPHRASE"] ?? nil
         environment["CHAPPIE_KEY_FILE"] = environment["CHAPPIE_KEY_FILE"] ?? nil
-        return try await runProcess(try BuiltProducts.executable("chappie"), arguments + service, environment: environment, timeout: timeout)
+        var arguments = arguments
+        arguments.insert(contentsOf: service, at: arguments.firstIndex(of: "--") ?? arguments.endIndex)
+        return try await runProcess(try BuiltProducts.executable("chappie"), arguments, environment: environment, timeout: timeout)
     }
 
     /// Calls the emulator (its control API or any path) with curl and parses the JSON reply.

@@ -33,6 +33,13 @@ struct GlobalOptionsEndToEndTests {
         let refused = try await runProcess(chappie, ["accounts", "list", "--home", testbed.home.path], environment: bad)
         #expect(refused.status == 2, "\(refused.stderr)")
 
+        // Global options before the subcommand stay chappie's: they move to before a `--`, never into
+        // the command after it, whose own `--json` stays its own.
+        let ran = try await runProcess(
+            chappie, ["--json", "--home", testbed.home.path, "exec", "--account", "work", "--", "echo", "--json"], environment: fromEnvironment)
+        #expect(ran.status == 0, "\(ran.stderr)")
+        #expect(ran.stdout == "--json\n")
+
         // A global option without a subcommand is a usage error, as before.
         #expect(try await runProcess(chappie, ["--home", testbed.home.path], environment: clean).status != 0)
     }

@@ -21,6 +21,8 @@ public enum AuditEventKind: String, Sendable, Codable, CaseIterable {
     case switched
     /// The daemon made another account active when the active one reached its limit.
     case autoSwitched = "auto_switched"
+    /// An account took a Codex home of its own (`chappie exec` gave it a private one).
+    case codexHomeClaimed = "codex_home_claimed"
     /// An account left a Codex home it owned (its `auth.json` there was removed).
     case codexHomeLeft = "codex_home_left"
     /// An account was renamed.

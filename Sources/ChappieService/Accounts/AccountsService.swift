@@ -94,9 +94,14 @@ public struct AccountsService: Sendable {
         try await store.account(named: name)
     }
 
-    /// Removes an account, its sealed credentials and its usage history; the audit log keeps it.
+    /// Removes an account, its sealed credentials, its usage history and the private Codex home
+    /// `chappie exec` gave it (tokens must not outlive the account there); the audit log keeps it.
     public func remove(_ name: AccountName) async throws {
+        let account = try await store.account(named: name)
         try await store.remove(name)
+        if let home = account.codexHome, URL(fileURLWithPath: home).deletingLastPathComponent().standardizedFileURL == store.privateCodexHomes {
+            try? FileManager.default.removeItem(atPath: home)
+        }
     }
 
     /// One account, with a check that its credentials open.

@@ -167,19 +167,32 @@ public final class SQLiteAccountStore: AccountStore {
     public func activate(_ name: AccountName, owningCodexHome codexHome: String?, detail: String) async throws(StoreError) -> Account {
         try await write { db in
             var record = try Self.record(named: name, db)
-            if let codexHome {
-                // One owner per home: whoever owned it no longer does.
-                try AccountRecord
-                    .filter(AccountRecord.Columns.codexHome == codexHome && AccountRecord.Columns.id != record.id)
-                    .updateAll(db, AccountRecord.Columns.codexHome.set(to: nil), AccountRecord.Columns.updatedAt.set(to: Date()))
-                record.codexHome = codexHome
-                record.updatedAt = Date()
-                try record.update(db)
-            }
+            if let codexHome { try Self.give(codexHome, to: &record, db) }
             try db.setSetting(.activeAccount, Data(String(record.id!).utf8))
             try db.record(.switched, account: record, detail: detail)
             return try record.account(activeID: record.id)
         }
+    }
+
+    public func claimCodexHome(_ codexHome: String, for account: Account) async throws(StoreError) -> Account {
+        try await write { db in
+            guard var record = try AccountRecord.fetchOne(db, key: account.id) else { throw StoreError(.notFound, "no account \(account.name)") }
+            if record.codexHome == nil {
+                try Self.give(codexHome, to: &record, db)
+                try db.record(.codexHomeClaimed, account: record, detail: "codex home \(codexHome)")
+            }
+            return try record.account(activeID: try Self.activeID(db))
+        }
+    }
+
+    /// Inside a write transaction: makes `record` the one owner of a Codex home.
+    private static func give(_ codexHome: String, to record: inout AccountRecord, _ db: Database) throws {
+        try AccountRecord
+            .filter(AccountRecord.Columns.codexHome == codexHome && AccountRecord.Columns.id != record.id)
+            .updateAll(db, AccountRecord.Columns.codexHome.set(to: nil), AccountRecord.Columns.updatedAt.set(to: Date()))
+        record.codexHome = codexHome
+        record.updatedAt = Date()
+        try record.update(db)
     }
 
     public func setReserve(_ percent: Double?, for name: AccountName) async throws(StoreError) -> Account {

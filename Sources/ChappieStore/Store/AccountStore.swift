@@ -50,6 +50,10 @@ package protocol AccountStore: Sendable {
     /// Makes an account the active one and, with `codexHome`, the one owner of that Codex home, in
     /// one transaction.
     func activate(_ name: AccountName, owningCodexHome codexHome: String?, detail: String) async throws(StoreError) -> Account
+    /// Makes an account that owns no Codex home the owner of `codexHome` (whoever owned it no
+    /// longer does), without making it active. An account that already owns a home keeps it: the
+    /// account is returned as it is, and the caller uses the home it names.
+    func claimCodexHome(_ codexHome: String, for account: Account) async throws(StoreError) -> Account
     /// Sets (or with `nil` clears) an account's reserve: at or above it, the account counts as full.
     func setReserve(_ percent: Double?, for name: AccountName) async throws(StoreError) -> Account
 

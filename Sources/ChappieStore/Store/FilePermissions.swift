@@ -1,16 +1,16 @@
-import Foundation
+package import Foundation
 
 /// Keeps the data directory 0700 and the files in it 0600.
-enum FilePermissions {
+package enum FilePermissions {
     /// Creates the directory 0700, or narrows an existing one of ours to 0700.
-    static func ensurePrivateDirectory(_ directory: URL) throws(StoreError) {
+    package static func ensurePrivateDirectory(_ directory: URL) throws(StoreError) {
         var info = stat()
         if stat(directory.path, &info) != 0 {
             do {
                 try FileManager.default.createDirectory(
                     at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             } catch {
-                throw StoreError(.io, "cannot create the data directory \(directory.path): \(error.localizedDescription)")
+                throw StoreError(.io, "cannot create the directory \(directory.path): \(error.localizedDescription)")
             }
             return
         }
@@ -26,7 +26,7 @@ enum FilePermissions {
     }
 
     /// Creates the file 0600 if missing, or narrows an existing one to 0600.
-    static func ensurePrivateFile(_ file: URL) throws(StoreError) {
+    package static func ensurePrivateFile(_ file: URL) throws(StoreError) {
         let descriptor = open(file.path, O_RDONLY | O_CREAT | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
             throw StoreError(.io, "cannot open \(file.path): \(String(cString: strerror(errno)))")

@@ -1,6 +1,6 @@
 /// Global options written before the subcommand (`chappie --home H accounts list`) moved after it,
 /// where every command's ``GlobalOptions`` reads them. Only the options before the first word that
-/// is not an option move; nothing after the subcommand changes.
+/// is not an option move, to just before a `--` if there is one; nothing after the subcommand changes.
 enum GlobalOptionHoisting {
     /// The global options that take a value.
     static let valued: Set<String> = ["--home", "--issuer", "--backend", "--key-file"]
@@ -25,6 +25,9 @@ enum GlobalOptionHoisting {
             }
         }
         guard !leading.isEmpty, index < arguments.endIndex else { return arguments }
-        return Array(arguments[index...]) + leading
+        // Before a `--`: what follows it is another program's (`chappie --json exec -- cmd`).
+        let rest = arguments[index...]
+        let end = rest.firstIndex(of: "--") ?? rest.endIndex
+        return Array(rest[..<end]) + leading + Array(rest[end...])
     }
 }

@@ -1,0 +1,148 @@
+public import ChappieCore
+import Chappie
+package import ChappieStore
+import ChappieVault
+public import Foundation
+
+/// The operation behind `chappie exec`: a Codex home holding one account's fresh tokens, for a
+/// command to run as that account without changing the active one.
+///
+/// An account's tokens live in at most one Codex home (the one-owner rule): the home the account
+/// already owns (for the active account, the one `switch` put it in), else a private one under the
+/// data directory, `codex-homes/ID` (0700), which it then owns. Two `exec` of one account share
+/// that one home, and the refresher (the daemon, `chappie refresh`) keeps it fresh like any other.
+public struct ExecService: Sendable {
+    /// What to run a command with.
+    public struct Plan: Sendable {
+        /// The account the command runs as.
+        public var account: Account
+        /// Its Codex home.
+        public var codexHome: URL
+        /// Whether ``codexHome`` is chappie's private one for the account.
+        public var isPrivateHome: Bool
+
+        /// The variables to add to the command's environment: `CODEX_HOME` and `CHAPPIE_ACCOUNT`.
+        public var environment: [String: String] {
+            ["CODEX_HOME": codexHome.path, "CHAPPIE_ACCOUNT": account.name.rawValue]
+        }
+    }
+
+    /// The store.
+    package let store: any AccountStore
+    /// The token service whose refresher keeps Codex homes in step.
+    package let tokens: TokenService
+    /// The environment (`CODEX_HOME`, `HOME`), for the user's own Codex configuration.
+    package let environment: [String: String]
+
+    /// Creates the service.
+    package init(store: any AccountStore, tokens: TokenService, environment: [String: String] = ProcessInfo.processInfo.environment) {
+        self.store = store
+        self.tokens = tokens
+        self.environment = environment
+    }
+
+    private var privateHomes: URL { store.privateCodexHomes }
+
+    /// The private Codex home of an account (by its store id, which a rename keeps).
+    package func privateHome(of account: Account) -> URL {
+        privateHomes.appendingPathComponent(String(account.id))
+    }
+
+    /// Makes an account's Codex home ready for a command: claims a private one when the account
+    /// owns none, writes its `config.toml` (from the user's, storing credentials in a file),
+    /// refreshes the tokens if they expire within `margin` and leaves the home's `auth.json`
+    /// holding the newest tokens (tokens Codex rotated there are adopted first).
+    ///
+    /// - Throws: ``ServiceError`` `.invalidInput` when the home the account owns holds another login
+    ///   (nothing is overwritten); ``ChappieAuthError`` when the tokens cannot be refreshed;
+    ///   ``StoreError``.
+    public func prepare(_ name: AccountName, margin: Duration = .seconds(300)) async throws -> Plan {
+        var account = try await store.account(named: name)
+        if account.codexHome == nil {
+            let home = privateHome(of: account)
+            try makePrivateHome(home)
+            account = try await store.claimCodexHome(home.path, for: account)
+        }
+        guard let path = account.codexHome else { throw ServiceError(.invalidInput, "\(name) lost its Codex home meanwhile; try again") }
+        let home = URL(fileURLWithPath: path)
+        let isPrivate = home.deletingLastPathComponent().standardizedFileURL == privateHomes
+        if isPrivate {
+            try makePrivateHome(home)
+            try writeConfiguration(into: home)
+        }
+        account = try await tokens.refresher(margin: margin).validCredentials(for: account).account
+        try await publish(account, in: CodexMirror(home: home))
+        return Plan(account: account, codexHome: home, isPrivateHome: isPrivate)
+    }
+
+    /// Under the account's lock and the home's: the home's `auth.json` ends up holding the stored
+    /// tokens: written when absent or older, adopted into the store when Codex rotated them there.
+    private func publish(_ account: Account, in mirror: CodexMirror) async throws {
+        try await store.withRefreshLock(on: account) {
+            let lock = try await FileLock.acquire(mirror.lockURL)
+            defer { withExtendedLifetime(lock) {} }
+            let current = try await store.account(id: account.id)
+            guard current.codexHome == mirror.home.path else {
+                throw ServiceError(.invalidInput, "\(current.name) moved to another Codex home meanwhile; try again")
+            }
+            let stored = try await store.credentials(for: current)
+            if let newer = mirror.newerCredentials(than: stored, for: current) {
+                _ = try await store.updateCredentials(
+                    of: current, to: newer, accessTokenExpiresAt: newer.accessTokenExpiresAt, refreshedAt: Date(),
+                    event: .adopted, detail: "tokens the Codex CLI refreshed in \(mirror.home.path), taken before exec")
+                return
+            }
+            if let held = try? CodexAuthFile.read(mirror.file), held.belongs(to: current), held.credentials.refreshToken == stored.refreshToken,
+                held.credentials.accessToken == stored.accessToken
+            {
+                return
+            }
+            guard try mirror.publish(stored, for: current) else {
+                throw ServiceError(
+                    .invalidInput,
+                    "\(mirror.file.path) holds another login than \(current.name); chappie accounts switch \(current.name) --codex-home \(mirror.home.path) --force takes the home back")
+            }
+        }
+    }
+
+    /// Creates a private home (0700) with private `sessions/` and `log/`, or tightens one that exists.
+    private func makePrivateHome(_ home: URL) throws {
+        for directory in [privateHomes, home, home.appendingPathComponent("sessions"), home.appendingPathComponent("log")] {
+            try FilePermissions.ensurePrivateDirectory(directory)
+        }
+    }
+
+    /// Writes the private home's `config.toml`: the user's own (from `$CODEX_HOME`, the codex-home
+    /// setting, else `~/.codex`), with `cli_auth_credentials_store = "file"` so Codex reads the
+    /// `auth.json` chappie keeps there rather than a keyring.
+    private func writeConfiguration(into home: URL) throws {
+        let userHome = CodexAuthFile.defaultHome(environment: environment)
+        let source = userHome.appendingPathComponent("config.toml")
+        let user = source.standardizedFileURL == home.appendingPathComponent("config.toml").standardizedFileURL
+            ? nil : FileManager.default.contents(atPath: source.path).map { String(decoding: $0, as: UTF8.self) }
+        let text = Self.configuration(from: user, source: source.path)
+        try PrivateFile.write(SecretBytes(copying: Data(text.utf8)), to: home.appendingPathComponent("config.toml"))
+    }
+
+    /// The user's Codex configuration with its top-level `cli_auth_credentials_store` replaced by
+    /// `"file"` (a top-level key must come before the first table, so it goes first).
+    package static func configuration(from user: String?, source: String) -> String {
+        var header = "# Written by chappie exec from \(user == nil ? "Codex's defaults" : source); it is replaced on each run.\n"
+        header += "cli_auth_credentials_store = \"file\"\n"
+        guard let user else { return header }
+        var inTable = false
+        let kept = user.split(separator: "\n", omittingEmptySubsequences: false).filter { line in
+            let trimmed = line.drop { $0 == " " || $0 == "\t" }
+            if trimmed.hasPrefix("[") { inTable = true }
+            guard !inTable, trimmed.hasPrefix("cli_auth_credentials_store") else { return true }
+            let rest = trimmed.dropFirst("cli_auth_credentials_store".count).drop { $0 == " " || $0 == "\t" }
+            return !rest.hasPrefix("=")
+        }
+        return header + "\n" + kept.joined(separator: "\n")
+    }
+}
+
+extension AccountStore {
+    /// The directory of the private Codex homes `chappie exec` makes: `codex-homes` in the data directory.
+    package var privateCodexHomes: URL { location.directory.appendingPathComponent("codex-homes").standardizedFileURL }
+}

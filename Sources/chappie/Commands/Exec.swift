@@ -1,0 +1,54 @@
+import ArgumentParser
+import ChappieCore
+import ChappieService
+import Foundation
+
+extension ChappieCommand {
+    /// `chappie exec`: run a command as one account, leaving the active one alone.
+    struct Exec: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Run a command (such as codex) as one account, without changing the active one.",
+            discussion: """
+                The command gets CODEX_HOME, a Codex home holding the account's fresh tokens, and \
+                CHAPPIE_ACCOUNT, the account's name. An account's tokens live in one Codex home: the one it \
+                owns (for the active account, the one switch wrote), else a private one in the data directory \
+                (codex-homes/ID, mode 0700, with a config.toml made from yours that keeps credentials in \
+                auth.json). Two commands on one account share its home; two accounts run side by side; the \
+                daemon keeps every such home fresh. chappie replaces itself with the command, so signals reach \
+                it and its exit status is chappie's (127: not found, 126: not runnable).
+
+                Example: chappie exec --account work -- codex
+                """)
+
+        @OptionGroup var global: GlobalOptions
+        @Option(help: ArgumentHelp("The account (default: the active one).", valueName: "name"), transform: parseAccountName)
+        var account: AccountName?
+        @Flag(help: "Use the usable account with the most headroom, as switch --best does.") var best = false
+        @Argument(parsing: .postTerminator, help: ArgumentHelp("The command and its arguments, after --.", valueName: "command"))
+        var command: [String] = []
+
+        func validate() throws {
+            if account != nil, best { throw ValidationError("name an --account or pass --best, not both") }
+            if command.isEmpty { throw ValidationError("name the command to run after --, for example: chappie exec --account work -- codex") }
+        }
+
+        func run() async throws {
+            let services = try await global.services()
+            let (account, best, verbose) = (self.account, self.best, global.verbose)
+            let plan = try await cancellingOnSignals {
+                var name = account
+                if best {
+                    let choice = try await services.usage.best()
+                    if verbose { FileHandle.standardError.write(Data("chappie: best: \(TerminalText.sanitized(choice.reason))\n".utf8)) }
+                    name = choice.account.name
+                }
+                return try await services.exec.prepare(try await services.tokens.account(name).name)
+            }
+            if verbose {
+                FileHandle.standardError.write(Data("chappie: running as \(plan.account.name) with CODEX_HOME=\(plan.codexHome.path)\n".utf8))
+            }
+            let failure = ProcessReplacement.replace(with: command, adding: plan.environment)
+            throw CommandFailure(message: failure.reason, exitCode: ExitCode(failure.status))
+        }
+    }
+}

@@ -1,0 +1,119 @@
+import ChappieTestSupport
+import Foundation
+import Testing
+
+@Suite("chappie exec, run as a user runs it")
+struct ExecEndToEndTests {
+    /// A child that waits (bounded) until its sibling has started too, then prints who it is from
+    /// `$CODEX_HOME/auth.json` and calls the emulator's usage endpoint with that account's token.
+    static let child = #"""
+        touch "$MEET/$CHAPPIE_ACCOUNT"; i=0
+        while [ "$(ls "$MEET" | wc -l)" -lt 2 ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done
+        field() { grep -o "\"$1\" *: *\"[^\"]*\"" "$CODEX_HOME/auth.json" | head -n 1 | sed 's/.*"\([^"]*\)"$/\1/'; }
+        echo "name=$CHAPPIE_ACCOUNT home=$CODEX_HOME met=$(ls "$MEET" | wc -l)"
+        echo "account=$(field account_id)"
+        echo "status=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $(field access_token)" -H "ChatGPT-Account-Id: $(field account_id)" "$BACKEND/wham/usage")"
+        """#
+
+    static func accounts(_ listed: ProcessResult) throws -> [[String: Any]] {
+        try #require(JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]])
+    }
+
+    @Test("two accounts run side by side, each in its own private Codex home; the active account and the user's Codex home are untouched")
+    func twoAccountsAtOnce() async throws {
+        let testbed = try await ChappieTestbed.start()
+        defer { Task { await testbed.stop() } }
+        let userCodex = try TestTokens.temporaryDirectory("codex-user")
+        let meet = try TestTokens.temporaryDirectory("exec-meet")
+        defer {
+            try? FileManager.default.removeItem(at: userCodex)
+            try? FileManager.default.removeItem(at: meet)
+        }
+        try Data("model = \"gpt-5\"\ncli_auth_credentials_store = \"keyring\"\n[profiles.x]\ncli_auth_credentials_store = \"keep\"\n".utf8)
+            .write(to: userCodex.appendingPathComponent("config.toml"))
+        let environment: [String: String?] = ["CODEX_HOME": userCodex.path, "MEET": meet.path, "BACKEND": testbed.emulator.backend]
+        let chappie = { (arguments: [String]) in try await testbed.chappie(arguments, environment: environment) }
+        #expect(try await chappie(["accounts", "add", "work"]).status == 0)
+        #expect(try await chappie(["accounts", "add", "home"]).status == 0)
+        #expect(try await chappie(["accounts", "add", "idle"]).status == 0)
+        #expect(try await chappie(["accounts", "switch", "idle"]).status == 0)
+        let accounts = try Self.accounts(await chappie(["accounts", "list", "--json"]))
+        func chatgptID(_ name: String) -> String? {
+            accounts.first { $0["name"] as? String == name }?["chatgptAccountID"] as? String
+        }
+
+        async let work = testbed.chappie(["exec", "--account", "work", "--", "sh", "-c", Self.child], environment: environment)
+        async let home = testbed.chappie(["exec", "--account", "home", "--", "sh", "-c", Self.child], environment: environment)
+        let (workRun, homeRun) = try await (work, home)
+        for (run, name) in [(workRun, "work"), (homeRun, "home")] {
+            #expect(run.status == 0, "\(run.stderr)")
+            #expect(run.stdout.contains("name=\(name) "))
+            #expect(run.stdout.contains("met=2"), "the two children ran at the same time")
+            #expect(run.stdout.contains("account=\(chatgptID(name) ?? "?")\n"))
+            #expect(run.stdout.contains("status=200"))
+            #expect(run.stdout.contains("home=\(testbed.home.path)/codex-homes/"))
+        }
+        #expect(chatgptID("work") != chatgptID("home"))
+
+        // Each private home is the account's own: 0700, with a config.toml made from the user's.
+        let shown = JSONDocument(Data(try await chappie(["accounts", "show", "work", "--json"]).stdout.utf8))
+        let workHome = try #require(shown.string("codexHome"))
+        #expect(workHome.hasPrefix(testbed.home.path + "/codex-homes/"))
+        #expect(try FileManager.default.attributesOfItem(atPath: workHome)[.posixPermissions] as? Int == 0o700)
+        #expect(try FileManager.default.attributesOfItem(atPath: workHome + "/auth.json")[.posixPermissions] as? Int == 0o600)
+        let config = try String(contentsOfFile: workHome + "/config.toml", encoding: .utf8)
+        #expect(config.contains("cli_auth_credentials_store = \"file\"\n"))
+        #expect(!config.contains("\"keyring\""))
+        #expect(config.contains("model = \"gpt-5\""))
+        #expect(config.contains("[profiles.x]\ncli_auth_credentials_store = \"keep\""), "a table's own key is left alone")
+
+        // The active account and the user's Codex home did not change.
+        let active = try Self.accounts(await chappie(["accounts", "list", "--json"])).first { $0["active"] as? Bool == true }
+        #expect(active?["name"] as? String == "idle")
+        #expect(!FileManager.default.fileExists(atPath: userCodex.appendingPathComponent("auth.json").path))
+        #expect(try await chappie(["log", "--json"]).stdout.contains("codex_home_claimed"))
+
+        // Removing the account removes its private home and the tokens in it.
+        #expect(try await chappie(["accounts", "remove", "work", "--yes"]).status == 0)
+        #expect(!FileManager.default.fileExists(atPath: workHome))
+    }
+
+    @Test("an account that owns a Codex home runs there; the exit status passes through; signals are the child's own")
+    func ownedHomeAndExitStatus() async throws {
+        let testbed = try await ChappieTestbed.start()
+        defer { Task { await testbed.stop() } }
+        let codex = try TestTokens.temporaryDirectory("codex-owned")
+        defer { try? FileManager.default.removeItem(at: codex) }
+        let chappie = { (arguments: [String]) in try await testbed.chappie(arguments, environment: ["CODEX_HOME": codex.path]) }
+        #expect(try await chappie(["accounts", "add", "work"]).status == 0)
+        #expect(try await chappie(["accounts", "switch", "work", "--codex-home", codex.path]).status == 0)
+
+        // The active account (no --account) runs in the home switch gave it; no config.toml is written there.
+        let run = try await chappie(["exec", "--", "sh", "-c", #"echo "$CODEX_HOME $CHAPPIE_ACCOUNT"; grep SigIgn /proc/self/status; ls /proc/self/fd | wc -l; exit 7"#])
+        #expect(run.status == 7, "\(run.stderr)")
+        #expect(run.stdout.hasPrefix("\(codex.standardizedFileURL.path) work\n"))
+        #expect(!FileManager.default.fileExists(atPath: codex.appendingPathComponent("config.toml").path))
+        // SIGINT (bit 2) and SIGTERM (bit 15) are not ignored in the child, although chappie ignored them.
+        let ignored = run.stdout.split(separator: "\n").first { $0.hasPrefix("SigIgn:") }.flatMap { UInt64($0.split(separator: "\t").last ?? "", radix: 16) }
+        #expect(ignored.map { $0 & (1 << 1 | 1 << 14) } == 0)
+        // No descriptor of chappie's (store, locks, sockets) reaches the command: 0, 1, 2 and ls's own.
+        #expect(run.stdout.hasSuffix("\n4\n"), "\(run.stdout)")
+
+        let missing = try await chappie(["exec", "--account", "work", "--", "no-such-command-here"])
+        #expect(missing.status == 127)
+        #expect(missing.stderr.contains("cannot run no-such-command-here"))
+        let unnamed = try await chappie(["exec", "--account", "work"])
+        #expect(unnamed.status == 2)
+        #expect(unnamed.stderr.contains("after --"))
+        let unknown = try await chappie(["exec", "--account", "nobody", "--", "true"])
+        #expect(unknown.status != 0)
+        #expect(unknown.stderr.contains("nobody"))
+
+        // A login someone else put in the owned home is never overwritten.
+        try Data(#"{"OPENAI_API_KEY":"sk-not-chappies"}"#.utf8).write(to: codex.appendingPathComponent("auth.json"))
+        let foreign = try await chappie(["exec", "--", "true"])
+        #expect(foreign.status != 0)
+        #expect(foreign.stderr.contains("holds another login"))
+        #expect(try String(contentsOf: codex.appendingPathComponent("auth.json"), encoding: .utf8).contains("sk-not-chappies"))
+    }
+}
