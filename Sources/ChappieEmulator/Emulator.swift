@@ -89,6 +89,9 @@ public final class Emulator: Sendable {
         route(router, .post, "/api/accounts/deviceauth/token") { request, body, _ in
             await issuer.pollToken(RequestFields(body: body, contentType: request.headers[.contentType]))
         }
+        route(router, .get, "/oauth/authorize") { request, _, _ in
+            await issuer.authorize(query: Self.query(of: request))
+        }
         route(router, .post, "/oauth/token") { request, body, _ in
             await issuer.token(RequestFields(body: body, contentType: request.headers[.contentType]), origin: Self.origin(of: request))
         }
@@ -148,10 +151,9 @@ public final class Emulator: Sendable {
         }
         route(router, .delete, "/_emulator/tools/script", control: true) { _, _, _ in await control.clearToolScripts() }
         route(router, .get, "/_emulator/stats", control: true) { _, _, _ in await control.stats() }
-        route(router, .get, "/_emulator/drip", control: true) { request, _, _ in
-            var query: [String: String] = [:]
-            for (key, value) in request.uri.queryParameters { query[String(key)] = String(value) }
-            return control.drip(query: query)
+        route(router, .get, "/_emulator/drip", control: true) { request, _, _ in control.drip(query: Self.query(of: request)) }
+        route(router, .post, "/_emulator/authorize/deny", control: true) { _, body, _ in
+            await control.denyNextAuthorization(RequestFields(body: body, contentType: "application/json"))
         }
         return router
     }
@@ -195,6 +197,13 @@ public final class Emulator: Sendable {
     }
 
     private static let accountIDHeader = HTTPField.Name("ChatGPT-Account-Id")!
+
+    /// The query parameters, decoded (the last of a repeated name wins).
+    private static func query(of request: Request) -> [String: String] {
+        var query: [String: String] = [:]
+        for (key, value) in request.uri.queryParameters { query[String(key)] = String(value) }
+        return query
+    }
 
     /// `http://host:port` as the client addressed the emulator.
     private static func origin(of request: Request) -> String {

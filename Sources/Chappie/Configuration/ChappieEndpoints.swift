@@ -51,6 +51,8 @@ public struct ChappieEndpoints: Sendable, Equatable {
     public var deviceVerificationURL: URL { issuer.appendingPathComponent("codex/device") }
     /// The token endpoint (code exchange and refresh).
     public var tokenURL: URL { issuer.appendingPathComponent("oauth/token") }
+    /// `GET /oauth/authorize`, the browser sign-in's first page.
+    public var authorizeURL: URL { issuer.appendingPathComponent("oauth/authorize") }
     /// The revocation endpoint.
     public var revokeURL: URL { issuer.appendingPathComponent("oauth/revoke") }
     /// The usage-limit windows of an account.

@@ -66,7 +66,7 @@ package struct OAuthClient: Sendable {
         let response = try await send(json: ["client_id": Self.clientID], to: endpoints.deviceUserCodeURL)
         if response.status == 404 {
             throw .authorizationDenied(
-                "device-code sign-in is not enabled: turn on \"device code authorization for Codex\" in ChatGPT Settings → Security (a workspace admin may have to allow it)")
+                "device-code sign-in is not enabled: turn on \"device code authorization for Codex\" in ChatGPT Settings → Security (a workspace admin may have to allow it), or sign in through the browser (chappie accounts add --browser)")
         }
         guard response.isSuccess else { throw Self.failure(response) }
         guard let object = Self.object(response.body), let id = object["device_auth_id"] as? String,
@@ -114,11 +114,12 @@ package struct OAuthClient: Sendable {
         return .approved(authorizationCode: authorizationCode, codeVerifier: verifier)
     }
 
-    /// Exchanges the authorization code for tokens, form-encoded (§1.4).
-    package func exchange(authorizationCode: String, codeVerifier: String) async throws(ChappieAuthError) -> Credentials {
+    /// Exchanges the authorization code for tokens, form-encoded (§1.4): with the device flow's
+    /// `redirect_uri` unless the browser flow gives its loopback one (§2).
+    package func exchange(authorizationCode: String, codeVerifier: String, redirectURI: String? = nil) async throws(ChappieAuthError) -> Credentials {
         let form = [
             ("grant_type", "authorization_code"), ("code", authorizationCode),
-            ("redirect_uri", endpoints.issuer.absoluteString + "/deviceauth/callback"),
+            ("redirect_uri", redirectURI ?? endpoints.issuer.absoluteString + "/deviceauth/callback"),
             ("client_id", Self.clientID), ("code_verifier", codeVerifier),
         ].map { "\($0.0)=\(Self.formEncode($0.1))" }.joined(separator: "&")
         var request = HTTPRequest(url: endpoints.tokenURL, method: .post, headers: ["Content-Type": "application/x-www-form-urlencoded"])
@@ -190,7 +191,8 @@ package struct OAuthClient: Sendable {
         .tokenExchangeFailed(statusCode: response.status, body: OAuthErrorBody.redacted(response.body))
     }
 
-    private static func formEncode(_ value: String) -> String {
+    /// A value percent-encoded for a form or a query: everything but letters, digits and `-._~`.
+    static func formEncode(_ value: String) -> String {
         var allowed = CharacterSet.alphanumerics
         allowed.insert(charactersIn: "-._~")
         return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value

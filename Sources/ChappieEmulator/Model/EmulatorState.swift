@@ -19,6 +19,14 @@ actor EmulatorState {
         var challenge: String
         var expiresAt: Double
         var redeemed = false
+        /// The browser flow's `redirect_uri`, which the exchange must repeat; `nil` for a device code.
+        var redirectURI: String? = nil
+    }
+
+    /// What the browser's visit to `/oauth/authorize` ends in.
+    enum AuthorizeResult: Sendable {
+        case approved(code: String)
+        case denied(error: String, description: String)
     }
 
     enum RefreshState { case active, redeemed, revoked }
@@ -81,6 +89,9 @@ actor EmulatorState {
     private var faults: [Fault] = []
     /// Identities the next auto-approved device codes sign in as, in order.
     private var nextApprovals: [(email: String?, plan: String?, accountID: String?, userID: String?)] = []
+    /// The refusal the next browser authorization ends in, if one is queued.
+    private var nextAuthorizeDenial: (error: String, description: String)?
+    private var browserAuthorizations = 0
 
     private var requestCounts: [String: Int] = [:]
     private var clientPorts: Set<Int> = []
@@ -208,12 +219,43 @@ actor EmulatorState {
         return account
     }
 
+    // MARK: Browser sign-in (§2)
+
+    /// The user approves the browser sign-in at once (as the next queued identity, else a new
+    /// account) unless a refusal was queued: an authorization code bound to the PKCE challenge and
+    /// the redirect URI.
+    func authorize(challenge: String, redirectURI: String) -> AuthorizeResult {
+        if let denial = nextAuthorizeDenial {
+            nextAuthorizeDenial = nil
+            return .denied(error: denial.error, description: denial.description)
+        }
+        let next = nextApprovals.isEmpty ? (nil, nil, nil, nil) : nextApprovals.removeFirst()
+        let account = makeAccount(email: next.0, plan: next.1, accountID: next.2, userID: next.3, isFedRAMP: false)
+        let code = "ac_" + mint.randomToken()
+        authorizationCodes[code] = AuthorizationCode(
+            accountID: account.accountID, challenge: challenge, expiresAt: now + 600, redirectURI: redirectURI)
+        browserAuthorizations += 1
+        return .approved(code: code)
+    }
+
+    /// Makes the next browser authorization end in `error` (such as `access_denied`).
+    func denyNextAuthorization(error: String, description: String) {
+        nextAuthorizeDenial = (error, description)
+    }
+
     // MARK: Tokens (§1.4, §3)
 
-    func exchange(code: String, verifier: String) -> ExchangeResult {
+    /// Redeems an authorization code once, with the verifier of its challenge; a browser code also
+    /// needs the `redirect_uri` its authorization used, a device code the issuer's device callback
+    /// (`deviceRedirectAllowed`).
+    func exchange(code: String, verifier: String, redirectURI: String, deviceRedirectAllowed: Bool) -> ExchangeResult {
         guard var grant = authorizationCodes[code], !grant.redeemed, now < grant.expiresAt else {
             codeRejections += 1
             return .invalidGrant("Invalid authorization code")
+        }
+        guard grant.redirectURI.map({ $0 == redirectURI }) ?? deviceRedirectAllowed else {
+            codeRejections += 1
+            return .invalidGrant("redirect_uri does not match.")
         }
         guard TokenMint.pkceChallenge(verifier: verifier) == grant.challenge else {
             codeRejections += 1
@@ -438,6 +480,7 @@ actor EmulatorState {
             ("device_codes", .object([
                 ("issued", .int(deviceCodesIssued)),
                 ("approved", .int(deviceCodesApproved)),
+                ("browser_authorizations", .int(browserAuthorizations)),
             ])),
             ("responses_streamed", .int(responsesStreamed)),
             ("streams_aborted", .int(streamsAborted)),

@@ -22,6 +22,15 @@ struct ControlRoutes: Sendable {
         }
     }
 
+    /// `POST /_emulator/authorize/deny` with `{"error"?,"error_description"?}`: the next browser
+    /// sign-in (`/oauth/authorize`) is refused, redirecting with `error` (default `access_denied`).
+    func denyNextAuthorization(_ fields: RequestFields?) async -> Reply {
+        await state.denyNextAuthorization(
+            error: fields?.string("error") ?? "access_denied",
+            description: fields?.string("error_description") ?? "The user denied the authorization request.")
+        return .empty(204)
+    }
+
     /// `POST /_emulator/device/deny` with `{"user_code","reason"?}`: the user refuses the code; its
     /// polls answer 403 `deviceauth_authorization_denied` from then on.
     func deny(_ fields: RequestFields?) async -> Reply {

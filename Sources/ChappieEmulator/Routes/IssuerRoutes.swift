@@ -73,11 +73,10 @@ struct IssuerRoutes: Sendable {
             else {
                 return .oauthError(400, error: "invalid_request", description: "code, code_verifier and redirect_uri are required.")
             }
-            let allowed = [OpenAIProtocol.realIssuer, origin].map { $0 + OpenAIProtocol.deviceCallbackPath }
-            guard allowed.contains(redirectURI) else {
-                return .oauthError(400, error: "invalid_grant", description: "redirect_uri does not match.")
-            }
-            switch await state.exchange(code: code, verifier: verifier) {
+            let deviceCallbacks = [OpenAIProtocol.realIssuer, origin].map { $0 + OpenAIProtocol.deviceCallbackPath }
+            switch await state.exchange(
+                code: code, verifier: verifier, redirectURI: redirectURI, deviceRedirectAllowed: deviceCallbacks.contains(redirectURI))
+            {
             case .tokens(let tokens):
                 return .json(200, .object([
                     ("id_token", .string(tokens.idToken)),
@@ -114,6 +113,35 @@ struct IssuerRoutes: Sendable {
         default:
             return .oauthError(400, error: "unsupported_grant_type", description: "grant_type must be authorization_code or refresh_token.")
         }
+    }
+
+    /// `GET /oauth/authorize?…` (§2): checks the request as the real issuer would, then approves at
+    /// once (the user's sign-in and consent are skipped) with a `302` to the loopback callback
+    /// carrying `code` and `state`, or `error` and `error_description` when a refusal was queued.
+    /// Any loopback port is accepted (the real issuer allows 1455 and 1457), so tests can run side by side.
+    func authorize(query: [String: String]) async -> Reply {
+        func refuse(_ message: String) -> Reply {
+            Reply(status: 400, headers: [("Content-Type", "text/plain; charset=utf-8")], body: .bytes(Data((message + "\n").utf8)))
+        }
+        guard query["client_id"] == OpenAIProtocol.clientID else { return refuse("Unknown or missing client_id.") }
+        guard let redirectURI = query["redirect_uri"], let redirect = URLComponents(string: redirectURI), redirect.scheme == "http",
+            ["localhost", "127.0.0.1"].contains(redirect.host ?? ""), redirect.port != nil, redirect.path == "/auth/callback"
+        else { return refuse("redirect_uri must be http://localhost:PORT/auth/callback.") }
+        guard query["response_type"] == "code" else { return refuse("response_type must be code.") }
+        guard query["code_challenge_method"] == "S256", let challenge = query["code_challenge"], challenge.count >= 43 else {
+            return refuse("A PKCE code_challenge with code_challenge_method=S256 is required.")
+        }
+        guard let state = query["state"], !state.isEmpty else { return refuse("state is required.") }
+        guard (query["scope"] ?? "").split(separator: " ").contains("offline_access") else { return refuse("scope must include offline_access.") }
+        var items = [URLQueryItem]()
+        switch await self.state.authorize(challenge: challenge, redirectURI: redirectURI) {
+        case .approved(let code): items = [URLQueryItem(name: "code", value: code)]
+        case .denied(let error, let description):
+            items = [URLQueryItem(name: "error", value: error), URLQueryItem(name: "error_description", value: description)]
+        }
+        var location = redirect
+        location.queryItems = items + [URLQueryItem(name: "state", value: state)]
+        return Reply(status: 302, headers: [("Location", location.string ?? redirectURI)], body: .bytes(Data()))
     }
 
     /// `POST /oauth/revoke` with `{"token","token_type_hint","client_id"?}` (§3.5).

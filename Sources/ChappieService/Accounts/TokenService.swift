@@ -50,12 +50,43 @@ public struct TokenService: Sendable {
         try await oauth.revoke(refreshToken: refreshToken)
     }
 
+    /// Where a browser sign-in is.
+    public enum BrowserSignInStep: Sendable {
+        /// The user must open `url` (`opened`: chappie started a browser on it) before `expiresAt`.
+        case openURL(URL, opened: Bool, expiresAt: Date)
+        /// The browser came back: exchanging the code for tokens.
+        case exchangingCode
+    }
+
     /// Signs an account in with the device-code flow and stores it; the same ChatGPT account and
     /// user again updates the stored one.
     public func signIn(
         name: AccountName?, progress: @Sendable (ChappieDeviceLinkState) async -> Void
     ) async throws -> (account: Account, created: Bool) {
-        let result = try await DeviceCodeSignIn(oauth: oauth).run(progress: progress)
+        try await save(DeviceCodeSignIn(oauth: oauth).run(progress: progress), name: name)
+    }
+
+    /// Signs an account in through the browser (authorization code with PKCE, for workspaces
+    /// without device codes) and stores it as ``signIn(name:progress:)`` does. Listens on
+    /// 127.0.0.1:1455, else 1457 (`callbackPort` instead, when given; 0 picks a free one), opens
+    /// the authorize URL in a browser when there is one, and waits up to 15 minutes
+    /// (`callbackTimeout`) for it to come back.
+    public func signInWithBrowser(
+        name: AccountName?, callbackPort: Int? = nil, callbackTimeout: Duration = .seconds(15 * 60),
+        progress: @Sendable (BrowserSignInStep) async -> Void
+    ) async throws -> (account: Account, created: Bool) {
+        let signIn = BrowserSignIn(oauth: oauth, ports: callbackPort.map { [$0] } ?? BrowserSignIn.registeredPorts, callbackTimeout: callbackTimeout)
+        let result = try await signIn.run { step in
+            switch step {
+            case .waiting(let url, _, let expiresAt): await progress(.openURL(url, opened: BrowserLauncher.open(url), expiresAt: expiresAt))
+            case .exchangingCode: await progress(.exchangingCode)
+            }
+        }
+        return try await save(result, name: name)
+    }
+
+    /// Stores a completed sign-in.
+    private func save(_ result: DeviceCodeSignIn.Result, name: AccountName?) async throws -> (account: Account, created: Bool) {
         // Sealed under the key lock (shared), with the store's current key: a rotation meanwhile
         // must not make the new tokens unopenable or refuse them.
         // In a task of its own: once the issuer handed out the tokens, Ctrl-C must not drop them.

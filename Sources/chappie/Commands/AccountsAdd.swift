@@ -6,25 +6,43 @@ import Foundation
 extension ChappieCommand.Accounts {
     struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Sign an account in with OpenAI's device code (adding it, or renewing its tokens).",
+            abstract: "Sign an account in with OpenAI's device code, or --browser (adding it, or renewing its tokens).",
             discussion: """
                 Shows a URL and a code: open the URL, sign in to ChatGPT, and enter the code. The code \
                 expires after 15 minutes; Ctrl-C stops waiting. Signing in an account that is already \
                 stored (same ChatGPT account and user) renews its tokens instead of adding another.
+
+                --browser is for workspaces where device codes are disabled: chappie listens on \
+                127.0.0.1:1455 (1457 when taken), prints the sign-in URL and opens it ($BROWSER, or \
+                xdg-open on a desktop); the browser comes back to chappie when you have signed in. It \
+                waits 15 minutes; Ctrl-C stops waiting. The browser must run on this machine (over SSH, \
+                forward the port: ssh -L 1455:127.0.0.1:1455).
                 """)
 
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The name to give the account (default: the e-mail's local part).", transform: parseAccountName)
         var name: AccountName?
+        @Flag(help: "Sign in through a browser on this machine instead of with a device code.") var browser = false
+        @Option(help: .hidden) var callbackPort: Int?
+
+        func validate() throws {
+            if callbackPort != nil, !browser { throw ValidationError("--callback-port goes with --browser") }
+            if let callbackPort, !(0...65535).contains(callbackPort) { throw ValidationError("--callback-port: a port is 0 to 65535") }
+        }
 
         func run() async throws {
             let service = try await global.services().tokens
             let display = SignInDisplay(live: isatty(STDERR_FILENO) == 1, json: global.json)
-            let name = self.name
+            let (name, browser, callbackPort) = (self.name, self.browser, self.callbackPort)
             let result: (account: Account, created: Bool)
             do {
                 // Ctrl-C cancels the sign-in cleanly instead of killing the process mid-write.
-                result = try await cancellingOnSignals { try await service.signIn(name: name, progress: { state in await display.show(state) }) }
+                result = try await cancellingOnSignals {
+                    if browser {
+                        return try await service.signInWithBrowser(name: name, callbackPort: callbackPort) { step in await display.show(step) }
+                    }
+                    return try await service.signIn(name: name, progress: { state in await display.show(state) })
+                }
                 await display.finish()
             } catch {
                 await display.finish()

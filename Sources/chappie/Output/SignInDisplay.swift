@@ -1,4 +1,5 @@
 import ChappieCore
+import ChappieService
 import Foundation
 
 /// Shows the code and a waiting line: live on a terminal, a plain line each minute otherwise.
@@ -25,27 +26,51 @@ actor SignInDisplay {
                 The code expires at \(Formatting.localTime(expiresAt)). Never share it: whoever enters it gets your account.
 
                 """)
-            let start = Date()
-            let live = self.live
-            ticker = Task {
-                var tick = 0
-                while !Task.isCancelled {
-                    let elapsed = Int(Date().timeIntervalSince(start)), left = max(0, Int(expiresAt.timeIntervalSinceNow))
-                    let line = "Waiting for approval… \(elapsed / 60):\(String(format: "%02d", elapsed % 60)) elapsed, \(left / 60):\(String(format: "%02d", left % 60)) left"
-                    if live {
-                        FileHandle.standardError.write(Data("\r\u{1B}[2K\(line)".utf8))
-                    } else if tick % 60 == 0 {
-                        FileHandle.standardError.write(Data("\(line)\n".utf8))
-                    }
-                    tick += 1
-                    try? await Task.sleep(for: .seconds(1))
-                }
-            }
+            startTicker(waitingFor: "approval", until: expiresAt)
         case .exchangingCode:
             stopTicker()
             write("Approved. Fetching the tokens…\n")
         default:
             break
+        }
+    }
+
+    func show(_ step: TokenService.BrowserSignInStep) {
+        switch step {
+        case .openURL(let url, let opened, let expiresAt):
+            guard ticker == nil else { return }
+            write("""
+
+                To sign in, open this in a browser on this machine\(opened ? " (it should have opened)" : ""):
+                \(url.absoluteString)
+
+                chappie waits for the browser until \(Formatting.localTime(expiresAt)).
+
+                """)
+            startTicker(waitingFor: "the browser", until: expiresAt)
+        case .exchangingCode:
+            stopTicker()
+            write("Signed in. Fetching the tokens…\n")
+        }
+    }
+
+    /// A live waiting line on a terminal, a plain line each minute otherwise.
+    private func startTicker(waitingFor what: String, until expiresAt: Date) {
+        let start = Date()
+        let live = self.live
+        ticker = Task {
+            var tick = 0
+            while !Task.isCancelled {
+                let elapsed = Int(Date().timeIntervalSince(start)), left = max(0, Int(expiresAt.timeIntervalSinceNow))
+                let line = "Waiting for \(what)… \(elapsed / 60):\(String(format: "%02d", elapsed % 60)) elapsed, \(left / 60):\(String(format: "%02d", left % 60)) left"
+                if live {
+                    FileHandle.standardError.write(Data("\r\u{1B}[2K\(line)".utf8))
+                } else if tick % 60 == 0 {
+                    FileHandle.standardError.write(Data("\(line)\n".utf8))
+                }
+                tick += 1
+                try? await Task.sleep(for: .seconds(1))
+            }
         }
     }
 

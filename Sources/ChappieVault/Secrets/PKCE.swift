@@ -1,0 +1,41 @@
+internal import CSodium
+import Foundation
+
+/// The random values of an OAuth sign-in through the browser (openai-protocol.md §2): a PKCE
+/// verifier and its S256 challenge, and a `state`, all base64url without padding.
+public struct PKCE: Sendable {
+    /// 64 random bytes, base64url: sent only with the code exchange.
+    public let verifier: String
+    /// base64url(SHA-256(verifier)): sent with the authorization request.
+    public let challenge: String
+    /// 32 random bytes, base64url: the callback must carry it back.
+    public let state: String
+
+    /// Fresh values from libsodium's random source.
+    public init() {
+        _ = Sodium.initialised
+        verifier = Self.randomBase64URL(byteCount: 64)
+        challenge = Self.challenge(for: verifier)
+        state = Self.randomBase64URL(byteCount: 32)
+    }
+
+    /// The S256 challenge of a verifier.
+    public static func challenge(for verifier: String) -> String {
+        _ = Sodium.initialised
+        var digest = [UInt8](repeating: 0, count: Int(crypto_hash_sha256_BYTES))
+        let input = Array(verifier.utf8)
+        crypto_hash_sha256(&digest, input, UInt64(input.count))
+        return base64URL(digest)
+    }
+
+    private static func randomBase64URL(byteCount: Int) -> String {
+        var bytes = [UInt8](repeating: 0, count: byteCount)
+        randombytes_buf(&bytes, byteCount)
+        return base64URL(bytes)
+    }
+
+    private static func base64URL(_ bytes: [UInt8]) -> String {
+        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+}
