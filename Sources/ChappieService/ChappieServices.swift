@@ -40,15 +40,17 @@ public struct ServiceOptions: Sendable {
     }
 }
 
-/// The passphrases given in the environment (`CHAPPIE_PASSPHRASE`, `CHAPPIE_NEW_PASSPHRASE`), taken
+/// The passphrases given in the environment (`CHAPPIE_PASSPHRASE`, `CHAPPIE_NEW_PASSPHRASE`,
+/// `CHAPPIE_BACKUP_PASSPHRASE`), taken
 /// out of it once, when chappie starts, so that no child process or later reader sees them.
 public enum EnvironmentSecrets {
     static let passphrase = SecretEnvironment.take("CHAPPIE_PASSPHRASE")
     static let newPassphrase = SecretEnvironment.take("CHAPPIE_NEW_PASSPHRASE")
+    static let backupPassphrase = SecretEnvironment.take("CHAPPIE_BACKUP_PASSPHRASE")
 
-    /// Takes both now, before anything reads the environment.
+    /// Takes them all now, before anything reads the environment.
     public static func take() {
-        _ = (passphrase, newPassphrase)
+        _ = (passphrase, newPassphrase, backupPassphrase)
     }
 }
 
@@ -71,6 +73,8 @@ public struct ChappieServices: Sendable {
     public let keys: KeyService
     /// Codex homes for `chappie exec`.
     public let exec: ExecService
+    /// `chappie backup` and `chappie restore`.
+    public let backups: BackupService
     private let store: any AccountStore
     private let options: ServiceOptions
 
@@ -92,6 +96,7 @@ public struct ChappieServices: Sendable {
         settings = SettingsService(store: store)
         keys = KeyService(opened: opened, options: options.storeOptions)
         exec = ExecService(store: store, tokens: tokens)
+        backups = BackupService(store: store)
     }
 
     /// The data directory.

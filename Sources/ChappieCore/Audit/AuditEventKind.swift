@@ -5,6 +5,8 @@ public enum AuditEventKind: String, Sendable, Codable, CaseIterable {
     case signedIn = "signed_in"
     /// An account was imported from a Codex `auth.json`.
     case imported
+    /// An account was added or updated from a backup (`chappie restore`).
+    case restored
     /// An account's tokens were refreshed at the issuer.
     case refreshed
     /// Newer tokens someone else obtained (another process, the Codex CLI) were taken.

@@ -25,6 +25,15 @@ public struct PassphraseKDF: Sendable, Codable, Equatable {
             memLimit: crypto_pwhash_argon2id_memlimit_interactive())
     }
 
+    /// New parameters with a fresh salt and libsodium's "moderate" costs (256 MiB, 3 passes), for a
+    /// file that leaves the machine (a backup), where guessing is offline and a second is fine.
+    public static func freshForFiles() -> PassphraseKDF {
+        var kdf = fresh()
+        kdf.opsLimit = UInt64(crypto_pwhash_argon2id_opslimit_moderate())
+        kdf.memLimit = crypto_pwhash_argon2id_memlimit_moderate()
+        return kdf
+    }
+
     /// Derives the key from a passphrase.
     ///
     /// - Throws: ``VaultError/Kind/derivationFailed`` for unknown parameters or when Argon2id cannot

@@ -1,0 +1,110 @@
+import ChappieCore
+import ChappieVault
+import Foundation
+
+/// The backup file's format (docs/backup.md): a first line `chappie-backup 1`, a second line of JSON
+/// with the Argon2id parameters (no secret), then the 24-byte nonce and the XChaCha20-Poly1305
+/// ciphertext of the payload, whose associated data is those two lines, so a changed header fails
+/// like a wrong passphrase.
+struct BackupFile {
+    /// The first line.
+    static let magic = "chappie-backup 1"
+
+    /// What is sealed: accounts with their tokens, settings, and (optionally) usage readings.
+    struct Payload: Codable {
+        /// The payload's own version.
+        var version = 1
+        /// When the backup was made.
+        var createdAt: Date
+        /// The chappie that made it.
+        var chappieVersion: String
+        /// Every account.
+        var accounts: [AccountEntry]
+        /// The store's settings that are set, by name (`codex-home`, `usage-retention`).
+        var settings: [String: String]
+        /// Usage readings by account name, when `--usage` was given.
+        var usage: [String: [UsageSample]]?
+    }
+
+    /// One account: its name, tokens and the state restore compares.
+    struct AccountEntry: Codable {
+        var name: String
+        var idToken: String
+        var accessToken: String
+        var refreshToken: String
+        var accessTokenExpiresAt: Date?
+        var lastRefreshAt: Date?
+        var reservePercent: Double?
+        var createdAt: Date
+    }
+
+    /// The second line.
+    struct Header: Codable {
+        var format = "chappie-backup"
+        var version = 1
+        var kdf: PassphraseKDF
+    }
+
+    /// Seals a payload under a passphrase.
+    static func seal(_ payload: Payload, passphrase: SecretBytes) throws -> Data {
+        let kdf = PassphraseKDF.freshForFiles()
+        let key = try kdf.deriveKey(from: passphrase)
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        encoder.outputFormatting = [.sortedKeys]
+        let plaintext = SecretBytes(copying: try encoder.encode(payload))
+        let header = try headerLines(Header(kdf: kdf))
+        let box = SealedBox.seal(plaintext, key: key, associatedData: header)
+        return Data(header.utf8) + box.nonce + box.ciphertext
+    }
+
+    /// Opens a backup.
+    ///
+    /// - Throws: ``ServiceError`` `.invalidInput` for a file that is not a chappie backup, of a
+    ///   newer version, or that does not open (a wrong passphrase or a damaged file: the two cannot
+    ///   be told apart).
+    static func open(_ data: Data, passphrase: SecretBytes, path: String) throws -> Payload {
+        let lines = data.split(separator: 0x0A, maxSplits: 2, omittingEmptySubsequences: false)
+        guard lines.count == 3, String(decoding: lines[0], as: UTF8.self) == magic else {
+            throw ServiceError(.invalidInput, "\(path) is not a chappie backup (it does not start with \"\(magic)\")")
+        }
+        guard let header = try? JSONDecoder().decode(Header.self, from: Data(lines[1])), header.format == "chappie-backup" else {
+            throw ServiceError(.invalidInput, "\(path) is damaged: its header is not readable")
+        }
+        guard header.version == 1 else {
+            throw ServiceError(.invalidInput, "\(path) is a version \(header.version) backup; this chappie reads version 1: upgrade chappie")
+        }
+        // A damaged header must not make chappie spend minutes or gigabytes: libsodium's "sensitive"
+        // costs are the most a backup asks for.
+        guard header.kdf.opsLimit <= 8, header.kdf.memLimit <= 1 << 30 else {
+            throw ServiceError(.invalidInput, "\(path) is damaged: its key-derivation costs are out of range")
+        }
+        let key: SecretKey
+        do {
+            key = try header.kdf.deriveKey(from: passphrase)
+        } catch {
+            throw ServiceError(.invalidInput, "\(path) is damaged: \(error.message)")
+        }
+        let headerText = String(decoding: data.prefix(lines[0].count + lines[1].count + 2), as: UTF8.self)
+        let plaintext: SecretBytes
+        do {
+            let sealed = Data(lines[2])
+            plaintext = try SealedBox(nonce: sealed.prefix(SealedBox.nonceByteCount), ciphertext: sealed.dropFirst(SealedBox.nonceByteCount))
+                .open(key: key, associatedData: headerText)
+        } catch {
+            throw ServiceError(.invalidInput, "\(path) does not open: the passphrase is wrong or the file is damaged. Nothing was changed")
+        }
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        guard let payload = try? plaintext.withUnsafeBytes({ try decoder.decode(Payload.self, from: Data($0)) }), payload.version == 1 else {
+            throw ServiceError(.invalidInput, "\(path) opened, but its contents are not a version 1 chappie backup. Nothing was changed")
+        }
+        return payload
+    }
+
+    private static func headerLines(_ header: Header) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return magic + "\n" + String(decoding: try encoder.encode(header), as: UTF8.self) + "\n"
+    }
+}

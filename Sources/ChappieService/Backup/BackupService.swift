@@ -1,0 +1,227 @@
+import ChappieCore
+package import ChappieStore
+import ChappieVault
+public import Foundation
+
+/// `chappie backup` and `chappie restore`: every account (with its tokens), the settings and,
+/// optionally, the usage history, in one file sealed under a passphrase; restored by merging.
+///
+/// A backup is for moving or recovering a store. Two live stores holding the same accounts would
+/// both redeem the same rotating refresh tokens, and the second redemption signs the account out.
+public struct BackupService: Sendable {
+    /// What a backup wrote.
+    public struct BackupSummary: Sendable, Encodable {
+        /// The file.
+        public var file: String
+        /// How many accounts, settings and usage readings it holds.
+        public var accounts: Int, settings: Int, usageReadings: Int
+    }
+
+    /// What a restore did, account by account.
+    public struct RestoreSummary: Sendable, Encodable {
+        /// One account of the backup and what became of it.
+        public struct Entry: Sendable, Encodable {
+            /// The account's name in the backup.
+            public var name: String
+            /// `added`, `updated` or `skipped`.
+            public var outcome: String
+            /// Why, for `updated` and `skipped`.
+            public var reason: String?
+        }
+
+        /// Every account of the backup.
+        public var accounts: [Entry]
+        /// The settings taken from the backup (those this store did not have).
+        public var settingsApplied: [String]
+        /// Usage readings added (with `--usage` in the backup).
+        public var usageReadingsAdded: Int
+
+        /// The entries with an outcome.
+        public func names(_ outcome: String) -> [String] { accounts.filter { $0.outcome == outcome }.map(\.name) }
+    }
+
+    /// Where the passphrase comes from: `--passphrase-file FILE`, else `$CHAPPIE_BACKUP_PASSPHRASE`
+    /// (taken out of the environment when chappie starts), else asked on the terminal (twice for a
+    /// backup).
+    public struct PassphraseSource: Sendable {
+        /// The file named with `--passphrase-file`: its first line (0600: a file others can read is refused).
+        public var file: URL?
+
+        /// A source.
+        public init(file: URL?) {
+            self.file = file
+        }
+
+        /// The passphrase.
+        ///
+        /// - Throws: ``ServiceError`` `.configuration` for an unusable file, `.cancelled` when none
+        ///   is given and there is no terminal, `.invalidInput` for an empty one or two that differ.
+        func passphrase(confirming: Bool) throws(ServiceError) -> SecretBytes {
+            let passphrase: SecretBytes
+            if let file {
+                passphrase = try Self.read(file)
+            } else if let given = EnvironmentSecrets.backupPassphrase {
+                passphrase = given
+            } else {
+                guard let asked = PassphrasePrompt.ask("Backup passphrase: ") else {
+                    throw ServiceError(
+                        .cancelled, "a backup passphrase is needed: give --passphrase-file FILE or $CHAPPIE_BACKUP_PASSPHRASE, or run on a terminal")
+                }
+                if confirming {
+                    guard let again = PassphrasePrompt.ask("The same passphrase again: "), again.constantTimeEquals(asked) else {
+                        throw ServiceError(.invalidInput, "the two passphrases differ; nothing was written")
+                    }
+                }
+                passphrase = asked
+            }
+            guard passphrase.count > 0 else { throw ServiceError(.invalidInput, "the backup passphrase is empty") }
+            return passphrase
+        }
+
+        private static func read(_ file: URL) throws(ServiceError) -> SecretBytes {
+            var info = stat()
+            guard stat(file.path, &info) == 0, let data = FileManager.default.contents(atPath: file.path) else {
+                throw ServiceError(.configuration, "cannot read the passphrase file \(file.path)")
+            }
+            guard info.st_mode & 0o077 == 0 else {
+                throw ServiceError(.configuration, "\(file.path) can be read by others; make it private first: chmod 600 \(file.path)")
+            }
+            let line = data.prefix { $0 != 0x0A && $0 != 0x0D }
+            return SecretBytes(copying: line)
+        }
+    }
+
+    /// The store.
+    package let store: any AccountStore
+
+    /// Creates the service.
+    package init(store: any AccountStore) {
+        self.store = store
+    }
+
+    /// Writes every account, the settings and (with `usage`) the usage history to `file`, sealed
+    /// under `passphrase` (Argon2id, XChaCha20-Poly1305), mode 0600, through a temporary file.
+    ///
+    /// - Throws: ``StoreError`` when an account's credentials do not open (nothing is written: a
+    ///   backup that silently lacks an account would be found out too late); ``VaultError``.
+    public func backup(to file: URL, passphrase source: PassphraseSource, usage: Bool) async throws -> BackupSummary {
+        let passphrase = try source.passphrase(confirming: true)
+        var entries: [BackupFile.AccountEntry] = []
+        var readings: [String: [UsageSample]] = [:]
+        let accounts = try await store.accounts()
+        for account in accounts {
+            // Under the account's lock: no refresh redeems the tokens between reading and writing them.
+            let credentials = try await store.withRefreshLock(on: account) { try await store.credentials(for: account) }
+            let current = try await store.account(id: account.id)
+            entries.append(BackupFile.AccountEntry(
+                name: current.name.rawValue, idToken: credentials.idToken, accessToken: credentials.accessToken,
+                refreshToken: credentials.refreshToken, accessTokenExpiresAt: current.accessTokenExpiresAt,
+                lastRefreshAt: current.lastRefreshAt, reservePercent: current.reservePercent, createdAt: current.createdAt))
+            if usage { readings[current.name.rawValue] = try await store.usageSamples(for: current, since: nil, until: nil) }
+        }
+        var settings: [String: String] = [:]
+        if let home = try await store.defaultCodexHome() { settings[SettingsService.Key.codexHome.rawValue] = home }
+        if let retention = try await store.usageRetention() { settings[SettingsService.Key.usageRetention.rawValue] = String(retention) }
+        let payload = BackupFile.Payload(
+            createdAt: Date(), chappieVersion: ChappieVersion.current, accounts: entries, settings: settings, usage: usage ? readings : nil)
+        let sealed = try BackupFile.seal(payload, passphrase: passphrase)
+        try PrivateFile.write(SecretBytes(copying: sealed), to: file)
+        try? await store.recordEvent(.settingChanged, account: nil, detail: "backup of \(entries.count) accounts written to \(file.path)")
+        return BackupSummary(file: file.path, accounts: entries.count, settings: settings.count, usageReadings: readings.values.map(\.count).reduce(0, +))
+    }
+
+    /// Merges a backup into this store. Accounts are matched by ChatGPT account and user id: one
+    /// this store lacks is added (a name already taken by another account skips it); one it has is
+    /// updated only when the backup's tokens are newer (`last_refresh`), never replacing newer
+    /// ones. Settings this store lacks are taken; usage readings it lacks are added.
+    ///
+    /// - Throws: ``ServiceError`` `.invalidInput` for a wrong passphrase or a damaged file (nothing
+    ///   changed); ``StoreError``.
+    public func restore(from file: URL, passphrase source: PassphraseSource) async throws -> RestoreSummary {
+        guard let data = FileManager.default.contents(atPath: file.path) else {
+            throw ServiceError(.invalidInput, "cannot read \(file.path): no such file, or not readable")
+        }
+        let passphrase = try source.passphrase(confirming: false)
+        let payload = try BackupFile.open(data, passphrase: passphrase, path: file.path)
+        // Every entry is checked before anything is written: a bad one changes nothing.
+        let parsed = try payload.accounts.map { entry throws -> (BackupFile.AccountEntry, AccountName, ChappieAccountInfo) in
+            guard let name = try? AccountName(entry.name), let claims = try? TokenClaims(jwt: entry.idToken) else {
+                throw ServiceError(.invalidInput, "\(file.path) holds an account (\(TerminalText.sanitized(entry.name))) that is not usable. Nothing was changed")
+            }
+            return (entry, name, claims.account)
+        }
+        var summary = RestoreSummary(accounts: [], settingsApplied: [], usageReadingsAdded: 0)
+        for (entry, name, info) in parsed {
+            let (outcome, target) = try await restore(entry, name: name, info: info)
+            summary.accounts.append(outcome)
+            if let target, let readings = payload.usage?[entry.name] {
+                summary.usageReadingsAdded += try await addUsage(readings, to: target)
+            }
+        }
+        summary.settingsApplied = try await applySettings(payload.settings)
+        return summary
+    }
+
+    private func restore(
+        _ entry: BackupFile.AccountEntry, name: AccountName, info: ChappieAccountInfo
+    ) async throws -> (RestoreSummary.Entry, Account?) {
+        let credentials = Credentials(idToken: entry.idToken, accessToken: entry.accessToken, refreshToken: entry.refreshToken)
+        guard let existing = try await store.account(matching: info) else {
+            if let holder = try? await store.account(named: name) {
+                let reason = "the name is taken here by another account (\(holder.info.email ?? "no e-mail")); rename one and restore again"
+                return (.init(name: entry.name, outcome: "skipped", reason: reason), nil)
+            }
+            let saved = try await store.withKeyHeld {
+                try await store.save(
+                    info: info, credentials: credentials, accessTokenExpiresAt: entry.accessTokenExpiresAt,
+                    refreshedAt: entry.lastRefreshAt, name: name, event: .restored)
+            }
+            if let reserve = entry.reservePercent { _ = try await store.setReserve(reserve, for: saved.account.name) }
+            return (.init(name: entry.name, outcome: "added", reason: nil), saved.account)
+        }
+        return try await store.withRefreshLock(on: existing) {
+            let current = try await store.account(id: existing.id)
+            let stored = try? await store.credentials(for: current)
+            if let stored, stored.refreshToken == credentials.refreshToken {
+                return (.init(name: entry.name, outcome: "skipped", reason: "already holds the same tokens, as \(current.name)"), current)
+            }
+            let theirs = entry.lastRefreshAt ?? .distantPast
+            if stored != nil, theirs <= (current.lastRefreshAt ?? .distantPast) {
+                return (.init(name: entry.name, outcome: "skipped", reason: "\(current.name) here holds newer tokens than the backup"), current)
+            }
+            let updated = try await store.withKeyHeld {
+                try await store.updateCredentials(
+                    of: current, to: credentials, accessTokenExpiresAt: entry.accessTokenExpiresAt, refreshedAt: theirs, event: .restored,
+                    detail: "newer tokens from a backup")
+            }
+            let reason = stored == nil ? "its credentials here did not open" : "the backup's tokens are newer"
+            return (.init(name: entry.name, outcome: "updated", reason: "\(reason) (as \(current.name))"), updated)
+        }
+    }
+
+    /// Adds the readings the account lacks (same time, source and limit); returns how many.
+    private func addUsage(_ readings: [UsageSample], to account: Account) async throws -> Int {
+        struct Key: Hashable { var at: Date; var source: UsageSource; var limit: String }
+        let present = Set(try await store.usageSamples(for: account, since: nil, until: nil).map { Key(at: $0.observedAt, source: $0.source, limit: $0.limitID) })
+        var added = 0
+        for reading in readings where !present.contains(Key(at: reading.observedAt, source: reading.source, limit: reading.limitID)) {
+            try await store.recordUsage([reading.snapshot], for: account, source: reading.source, at: reading.observedAt)
+            added += 1
+        }
+        return added
+    }
+
+    /// Takes the backup's settings this store does not have; returns their names.
+    private func applySettings(_ settings: [String: String]) async throws -> [String] {
+        var applied: [String] = []
+        if let home = settings[SettingsService.Key.codexHome.rawValue], try await store.defaultCodexHome() == nil {
+            try await store.setDefaultCodexHome(home)
+            applied.append(SettingsService.Key.codexHome.rawValue)
+        }
+        if let retention = settings[SettingsService.Key.usageRetention.rawValue].flatMap(Double.init), try await store.usageRetention() == nil {
+            try await store.setUsageRetention(retention)
+            applied.append(SettingsService.Key.usageRetention.rawValue)
+        }
+        return applied
+    }
+}
