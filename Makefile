@@ -24,6 +24,7 @@ interop: build
 test: build
 	@echo "==> Building the tests"
 	$(SWIFT) build --build-tests $(SWIFT_BUILD_FLAGS)
+	$(SWIFT) build --product generate-manual $(SWIFT_BUILD_FLAGS)
 	@echo "==> Running the test suite"
 	$(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS)
 
@@ -41,6 +42,9 @@ install: deps
 	@echo "==> Installing $(PREFIX)/bin/chappie"
 	install -d "$(PREFIX)/bin"
 	install -s -m 0755 "$$($(SWIFT) build -c release --show-bin-path)/chappie" "$(PREFIX)/bin/chappie"
+	@echo "==> Generating the completions and the man page"
+	$(SWIFT) build --product generate-manual $(SWIFT_BUILD_FLAGS)
+	scripts/install-extras.sh "$(PREFIX)/bin/chappie" "$$($(SWIFT) build --show-bin-path)/generate-manual" "$(PREFIX)"
 	@echo "==> Installed. Run: $(PREFIX)/bin/chappie doctor"
 
 migrations:
