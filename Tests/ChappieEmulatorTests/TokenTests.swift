@@ -64,8 +64,9 @@ struct TokenTests {
             #expect(again.1.string("error") == "invalid_grant")
             let stats = try await emulator.json(emulator.request("/_emulator/stats")).json
             #expect(stats.int("authorization_code", "redemptions") == 1)
-            // The wrong redirect_uri is refused before the code is looked at; the other two count.
-            #expect(stats.int("authorization_code", "rejections") == 2)
+            // Every refusal counts: the wrong redirect_uri (checked against the code: a browser code
+            // is bound to its own), the wrong verifier and the second use.
+            #expect(stats.int("authorization_code", "rejections") == 3)
         }
     }
 
