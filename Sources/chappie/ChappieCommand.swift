@@ -26,6 +26,7 @@ struct ChappieCommand: AsyncParsableCommand {
     /// Runs the command, mapping argument errors to exit code 2 as design.md's table says.
     static func main() async {
         EnvironmentSecrets.take()
+        ProcessReplacement.recordInheritedSignals()
         // A closed pipe or socket is an error to handle, never a signal that ends chappie mid-refresh.
         signal(SIGPIPE, SIG_IGN)
         do {

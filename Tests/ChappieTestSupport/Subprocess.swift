@@ -57,8 +57,8 @@ public func runProcess(
         try? stdin.fileHandleForWriting.close()
     }
     // Read both pipes while the process runs, so a full pipe cannot block it.
-    async let out = Task.detached { output.fileHandleForReading.readDataToEndOfFile() }.value
-    async let err = Task.detached { error.fileHandleForReading.readDataToEndOfFile() }.value
+    async let out = readToEnd(output.fileHandleForReading)
+    async let err = readToEnd(error.fileHandleForReading)
     let deadline = ContinuousClock.now + timeout
     while process.isRunning {
         if ContinuousClock.now > deadline {
@@ -71,6 +71,15 @@ public func runProcess(
     return ProcessResult(
         status: process.terminationStatus, stdout: String(decoding: await out, as: UTF8.self),
         stderr: String(decoding: await err, as: UTF8.self))
+}
+
+/// Everything a pipe gives until it closes, read on a thread of its own: a blocking read on the
+/// cooperative pool (two threads on a 2-core machine) would stall every other test while a
+/// long-running child runs.
+private func readToEnd(_ handle: FileHandle) async -> Data {
+    await withCheckedContinuation { continuation in
+        Thread { continuation.resume(returning: handle.readDataToEndOfFile()) }.start()
+    }
 }
 
 /// Emulator processes still running, killed when the test process exits however the tests ended,

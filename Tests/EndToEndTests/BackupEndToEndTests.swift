@@ -32,7 +32,8 @@ struct BackupEndToEndTests {
         #expect(try await chappie(source, ["config", "set", "codex-home", "/tmp/codex-of-source"]).status == 0)
         let token = try await chappie(source, ["token", "work"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
 
-        let file = source.appendingPathComponent("backup.chappie")
+        let file = other.appendingPathComponent("moved.backup")
+        #expect(try await chappie(source, ["backup", source.appendingPathComponent("chappie.sqlite").path]).stderr.contains("own data"))
         let written = try await chappie(source, ["backup", file.path, "--usage", "--json"])
         #expect(written.status == 0, "\(written.stderr)")
         #expect(JSONDocument(Data(written.stdout.utf8)).int("accounts") == 2)
@@ -54,6 +55,11 @@ struct BackupEndToEndTests {
         let damagedFile = other.appendingPathComponent("damaged.chappie")
         try damaged.write(to: damagedFile)
         #expect(try await chappie(other, ["restore", damagedFile.path]).status == 1)
+        // A header changed so that it still parses (a space) does not open either: it is bound to the ciphertext.
+        var header = sealed
+        header.insert(0x20, at: header.firstIndex(of: UInt8(ascii: "{"))! + 1)
+        try header.write(to: damagedFile)
+        #expect(try await chappie(other, ["restore", damagedFile.path]).stderr.contains("the passphrase is wrong or the file is damaged"))
         try Data("chappie-backup 1\n{not json\n".utf8).write(to: damagedFile)
         #expect(try await chappie(other, ["restore", damagedFile.path]).stderr.contains("header is not readable"))
         #expect(JSONDocument(Data(try await chappie(other, ["accounts", "list", "--json"]).stdout.utf8)).array()?.isEmpty == true)
@@ -82,7 +88,10 @@ struct BackupEndToEndTests {
 
         // Newer tokens in the backup replace older ones.
         #expect(try await chappie(source, ["refresh", "home"]).status == 0)
-        #expect(try await chappie(source, ["backup", file.path]).status == 0)
+        let exists = try await chappie(source, ["backup", file.path])
+        #expect(exists.status == 1)
+        #expect(exists.stderr.contains("pass --force"))
+        #expect(try await chappie(source, ["backup", file.path, "--force"]).status == 0)
         let newer = JSONDocument(Data(try await chappie(other, ["restore", file.path, "--json"]).stdout.utf8))
         #expect(Self.entry("home", in: newer)?["outcome"] as? String == "updated")
         #expect(Self.entry("work", in: newer)?["outcome"] as? String == "skipped")

@@ -73,6 +73,27 @@ struct ExecEndToEndTests {
         #expect(!FileManager.default.fileExists(atPath: userCodex.appendingPathComponent("auth.json").path))
         #expect(try await chappie(["log", "--json"]).stdout.contains("codex_home_claimed"))
 
+        // A second exec of the account shares its one home.
+        let again = try await chappie(["exec", "--account", "work", "--", "sh", "-c", "echo \"$CODEX_HOME\""])
+        #expect(again.stdout == workHome + "\n")
+
+        // While a command exec started runs, the account neither leaves its home nor is removed:
+        // that Codex holds its refresh token. The command itself tries both, holding the in-use lock.
+        let other = try TestTokens.temporaryDirectory("codex-other")
+        defer { try? FileManager.default.removeItem(at: other) }
+        var inside = environment
+        inside["CHAPPIE"] = try BuiltProducts.executable("chappie").path
+        inside["SERVICE"] = testbed.service.joined(separator: " ")
+        let attempts = try await testbed.chappie(["exec", "--account", "work", "--", "sh", "-c", #"""
+            "$CHAPPIE" accounts switch work --codex-home "$OTHER" $SERVICE; echo "switch=$?"
+            "$CHAPPIE" accounts remove work --yes $SERVICE; echo "remove=$?"
+            """#], environment: inside.merging(["OTHER": other.path]) { $1 })
+        #expect(attempts.status == 0, "\(attempts.stderr)")
+        #expect(attempts.stdout.contains("switch=1"), "\(attempts.stdout)")
+        #expect(attempts.stdout.contains("remove=1"), "\(attempts.stdout)")
+        #expect(attempts.stderr.contains("work is in use"))
+        #expect(FileManager.default.fileExists(atPath: workHome + "/auth.json"))
+
         // Removing the account removes its private home and the tokens in it.
         #expect(try await chappie(["accounts", "remove", "work", "--yes"]).status == 0)
         #expect(!FileManager.default.fileExists(atPath: workHome))
@@ -96,8 +117,9 @@ struct ExecEndToEndTests {
         // SIGINT (bit 2) and SIGTERM (bit 15) are not ignored in the child, although chappie ignored them.
         let ignored = run.stdout.split(separator: "\n").first { $0.hasPrefix("SigIgn:") }.flatMap { UInt64($0.split(separator: "\t").last ?? "", radix: 16) }
         #expect(ignored.map { $0 & (1 << 1 | 1 << 14) } == 0)
-        // No descriptor of chappie's (store, locks, sockets) reaches the command: 0, 1, 2 and ls's own.
-        #expect(run.stdout.hasSuffix("\n4\n"), "\(run.stdout)")
+        // No descriptor of chappie's (store, locks, sockets) reaches the command: 0, 1, 2, the
+        // in-use lock the command holds for the account, and ls's own.
+        #expect(run.stdout.hasSuffix("\n5\n"), "\(run.stdout)")
 
         let missing = try await chappie(["exec", "--account", "work", "--", "no-such-command-here"])
         #expect(missing.status == 127)

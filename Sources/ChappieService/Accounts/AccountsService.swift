@@ -98,9 +98,18 @@ public struct AccountsService: Sendable {
     /// `chappie exec` gave it (tokens must not outlive the account there); the audit log keeps it.
     public func remove(_ name: AccountName) async throws {
         let account = try await store.account(named: name)
-        try await store.remove(name)
-        if let home = account.codexHome, URL(fileURLWithPath: home).deletingLastPathComponent().standardizedFileURL == store.privateCodexHomes {
-            try? FileManager.default.removeItem(atPath: home)
+        try await store.withRefreshLock(on: account) {
+            let current = try await store.account(id: account.id)
+            try ExecService.refuseWhileInUse(current.codexHome.map { URL(fileURLWithPath: $0) }, account: current, doing: "remove it")
+            try await store.remove(name)
+        }
+        let home = store.privateCodexHome(of: account)
+        if FileManager.default.fileExists(atPath: home.path) {
+            do {
+                try FileManager.default.removeItem(at: home)
+            } catch {
+                throw ServiceError(.invalidInput, "\(name) was removed, but its private Codex home \(home.path) was not: \(error.localizedDescription); remove it by hand")
+            }
         }
     }
 
@@ -214,8 +223,9 @@ public struct AccountsService: Sendable {
     private func switchUnderLocks(
         _ name: AccountName, mirror: CodexMirror, leaving previousHome: String?, force: Bool
     ) async throws -> SwitchOutcome {
-        try await adoptFromCodexHome(mirror, force: force)
         let left = previousHome.map { CodexMirror(home: URL(fileURLWithPath: $0)) }
+        try ExecService.refuseWhileInUse(left?.home, account: try await store.account(named: name), doing: "switch it to another Codex home")
+        try await adoptFromCodexHome(mirror, force: force)
         var current = try await store.account(named: name)
         if let left, let newer = left.newerCredentials(than: try await store.credentials(for: current), for: current) {
             current = try await store.updateCredentials(

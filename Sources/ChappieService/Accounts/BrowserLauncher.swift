@@ -9,7 +9,8 @@ enum BrowserLauncher {
     static func open(_ url: URL, environment: [String: String] = ProcessInfo.processInfo.environment) -> Bool {
         let script: String
         if let browser = environment["BROWSER"]?.split(separator: ":").first.map(String.init), !browser.isEmpty {
-            script = browser.contains("%s") ? browser.replacingOccurrences(of: "%s", with: "\"$1\"") : browser + " \"$1\""
+            let quoted = ["'%s'", "\"%s\""].reduce(browser) { $0.replacingOccurrences(of: $1, with: "%s") }
+            script = quoted.contains("%s") ? quoted.replacingOccurrences(of: "%s", with: "\"$1\"") : quoted + " \"$1\""
         } else if !(environment["DISPLAY"] ?? "").isEmpty || !(environment["WAYLAND_DISPLAY"] ?? "").isEmpty {
             script = "exec xdg-open \"$1\""
         } else {
@@ -28,6 +29,8 @@ enum BrowserLauncher {
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
         var argv = arguments.map { strdup($0) } + [nil]
         defer { for argument in argv { free(argument) } }
+        // The sign-in's listening socket (and anything else of chappie's) must not live on in the browser.
+        ProcessReplacement.markDescriptorsCloseOnExec()
         var pid = pid_t()
         guard posix_spawn(&pid, arguments[0], &actions, nil, &argv, environ) == 0 else { return false }
         // Reaped in the background, so that no zombie is left while chappie waits for the callback.

@@ -76,7 +76,7 @@ struct BackupFile {
         }
         // A damaged header must not make chappie spend minutes or gigabytes: libsodium's "sensitive"
         // costs are the most a backup asks for.
-        guard header.kdf.opsLimit <= 8, header.kdf.memLimit <= 1 << 30 else {
+        guard header.kdf.opsLimit <= 4, header.kdf.memLimit <= 1 << 30 else {
             throw ServiceError(.invalidInput, "\(path) is damaged: its key-derivation costs are out of range")
         }
         let key: SecretKey

@@ -104,14 +104,23 @@ public struct BackupService: Sendable {
     ///
     /// - Throws: ``StoreError`` when an account's credentials do not open (nothing is written: a
     ///   backup that silently lacks an account would be found out too late); ``VaultError``.
-    public func backup(to file: URL, passphrase source: PassphraseSource, usage: Bool) async throws -> BackupSummary {
+    public func backup(to file: URL, passphrase source: PassphraseSource, usage: Bool, replacing: Bool = false) async throws -> BackupSummary {
+        let database = store.location.directory.appendingPathComponent(StoreDatabase.fileName).path
+        let ownFiles = [database, database + "-wal", database + "-shm", store.location.defaultKeyFile.path]
+        if ownFiles.contains(file.standardizedFileURL.path) {
+            throw ServiceError(.invalidInput, "\(file.path) is one of chappie's own data or key files; write the backup elsewhere")
+        }
+        if FileManager.default.fileExists(atPath: file.path), !replacing {
+            throw ServiceError(.invalidInput, "\(file.path) exists; pass --force to replace it")
+        }
         let passphrase = try source.passphrase(confirming: true)
         var entries: [BackupFile.AccountEntry] = []
         var readings: [String: [UsageSample]] = [:]
         let accounts = try await store.accounts()
         for account in accounts {
-            // Under the account's lock: no refresh redeems the tokens between reading and writing them.
-            let credentials = try await store.withRefreshLock(on: account) { try await store.credentials(for: account) }
+            // Under the account's lock: no refresh redeems the tokens between reading and writing them;
+            // newer tokens Codex left in the account's home are taken first (the stored ones are spent).
+            let credentials = try await store.withRefreshLock(on: account) { try await newestCredentials(of: account) }
             let current = try await store.account(id: account.id)
             entries.append(BackupFile.AccountEntry(
                 name: current.name.rawValue, idToken: credentials.idToken, accessToken: credentials.accessToken,
@@ -128,6 +137,21 @@ public struct BackupService: Sendable {
         try PrivateFile.write(SecretBytes(copying: sealed), to: file)
         try? await store.recordEvent(.settingChanged, account: nil, detail: "backup of \(entries.count) accounts written to \(file.path)")
         return BackupSummary(file: file.path, accounts: entries.count, settings: settings.count, usageReadings: readings.values.map(\.count).reduce(0, +))
+    }
+
+    /// The account's tokens, after adopting newer ones from the Codex home it owns (under that home's lock).
+    private func newestCredentials(of account: Account) async throws -> Credentials {
+        let current = try await store.account(id: account.id)
+        let stored = try await store.credentials(for: current)
+        guard let home = current.codexHome else { return stored }
+        let mirror = CodexMirror(home: URL(fileURLWithPath: home))
+        let lock = try await FileLock.acquire(mirror.lockURL)
+        defer { withExtendedLifetime(lock) {} }
+        guard let newer = mirror.newerCredentials(than: stored, for: current) else { return stored }
+        _ = try await store.updateCredentials(
+            of: current, to: newer, accessTokenExpiresAt: newer.accessTokenExpiresAt, refreshedAt: Date(), event: .adopted,
+            detail: "tokens the Codex CLI refreshed in \(home), taken before a backup")
+        return newer
     }
 
     /// Merges a backup into this store. Accounts are matched by ChatGPT account and user id: one

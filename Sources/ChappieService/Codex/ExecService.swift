@@ -9,7 +9,7 @@ public import Foundation
 ///
 /// An account's tokens live in at most one Codex home (the one-owner rule): the home the account
 /// already owns (for the active account, the one `switch` put it in), else a private one under the
-/// data directory, `codex-homes/ID` (0700), which it then owns. Two `exec` of one account share
+/// data directory, `codex-homes/UUID` (0700), which it then owns. Two `exec` of one account share
 /// that one home, and the refresher (the daemon, `chappie refresh`) keeps it fresh like any other.
 public struct ExecService: Sendable {
     /// What to run a command with.
@@ -21,10 +21,33 @@ public struct ExecService: Sendable {
         /// Whether ``codexHome`` is chappie's private one for the account.
         public var isPrivateHome: Bool
 
+        /// A descriptor holding the home's in-use lock (shared): the command inherits it, so that
+        /// while the command runs, the account neither leaves the home nor is removed.
+        public var inUseLock: Int32
+
         /// The variables to add to the command's environment: `CODEX_HOME` and `CHAPPIE_ACCOUNT`.
         public var environment: [String: String] {
             ["CODEX_HOME": codexHome.path, "CHAPPIE_ACCOUNT": account.name.rawValue]
         }
+    }
+
+    /// The in-use lock file in a Codex home `exec` runs in.
+    static let inUseFile = ".chappie-exec.lock"
+
+    /// Throws when a command `exec` started still runs in `home` (it holds the in-use lock): the
+    /// Codex there holds the account's refresh token in memory, and moving or removing the account
+    /// now would make two parties redeem it. Call it holding the account's refresh lock.
+    ///
+    /// - Throws: ``ServiceError`` `.invalidInput` naming the account, the home and what to do.
+    package static func refuseWhileInUse(_ home: URL?, account: Account, doing action: String) throws(ServiceError) {
+        guard let home else { return }
+        let descriptor = open(home.appendingPathComponent(inUseFile).path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return }
+        defer { close(descriptor) }
+        guard flock(descriptor, LOCK_EX | LOCK_NB) != 0 else { return }
+        throw ServiceError(
+            .invalidInput,
+            "\(account.name) is in use: a command chappie exec started still runs in \(home.path). Finish it before you \(action): its Codex holds \(account.name)'s refresh token, which must not be redeemed twice")
     }
 
     /// The store.
@@ -43,9 +66,10 @@ public struct ExecService: Sendable {
 
     private var privateHomes: URL { store.privateCodexHomes }
 
-    /// The private Codex home of an account (by its store id, which a rename keeps).
+    /// The private Codex home of an account (by its UUID, which a rename keeps and no later
+    /// account reuses).
     package func privateHome(of account: Account) -> URL {
-        privateHomes.appendingPathComponent(String(account.id))
+        store.privateCodexHome(of: account)
     }
 
     /// Makes an account's Codex home ready for a command: claims a private one when the account
@@ -71,37 +95,48 @@ public struct ExecService: Sendable {
             try writeConfiguration(into: home)
         }
         account = try await tokens.refresher(margin: margin).validCredentials(for: account).account
-        try await publish(account, in: CodexMirror(home: home))
-        return Plan(account: account, codexHome: home, isPrivateHome: isPrivate)
+        let lock = try await publish(account, in: CodexMirror(home: home))
+        return Plan(account: account, codexHome: home, isPrivateHome: isPrivate, inUseLock: lock)
     }
 
     /// Under the account's lock and the home's: the home's `auth.json` ends up holding the stored
     /// tokens: written when absent or older, adopted into the store when Codex rotated them there.
-    private func publish(_ account: Account, in mirror: CodexMirror) async throws {
+    /// Then the home's in-use lock is taken (shared), on a descriptor the command will inherit.
+    private func publish(_ account: Account, in mirror: CodexMirror) async throws -> Int32 {
         try await store.withRefreshLock(on: account) {
-            let lock = try await FileLock.acquire(mirror.lockURL)
-            defer { withExtendedLifetime(lock) {} }
-            let current = try await store.account(id: account.id)
-            guard current.codexHome == mirror.home.path else {
-                throw ServiceError(.invalidInput, "\(current.name) moved to another Codex home meanwhile; try again")
+            try await bringUpToDate(mirror, of: account)
+            let descriptor = open(mirror.home.appendingPathComponent(Self.inUseFile).path, O_RDWR | O_CREAT, 0o600)
+            guard descriptor >= 0, flock(descriptor, LOCK_SH) == 0 else {
+                throw ServiceError(.invalidInput, "cannot take the in-use lock in \(mirror.home.path): \(String(cString: strerror(errno)))")
             }
-            let stored = try await store.credentials(for: current)
-            if let newer = mirror.newerCredentials(than: stored, for: current) {
-                _ = try await store.updateCredentials(
-                    of: current, to: newer, accessTokenExpiresAt: newer.accessTokenExpiresAt, refreshedAt: Date(),
-                    event: .adopted, detail: "tokens the Codex CLI refreshed in \(mirror.home.path), taken before exec")
-                return
-            }
-            if let held = try? CodexAuthFile.read(mirror.file), held.belongs(to: current), held.credentials.refreshToken == stored.refreshToken,
-                held.credentials.accessToken == stored.accessToken
-            {
-                return
-            }
-            guard try mirror.publish(stored, for: current) else {
-                throw ServiceError(
-                    .invalidInput,
-                    "\(mirror.file.path) holds another login than \(current.name); chappie accounts switch \(current.name) --codex-home \(mirror.home.path) --force takes the home back")
-            }
+            return descriptor
+        }
+    }
+
+    /// Holding the home's lock: `auth.json` gets the stored tokens, or the store Codex's newer ones.
+    private func bringUpToDate(_ mirror: CodexMirror, of account: Account) async throws {
+        let lock = try await FileLock.acquire(mirror.lockURL)
+        defer { withExtendedLifetime(lock) {} }
+        let current = try await store.account(id: account.id)
+        guard current.codexHome == mirror.home.path else {
+            throw ServiceError(.invalidInput, "\(current.name) moved to another Codex home meanwhile; try again")
+        }
+        let stored = try await store.credentials(for: current)
+        if let newer = mirror.newerCredentials(than: stored, for: current) {
+            _ = try await store.updateCredentials(
+                of: current, to: newer, accessTokenExpiresAt: newer.accessTokenExpiresAt, refreshedAt: Date(),
+                event: .adopted, detail: "tokens the Codex CLI refreshed in \(mirror.home.path), taken before exec")
+            return
+        }
+        if let held = try? CodexAuthFile.read(mirror.file), held.belongs(to: current), held.credentials.refreshToken == stored.refreshToken,
+            held.credentials.accessToken == stored.accessToken
+        {
+            return
+        }
+        guard try mirror.publish(stored, for: current) else {
+            throw ServiceError(
+                .invalidInput,
+                "\(mirror.file.path) holds another login than \(current.name); chappie accounts switch \(current.name) --codex-home \(mirror.home.path) --force takes the home back")
         }
     }
 
@@ -112,9 +147,9 @@ public struct ExecService: Sendable {
         }
     }
 
-    /// Writes the private home's `config.toml`: the user's own (from `$CODEX_HOME`, the codex-home
-    /// setting, else `~/.codex`), with `cli_auth_credentials_store = "file"` so Codex reads the
-    /// `auth.json` chappie keeps there rather than a keyring.
+    /// Writes the private home's `config.toml`: the user's own (from `$CODEX_HOME`, else
+    /// `~/.codex`), with `cli_auth_credentials_store = "file"` so Codex reads the `auth.json`
+    /// chappie keeps there rather than a keyring.
     private func writeConfiguration(into home: URL) throws {
         let userHome = CodexAuthFile.defaultHome(environment: environment)
         let source = userHome.appendingPathComponent("config.toml")
@@ -145,4 +180,9 @@ public struct ExecService: Sendable {
 extension AccountStore {
     /// The directory of the private Codex homes `chappie exec` makes: `codex-homes` in the data directory.
     package var privateCodexHomes: URL { location.directory.appendingPathComponent("codex-homes").standardizedFileURL }
+
+    /// An account's private Codex home, `codex-homes/UUID`.
+    package func privateCodexHome(of account: Account) -> URL {
+        privateCodexHomes.appendingPathComponent(account.uuid.uuidString.lowercased())
+    }
 }

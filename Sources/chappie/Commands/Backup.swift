@@ -19,11 +19,12 @@ extension ChappieCommand {
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The file to write.") var file: String
         @Flag(help: "Include the usage history.") var usage = false
+        @Flag(help: "Replace FILE if it exists.") var force = false
         @Option(help: ArgumentHelp("Read the passphrase from this file's first line (mode 0600).", valueName: "file")) var passphraseFile: String?
 
         func run() async throws {
             let summary = try await global.services().backups.backup(
-                to: expandedPath(file), passphrase: .init(file: passphraseFile.map(expandedPath)), usage: usage)
+                to: expandedPath(file), passphrase: .init(file: passphraseFile.map(expandedPath)), usage: usage, replacing: force)
             if global.json { return try JSONOutput.print(summary) }
             print("Wrote \(summary.file): \(summary.accounts) accounts, \(summary.settings) settings"
                 + (usage ? ", \(summary.usageReadings) usage readings." : "."))

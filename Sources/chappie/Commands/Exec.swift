@@ -47,7 +47,7 @@ extension ChappieCommand {
             if verbose {
                 FileHandle.standardError.write(Data("chappie: running as \(plan.account.name) with CODEX_HOME=\(plan.codexHome.path)\n".utf8))
             }
-            let failure = ProcessReplacement.replace(with: command, adding: plan.environment)
+            let failure = ProcessReplacement.replace(with: command, adding: plan.environment, keeping: [plan.inUseLock])
             throw CommandFailure(message: failure.reason, exitCode: ExitCode(failure.status))
         }
     }
