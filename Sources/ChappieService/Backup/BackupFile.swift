@@ -1,17 +1,17 @@
 import ChappieCore
-import ChappieVault
-import Foundation
+package import ChappieVault
+package import Foundation
 
 /// The backup file's format (docs/backup.md): a first line `chappie-backup 1`, a second line of JSON
 /// with the Argon2id parameters (no secret), then the 24-byte nonce and the XChaCha20-Poly1305
 /// ciphertext of the payload, whose associated data is those two lines, so a changed header fails
 /// like a wrong passphrase.
-struct BackupFile {
+package struct BackupFile {
     /// The first line.
-    static let magic = "chappie-backup 1"
+    package static let magic = "chappie-backup 1"
 
     /// What is sealed: accounts with their tokens, settings, and (optionally) usage readings.
-    struct Payload: Codable {
+    package struct Payload: Codable {
         /// The payload's own version.
         var version = 1
         /// When the backup was made.
@@ -27,7 +27,7 @@ struct BackupFile {
     }
 
     /// One account: its name, tokens and the state restore compares.
-    struct AccountEntry: Codable {
+    package struct AccountEntry: Codable {
         var name: String
         var idToken: String
         var accessToken: String
@@ -46,7 +46,7 @@ struct BackupFile {
     }
 
     /// Seals a payload under a passphrase.
-    static func seal(_ payload: Payload, passphrase: SecretBytes) throws -> Data {
+    package static func seal(_ payload: Payload, passphrase: SecretBytes) throws -> Data {
         let kdf = PassphraseKDF.freshForFiles()
         let key = try kdf.deriveKey(from: passphrase)
         let encoder = JSONEncoder()
