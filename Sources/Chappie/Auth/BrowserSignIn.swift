@@ -66,7 +66,6 @@ package struct BrowserSignIn: Sendable {
                 authorizeURL: authorizeURL(pkce: pkce, redirectURI: redirectURI), port: server.port,
                 expiresAt: Date().addingTimeInterval(Double(callbackTimeout.components.seconds))))
             let callback = try await firstCallback(from: server)
-            await server.close()
             if let error = callback.query["error"] {
                 let description = callback.query["error_description"] ?? error
                 throw .authorizationDenied(

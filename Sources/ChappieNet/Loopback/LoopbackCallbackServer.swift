@@ -112,18 +112,15 @@ private final class CallbackHandler: ChannelInboundHandler {
         case .end:
             guard let head else { return }
             self.head = nil
-            let answer: LoopbackCallbackServer.Answer
-            var request: LoopbackCallbackServer.Request?
-            if head.method == .GET, let components = URLComponents(string: head.uri) {
-                var query: [String: String] = [:]
-                for item in components.queryItems ?? [] { query[item.name] = item.value ?? "" }
-                request = LoopbackCallbackServer.Request(path: components.path, query: query)
-                answer = respond(request!)
-            } else {
-                answer = LoopbackCallbackServer.Answer(status: 405, message: "Only GET is answered here.", deliver: false)
+            guard head.method == .GET, let components = URLComponents(string: head.uri) else {
+                return write(LoopbackCallbackServer.Answer(status: 405, message: "Only GET is answered here.", deliver: false), context: context)
             }
+            var query: [String: String] = [:]
+            for item in components.queryItems ?? [] { query[item.name] = item.value ?? "" }
+            let request = LoopbackCallbackServer.Request(path: components.path, query: query)
+            let answer = respond(request)
             write(answer, context: context)
-            if answer.deliver, let request { continuation.yield(request) }
+            if answer.deliver { continuation.yield(request) }
         }
     }
 

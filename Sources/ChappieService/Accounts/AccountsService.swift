@@ -100,7 +100,7 @@ public struct AccountsService: Sendable {
         let account = try await store.account(named: name)
         try await store.withRefreshLock(on: account) {
             let current = try await store.account(id: account.id)
-            try ExecService.refuseWhileInUse(current.codexHome.map { URL(fileURLWithPath: $0) }, account: current, doing: "remove it")
+            try current.codexHome.map { CodexMirror(home: URL(fileURLWithPath: $0)) }?.refuseWhileInUse(by: current.name, doing: "remove it")
             try await store.remove(name)
         }
         let home = store.privateCodexHome(of: account)
@@ -224,13 +224,11 @@ public struct AccountsService: Sendable {
         _ name: AccountName, mirror: CodexMirror, leaving previousHome: String?, force: Bool
     ) async throws -> SwitchOutcome {
         let left = previousHome.map { CodexMirror(home: URL(fileURLWithPath: $0)) }
-        try ExecService.refuseWhileInUse(left?.home, account: try await store.account(named: name), doing: "switch it to another Codex home")
+        try left?.refuseWhileInUse(by: name, doing: "switch it to another Codex home")
         try await adoptFromCodexHome(mirror, force: force)
         var current = try await store.account(named: name)
-        if let left, let newer = left.newerCredentials(than: try await store.credentials(for: current), for: current) {
-            current = try await store.updateCredentials(
-                of: current, to: newer, accessTokenExpiresAt: newer.accessTokenExpiresAt, refreshedAt: Date(),
-                event: .adopted, detail: "tokens the Codex CLI refreshed in \(left.home.path), taken before leaving it")
+        if let left, let adopted = try await left.adoptNewer(into: store, for: current, stored: store.credentials(for: current), taken: "before leaving it") {
+            current = adopted.account
         }
         // Open the credentials first (after any adoption): a damaged account must not become active half-way.
         let credentials = try await store.credentials(for: current)

@@ -19,12 +19,22 @@ public struct BackupService: Sendable {
 
     /// What a restore did, account by account.
     public struct RestoreSummary: Sendable, Encodable {
+        /// What became of an account of the backup.
+        public enum Outcome: String, Sendable, Encodable {
+            /// Added to this store.
+            case added
+            /// Its tokens here replaced by the backup's newer ones.
+            case updated
+            /// Left as it is here.
+            case skipped
+        }
+
         /// One account of the backup and what became of it.
         public struct Entry: Sendable, Encodable {
             /// The account's name in the backup.
             public var name: String
-            /// `added`, `updated` or `skipped`.
-            public var outcome: String
+            /// What became of it.
+            public var outcome: Outcome
             /// Why, for `updated` and `skipped`.
             public var reason: String?
         }
@@ -37,7 +47,7 @@ public struct BackupService: Sendable {
         public var usageReadingsAdded: Int
 
         /// The entries with an outcome.
-        public func names(_ outcome: String) -> [String] { accounts.filter { $0.outcome == outcome }.map(\.name) }
+        public func names(_ outcome: Outcome) -> [String] { accounts.filter { $0.outcome == outcome }.map(\.name) }
     }
 
     /// Where the passphrase comes from: `--passphrase-file FILE`, else `$CHAPPIE_BACKUP_PASSPHRASE`
@@ -120,8 +130,7 @@ public struct BackupService: Sendable {
         for account in accounts {
             // Under the account's lock: no refresh redeems the tokens between reading and writing them;
             // newer tokens Codex left in the account's home are taken first (the stored ones are spent).
-            let credentials = try await store.withRefreshLock(on: account) { try await newestCredentials(of: account) }
-            let current = try await store.account(id: account.id)
+            let (current, credentials) = try await store.withRefreshLock(on: account) { try await newestCredentials(of: account) }
             entries.append(BackupFile.AccountEntry(
                 name: current.name.rawValue, idToken: credentials.idToken, accessToken: credentials.accessToken,
                 refreshToken: credentials.refreshToken, accessTokenExpiresAt: current.accessTokenExpiresAt,
@@ -139,19 +148,16 @@ public struct BackupService: Sendable {
         return BackupSummary(file: file.path, accounts: entries.count, settings: settings.count, usageReadings: readings.values.map(\.count).reduce(0, +))
     }
 
-    /// The account's tokens, after adopting newer ones from the Codex home it owns (under that home's lock).
-    private func newestCredentials(of account: Account) async throws -> Credentials {
+    /// The account as it is now with its tokens, after adopting newer ones from the Codex home it
+    /// owns (under that home's lock).
+    private func newestCredentials(of account: Account) async throws -> (Account, Credentials) {
         let current = try await store.account(id: account.id)
         let stored = try await store.credentials(for: current)
-        guard let home = current.codexHome else { return stored }
+        guard let home = current.codexHome else { return (current, stored) }
         let mirror = CodexMirror(home: URL(fileURLWithPath: home))
         let lock = try await FileLock.acquire(mirror.lockURL)
         defer { withExtendedLifetime(lock) {} }
-        guard let newer = mirror.newerCredentials(than: stored, for: current) else { return stored }
-        _ = try await store.updateCredentials(
-            of: current, to: newer, accessTokenExpiresAt: newer.accessTokenExpiresAt, refreshedAt: Date(), event: .adopted,
-            detail: "tokens the Codex CLI refreshed in \(home), taken before a backup")
-        return newer
+        return try await mirror.adoptNewer(into: store, for: current, stored: stored, taken: "before a backup") ?? (current, stored)
     }
 
     /// Merges a backup into this store. Accounts are matched by ChatGPT account and user id: one
@@ -193,7 +199,7 @@ public struct BackupService: Sendable {
         guard let existing = try await store.account(matching: info) else {
             if let holder = try? await store.account(named: name) {
                 let reason = "the name is taken here by another account (\(holder.info.email ?? "no e-mail")); rename one and restore again"
-                return (.init(name: entry.name, outcome: "skipped", reason: reason), nil)
+                return (.init(name: entry.name, outcome: .skipped, reason: reason), nil)
             }
             let saved = try await store.withKeyHeld {
                 try await store.save(
@@ -201,17 +207,17 @@ public struct BackupService: Sendable {
                     refreshedAt: entry.lastRefreshAt, name: name, event: .restored)
             }
             if let reserve = entry.reservePercent { _ = try await store.setReserve(reserve, for: saved.account.name) }
-            return (.init(name: entry.name, outcome: "added", reason: nil), saved.account)
+            return (.init(name: entry.name, outcome: .added, reason: nil), saved.account)
         }
         return try await store.withRefreshLock(on: existing) {
             let current = try await store.account(id: existing.id)
             let stored = try? await store.credentials(for: current)
             if let stored, stored.refreshToken == credentials.refreshToken {
-                return (.init(name: entry.name, outcome: "skipped", reason: "already holds the same tokens, as \(current.name)"), current)
+                return (.init(name: entry.name, outcome: .skipped, reason: "already holds the same tokens, as \(current.name)"), current)
             }
             let theirs = entry.lastRefreshAt ?? .distantPast
             if stored != nil, theirs <= (current.lastRefreshAt ?? .distantPast) {
-                return (.init(name: entry.name, outcome: "skipped", reason: "\(current.name) here holds newer tokens than the backup"), current)
+                return (.init(name: entry.name, outcome: .skipped, reason: "\(current.name) here holds newer tokens than the backup"), current)
             }
             let updated = try await store.withKeyHeld {
                 try await store.updateCredentials(
@@ -219,7 +225,7 @@ public struct BackupService: Sendable {
                     detail: "newer tokens from a backup")
             }
             let reason = stored == nil ? "its credentials here did not open" : "the backup's tokens are newer"
-            return (.init(name: entry.name, outcome: "updated", reason: "\(reason) (as \(current.name))"), updated)
+            return (.init(name: entry.name, outcome: .updated, reason: "\(reason) (as \(current.name))"), updated)
         }
     }
 

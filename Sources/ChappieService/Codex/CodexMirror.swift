@@ -1,6 +1,6 @@
 public import Chappie
 package import ChappieCore
-import ChappieStore
+package import ChappieStore
 public import Foundation
 
 /// The Codex CLI's `auth.json` in the Codex home an account owns: the refresher adopts tokens
@@ -32,6 +32,39 @@ public struct CodexMirror: CredentialMirror {
     package func newerCredentials(than current: Credentials, for account: Account) -> Credentials? {
         guard let auth = try? CodexAuthFile.read(file), auth.belongs(to: account), auth.isNewer(than: current, of: account) else { return nil }
         return auth.credentials
+    }
+
+    /// Takes tokens Codex left here that are newer than `stored` (the account's stored tokens) into
+    /// the store, as an `adopted` entry saying when (`taken`, such as "before exec"). Call it holding
+    /// the account's refresh lock and this home's lock.
+    ///
+    /// - Returns: The account and its tokens after adopting, or `nil` when nothing here was newer.
+    package func adoptNewer(
+        into store: any AccountStore, for account: Account, stored: Credentials, taken: String
+    ) async throws -> (account: Account, credentials: Credentials)? {
+        guard let newer = newerCredentials(than: stored, for: account) else { return nil }
+        let updated = try await store.updateCredentials(
+            of: account, to: newer, accessTokenExpiresAt: newer.accessTokenExpiresAt, refreshedAt: Date(), event: .adopted,
+            detail: "tokens the Codex CLI refreshed in \(home.path), taken \(taken)")
+        return (updated, newer)
+    }
+
+    /// The in-use lock `chappie exec` holds (shared, inherited by its command) in this home.
+    var inUseURL: URL { home.appendingPathComponent(".chappie-exec.lock") }
+
+    /// Throws when a command `chappie exec` started still runs in this home (it holds the in-use
+    /// lock): the Codex there holds the account's refresh token in memory, and moving or removing
+    /// the account now would make two parties redeem it. Call it holding the account's refresh lock.
+    ///
+    /// - Throws: ``ServiceError`` `.invalidInput` naming the account, the home and what to do.
+    package func refuseWhileInUse(by name: AccountName, doing action: String) throws(ServiceError) {
+        let descriptor = open(inUseURL.path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return }
+        defer { close(descriptor) }
+        guard flock(descriptor, LOCK_EX | LOCK_NB) != 0 else { return }
+        throw ServiceError(
+            .invalidInput,
+            "\(name) is in use: a command chappie exec started still runs in \(home.path). Finish it before you \(action): its Codex holds \(name)'s refresh token, which must not be redeemed twice")
     }
 
     /// Writes the tokens to `auth.json`, keeping Codex's other fields, when the file is absent or

@@ -18,9 +18,6 @@ public struct ExecService: Sendable {
         public var account: Account
         /// Its Codex home.
         public var codexHome: URL
-        /// Whether ``codexHome`` is chappie's private one for the account.
-        public var isPrivateHome: Bool
-
         /// A descriptor holding the home's in-use lock (shared): the command inherits it, so that
         /// while the command runs, the account neither leaves the home nor is removed.
         public var inUseLock: Int32
@@ -29,25 +26,6 @@ public struct ExecService: Sendable {
         public var environment: [String: String] {
             ["CODEX_HOME": codexHome.path, "CHAPPIE_ACCOUNT": account.name.rawValue]
         }
-    }
-
-    /// The in-use lock file in a Codex home `exec` runs in.
-    static let inUseFile = ".chappie-exec.lock"
-
-    /// Throws when a command `exec` started still runs in `home` (it holds the in-use lock): the
-    /// Codex there holds the account's refresh token in memory, and moving or removing the account
-    /// now would make two parties redeem it. Call it holding the account's refresh lock.
-    ///
-    /// - Throws: ``ServiceError`` `.invalidInput` naming the account, the home and what to do.
-    package static func refuseWhileInUse(_ home: URL?, account: Account, doing action: String) throws(ServiceError) {
-        guard let home else { return }
-        let descriptor = open(home.appendingPathComponent(inUseFile).path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return }
-        defer { close(descriptor) }
-        guard flock(descriptor, LOCK_EX | LOCK_NB) != 0 else { return }
-        throw ServiceError(
-            .invalidInput,
-            "\(account.name) is in use: a command chappie exec started still runs in \(home.path). Finish it before you \(action): its Codex holds \(account.name)'s refresh token, which must not be redeemed twice")
     }
 
     /// The store.
@@ -64,14 +42,6 @@ public struct ExecService: Sendable {
         self.environment = environment
     }
 
-    private var privateHomes: URL { store.privateCodexHomes }
-
-    /// The private Codex home of an account (by its UUID, which a rename keeps and no later
-    /// account reuses).
-    package func privateHome(of account: Account) -> URL {
-        store.privateCodexHome(of: account)
-    }
-
     /// Makes an account's Codex home ready for a command: claims a private one when the account
     /// owns none, writes its `config.toml` (from the user's, storing credentials in a file),
     /// refreshes the tokens if they expire within `margin` and leaves the home's `auth.json`
@@ -83,20 +53,17 @@ public struct ExecService: Sendable {
     public func prepare(_ name: AccountName, margin: Duration = .seconds(300)) async throws -> Plan {
         var account = try await store.account(named: name)
         if account.codexHome == nil {
-            let home = privateHome(of: account)
-            try makePrivateHome(home)
-            account = try await store.claimCodexHome(home.path, for: account)
+            account = try await store.claimCodexHome(store.privateCodexHome(of: account).path, for: account)
         }
         guard let path = account.codexHome else { throw ServiceError(.invalidInput, "\(name) lost its Codex home meanwhile; try again") }
         let home = URL(fileURLWithPath: path)
-        let isPrivate = home.deletingLastPathComponent().standardizedFileURL == privateHomes
-        if isPrivate {
+        if home.deletingLastPathComponent().standardizedFileURL == store.privateCodexHomes {
             try makePrivateHome(home)
             try writeConfiguration(into: home)
         }
         account = try await tokens.refresher(margin: margin).validCredentials(for: account).account
         let lock = try await publish(account, in: CodexMirror(home: home))
-        return Plan(account: account, codexHome: home, isPrivateHome: isPrivate, inUseLock: lock)
+        return Plan(account: account, codexHome: home, inUseLock: lock)
     }
 
     /// Under the account's lock and the home's: the home's `auth.json` ends up holding the stored
@@ -105,7 +72,7 @@ public struct ExecService: Sendable {
     private func publish(_ account: Account, in mirror: CodexMirror) async throws -> Int32 {
         try await store.withRefreshLock(on: account) {
             try await bringUpToDate(mirror, of: account)
-            let descriptor = open(mirror.home.appendingPathComponent(Self.inUseFile).path, O_RDWR | O_CREAT, 0o600)
+            let descriptor = open(mirror.inUseURL.path, O_RDWR | O_CREAT, 0o600)
             guard descriptor >= 0, flock(descriptor, LOCK_SH) == 0 else {
                 throw ServiceError(.invalidInput, "cannot take the in-use lock in \(mirror.home.path): \(String(cString: strerror(errno)))")
             }
@@ -122,12 +89,7 @@ public struct ExecService: Sendable {
             throw ServiceError(.invalidInput, "\(current.name) moved to another Codex home meanwhile; try again")
         }
         let stored = try await store.credentials(for: current)
-        if let newer = mirror.newerCredentials(than: stored, for: current) {
-            _ = try await store.updateCredentials(
-                of: current, to: newer, accessTokenExpiresAt: newer.accessTokenExpiresAt, refreshedAt: Date(),
-                event: .adopted, detail: "tokens the Codex CLI refreshed in \(mirror.home.path), taken before exec")
-            return
-        }
+        if try await mirror.adoptNewer(into: store, for: current, stored: stored, taken: "before exec") != nil { return }
         if let held = try? CodexAuthFile.read(mirror.file), held.belongs(to: current), held.credentials.refreshToken == stored.refreshToken,
             held.credentials.accessToken == stored.accessToken
         {
@@ -142,7 +104,7 @@ public struct ExecService: Sendable {
 
     /// Creates a private home (0700) with private `sessions/` and `log/`, or tightens one that exists.
     private func makePrivateHome(_ home: URL) throws {
-        for directory in [privateHomes, home, home.appendingPathComponent("sessions"), home.appendingPathComponent("log")] {
+        for directory in [store.privateCodexHomes, home, home.appendingPathComponent("sessions"), home.appendingPathComponent("log")] {
             try FilePermissions.ensurePrivateDirectory(directory)
         }
     }

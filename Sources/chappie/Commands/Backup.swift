@@ -52,12 +52,12 @@ extension ChappieCommand {
                 from: expandedPath(file), passphrase: .init(file: passphraseFile.map(expandedPath)))
             if global.json { return try JSONOutput.print(summary) }
             for entry in summary.accounts {
-                print("\(entry.outcome): \(TerminalText.sanitized(entry.name))" + (entry.reason.map { " (\(TerminalText.sanitized($0)))" } ?? ""))
+                print("\(entry.outcome.rawValue): \(TerminalText.sanitized(entry.name))" + (entry.reason.map { " (\(TerminalText.sanitized($0)))" } ?? ""))
             }
-            print("\(summary.names("added").count) added, \(summary.names("updated").count) updated, \(summary.names("skipped").count) skipped"
+            print("\(summary.names(.added).count) added, \(summary.names(.updated).count) updated, \(summary.names(.skipped).count) skipped"
                 + (summary.settingsApplied.isEmpty ? "" : "; settings taken: \(summary.settingsApplied.joined(separator: ", "))")
                 + (summary.usageReadingsAdded > 0 ? "; \(summary.usageReadingsAdded) usage readings added" : "") + ".")
-            if !summary.names("added").isEmpty || !summary.names("updated").isEmpty {
+            if !summary.names(.added).isEmpty || !summary.names(.updated).isEmpty {
                 FileHandle.standardError.write(Data("""
                     note: use these accounts from this store only from now on; the store the backup came from \
                     holds the same refresh tokens, and a second redemption signs an account out.\n
