@@ -1,9 +1,8 @@
 import Glibc
 
-/// A loopback port nothing listens on: bound to port 0, read back, and closed again.
+/// A loopback port nothing listens on: a socket bound to port 0 and never listened on.
 public func closedLoopbackPort() throws -> Int {
     let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(socket) }
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -13,6 +12,11 @@ public func closedLoopbackPort() throws -> Int {
             bind(socket, generic, length) == 0 && getsockname(socket, generic, &length) == 0
         }
     }
-    guard bound else { throw EmulatorHarnessError(message: "could not bind a loopback socket") }
+    guard bound else {
+        close(socket)
+        throw EmulatorHarnessError(message: "could not bind a loopback socket")
+    }
+    // Kept bound (never listening) for the rest of the run: connections to it are refused, and no
+    // other test or process running meanwhile can take the port and answer.
     return Int(UInt16(bigEndian: address.sin_port))
 }

@@ -57,7 +57,8 @@ public struct ExecService: Sendable {
         }
         guard let path = account.codexHome else { throw ServiceError(.invalidInput, "\(name) lost its Codex home meanwhile; try again") }
         let home = URL(fileURLWithPath: path)
-        if home.deletingLastPathComponent().standardizedFileURL == store.privateCodexHomes {
+        // Paths, not URLs: a URL of a directory that does not exist yet lacks the trailing slash.
+        if home.deletingLastPathComponent().standardizedFileURL.path == store.privateCodexHomes.path {
             try makePrivateHome(home)
             try writeConfiguration(into: home)
         }
