@@ -42,11 +42,9 @@ let package = Package(
             pkgConfig: "libsodium",
             providers: [.apt(["libsodium-dev"])]
         ),
-        .systemLibrary(
-            name: "CCurl",
-            pkgConfig: "libcurl",
-            providers: [.apt(["libcurl4-openssl-dev"])]
-        ),
+        // libcurl's headers (libcurl4-openssl-dev) at build time; the library itself is loaded with
+        // dlopen on the first request (see Sources/CCurl/include/ccurl.h), never linked.
+        .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl")]),
         .systemLibrary(
             name: "CZstd",
             pkgConfig: "libzstd",

@@ -11,6 +11,9 @@
 //    `chappie usage poll --all` with 50 ms at the usage endpoint.
 // 6. A 1 MB streamed reply from the emulator through ChappieClient over WebSocket and over HTTP/SSE:
 //    time to first delta and total, beside `curl -N` fetching the same SSE stream.
+// 7. Start-up (StartUpBenchmark.swift): `chappie token` and `chappie accounts list` with 50
+//    accounts beside a bare `sqlite3 DB 'select count(*) from accounts'`, in one run.
+//    `chappie-bench startup [--chappie PATH]` runs only these rows, against another build if given.
 // 5. `chappie usage report --by day` over 1,000,000 samples of 50 accounts, whole process (time and
 //    peak memory), beside `sqlite3 -csv` running an equivalent GROUP BY on the same file.
 import Chappie
@@ -123,7 +126,6 @@ func runSSE() -> [String] {
     ]
 }
 
-/// Runs `chappie` with `arguments` `runs` times; returns the wall times in milliseconds, sorted.
 /// Runs `chappie` with `arguments` `runs` times; returns the wall times in milliseconds, sorted.
 /// Processes are started with posix_spawn and reaped with waitpid, so that the time is the
 /// process's own and not a polling interval of Foundation's Process.
@@ -386,6 +388,17 @@ func runStream(port: Int) async throws -> [String] {
     return lines
 }
 
+let harnessArguments = Array(CommandLine.arguments.dropFirst())
+if harnessArguments.first == "startup" {
+    let chappie = harnessArguments.count >= 3 && harnessArguments[1] == "--chappie"
+        ? URL(fileURLWithPath: harnessArguments[2])
+        : URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("chappie")
+    print("| benchmark | median | ratio | min |")
+    print("|---|---|---|---|")
+    for line in try await runStartUp(chappie: chappie) { print(line) }
+    exit(0)
+}
+
 var emulatorConfiguration = EmulatorConfiguration()
 emulatorConfiguration.autoApprove = true
 emulatorConfiguration.autoApproveDelay = .zero
@@ -399,13 +412,16 @@ let server = Task {
 }
 guard let port = await ports.first(where: { _ in true }) else { fatalError("the emulator did not start") }
 
-print("chappie-bench on \(ProcessInfo.processInfo.activeProcessorCount) cores, libcurl \(Curl.version)")
+print("chappie-bench on \(ProcessInfo.processInfo.activeProcessorCount) cores, libcurl \(Curl.version ?? "missing")")
 print("")
 print("| benchmark | total | rate | latency |")
 print("|---|---|---|---|")
 for line in try await runHTTP(port: port) { print(line) }
 for line in runSSE() { print(line) }
 for line in try await runStore() { print(line) }
+for line in try await runStartUp(chappie: URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("chappie")) {
+    print(line)
+}
 for line in try await runTokens(port: port) { print(line) }
 for line in try await runStream(port: port) { print(line) }
 for line in try await runReport() { print(line) }

@@ -177,6 +177,9 @@ package struct OAuthClient: Sendable {
             throw .cancelledSignIn
         } catch let error as HTTPClientError where error.code == .timedOut && timedOut != nil {
             throw timedOut ?? .networkFailure("\(error)")
+        } catch let error as HTTPClientError where error.code == .libraryUnavailable {
+            // Not the network's fault, and trying again will not help until it is installed.
+            throw .unknown(error.message)
         } catch {
             throw .networkFailure("\(error)")
         }

@@ -26,9 +26,10 @@ final class CurlMultiLoop: Sendable {
     private nonisolated(unsafe) let multi: UnsafeMutableRawPointer
     private let shared = Mutex(Shared())
 
-    init() {
-        _ = Curl.initialised
-        guard let multi = curl_multi_init() else { fatalError("curl_multi_init failed: out of memory") }
+    /// - Throws: ``HTTPClientError`` when libcurl cannot be loaded.
+    init() throws(HTTPClientError) {
+        try Curl.ensureLoaded()
+        guard let multi = ccurl_multi_init() else { fatalError("curl_multi_init failed: out of memory") }
         self.multi = multi
         let thread = Thread { [self] in self.run() }
         thread.name = "chappie.curl"
@@ -45,7 +46,7 @@ final class CurlMultiLoop: Sendable {
         shared.withLock { state in
             transfer.cancelRequested = true
             state.operations.append(.cancel(transfer))
-            if !state.closed { curl_multi_wakeup(multi) }
+            if !state.closed { ccurl_multi_wakeup(multi) }
         }
     }
 
@@ -53,14 +54,14 @@ final class CurlMultiLoop: Sendable {
     func release() {
         shared.withLock { state in
             state.released = true
-            if !state.closed { curl_multi_wakeup(multi) }
+            if !state.closed { ccurl_multi_wakeup(multi) }
         }
     }
 
     private func enqueue(_ operation: Operation) {
         shared.withLock { state in
             state.operations.append(operation)
-            if !state.closed { curl_multi_wakeup(multi) }
+            if !state.closed { ccurl_multi_wakeup(multi) }
         }
     }
 
@@ -83,14 +84,14 @@ final class CurlMultiLoop: Sendable {
                 case .add(let transfer):
                     if cancelledBeforeStart {
                         transfer.fail(CancellationError())
-                    } else if curl_multi_add_handle(multi, transfer.easy) == CURLM_OK {
+                    } else if ccurl_multi_add_handle(multi, transfer.easy) == CURLM_OK {
                         transfers[transfer.easy] = transfer
                     } else {
                         transfer.fail(HTTPClientError(code: .transferFailed, message: "curl_multi_add_handle failed"))
                     }
                 case .cancel(let transfer):
                     if transfers.removeValue(forKey: transfer.easy) != nil {
-                        curl_multi_remove_handle(multi, transfer.easy)
+                        ccurl_multi_remove_handle(multi, transfer.easy)
                         transfer.fail(CancellationError())
                     }
                 }
@@ -105,17 +106,17 @@ final class CurlMultiLoop: Sendable {
             }
 
             var running: Int32 = 0
-            curl_multi_perform(multi, &running)
+            ccurl_multi_perform(multi, &running)
             var easy: UnsafeMutableRawPointer?
             var result = CURLE_OK
             while ccurl_multi_next_done(multi, &easy, &result) == 1 {
                 guard let handle = easy, let transfer = transfers.removeValue(forKey: handle) else { continue }
-                curl_multi_remove_handle(multi, handle)
+                ccurl_multi_remove_handle(multi, handle)
                 transfer.finished(result)
             }
             var ready: Int32 = 0
-            curl_multi_poll(multi, nil, 0, 1000, &ready)
+            ccurl_multi_poll(multi, nil, 0, 1000, &ready)
         }
-        curl_multi_cleanup(multi)
+        ccurl_multi_cleanup(multi)
     }
 }

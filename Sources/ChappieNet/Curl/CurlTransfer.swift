@@ -30,9 +30,9 @@ final class CurlTransfer: @unchecked Sendable {
     /// Set under the loop's lock when cancellation is asked for (see ``CurlMultiLoop``).
     var cancelRequested = false
 
+    /// - Precondition: libcurl is loaded (``Curl/ensureLoaded()``).
     init(request: HTTPRequest, configuration: HTTPClientConfiguration) throws {
-        _ = Curl.initialised
-        guard let easy = curl_easy_init() else {
+        guard let easy = ccurl_easy_init() else {
             throw HTTPClientError(code: .transferFailed, message: "curl_easy_init failed")
         }
         self.easy = easy
@@ -46,8 +46,8 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     deinit {
-        curl_easy_cleanup(easy)
-        curl_slist_free_all(headerList)
+        ccurl_easy_cleanup(easy)
+        ccurl_slist_free_all(headerList)
         errorBuffer.deallocate()
     }
 
@@ -96,10 +96,10 @@ final class CurlTransfer: @unchecked Sendable {
         if !headers.contains("User-Agent") { headers["User-Agent"] = configuration.userAgent }
         for field in headers {
             // "Name;" is curl's way to send a header with an empty value.
-            headerList = curl_slist_append(headerList, field.value.isEmpty ? "\(field.name);" : "\(field.name): \(field.value)")
+            headerList = ccurl_slist_append(headerList, field.value.isEmpty ? "\(field.name);" : "\(field.name): \(field.value)")
         }
         // "Expect:" stops curl from adding `Expect: 100-continue` and waiting for it before a body.
-        if !headers.contains("Expect") { headerList = curl_slist_append(headerList, "Expect:") }
+        if !headers.contains("Expect") { headerList = ccurl_slist_append(headerList, "Expect:") }
         try check(ccurl_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, headerList), "CURLOPT_HTTPHEADER")
 
         let me = Unmanaged.passUnretained(self).toOpaque()
@@ -120,7 +120,7 @@ final class CurlTransfer: @unchecked Sendable {
     private func check(_ code: CURLcode, _ what: String) throws {
         guard code == CURLE_OK else {
             throw HTTPClientError(
-                code: .transferFailed, message: "libcurl refused \(what): \(String(cString: curl_easy_strerror(code)))",
+                code: .transferFailed, message: "libcurl refused \(what): \(String(cString: ccurl_easy_strerror(code)))",
                 curlCode: Int(code.rawValue))
         }
     }
@@ -198,7 +198,7 @@ final class CurlTransfer: @unchecked Sendable {
 
     private func error(for code: CURLcode) -> HTTPClientError {
         let detail = String(cString: errorBuffer)
-        let reason = detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail
+        let reason = detail.isEmpty ? String(cString: ccurl_easy_strerror(code)) : detail
         let kind: HTTPClientError.Code =
             switch code {
             case CURLE_COULDNT_RESOLVE_HOST: .resolveFailed

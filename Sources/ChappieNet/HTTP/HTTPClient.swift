@@ -1,4 +1,6 @@
 import Foundation
+import Logging
+import Synchronization
 
 /// An async HTTP/1.1 and HTTP/2 client on libcurl.
 ///
@@ -19,16 +21,28 @@ import Foundation
 public final class HTTPClient: Sendable {
     /// The configuration the client was made with.
     public let configuration: HTTPClientConfiguration
-    private let loop: CurlMultiLoop
+    /// The connection pool and its thread, made on the first request (which loads libcurl).
+    private let pool = Mutex<CurlMultiLoop?>(nil)
+    /// Requests by host and path, at debug level (`--verbose`): never a query, header or body.
+    private static let logger = Logger(label: "chappie.http")
 
-    /// Creates a client with its own connection pool.
+    /// Creates a client with its own connection pool. Nothing is loaded or started until the first request.
     public init(configuration: HTTPClientConfiguration = HTTPClientConfiguration()) {
         self.configuration = configuration
-        self.loop = CurlMultiLoop()
     }
 
     deinit {
-        loop.release()
+        pool.withLock { $0?.release() }
+    }
+
+    /// The pool, made (and libcurl loaded) on first use.
+    private func loop() throws(HTTPClientError) -> CurlMultiLoop {
+        try pool.withLock { (loop: inout CurlMultiLoop?) throws(HTTPClientError) -> CurlMultiLoop in
+            if let loop { return loop }
+            let made = try CurlMultiLoop()
+            loop = made
+            return made
+        }
     }
 
     /// Sends a request and reads the whole response body.
@@ -56,17 +70,29 @@ public final class HTTPClient: Sendable {
     public func stream(_ request: HTTPRequest) async throws -> HTTPStreamingResponse {
         try Self.validate(request)
         try Task.checkCancellation()
+        let loop = try self.loop()
         let transfer = try CurlTransfer(request: request, configuration: configuration)
-        let loop = self.loop
         transfer.cancelWhenBodyIsDropped(on: loop)
-        let head = try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                transfer.headContinuation = continuation
-                loop.add(transfer)
+        let target = "\(request.method.rawValue) \(request.url.scheme ?? "")://\(request.url.redactedTarget)"
+        Self.logger.debug("request", metadata: ["http": "\(target)"])
+        let started = ContinuousClock.now
+        let head: CurlTransfer.Head
+        do {
+            head = try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { continuation in
+                    transfer.headContinuation = continuation
+                    loop.add(transfer)
+                }
+            } onCancel: {
+                loop.cancel(transfer)
             }
-        } onCancel: {
-            loop.cancel(transfer)
+        } catch {
+            Self.logger.debug("request failed", metadata: ["http": "\(target)", "error": "\(error)"])
+            throw error
         }
+        let elapsed = ContinuousClock.now - started
+        let milliseconds = elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000
+        Self.logger.debug("response", metadata: ["http": "\(target)", "status": "\(head.status)", "ms": "\(milliseconds)"])
         return HTTPStreamingResponse(status: head.status, headers: head.headers, body: HTTPBodyStream(transfer.takeBody()))
     }
 

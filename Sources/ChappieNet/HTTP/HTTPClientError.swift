@@ -24,6 +24,7 @@ public struct HTTPClientError: Error, Sendable, CustomStringConvertible {
             case connectionLost = "connection lost"
             case responseTooLarge = "response too large"
             case transferFailed = "transfer failed"
+            case libraryUnavailable = "libcurl unavailable"
         }
 
         private let base: Base
@@ -49,6 +50,8 @@ public struct HTTPClientError: Error, Sendable, CustomStringConvertible {
         public static let responseTooLarge = Code(.responseTooLarge)
         /// Any other failure reported by libcurl.
         public static let transferFailed = Code(.transferFailed)
+        /// libcurl is not installed (or too old), so no request can be made.
+        public static let libraryUnavailable = Code(.libraryUnavailable)
 
         /// A short name of the code.
         public var description: String { base.rawValue }
@@ -71,7 +74,7 @@ public struct HTTPClientError: Error, Sendable, CustomStringConvertible {
     /// Whether trying the same request again later could succeed.
     public var isTransient: Bool {
         switch code {
-        case .invalidURL, .insecureAuthorization, .responseTooLarge, .tlsFailed: false
+        case .invalidURL, .insecureAuthorization, .responseTooLarge, .tlsFailed, .libraryUnavailable: false
         default: true
         }
     }

@@ -59,11 +59,12 @@ public struct Doctor: Sendable {
             })
         let permissions = DirectoryPermissions.inspect(location.directory)
         let libraries = [
-            DoctorReport.Library(name: "libsodium", version: Sodium.version, detail: nil),
+            DoctorReport.Library(name: "libsodium", version: Sodium.version, detail: nil, problem: nil),
             DoctorReport.Library(
-                name: "libcurl", version: Curl.version,
-                detail: "\(Curl.tlsVersion), HTTP/2 \(Curl.supportsHTTP2 ? "yes" : "no")"),
-            DoctorReport.Library(name: "SQLite", version: SQLiteLibrary.version, detail: nil),
+                name: "libcurl", version: Curl.version ?? "missing",
+                detail: Curl.version == nil ? nil : "\(Curl.tlsVersion), HTTP/2 \(Curl.supportsHTTP2 ? "yes" : "no")",
+                problem: Curl.unavailableReason),
+            DoctorReport.Library(name: "SQLite", version: SQLiteLibrary.version, detail: nil, problem: nil),
         ]
         return DoctorReport(
             version: ChappieVersion.current,

@@ -4,10 +4,12 @@ public struct DoctorReport: Sendable, Codable, Equatable {
     public struct Library: Sendable, Codable, Equatable {
         /// Its name, such as `libcurl`.
         public var name: String
-        /// Its version at run time.
+        /// Its version at run time, or `missing`.
         public var version: String
         /// Anything worth knowing (TLS library, HTTP/2 support).
         public var detail: String?
+        /// Why it cannot be loaded (libcurl is loaded on first use), or `nil` when it is there.
+        public var problem: String?
     }
 
     /// The data directory and its permissions.
@@ -49,6 +51,6 @@ public struct DoctorReport: Sendable, Codable, Equatable {
 
     /// Whether every check passed.
     public var isHealthy: Bool {
-        dataDirectory.problem == nil && endpoints.allSatisfy { $0.reachable && $0.problem == nil }
+        libraries.allSatisfy { $0.problem == nil } && dataDirectory.problem == nil && endpoints.allSatisfy { $0.reachable && $0.problem == nil }
     }
 }

@@ -6,7 +6,7 @@ import Foundation
 extension ChappieCommand {
     /// `chappie accounts …`: the stored accounts.
     struct Accounts: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(
+        static let configuration = CommandConfiguration(commandName: "accounts", 
             abstract: "List, inspect, import, rename, remove and switch accounts.",
             subcommands: [List.self, Add.self, Show.self, Current.self, Import.self, Switch.self, Set.self, Rename.self, Remove.self],
             defaultSubcommand: List.self)
@@ -15,7 +15,7 @@ extension ChappieCommand {
 
 extension ChappieCommand.Accounts {
     struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List the accounts (the active one is marked *).")
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "List the accounts (the active one is marked *).")
 
         @OptionGroup var global: GlobalOptions
 
@@ -56,7 +56,7 @@ extension ChappieCommand.Accounts {
     }
 
     struct Show: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Show one account and whether its sealed credentials open.")
+        static let configuration = CommandConfiguration(commandName: "show", abstract: "Show one account and whether its sealed credentials open.")
 
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The account.", transform: parseAccountName) var name: AccountName
@@ -87,7 +87,7 @@ extension ChappieCommand.Accounts {
     }
 
     struct Current: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Print the active account's name.")
+        static let configuration = CommandConfiguration(commandName: "current", abstract: "Print the active account's name.")
 
         @OptionGroup var global: GlobalOptions
 
@@ -104,7 +104,7 @@ extension ChappieCommand.Accounts {
     }
 
     struct Import: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(
+        static let configuration = CommandConfiguration(commandName: "import", 
             abstract: "Import a Codex CLI auth.json (default: $CODEX_HOME/auth.json, else ~/.codex/auth.json).",
             discussion: "Importing the same ChatGPT account again updates its tokens instead of adding another account.")
 
@@ -127,7 +127,7 @@ extension ChappieCommand.Accounts {
     }
 
     struct Switch: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(
+        static let configuration = CommandConfiguration(commandName: "switch", 
             abstract: "Make an account the active one, and the one the Codex CLI uses.",
             discussion: """
                 With --codex-home DIR (or the codex-home setting: chappie config set codex-home DIR), the \
@@ -169,7 +169,7 @@ extension ChappieCommand.Accounts {
     }
 
     struct Set: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(
+        static let configuration = CommandConfiguration(commandName: "set", 
             abstract: "Change an account's settings: --reserve PERCENT (or none) makes --best treat it as full from that use on.")
 
         @OptionGroup var global: GlobalOptions
@@ -194,7 +194,7 @@ extension ChappieCommand.Accounts {
     }
 
     struct Rename: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Rename an account.")
+        static let configuration = CommandConfiguration(commandName: "rename", abstract: "Rename an account.")
 
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The current name.", transform: parseAccountName) var old: AccountName
@@ -207,7 +207,7 @@ extension ChappieCommand.Accounts {
     }
 
     struct Remove: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(
+        static let configuration = CommandConfiguration(commandName: "remove", 
             abstract: "Remove an account, its sealed credentials and its usage history.",
             discussion: "Asks first on a terminal; elsewhere --yes is required. The audit log keeps the removal.")
 

@@ -6,7 +6,7 @@ import Foundation
 extension ChappieCommand {
     /// `chappie config …`: settings kept in the store.
     struct Config: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(
+        static let configuration = CommandConfiguration(commandName: "config", 
             abstract: "Read and change settings: codex-home (where `accounts switch` writes auth.json), usage-retention (how long `usage prune` keeps readings).",
             subcommands: [Get.self, Set.self, Unset.self])
     }
@@ -14,7 +14,7 @@ extension ChappieCommand {
 
 extension ChappieCommand.Config {
     struct Get: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Print a setting (empty when unset).")
+        static let configuration = CommandConfiguration(commandName: "get", abstract: "Print a setting (empty when unset).")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The setting: codex-home.") var setting: SettingsService.Key
 
@@ -29,7 +29,7 @@ extension ChappieCommand.Config {
     }
 
     struct Set: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Change a setting.")
+        static let configuration = CommandConfiguration(commandName: "set", abstract: "Change a setting.")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The setting: codex-home.") var setting: SettingsService.Key
         @Argument(help: "Its value.") var value: String
@@ -51,7 +51,7 @@ extension ChappieCommand.Config {
     }
 
     struct Unset: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Clear a setting.")
+        static let configuration = CommandConfiguration(commandName: "unset", abstract: "Clear a setting.")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The setting: codex-home.") var setting: SettingsService.Key
 

@@ -5,7 +5,7 @@ import Foundation
 extension ChappieCommand {
     /// `chappie key …`: the master key that seals every credential.
     struct Key: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(
+        static let configuration = CommandConfiguration(commandName: "key", 
             abstract: "Show or rotate the key that seals the credentials.",
             subcommands: [Status.self, Rotate.self], defaultSubcommand: Status.self)
     }
@@ -13,7 +13,7 @@ extension ChappieCommand {
 
 extension ChappieCommand.Key {
     struct Status: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Where the key comes from, its id, and what it seals.")
+        static let configuration = CommandConfiguration(commandName: "status", abstract: "Where the key comes from, its id, and what it seals.")
 
         @OptionGroup var global: GlobalOptions
 
@@ -37,7 +37,7 @@ extension ChappieCommand.Key {
     }
 
     struct Rotate: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(
+        static let configuration = CommandConfiguration(commandName: "rotate", 
             abstract: "Reseal every credential under a new key, in one transaction.",
             discussion: """
                 A key file gets a new random key (written beside it first, then moved into place once the \

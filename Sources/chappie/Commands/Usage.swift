@@ -7,7 +7,7 @@ import Foundation
 extension ChappieCommand {
     /// `chappie usage …`: the 5-hour and weekly windows, now and over time.
     struct Usage: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(
+        static let configuration = CommandConfiguration(commandName: "usage", 
             abstract: "Show, poll, report and prune accounts' usage windows.",
             subcommands: [Show.self, Poll.self, History.self, Report.self, Prune.self], defaultSubcommand: Show.self)
     }
@@ -107,7 +107,7 @@ extension ChappieCommand.Usage {
     }
 
     struct Poll: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Poll accounts' usage now and store it (8 at a time).")
+        static let configuration = CommandConfiguration(commandName: "poll", abstract: "Poll accounts' usage now and store it (8 at a time).")
 
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The accounts.", transform: parseAccountName) var names: [AccountName] = []
@@ -139,7 +139,7 @@ extension ChappieCommand.Usage {
     }
 
     struct History: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "An account's stored readings, oldest first.")
+        static let configuration = CommandConfiguration(commandName: "history", abstract: "An account's stored readings, oldest first.")
 
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The account.", transform: parseAccountName) var name: AccountName
@@ -171,7 +171,7 @@ extension ChappieCommand.Usage {
     }
 
     struct Report: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(
+        static let configuration = CommandConfiguration(commandName: "report", 
             abstract: "Usage per hour, day, week or window and account, as CSV (default off a terminal), JSON or a table.",
             discussion: "The columns are stable and described in docs/cli.md.")
 
@@ -194,7 +194,7 @@ extension ChappieCommand.Usage {
     }
 
     struct Prune: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(
+        static let configuration = CommandConfiguration(commandName: "prune", 
             abstract: "Delete usage readings older than a duration (default: the usage-retention setting, else 365d). The audit log is kept.")
 
         @OptionGroup var global: GlobalOptions

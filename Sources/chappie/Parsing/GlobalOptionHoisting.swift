@@ -2,10 +2,12 @@
 /// where every command's ``GlobalOptions`` reads them. Only the options before the first word that
 /// is not an option move, to just before a `--` if there is one; nothing after the subcommand changes.
 enum GlobalOptionHoisting {
+    // Arrays, not sets: this runs on every start, and a Set's first use costs more than these few
+    // comparisons (its generic metadata and conformances are looked up at run time).
     /// The global options that take a value.
-    static let valued: Set<String> = ["--home", "--issuer", "--backend", "--key-file"]
+    static let valued = ["--home", "--issuer", "--backend", "--key-file"]
     /// The global flags.
-    static let flags: Set<String> = ["--json", "--verbose"]
+    static let flags = ["--json", "--verbose"]
 
     /// The arguments (without the program name) with leading global options moved to the end.
     static func reorder(_ arguments: [String]) -> [String] {
