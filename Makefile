@@ -22,6 +22,8 @@ interop: build
 	@scripts/interop.sh
 
 test: build
+	@# The metrics tests read /metrics back with prometheus_client's parser.
+	@scripts/install-deps.sh python3-prometheus-client
 	@echo "==> Building the tests"
 	$(SWIFT) build --build-tests $(SWIFT_BUILD_FLAGS)
 	$(SWIFT) build --product generate-manual $(SWIFT_BUILD_FLAGS)

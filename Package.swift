@@ -32,6 +32,9 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1", traits: []),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        // The daemon's /metrics: swift-metrics' API, exposed in Prometheus' text format.
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         // Tests only: an independent CSV parser to read back what chappie writes.
         .package(url: "https://github.com/swiftcsv/SwiftCSV.git", from: "0.10.0"),
     ],
@@ -83,9 +86,11 @@ let package = Package(
         .target(
             name: "ChappieService",
             dependencies: [
-                "Chappie",
+                "Chappie", "ChappieNet",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -260,7 +260,7 @@ struct DaemonEndToEndTests {
 
 extension ChappieTestbed {
     /// Starts `chappie daemon` with the arguments; its output goes to `daemon.log` in the home.
-    fileprivate func startDaemon(_ arguments: [String], log name: String = "daemon.log") throws -> Process {
+    func startDaemon(_ arguments: [String], log name: String = "daemon.log") throws -> Process {
         let process = Process()
         process.executableURL = try BuiltProducts.executable("chappie")
         process.arguments = ["daemon", "--log-format", "json"] + arguments + service
@@ -273,11 +273,11 @@ extension ChappieTestbed {
         return process
     }
 
-    fileprivate func daemonStatus() async throws -> JSONDocument {
+    func daemonStatus() async throws -> JSONDocument {
         JSONDocument(Data(try await chappie(["status", "--json"]).stdout.utf8))
     }
 
-    fileprivate func waitForSocket(sourceLocation: SourceLocation = #_sourceLocation) async throws {
+    func waitForSocket(sourceLocation: SourceLocation = #_sourceLocation) async throws {
         let socket = home.appendingPathComponent("chappie.sock").path
         for _ in 0..<600 where !FileManager.default.fileExists(atPath: socket) {
             try await Task.sleep(for: .milliseconds(50))
@@ -285,7 +285,7 @@ extension ChappieTestbed {
         try #require(FileManager.default.fileExists(atPath: socket), "the daemon's socket did not appear within 30 s", sourceLocation: sourceLocation)
     }
 
-    fileprivate func stop(_ daemon: Process) async -> Int32 {
+    func stop(_ daemon: Process) async -> Int32 {
         if daemon.isRunning { daemon.terminate() }
         for _ in 0..<1200 where daemon.isRunning { try? await Task.sleep(for: .milliseconds(25)) }
         if daemon.isRunning { kill(daemon.processIdentifier, SIGKILL) }

@@ -55,14 +55,20 @@ package struct TokenRefresher: Sendable {
         /// Set when the tokens are usable but something went wrong on the way (a refresh that must
         /// be tried again later while the access token is still valid).
         package var warning: String?
+        /// The issuer's error code the tokens were adopted after, such as `refresh_token_reused`
+        /// (someone else had redeemed the refresh token first).
+        package var adoptedAfter: String?
 
         /// Creates a result.
-        package init(credentials: Credentials, account: Account, outcome: Outcome, expiresAt: Date?, warning: String? = nil) {
+        package init(
+            credentials: Credentials, account: Account, outcome: Outcome, expiresAt: Date?, warning: String? = nil, adoptedAfter: String? = nil
+        ) {
             self.credentials = credentials
             self.account = account
             self.outcome = outcome
             self.expiresAt = expiresAt
             self.warning = warning
+            self.adoptedAfter = adoptedAfter
         }
 
         /// The outcome and the account, never the tokens.
@@ -257,13 +263,13 @@ package struct TokenRefresher: Sendable {
             let latest = try await store.account(id: account.id)
             let again = try await store.credentials(for: latest)
             if again.refreshToken != stored.refreshToken, !isExpiring(again, account: latest) {
-                return Fresh(credentials: again, account: latest, outcome: .adopted, expiresAt: expiry(again))
+                return Fresh(credentials: again, account: latest, outcome: .adopted, expiresAt: expiry(again), adoptedAfter: error.oauthErrorCode)
             }
             if let mirror, let newer = mirror.newerCredentials(than: stored, for: account) {
                 let updated = try await store.updateCredentials(
                     of: account, to: newer, accessTokenExpiresAt: expiry(newer), refreshedAt: Date(), event: .adopted,
                     detail: "after \(error.oauthErrorCode ?? "a dead grant"), from \(mirror.lockURL.deletingLastPathComponent().path)")
-                return Fresh(credentials: newer, account: updated, outcome: .adopted, expiresAt: expiry(newer))
+                return Fresh(credentials: newer, account: updated, outcome: .adopted, expiresAt: expiry(newer), adoptedAfter: error.oauthErrorCode)
             }
         }
         let message = error.errorDescription ?? "\(error)"

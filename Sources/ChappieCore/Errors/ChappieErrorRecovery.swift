@@ -60,6 +60,9 @@ public enum ChappieErrorRecovery: Sendable, Hashable, CustomStringConvertible {
 
 /// The OAuth error codes chappie knows, with the response each calls for.
 public enum OAuthErrorCode {
+    /// The issuer's answer to a refresh token that was redeemed already (by another process, or Codex).
+    public static let refreshTokenReused = "refresh_token_reused"
+
     /// The codes that say a refresh token's grant is dead: only these sign an account out.
     public static let deadGrantCodes: Set<String> = ["invalid_grant", "refresh_token_expired", "refresh_token_invalidated", "refresh_token_reused"]
 

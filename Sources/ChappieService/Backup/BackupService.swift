@@ -69,7 +69,7 @@ public struct BackupService: Sendable {
         func passphrase(confirming: Bool) throws(ServiceError) -> SecretBytes {
             let passphrase: SecretBytes
             if let file {
-                passphrase = try Self.read(file)
+                passphrase = try PrivateSecretFile.firstLine(of: file, what: "passphrase file")
             } else if let given = EnvironmentSecrets.backupPassphrase {
                 passphrase = given
             } else {
@@ -88,17 +88,6 @@ public struct BackupService: Sendable {
             return passphrase
         }
 
-        private static func read(_ file: URL) throws(ServiceError) -> SecretBytes {
-            var info = stat()
-            guard stat(file.path, &info) == 0, let data = FileManager.default.contents(atPath: file.path) else {
-                throw ServiceError(.configuration, "cannot read the passphrase file \(file.path)")
-            }
-            guard info.st_mode & 0o077 == 0 else {
-                throw ServiceError(.configuration, "\(file.path) can be read by others; make it private first: chmod 600 \(file.path)")
-            }
-            let line = data.prefix { $0 != 0x0A && $0 != 0x0D }
-            return SecretBytes(copying: line)
-        }
     }
 
     /// The store.

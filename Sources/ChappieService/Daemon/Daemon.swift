@@ -1,5 +1,6 @@
 package import Chappie
 import ChappieCore
+import ChappieNet
 package import ChappieStore
 import ChappieVault
 import Foundation
@@ -20,6 +21,7 @@ public final class Daemon: Service {
     private let scheduler: DaemonScheduler
     private let switcher: AutoSwitcher
     private let api: DaemonAPI
+    private let metrics: DaemonMetrics
 
     /// Creates a daemon over an open store.
     ///
@@ -33,10 +35,13 @@ public final class Daemon: Service {
         self.configuration = configuration
         self.logger = logger
         let usage = UsageService(store: store, endpoints: endpoints)
-        let state = DaemonState(initialBackoff: configuration.initialBackoff, maximumBackoff: configuration.maximumBackoff)
+        let startedAt = Date()
+        metrics = DaemonMetrics(store: store, startedAt: startedAt)
+        let state = DaemonState(
+            initialBackoff: configuration.initialBackoff, maximumBackoff: configuration.maximumBackoff, startedAt: startedAt, counters: metrics.counters)
         scheduler = DaemonScheduler(store: store, usage: usage, configuration: configuration, state: state, logger: logger)
         switcher = AutoSwitcher(store: store, usage: usage, configuration: configuration, state: state, logger: logger)
-        api = DaemonAPI(store: store, usage: usage, state: state, metrics: DaemonMetrics(store: store, state: state))
+        api = DaemonAPI(store: store, usage: usage, state: state, metrics: metrics)
     }
 
     /// Runs until cancelled or shut down gracefully.
@@ -61,19 +66,32 @@ public final class Daemon: Service {
             unlink(configuration.socket.path)
             logger.info("daemon stopped")
         }
-        try await cancelWhenGracefulShutdown {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { await self.scheduler.refreshLoop() }
-                group.addTask {
-                    await self.scheduler.pollLoop { [configuration = self.configuration, switcher = self.switcher] in
-                        if configuration.autoSwitch { await switcher.switchIfNeeded() }
-                    }
-                }
-                group.addTask { try await self.watchKey() }
-                try await group.next()
-                group.cancelAll()
-            }
+        var endpoint: MetricsEndpoint?
+        if let listener = configuration.metrics {
+            endpoint = try await MetricsEndpoint.start(listener, metrics: metrics, logger: logger)
+            logger.info("serving /metrics", metadata: [
+                "address": "\(listener.host):\(endpoint?.server.port ?? listener.port)", "bearer_secret": "\(listener.tokenFile != nil)",
+            ])
         }
+        do {
+            try await cancelWhenGracefulShutdown {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask { await self.scheduler.refreshLoop() }
+                    group.addTask {
+                        await self.scheduler.pollLoop { [configuration = self.configuration, switcher = self.switcher] in
+                            if configuration.autoSwitch { await switcher.switchIfNeeded() }
+                        }
+                    }
+                    group.addTask { try await self.watchKey() }
+                    try await group.next()
+                    group.cancelAll()
+                }
+            }
+        } catch {
+            await endpoint?.close()
+            throw error
+        }
+        await endpoint?.close()
     }
 
     /// Takes up the store's new key when another process rotates it (reading the key file again);

@@ -1,49 +1,235 @@
 import Chappie
-import ChappieStore
 import ChappieCore
+import ChappieStore
+import CoreMetrics
 import Foundation
+import Prometheus
+import Synchronization
 
-/// The daemon's counters and each account's state in Prometheus' text exposition format.
-struct DaemonMetrics: Sendable {
-    let store: any AccountStore
-    let state: DaemonState
+/// The daemon's metrics, kept with swift-metrics and exposed in Prometheus' text format by
+/// swift-prometheus. Counters are incremented as things happen (``DaemonCounters``); each account's
+/// gauges are set from the store on every scrape, and an account's series go when it does.
+///
+/// The names are those of earlier releases; `outcome` and `reason` labels, the seconds to each
+/// window's reset and the reuse counter are new. No e-mail, token or id is ever a label: accounts
+/// are named by their chappie name.
+actor DaemonMetrics {
+    /// Every metric's name and help text.
+    enum Name: String, CaseIterable {
+        case refreshes = "chappie_refreshes_total"
+        case refreshFailures = "chappie_refresh_failures_total"
+        case polls = "chappie_polls_total"
+        case pollFailures = "chappie_poll_failures_total"
+        case reuseDetections = "chappie_reuse_detections_total"
+        case switches = "chappie_switches_total"
+        case uptime = "chappie_uptime_seconds"
+        case usedPercent = "chappie_account_used_percent"
+        case secondsToReset = "chappie_account_seconds_to_reset"
+        case tokenSecondsToExpiry = "chappie_account_token_seconds_to_expiry"
+        case accountOK = "chappie_account_ok"
 
-    /// Prometheus text exposition of the counters and each account's state.
-    func exposition() async throws -> String {
-        func escape(_ value: String) -> String {
-            value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"").replacingOccurrences(of: "\n", with: "\\n")
+        var help: String {
+            switch self {
+            case .refreshes: "Token refreshes that succeeded, by outcome (refreshed at the issuer, or adopted from another process or Codex)."
+            case .refreshFailures: "Token refreshes that failed, by reason (sign_in_required, transient, permanent)."
+            case .polls: "Usage polls that succeeded."
+            case .pollFailures: "Usage polls that failed, by reason (sign_in_required, transient, permanent)."
+            case .reuseDetections: "Refresh tokens the issuer said were already redeemed (refresh_token_reused)."
+            case .switches: "Automatic account switches."
+            case .uptime: "Seconds since the daemon started."
+            case .usedPercent: "Used percent of each usage window, from the latest reading."
+            case .secondsToReset: "Seconds until each usage window resets, from the latest reading (0 once passed)."
+            case .tokenSecondsToExpiry: "Seconds until the stored access token expires (negative once expired)."
+            case .accountOK: "Whether the account is usable (1) or needs attention (0)."
+            }
         }
-        var lines: [String] = []
-        func counter(_ name: String, _ help: String, _ value: Int) {
-            lines += ["# HELP \(name) \(help)", "# TYPE \(name) counter", "\(name) \(value)"]
-        }
-        counter("chappie_refreshes_total", "Token refreshes that succeeded.", await state.refreshes)
-        counter("chappie_refresh_failures_total", "Token refreshes that failed.", await state.refreshFailures)
-        counter("chappie_polls_total", "Usage polls that succeeded.", await state.polls)
-        counter("chappie_poll_failures_total", "Usage polls that failed.", await state.pollFailures)
-        counter("chappie_switches_total", "Automatic account switches.", await state.switches)
-        lines += ["# HELP chappie_uptime_seconds Seconds since the daemon started.", "# TYPE chappie_uptime_seconds gauge",
-                  "chappie_uptime_seconds \(Int(Date().timeIntervalSince(state.startedAt)))"]
+    }
+
+    /// The registry the exposition is written from; one per daemon.
+    let registry = PrometheusCollectorRegistry()
+    /// The swift-metrics factory over the registry, with each metric's help text.
+    nonisolated let factory: DescribedPrometheusFactory
+    /// The counters the daemon's parts increment.
+    nonisolated let counters: DaemonCounters
+    private let store: any AccountStore
+    private let startedAt: Date
+    private let uptime: Meter
+    /// Each account's gauges, by name and labels, as set at the last scrape.
+    private var accountGauges: [String: Meter] = [:]
+
+    init(store: any AccountStore, startedAt: Date) {
+        self.store = store
+        self.startedAt = startedAt
+        factory = DescribedPrometheusFactory(registry: registry, help: Dictionary(uniqueKeysWithValues: Name.allCases.map { ($0.rawValue, $0.help) }))
+        counters = DaemonCounters(factory: factory)
+        uptime = Meter(label: Name.uptime.rawValue, dimensions: [], factory: factory)
+    }
+
+    /// Prometheus text exposition (format 0.0.4) of the counters and each account's state now.
+    func exposition(now: Date = Date()) async throws -> String {
+        uptime.set(now.timeIntervalSince(startedAt).rounded(.down))
         let accounts = try await store.accounts()
         let latest = try await store.latestUsage()
-        lines += ["# HELP chappie_account_used_percent Used percent of each usage window.", "# TYPE chappie_account_used_percent gauge"]
-        for account in accounts {
-            guard let snapshot = latest[account.id]?.snapshot else { continue }
-            for (window, value) in [("5h", snapshot.shortWindow), ("weekly", snapshot.longWindow)] {
-                if let value { lines.append("chappie_account_used_percent{account=\"\(escape(account.name.rawValue))\",window=\"\(window)\"} \(value.usedPercent)") }
-            }
+        var values: [String: (name: Name, dimensions: [(String, String)], value: Double)] = [:]
+        func set(_ name: Name, _ dimensions: [(String, String)], _ value: Double) {
+            let key = ([name.rawValue] + dimensions.map { "\($0.0)=\($0.1)" }).joined(separator: "\u{0}")
+            values[key] = (name, dimensions, value)
         }
-        lines += ["# HELP chappie_account_token_seconds_to_expiry Seconds until the stored access token expires.",
-                  "# TYPE chappie_account_token_seconds_to_expiry gauge"]
         for account in accounts {
+            let label = ("account", account.name.rawValue)
+            if let snapshot = latest[account.id]?.snapshot {
+                for (window, reading) in [("5h", snapshot.shortWindow), ("weekly", snapshot.longWindow)] {
+                    guard let reading else { continue }
+                    set(.usedPercent, [label, ("window", window)], reading.usedPercent)
+                    if let reset = reading.resetsAt {
+                        set(.secondsToReset, [label, ("window", window)], max(0, reset.timeIntervalSince(now)).rounded(.down))
+                    }
+                }
+            }
             if let expiry = account.accessTokenExpiresAt {
-                lines.append("chappie_account_token_seconds_to_expiry{account=\"\(escape(account.name.rawValue))\"} \(Int(expiry.timeIntervalSinceNow))")
+                set(.tokenSecondsToExpiry, [label], expiry.timeIntervalSince(now).rounded(.down))
+            }
+            set(.accountOK, [label], account.status == .ok ? 1 : 0)
+        }
+        // An account removed or renamed since the last scrape loses its series.
+        for (key, meter) in accountGauges where values[key] == nil {
+            meter.destroy()
+            accountGauges[key] = nil
+        }
+        for (key, entry) in values {
+            let meter = accountGauges[key] ?? Meter(label: entry.name.rawValue, dimensions: entry.dimensions, factory: factory)
+            accountGauges[key] = meter
+            meter.set(entry.value)
+        }
+        return registry.emitToString()
+    }
+}
+
+/// The daemon's counters, as swift-metrics counters with the Prometheus factory. Every label value
+/// a counter can take is made at start, so that each series is there (at 0) from the first scrape.
+struct DaemonCounters: Sendable {
+    /// Why a refresh or poll failed, from the error's recovery.
+    enum FailureReason: String, CaseIterable, Sendable {
+        case signInRequired = "sign_in_required"
+        case transient
+        case permanent
+
+        /// The reason for an error: sign-in, retry, or anything else.
+        init(_ error: any Error) {
+            let recovery: ChappieErrorRecovery? = (error as? ChappieAuthError)?.recovery ?? (error as? ChappieClientError)?.recovery
+            switch recovery {
+            case .signInAgain?: self = .signInRequired
+            case .retry?: self = .transient
+            default: self = .permanent
             }
         }
-        lines += ["# HELP chappie_account_ok Whether the account is usable (1) or needs attention (0).", "# TYPE chappie_account_ok gauge"]
-        for account in accounts {
-            lines.append("chappie_account_ok{account=\"\(escape(account.name.rawValue))\"} \(account.status == .ok ? 1 : 0)")
+    }
+
+    private let refreshes: [TokenRefresher.Outcome: CoreMetrics.Counter]
+    private let refreshFailures: [FailureReason: CoreMetrics.Counter]
+    private let polls: CoreMetrics.Counter
+    private let pollFailures: [FailureReason: CoreMetrics.Counter]
+    private let reuseDetections: CoreMetrics.Counter
+    private let switches: CoreMetrics.Counter
+
+    init(factory: any MetricsFactory) {
+        func counter(_ name: DaemonMetrics.Name, _ dimensions: [(String, String)] = []) -> CoreMetrics.Counter {
+            CoreMetrics.Counter(label: name.rawValue, dimensions: dimensions, factory: factory)
         }
-        return lines.joined(separator: "\n") + "\n"
+        refreshes = Dictionary(uniqueKeysWithValues: [TokenRefresher.Outcome.refreshed, .adopted].map {
+            ($0, counter(.refreshes, [("outcome", $0.rawValue)]))
+        })
+        refreshFailures = Dictionary(uniqueKeysWithValues: FailureReason.allCases.map { ($0, counter(.refreshFailures, [("reason", $0.rawValue)])) })
+        polls = counter(.polls)
+        pollFailures = Dictionary(uniqueKeysWithValues: FailureReason.allCases.map { ($0, counter(.pollFailures, [("reason", $0.rawValue)])) })
+        reuseDetections = counter(.reuseDetections)
+        switches = counter(.switches)
+    }
+
+    /// A refresh that got fresh tokens (a still-valid token is not counted).
+    func refreshed(_ outcome: TokenRefresher.Outcome) {
+        refreshes[outcome]?.increment()
+    }
+
+    /// A refresh that failed.
+    func refreshFailed(_ error: any Error) {
+        refreshFailures[FailureReason(error)]?.increment()
+    }
+
+    /// A usage poll that succeeded.
+    func polled() {
+        polls.increment()
+    }
+
+    /// A usage poll that failed.
+    func pollFailed(_ error: any Error) {
+        pollFailures[FailureReason(error)]?.increment()
+    }
+
+    /// The issuer said a refresh token had been redeemed already.
+    func reuseDetected() {
+        reuseDetections.increment()
+    }
+
+    /// The daemon switched the active account.
+    func switched() {
+        switches.increment()
+    }
+}
+
+/// swift-prometheus' factory for swift-metrics, with help text: each metric made through it is
+/// registered with the `# HELP` line its name has in `help`. Meters and non-aggregating recorders
+/// are gauges, aggregating recorders value histograms, timers duration histograms.
+struct DescribedPrometheusFactory: MetricsFactory {
+    let registry: PrometheusCollectorRegistry
+    let help: [String: String]
+
+    /// The full name as given, with its help text.
+    private func descriptor(_ label: String) -> MetricNameDescriptor {
+        MetricNameDescriptor(metricName: label, unitName: "", helpText: help[label] ?? "")
+    }
+
+    func makeCounter(label: String, dimensions: [(String, String)]) -> any CounterHandler {
+        registry.makeCounter(descriptor: descriptor(label), labels: dimensions)
+    }
+
+    func makeFloatingPointCounter(label: String, dimensions: [(String, String)]) -> any FloatingPointCounterHandler {
+        registry.makeCounter(descriptor: descriptor(label), labels: dimensions)
+    }
+
+    func makeMeter(label: String, dimensions: [(String, String)]) -> any MeterHandler {
+        registry.makeGauge(descriptor: descriptor(label), labels: dimensions)
+    }
+
+    func makeRecorder(label: String, dimensions: [(String, String)], aggregate: Bool) -> any RecorderHandler {
+        guard aggregate else { return registry.makeGauge(descriptor: descriptor(label), labels: dimensions) }
+        return registry.makeValueHistogram(descriptor: descriptor(label), labels: dimensions, buckets: [1, 5, 10, 25, 50, 75, 90, 95, 100])
+    }
+
+    func makeTimer(label: String, dimensions: [(String, String)]) -> any TimerHandler {
+        registry.makeDurationHistogram(
+            descriptor: descriptor(label), labels: dimensions,
+            buckets: [.milliseconds(50), .milliseconds(250), .seconds(1), .seconds(5), .seconds(30)])
+    }
+
+    func destroyCounter(_ handler: any CounterHandler) {
+        if let counter = handler as? Prometheus.Counter { registry.unregisterCounter(counter) }
+    }
+
+    func destroyFloatingPointCounter(_ handler: any FloatingPointCounterHandler) {
+        if let counter = handler as? Prometheus.Counter { registry.unregisterCounter(counter) }
+    }
+
+    func destroyMeter(_ handler: any MeterHandler) {
+        if let gauge = handler as? Prometheus.Gauge { registry.unregisterGauge(gauge) }
+    }
+
+    func destroyRecorder(_ handler: any RecorderHandler) {
+        if let gauge = handler as? Prometheus.Gauge { registry.unregisterGauge(gauge) }
+        if let histogram = handler as? ValueHistogram { registry.unregisterValueHistogram(histogram) }
+    }
+
+    func destroyTimer(_ handler: any TimerHandler) {
+        if let histogram = handler as? DurationHistogram { registry.unregisterDurationHistogram(histogram) }
     }
 }

@@ -61,16 +61,17 @@ struct DaemonScheduler: Sendable {
             let refresher = usage.tokens.refresher(margin: configuration.refreshMargin + .seconds(jitter(for: account)))
             do {
                 let fresh = try await refresher.validCredentials(for: account)
-                if fresh.outcome != .stillValid { await state.refreshed(account.id) }
+                if fresh.outcome != .stillValid { await state.refreshed(account.id, outcome: fresh.outcome) }
+                if fresh.adoptedAfter == OAuthErrorCode.refreshTokenReused { await state.reuseDetected() }
                 logger.info("token fresh", metadata: [
                     "account": "\(account.name)", "outcome": "\(fresh.outcome.rawValue)",
                     "expires_in_s": "\(Int(fresh.expiresAt?.timeIntervalSinceNow ?? 0))",
                 ])
             } catch let error as ChappieAuthError where error.requiresReauthentication {
-                await state.failed(account.id, refresh: true)
+                await state.failed(account.id, refresh: true, error: error)
                 logger.error("account needs a new sign-in", metadata: ["account": "\(account.name)", "error": "\(error.errorDescription ?? "")"])
             } catch {
-                let until = await state.failed(account.id, refresh: true)
+                let until = await state.failed(account.id, refresh: true, error: error)
                 logger.warning("refresh failed; backing off", metadata: [
                     "account": "\(account.name)", "error": "\(error)", "retry_at": "\(until.formatted(.iso8601))",
                 ])
@@ -105,7 +106,7 @@ struct DaemonScheduler: Sendable {
             accounts, maxAge: maxAge, concurrency: configuration.concurrency, tokenMargin: configuration.refreshMargin)
         for result in results where !result.cached {
             if let error = result.error {
-                let until = await state.failed(result.account.id, refresh: false)
+                let until = await state.failed(result.account.id, refresh: false, error: error)
                 logger.warning("usage poll failed; backing off", metadata: [
                     "account": "\(result.account.name)", "error": "\(error)", "retry_at": "\(until.formatted(.iso8601))",
                 ])

@@ -1,9 +1,11 @@
+import Chappie
+import ChappieCore
 import Foundation
 
 /// What the daemon has done and what it waits for: counters, per-account backoff, the last limit
 /// event it switched on.
 actor DaemonState {
-    let startedAt = Date()
+    let startedAt: Date
     private(set) var lastRefreshAt: Date?
     private(set) var lastPollAt: Date?
     private(set) var refreshes = 0, refreshFailures = 0, polls = 0, pollFailures = 0, switches = 0
@@ -15,8 +17,12 @@ actor DaemonState {
     private var lastLimitEvent: String?
     private let initialBackoff: Double
     private let maximumBackoff: Double
+    /// The same events as Prometheus counters, with their outcome or reason.
+    private let counters: DaemonCounters
 
-    init(initialBackoff: Duration, maximumBackoff: Duration) {
+    init(initialBackoff: Duration, maximumBackoff: Duration, startedAt: Date = Date(), counters: DaemonCounters) {
+        self.startedAt = startedAt
+        self.counters = counters
         self.initialBackoff = max(0.1, Double(initialBackoff.components.seconds) + Double(initialBackoff.components.attoseconds) / 1e18)
         self.maximumBackoff = Double(maximumBackoff.components.seconds)
     }
@@ -30,13 +36,16 @@ actor DaemonState {
         attempts[id].flatMap { Date().timeIntervalSince($0) < 60 ? $0 : nil }
     }
 
-    func refreshed(_ id: Int64) {
+    /// A refresh that got fresh tokens, at the issuer or from another process or Codex.
+    func refreshed(_ id: Int64, outcome: TokenRefresher.Outcome) {
+        counters.refreshed(outcome)
         refreshes += 1
         lastRefreshAt = Date()
         backoff[id] = nil
     }
 
     func polled(_ id: Int64) {
+        counters.polled()
         polls += 1
         lastPollAt = Date()
         backoff[id] = nil
@@ -44,8 +53,16 @@ actor DaemonState {
 
     /// Records a failure; returns when to try the account again (the initial wait, doubling, at most the maximum, ±10 %).
     @discardableResult
-    func failed(_ id: Int64, refresh: Bool) -> Date {
-        if refresh { refreshFailures += 1 } else { pollFailures += 1 }
+    func failed(_ id: Int64, refresh: Bool, error: any Error) -> Date {
+        // A poll refreshes an expiring token too, so the issuer's reuse answer can come either way.
+        if (error as? ChappieAuthError)?.oauthErrorCode == OAuthErrorCode.refreshTokenReused { counters.reuseDetected() }
+        if refresh {
+            refreshFailures += 1
+            counters.refreshFailed(error)
+        } else {
+            pollFailures += 1
+            counters.pollFailed(error)
+        }
         let failures = (backoff[id]?.failures ?? 0) + 1
         let delay = min(maximumBackoff, initialBackoff * pow(2, Double(failures - 1))) * Double.random(in: 0.9...1.1)
         let until = Date().addingTimeInterval(delay)
@@ -69,7 +86,14 @@ actor DaemonState {
         return true
     }
 
+    /// The issuer said a refresh token had been redeemed already, and newer tokens were found
+    /// (a failure saying so is counted by ``failed(_:refresh:error:)``).
+    func reuseDetected() {
+        counters.reuseDetected()
+    }
+
     func switched() {
+        counters.switched()
         switches += 1
     }
 }

@@ -9,7 +9,7 @@ import UnixSignals
 extension ChappieCommand {
     /// `chappie daemon`: the background service.
     struct Daemon: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(
+        static let configuration = CommandConfiguration(commandName: "daemon", 
             abstract: "Keep tokens fresh and usage polled in the background, with a local API on a Unix socket.",
             discussion: """
                 Refreshes each account before its token expires, polls usage every --poll-interval, and with \
@@ -33,6 +33,11 @@ extension ChappieCommand {
         var socket: String?
         @Option(help: ArgumentHelp("How long a socket client may take to send its request and take the reply.", valueName: "duration"), transform: parseDuration)
         var requestTimeout: Duration = .seconds(10)
+        @Option(help: ArgumentHelp(
+            "Serve Prometheus metrics at http://ADDRESS/metrics (loopback unless --http-token-file is given).", valueName: "host:port"))
+        var metricsListen: String?
+        @Option(help: ArgumentHelp("A file (0600) whose first line is the bearer secret /metrics requires.", valueName: "file"))
+        var httpTokenFile: String?
         @Option(help: "Log format: text or json.") var logFormat: LogFormat = .text
         @Option(help: "Log level: trace, debug, info, notice, warning, error.") var logLevel: String = "info"
 
@@ -42,6 +47,20 @@ extension ChappieCommand {
             guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level must be trace, debug, info, notice, warning or error") }
             guard pollInterval >= .seconds(1), backoff >= .seconds(1), requestTimeout >= .seconds(1) else {
                 throw ValidationError("--poll-interval, --backoff and --request-timeout must be at least 1s")
+            }
+            _ = try metricsListener()
+        }
+
+        /// Where /metrics is served, from --metrics-listen and --http-token-file.
+        func metricsListener() throws -> MetricsListener? {
+            guard let metricsListen else {
+                if httpTokenFile != nil { throw ValidationError("--http-token-file is for --metrics-listen; give both") }
+                return nil
+            }
+            do {
+                return try MetricsListener(address: metricsListen, tokenFile: httpTokenFile.map { expandedPath($0) })
+            } catch {
+                throw ValidationError(error.description)
             }
         }
 
@@ -78,7 +97,7 @@ extension ChappieCommand {
             let configuration = DaemonConfiguration(
                 socket: socketURL, refreshMargin: refreshMargin, pollInterval: pollInterval, autoSwitch: autoSwitch,
                 codexHome: codexHome.map { expandedPath($0) }, initialBackoff: backoff,
-                maximumBackoff: max(backoff, maxBackoff), requestTimeout: requestTimeout)
+                maximumBackoff: max(backoff, maxBackoff), requestTimeout: requestTimeout, metrics: try metricsListener())
             let daemon = services.daemon(configuration: configuration, instance: instance, logger: logger)
             let group = ServiceGroup(configuration: ServiceGroupConfiguration(
                 services: [daemon], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
@@ -88,7 +107,7 @@ extension ChappieCommand {
 
     /// `chappie status`: the daemon and the accounts.
     struct Status: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Whether a daemon runs (uptime, last refresh and poll) and each account's state.")
+        static let configuration = CommandConfiguration(commandName: "status", abstract: "Whether a daemon runs (uptime, last refresh and poll) and each account's state.")
 
         @OptionGroup var global: GlobalOptions
         @Option(help: ArgumentHelp("The daemon's socket (default: chappie.sock in the data directory).", valueName: "path")) var socket: String?

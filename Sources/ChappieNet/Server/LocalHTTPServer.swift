@@ -1,0 +1,157 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+/// A small HTTP/1.1 listener for chappie's own pages: the browser sign-in's callback on
+/// 127.0.0.1 and the daemon's `/metrics`. Each request's head is handed to an async handler; its
+/// body is not read (nothing served here takes one), and the connection is closed after the answer
+/// or after 10 seconds without a complete request.
+package final class LocalHTTPServer: Sendable {
+    /// A request: its method, path, query and headers.
+    package struct Request: Sendable {
+        /// The method, such as `GET`.
+        package var method: String
+        /// The path, such as `/metrics`, percent-decoded.
+        package var path: String
+        /// The query's names and values, percent-decoded (the last of a repeated name wins).
+        package var query: [String: String]
+        /// The header fields, in order.
+        package var headers: [(name: String, value: String)]
+
+        /// The first value of a header field, by case-insensitive name.
+        package func header(_ name: String) -> String? {
+            headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+        }
+    }
+
+    /// An answer.
+    package struct Response: Sendable {
+        /// The HTTP status.
+        package var status: Int
+        /// The body's media type.
+        package var contentType: String
+        /// The body.
+        package var body: [UInt8]
+        /// Further header fields.
+        package var headers: [(name: String, value: String)]
+
+        /// An answer with a text body.
+        package init(status: Int, contentType: String = "text/plain; charset=utf-8", text: String, headers: [(name: String, value: String)] = []) {
+            self.status = status
+            self.contentType = contentType
+            self.body = Array(text.utf8)
+            self.headers = headers
+        }
+    }
+
+    /// No port could be listened on.
+    package struct ListenFailure: Error, Sendable, CustomStringConvertible {
+        /// Which address and ports, and why.
+        package var message: String
+        /// The message.
+        package var description: String { message }
+    }
+
+    /// The address it listens on.
+    package let host: String
+    /// The port it listens on.
+    package let port: Int
+    private let channel: any Channel
+
+    /// Listens on `host` and the first of `ports` that is free (0 picks any free port).
+    ///
+    /// - Throws: ``ListenFailure`` naming the address and ports when none can be listened on.
+    package static func listen(
+        host: String, ports: [Int], handler: @escaping @Sendable (Request) async -> Response
+    ) async throws(ListenFailure) -> LocalHTTPServer {
+        var failure = ""
+        for port in ports {
+            let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                .childChannelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(IdleStateHandler(readTimeout: .seconds(10)))
+                        try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
+                        try channel.pipeline.syncOperations.addHandler(RequestHandler(handler: handler))
+                    }
+                }
+            do {
+                let channel = try await bootstrap.bind(host: host, port: port).get()
+                return LocalHTTPServer(host: host, port: channel.localAddress?.port ?? port, channel: channel)
+            } catch {
+                failure = "\(error)"
+            }
+        }
+        throw ListenFailure(message: "cannot listen on \(host) port \(ports.map(String.init).joined(separator: " or ")) (\(failure))")
+    }
+
+    private init(host: String, port: Int, channel: any Channel) {
+        self.host = host
+        self.port = port
+        self.channel = channel
+    }
+
+    /// Stops listening. Connections already answered are closed by then; one being answered finishes.
+    package func close() async {
+        try? await channel.close()
+    }
+}
+
+/// Hands each request's head to the handler and writes its answer, then closes the connection.
+private final class RequestHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private let handler: @Sendable (LocalHTTPServer.Request) async -> LocalHTTPServer.Response
+    private var head: HTTPRequestHead?
+
+    init(handler: @escaping @Sendable (LocalHTTPServer.Request) async -> LocalHTTPServer.Response) {
+        self.handler = handler
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head): self.head = head
+        case .body: break
+        case .end:
+            guard let head else { return }
+            self.head = nil
+            let components = URLComponents(string: head.uri)
+            var query: [String: String] = [:]
+            for item in components?.queryItems ?? [] { query[item.name] = item.value ?? "" }
+            let request = LocalHTTPServer.Request(
+                method: head.method.rawValue, path: components?.path ?? head.uri, query: query,
+                headers: head.headers.map { (name: $0.name, value: $0.value) })
+            let handler = self.handler
+            let promise = context.eventLoop.makePromise(of: LocalHTTPServer.Response.self)
+            promise.completeWithTask { await handler(request) }
+            let bound = NIOLoopBound((context: context, handler: self), eventLoop: context.eventLoop)
+            promise.futureResult.whenSuccess { response in
+                bound.value.handler.write(response, context: bound.value.context)
+            }
+        }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is IdleStateHandler.IdleStateEvent {
+            context.close(promise: nil)
+        } else {
+            context.fireUserInboundEventTriggered(event)
+        }
+    }
+
+    private func write(_ response: LocalHTTPServer.Response, context: ChannelHandlerContext) {
+        var headers = NIOHTTP1.HTTPHeaders()
+        headers.add(name: "Content-Type", value: response.contentType)
+        headers.add(name: "Content-Length", value: String(response.body.count))
+        headers.add(name: "Connection", value: "close")
+        headers.add(name: "Cache-Control", value: "no-store")
+        for field in response.headers { headers.add(name: field.name, value: field.value) }
+        let head = HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: response.status), headers: headers)
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: response.body)))), promise: nil)
+        let channel = context.channel
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
+    }
+}

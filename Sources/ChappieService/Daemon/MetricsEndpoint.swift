@@ -1,0 +1,112 @@
+import ChappieNet
+import ChappieVault
+public import Foundation
+import Logging
+
+/// Where the daemon serves `/metrics` (`--metrics-listen HOST:PORT`), and the file of the bearer
+/// secret a scraper must send (`--http-token-file`). A loopback address needs no secret; any other
+/// address is refused without one, so that nothing on the network reads the accounts' state.
+public struct MetricsListener: Sendable, Equatable {
+    /// The address to listen on, such as `127.0.0.1` or `::1`.
+    public var host: String
+    /// The port (0 picks a free one).
+    public var port: Int
+    /// The file holding the bearer secret (its first line), mode 0600.
+    public var tokenFile: URL?
+
+    /// Parses `HOST:PORT` (`[::1]:9464` for IPv6; `:PORT` or a bare port is 127.0.0.1).
+    ///
+    /// - Throws: ``ServiceError`` `.invalidInput` for a malformed address, and for one that is not
+    ///   loopback when no `tokenFile` is given.
+    public init(address: String, tokenFile: URL?) throws(ServiceError) {
+        var host = "127.0.0.1", portText = address
+        if let colon = address.lastIndex(of: ":") {
+            host = String(address[..<colon])
+            portText = String(address[address.index(after: colon)...])
+            if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+            if host.isEmpty { host = "127.0.0.1" }
+        }
+        guard let port = Int(portText), (0...65535).contains(port), !host.contains(where: { $0.isWhitespace || $0 == "/" }) else {
+            throw ServiceError(.invalidInput, "--metrics-listen wants HOST:PORT, such as 127.0.0.1:9464 (got \"\(address.prefix(80))\")")
+        }
+        self.host = host
+        self.port = port
+        self.tokenFile = tokenFile
+        guard isLoopback || tokenFile != nil else {
+            throw ServiceError(
+                .invalidInput,
+                "--metrics-listen \(address) is not a loopback address: give --http-token-file FILE (0600) with a bearer secret scrapers must send")
+        }
+    }
+
+    /// Whether only this machine can connect.
+    public var isLoopback: Bool { HTTPClient.isLoopback(host: host) }
+}
+
+/// The daemon's HTTP listener: `GET /metrics` in Prometheus' text format, nothing else. With a
+/// bearer secret, every request must carry `Authorization: Bearer SECRET`.
+final class MetricsEndpoint: Sendable {
+    /// The listener, once started.
+    let server: LocalHTTPServer
+
+    private init(server: LocalHTTPServer) {
+        self.server = server
+    }
+
+    /// Reads the secret (if any) and starts listening.
+    ///
+    /// - Throws: ``ServiceError`` `.configuration` for a secret file that is unreadable, readable by
+    ///   others, or shorter than 16 characters; `.invalidInput` when the address cannot be listened on.
+    static func start(_ listener: MetricsListener, metrics: DaemonMetrics, logger: Logger) async throws(ServiceError) -> MetricsEndpoint {
+        var secret: SecretBytes?
+        if let file = listener.tokenFile {
+            let read = try PrivateSecretFile.firstLine(of: file, what: "token file")
+            guard read.count >= 16 else {
+                throw ServiceError(.configuration, "the token file \(file.path) must hold a secret of at least 16 characters on its first line")
+            }
+            secret = read
+        }
+        let expected = secret
+        do {
+            let server = try await LocalHTTPServer.listen(host: listener.host, ports: [listener.port]) { request in
+                await answer(request, metrics: metrics, expected: expected, logger: logger)
+            }
+            return MetricsEndpoint(server: server)
+        } catch {
+            throw ServiceError(.invalidInput, "--metrics-listen: \(error.message)")
+        }
+    }
+
+    /// Stops listening.
+    func close() async {
+        await server.close()
+    }
+
+    private static func answer(
+        _ request: LocalHTTPServer.Request, metrics: DaemonMetrics, expected: SecretBytes?, logger: Logger
+    ) async -> LocalHTTPServer.Response {
+        if let expected {
+            let header = request.header("Authorization") ?? ""
+            let given = header.hasPrefix("Bearer ") ? SecretBytes(utf8: String(header.dropFirst("Bearer ".count))) : nil
+            guard let given, given.constantTimeEquals(expected) else {
+                logger.warning("metrics request refused: no valid bearer secret", metadata: ["path": "\(request.path.prefix(64))"])
+                return LocalHTTPServer.Response(
+                    status: 401, text: "a bearer secret is needed (Authorization: Bearer, from --http-token-file)\n",
+                    headers: [(name: "WWW-Authenticate", value: "Bearer realm=\"chappie\"")])
+            }
+        }
+        guard request.path == "/metrics" else {
+            return LocalHTTPServer.Response(status: 404, text: "not found: chappie serves /metrics only\n")
+        }
+        guard request.method == "GET" || request.method == "HEAD" else {
+            return LocalHTTPServer.Response(status: 405, text: "only GET is answered here\n", headers: [(name: "Allow", value: "GET")])
+        }
+        do {
+            return LocalHTTPServer.Response(
+                status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", text: try await metrics.exposition())
+        } catch {
+            logger.warning("metrics could not be read from the store", metadata: ["error": "\(error)"])
+            return LocalHTTPServer.Response(status: 503, text: "the store could not be read; see the daemon's log\n")
+        }
+    }
+}

@@ -1,0 +1,184 @@
+import ChappieTestSupport
+import Foundation
+import Testing
+
+@Suite("chappie daemon --metrics-listen: Prometheus /metrics over HTTP")
+struct MetricsEndToEndTests {
+    /// One parsed sample: its name, labels and value.
+    struct Sample {
+        var name: String
+        var labels: [String: String]
+        var value: Double
+    }
+
+    /// A scrape parsed by prometheus_client's own parser (Debian's python3-prometheus-client):
+    /// every family with its type and help, and its samples.
+    struct Scrape {
+        var text: String
+        var families: [(name: String, type: String, help: String)]
+        var samples: [Sample]
+
+        func value(_ name: String, _ labels: [String: String] = [:]) -> Double? {
+            samples.first { $0.name == name && $0.labels == labels }?.value
+        }
+    }
+
+    /// Reads the daemon's /metrics address from its JSON log ("serving /metrics", address=…).
+    private func metricsAddress(_ setup: ChappieTestbed, log: String = "daemon.log") async throws -> String? {
+        for _ in 0..<600 {
+            let text = (try? String(contentsOf: setup.home.appendingPathComponent(log), encoding: .utf8)) ?? ""
+            for line in text.split(separator: "\n") where line.contains("serving /metrics") {
+                if let address = JSONDocument(Data(line.utf8)).string("address") { return address }
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return nil
+    }
+
+    /// `curl` GET (or another method) of a path; the status and the body.
+    private func fetch(_ address: String, _ path: String, method: String = "GET", headers: [String] = []) async throws -> (status: Int, body: String) {
+        let result = try await runProcess(
+            URL(fileURLWithPath: "/usr/bin/curl"),
+            ["-s", "-X", method, "-w", "\n%{http_code}", "--max-time", "20"] + headers.flatMap { ["-H", $0] } + ["http://\(address)\(path)"])
+        var lines = result.stdout.components(separatedBy: "\n")
+        let status = Int(lines.popLast() ?? "") ?? 0
+        return (status, lines.joined(separator: "\n"))
+    }
+
+    /// Scrapes /metrics and parses it with prometheus_client; fails on anything it refuses.
+    private func scrape(_ address: String, headers: [String] = []) async throws -> Scrape {
+        let (status, text) = try await fetch(address, "/metrics", headers: headers)
+        try #require(status == 200, "GET /metrics answered \(status)")
+        let parser = """
+            import json, sys
+            from prometheus_client.parser import text_string_to_metric_families
+            out = {"families": [], "samples": []}
+            for family in text_string_to_metric_families(sys.stdin.read()):
+                out["families"].append([family.name, family.type, family.documentation])
+                for sample in family.samples:
+                    out["samples"].append([sample.name, sample.labels, sample.value])
+            print(json.dumps(out))
+            """
+        let parsed = try await runProcess(URL(fileURLWithPath: "/usr/bin/python3"), ["-c", parser], input: text)
+        try #require(parsed.status == 0, "prometheus_client refused the exposition: \(parsed.stderr)")
+        let document = JSONDocument(Data(parsed.stdout.utf8))
+        let families = (document.value(["families"]) as? [[Any]] ?? []).map { ($0[0] as? String ?? "", $0[1] as? String ?? "", $0[2] as? String ?? "") }
+        let samples = (document.value(["samples"]) as? [[Any]] ?? []).map {
+            Sample(name: $0[0] as? String ?? "", labels: $0[1] as? [String: String] ?? [:], value: ($0[2] as? NSNumber)?.doubleValue ?? .nan)
+        }
+        return Scrape(text: text, families: families, samples: samples)
+    }
+
+    /// Scrapes until `condition` holds (at most 30 s); the last scrape.
+    private func scrape(_ address: String, until condition: (Scrape) -> Bool) async throws -> Scrape {
+        var last = try await scrape(address)
+        for _ in 0..<120 where !condition(last) {
+            try await Task.sleep(for: .milliseconds(250))
+            last = try await scrape(address)
+        }
+        return last
+    }
+
+    @Test("/metrics parses as Prometheus text; usage, resets, expiry and counters by outcome match what happened; reuse counted; a removed account's series go")
+    func metricsOverHTTP() async throws {
+        let setup = try await ChappieTestbed.start(
+            emulatorArguments: ["--auto-approve", "--auto-approve-delay", "0", "--device-code-interval", "1", "--access-token-ttl", "4"])
+        defer { Task { await setup.stop() } }
+        for name in ["a", "b"] { #expect(try await setup.chappie(["accounts", "add", name]).status == 0) }
+        let accounts = try await setup.control("/_emulator/accounts")
+        let a = try #require(accounts.string(0, "account_id"))
+        _ = try await setup.control("/_emulator/accounts/\(a)/usage", method: "POST", body: #"{"five_hour_used_percent":42}"#)
+        let daemon = try setup.startDaemon(["--poll-interval", "1s", "--metrics-listen", "127.0.0.1:0"])
+        let address = try #require(try await metricsAddress(setup), "the daemon did not log its /metrics address within 30 s")
+        #expect(address.hasPrefix("127.0.0.1:"))
+
+        let first = try await scrape(address) {
+            ($0.value("chappie_refreshes_total", ["outcome": "refreshed"]) ?? 0) >= 1
+                && $0.value("chappie_account_used_percent", ["account": "a", "window": "5h"]) == 42
+        }
+        #expect((first.value("chappie_refreshes_total", ["outcome": "refreshed"]) ?? 0) >= 1)
+        #expect(first.value("chappie_account_used_percent", ["account": "a", "window": "5h"]) == 42)
+        #expect(first.value("chappie_account_used_percent", ["account": "b", "window": "5h"]) == 0)
+        #expect((first.value("chappie_account_seconds_to_reset", ["account": "a", "window": "5h"]) ?? 0) > 0)
+        #expect((first.value("chappie_account_seconds_to_reset", ["account": "a", "window": "weekly"]) ?? 0) > 5 * 3600)
+        #expect(first.value("chappie_account_token_seconds_to_expiry", ["account": "b"]) != nil)
+        #expect(first.value("chappie_account_ok", ["account": "a"]) == 1)
+        #expect((first.value("chappie_polls_total") ?? 0) >= 2)
+        #expect(first.value("chappie_reuse_detections_total") == 0)
+        #expect(first.value("chappie_switches_total") == 0)
+        #expect(first.value("chappie_refresh_failures_total", ["reason": "sign_in_required"]) == 0)
+        // Every family has a type and a help text, and today's names are all there.
+        let names = Set(first.families.map(\.name))
+        for name in ["chappie_refreshes", "chappie_refresh_failures", "chappie_polls", "chappie_poll_failures", "chappie_switches",
+                     "chappie_reuse_detections", "chappie_uptime_seconds", "chappie_account_used_percent",
+                     "chappie_account_seconds_to_reset", "chappie_account_token_seconds_to_expiry", "chappie_account_ok"] {
+            #expect(names.contains(name), "no \(name)")
+        }
+        for family in first.families {
+            #expect(!family.help.isEmpty && family.type != "unknown", "\(family.name) has no help or type")
+        }
+
+        // The issuer answers the next refresh with refresh_token_reused: counted once, and the account signed out.
+        _ = try await setup.control("/_emulator/faults", method: "POST", body:
+            #"{"kind":"status","status":401,"path":"/oauth/token","body":"{\"error\":\"refresh_token_reused\",\"error_description\":\"reused\"}"}"#)
+        let reused = try await scrape(address) { ($0.value("chappie_reuse_detections_total") ?? 0) >= 1 }
+        #expect(reused.value("chappie_reuse_detections_total") == 1)
+        // A poll refreshes an expiring token too: the failure is the refresher's or the poller's.
+        let signedOut = ["chappie_refresh_failures_total", "chappie_poll_failures_total"].compactMap {
+            reused.value($0, ["reason": "sign_in_required"])
+        }
+        #expect(signedOut.reduce(0, +) == 1)
+        #expect(reused.samples.contains { $0.name == "chappie_account_ok" && $0.value == 0 })
+
+        // An account removed loses its series at the next scrape.
+        #expect(try await setup.chappie(["accounts", "remove", "b", "--yes"]).status == 0)
+        let removed = try await scrape(address)
+        #expect(!removed.samples.contains { $0.labels["account"] == "b" })
+        #expect(removed.samples.contains { $0.labels["account"] == "a" })
+
+        // Nothing secret or personal in a scrape.
+        for text in [first.text, reused.text, removed.text] {
+            #expect(!text.contains("eyJ") && !text.contains("@example.com") && !text.contains("rt_"))
+        }
+        #expect(try await fetch(address, "/").status == 404)
+        #expect(try await fetch(address, "/metrics", method: "POST").status == 405)
+        #expect(await setup.stop(daemon) == 0)
+    }
+
+    @Test("A bearer secret from --http-token-file is required when given; another address without one, or a file others can read, is refused")
+    func bearerSecret() async throws {
+        let setup = try await ChappieTestbed.start(emulatorArguments: ["--auto-approve", "--auto-approve-delay", "0", "--device-code-interval", "1"])
+        defer { Task { await setup.stop() } }
+        #expect(try await setup.chappie(["accounts", "add", "a"]).status == 0)
+
+        let open = try await setup.chappie(["daemon", "--metrics-listen", "0.0.0.0:0"])
+        #expect(open.status == 2)
+        #expect(open.stderr.contains("--http-token-file"))
+        #expect(try await setup.chappie(["daemon", "--http-token-file", "/nonexistent"]).status == 2)
+        #expect(try await setup.chappie(["daemon", "--metrics-listen", "127.0.0.1:notaport"]).status == 2)
+
+        let secret = "s3cret-" + UUID().uuidString
+        let tokenFile = setup.home.appendingPathComponent("metrics-token")
+        try Data((secret + "\n").utf8).write(to: tokenFile)
+        chmod(tokenFile.path, 0o644)
+        let loose = try await setup.chappie(
+            ["daemon", "--metrics-listen", "127.0.0.1:0", "--http-token-file", tokenFile.path, "--socket", setup.home.appendingPathComponent("loose.sock").path])
+        #expect(loose.status != 0)
+        #expect(loose.stderr.contains("chmod 600"))
+        #expect(!loose.stderr.contains(secret))
+
+        chmod(tokenFile.path, 0o600)
+        let daemon = try setup.startDaemon(["--poll-interval", "1h", "--metrics-listen", "127.0.0.1:0", "--http-token-file", tokenFile.path])
+        let address = try #require(try await metricsAddress(setup), "the daemon did not log its /metrics address within 30 s")
+        #expect(try await fetch(address, "/metrics").status == 401)
+        #expect(try await fetch(address, "/metrics", headers: ["Authorization: Bearer wrong"]).status == 401)
+        #expect(try await fetch(address, "/metrics", headers: ["Authorization: Bearer \(secret)x"]).status == 401)
+        #expect(try await fetch(address, "/", headers: ["Authorization: Bearer wrong"]).status == 401)
+        let scraped = try await scrape(address, headers: ["Authorization: Bearer \(secret)"])
+        #expect(scraped.value("chappie_account_ok", ["account": "a"]) == 1)
+        #expect(await setup.stop(daemon) == 0)
+        let log = try String(contentsOf: setup.home.appendingPathComponent("daemon.log"), encoding: .utf8)
+        #expect(!log.contains(secret))
+        #expect(log.contains("metrics request refused"))
+    }
+}
