@@ -75,12 +75,14 @@ let package = Package(
         .target(name: "ChappieVault", dependencies: ["ChappieCore", "CSodium"], swiftSettings: swiftSettings),
         .target(
             name: "ChappieStore",
-            dependencies: ["ChappieCore", "ChappieVault", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "ChappieCore", "ChappieVault", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         .target(
             name: "Chappie",
-            dependencies: ["ChappieCore", "ChappieNet", "ChappieVault", "ChappieStore"],
+            dependencies: ["ChappieCore", "ChappieNet", "ChappieVault", "ChappieStore", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .target(

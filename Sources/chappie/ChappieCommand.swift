@@ -29,8 +29,11 @@ struct ChappieCommand: AsyncParsableCommand {
         ProcessReplacement.recordInheritedSignals()
         // A closed pipe or socket is an error to handle, never a signal that ends chappie mid-refresh.
         signal(SIGPIPE, SIG_IGN)
+        let arguments = GlobalOptionHoisting.reorder(Array(CommandLine.arguments.dropFirst()))
+        // --verbose anywhere before a `--` (what follows is another program's).
+        ProcessLogging.bootstrap(verbose: arguments.prefix { $0 != "--" }.contains("--verbose"))
         do {
-            var command = try parseAsRoot(GlobalOptionHoisting.reorder(Array(CommandLine.arguments.dropFirst())))
+            var command = try parseAsRoot(arguments)
             if var command = command as? any AsyncParsableCommand {
                 try await command.run()
             } else {

@@ -50,10 +50,8 @@ struct GlobalOptions: ParsableArguments {
         try await ChappieServices.open(try serviceOptions())
     }
 
-    /// A logger on standard error: debug with --verbose, warnings otherwise.
+    /// A logger on standard error: debug with --verbose, warnings otherwise (see ``ProcessLogging``).
     func makeLogger() -> Logger {
-        var logger = Logger(label: "chappie") { label in StreamLogHandler.standardError(label: label) }
-        logger.logLevel = verbose ? .debug : .warning
-        return logger
+        Logger(label: "chappie")
     }
 }

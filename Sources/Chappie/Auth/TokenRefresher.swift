@@ -1,6 +1,7 @@
 package import ChappieCore
 package import ChappieStore
 package import Foundation
+import Logging
 
 /// Another place an account's tokens live and may be refreshed by someone else, such as the Codex
 /// CLI's `auth.json`. The refresher adopts newer tokens found there and writes refreshed ones back,
@@ -117,6 +118,19 @@ package struct TokenRefresher: Sendable {
     ///   account `reauth_required`), ``StoreError`` for store problems (redeemed tokens that could
     ///   not be committed are kept in a recovery file first).
     package func validCredentials(for account: Account, force: Bool = false, retrySignedOut: Bool = false) async throws -> Fresh {
+        let fresh = try await decide(account, force: force, retrySignedOut: retrySignedOut)
+        Self.logger.debug("token decision", metadata: [
+            "account": "\(account.name)", "outcome": "\(fresh.outcome.rawValue)",
+            "expires_in_s": "\(fresh.expiresAt.map { String(Int($0.timeIntervalSinceNow)) } ?? "unknown")",
+            "margin_s": "\(margin.components.seconds)",
+        ])
+        return fresh
+    }
+
+    /// Refresh decisions, at debug level (`--verbose`): the account, what was decided and why; never a token.
+    private static let logger = Logger(label: "chappie.refresh")
+
+    private func decide(_ account: Account, force: Bool, retrySignedOut: Bool) async throws -> Fresh {
         let seen = try await store.credentials(for: account)
         let signedOut = account.status == .reauthRequired
         if signedOut, !retrySignedOut { throw Self.signedOutError(account) }
@@ -147,6 +161,9 @@ package struct TokenRefresher: Sendable {
         var current = account
         var stored = try await store.credentials(for: current)
         if let mirror, let newer = mirror.newerCredentials(than: stored, for: current) {
+            Self.logger.debug("adopting newer tokens Codex left in the account's home", metadata: [
+                "account": "\(current.name)", "home": "\(mirror.lockURL.deletingLastPathComponent().path)",
+            ])
             current = try await store.updateCredentials(
                 of: current, to: newer, accessTokenExpiresAt: expiry(newer), refreshedAt: Date(), event: .adopted,
                 detail: "newer tokens found in \(mirror.lockURL.deletingLastPathComponent().path)")
@@ -154,6 +171,7 @@ package struct TokenRefresher: Sendable {
         }
         if current.status == .reauthRequired, !retrySignedOut { throw Self.signedOutError(current) }
         if stored.refreshToken != seen.refreshToken && !isExpiring(stored, account: current) {
+            Self.logger.debug("another process refreshed while this one waited for the lock; its tokens are used", metadata: ["account": "\(current.name)"])
             return Fresh(credentials: stored, account: current, outcome: .adopted, expiresAt: expiry(stored))
         }
         if !force, !isExpiring(stored, account: current) {
@@ -161,6 +179,10 @@ package struct TokenRefresher: Sendable {
         }
         // The key must not change between redemption and commit (and a key another process rotated
         // to is taken up before anything is redeemed).
+        Self.logger.debug("redeeming the refresh token at the issuer", metadata: [
+            "account": "\(current.name)", "forced": "\(force)",
+            "expires_in_s": "\(expiry(stored).map { String(Int($0.timeIntervalSinceNow)) } ?? "unknown")",
+        ])
         let redeemable = current
         return try await store.withKeyHeld { try await redeem(stored, account: redeemable, mirror: mirror) }
     }
@@ -257,6 +279,9 @@ package struct TokenRefresher: Sendable {
     private func handleRefreshFailure(
         _ error: ChappieAuthError, stored: Credentials, account: Account, mirror: (any CredentialMirror)?
     ) async throws -> Fresh {
+        Self.logger.debug("the issuer refused the refresh", metadata: [
+            "account": "\(account.name)", "oauth_error": "\(error.oauthErrorCode ?? "none")", "recovery": "\(error.recovery)",
+        ])
         if error.requiresReauthentication {
             // Before signing out: someone else may hold newer tokens (a reused or invalidated token
             // may have been redeemed by them): the store (another process) or the mirror (Codex).

@@ -1,4 +1,5 @@
 public import Foundation
+import Logging
 
 /// An advisory lock (`flock`) on a file, released when dropped or when the process dies.
 ///
@@ -30,15 +31,38 @@ public final class FileLock: Sendable {
         close(descriptor)
     }
 
+    /// Lock waits, at debug level (`--verbose`): which lock, who holds it, how long it took.
+    private static let logger = Logger(label: "chappie.lock")
+
+    /// Logs that a lock is held by someone else and is being waited for.
+    private static func logWaiting(_ url: URL, _ mode: Mode) {
+        logger.debug("waiting for a lock", metadata: [
+            "lock": "\(url.path)", "mode": "\(mode == .exclusive ? "exclusive" : "shared")",
+            "holder": "\(recorded(at: url).map { String($0.prefix(80)) } ?? "unknown")",
+        ])
+    }
+
+    /// Logs how long a lock that had to be waited for took.
+    private static func logTaken(_ url: URL, after waited: Duration) {
+        let milliseconds = waited.components.seconds * 1000 + waited.components.attoseconds / 1_000_000_000_000_000
+        logger.debug("lock taken", metadata: ["lock": "\(url.path)", "waited_ms": "\(milliseconds)"])
+    }
+
     /// Takes the lock, waiting at most `timeout`; creates the file 0600 (and its directory 0700).
     ///
     /// - Throws: ``StoreError`` `.io` when the file cannot be opened or the lock is not had in time.
     public static func acquire(_ url: URL, mode: Mode = .exclusive, timeout: Duration = .seconds(60)) async throws -> FileLock {
         let descriptor = try openLockFile(url)
         let clock = ContinuousClock()
-        let deadline = clock.now + timeout
+        let started = clock.now
+        let deadline = started + timeout
         var pause = Duration.milliseconds(2)
+        var waited = false
         while !(try take(descriptor, mode, url)) {
+            if !waited {
+                waited = true
+                logWaiting(url, mode)
+            }
             guard clock.now < deadline else {
                 close(descriptor)
                 throw StoreError(.io, "\(url.path) stayed locked for \(timeout) by another chappie process")
@@ -51,6 +75,7 @@ public final class FileLock: Sendable {
             }
             pause = min(pause * 2, .milliseconds(50))
         }
+        if waited { logTaken(url, after: clock.now - started) }
         return FileLock(descriptor: descriptor, url: url)
     }
 
@@ -61,9 +86,15 @@ public final class FileLock: Sendable {
     public static func acquireBlocking(_ url: URL, mode: Mode = .exclusive, timeout: Duration = .seconds(60)) throws(StoreError) -> FileLock {
         let descriptor = try openLockFile(url)
         let clock = ContinuousClock()
-        let deadline = clock.now + timeout
+        let started = clock.now
+        let deadline = started + timeout
         var pause = 2
+        var waited = false
         while !(try take(descriptor, mode, url)) {
+            if !waited {
+                waited = true
+                logWaiting(url, mode)
+            }
             guard clock.now < deadline else {
                 close(descriptor)
                 throw StoreError(.io, "\(url.path) stayed locked for \(timeout) by another chappie process")
@@ -71,6 +102,7 @@ public final class FileLock: Sendable {
             usleep(useconds_t(pause * 1000))
             pause = min(pause * 2, 50)
         }
+        if waited { logTaken(url, after: clock.now - started) }
         return FileLock(descriptor: descriptor, url: url)
     }
 

@@ -65,13 +65,9 @@ extension ChappieCommand {
         }
 
         func run() async throws {
-            let level = Logger.Level(rawValue: logLevel) ?? .info
-            let json = logFormat == .json
-            let logger = Logger(label: "chappie.daemon") { label in
-                var handler: any LogHandler = json ? JSONLogHandler(label: label) : StreamLogHandler.standardError(label: label)
-                handler.logLevel = level
-                return handler
-            }
+            // One level for chappie's lines and its libraries' (requests, lock waits, refresh decisions).
+            ProcessLogging.configure(level: global.verbose ? .debug : Logger.Level(rawValue: logLevel) ?? .info, json: logFormat == .json)
+            let logger = Logger(label: "chappie.daemon")
             // SIGTERM or SIGINT while the store opens (it may wait for a key lock) or while the
             // data directory is claimed stops the daemon cleanly before it starts.
             let options = try global.serviceOptions()

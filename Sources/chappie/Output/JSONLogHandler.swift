@@ -4,8 +4,8 @@ import Logging
 /// One JSON object per log line on standard error, for journald and log collectors.
 struct JSONLogHandler: LogHandler {
     let label: String
-    var logLevel: Logger.Level = .info
     var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .trace
 
     subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
