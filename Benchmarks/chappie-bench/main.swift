@@ -11,11 +11,11 @@
 //    `chappie usage poll --all` with 50 ms at the usage endpoint.
 // 6. A 1 MB streamed reply from the emulator through ChappieClient over WebSocket and over HTTP/SSE:
 //    time to first delta and total, beside `curl -N` fetching the same SSE stream.
+// 5. `chappie usage report --by day` over 1,000,000 samples of 50 accounts, whole process (time and
+//    peak memory), beside `sqlite3 -csv` running an equivalent GROUP BY on the same file.
 // 7. Start-up (StartUpBenchmark.swift): `chappie token` and `chappie accounts list` with 50
 //    accounts beside a bare `sqlite3 DB 'select count(*) from accounts'`, in one run.
 //    `chappie-bench startup [--chappie PATH]` runs only these rows, against another build if given.
-// 5. `chappie usage report --by day` over 1,000,000 samples of 50 accounts, whole process (time and
-//    peak memory), beside `sqlite3 -csv` running an equivalent GROUP BY on the same file.
 import Chappie
 import ChappieCore
 import ChappieEmulator

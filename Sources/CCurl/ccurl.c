@@ -27,6 +27,10 @@ static struct {
     CURLMsg *(*multi_info_read)(CURLM *, int *);
 } curl;
 
+// Whether the table above is filled: only the first successful load fills it, so that a later
+// call cannot rewrite what other threads are reading.
+static int filled;
+
 int ccurl_load(const char *soname, char *error, size_t capacity) {
     void *library = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
     if (library == NULL) {
@@ -44,10 +48,15 @@ int ccurl_load(const char *soname, char *error, size_t capacity) {
     for (int index = 0; index < 18; index++) {
         symbols[index] = dlsym(library, names[index]);
         if (symbols[index] == NULL) {
-            snprintf(error, capacity, "%s has no %s (libcurl 7.68 or later is needed)", soname, names[index]);
+            snprintf(error, capacity, "%s has no %s (libcurl 7.85 or later is needed)", soname, names[index]);
             dlclose(library);
             return 0;
         }
+    }
+    int expected = 0;
+    if (!__atomic_compare_exchange_n(&filled, &expected, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        dlclose(library);
+        return 1;
     }
     // POSIX allows converting dlsym's object pointer to a function pointer; memcpy says so without a cast warning.
     memcpy(&curl.global_init, &symbols[0], sizeof(void *));

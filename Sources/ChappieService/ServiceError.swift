@@ -10,6 +10,8 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible {
         case configuration
         /// The user declined or input was needed but there was no terminal.
         case cancelled
+        /// The service answered with a status that passes (a 5xx, 429): try again later.
+        case unavailable
     }
 
     /// What kind of failure.

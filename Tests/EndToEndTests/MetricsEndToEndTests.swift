@@ -36,10 +36,13 @@ struct MetricsEndToEndTests {
     }
 
     /// `curl` GET (or another method) of a path; the status and the body.
-    private func fetch(_ address: String, _ path: String, method: String = "GET", headers: [String] = []) async throws -> (status: Int, body: String) {
+    private func fetch(
+        _ address: String, _ path: String, method: String = "GET", headers: [String] = [], body: String? = nil
+    ) async throws -> (status: Int, body: String) {
         let result = try await runProcess(
             URL(fileURLWithPath: "/usr/bin/curl"),
-            ["-s", "-X", method, "-w", "\n%{http_code}", "--max-time", "20"] + headers.flatMap { ["-H", $0] } + ["http://\(address)\(path)"])
+            ["-s", "-X", method, "-w", "\n%{http_code}", "--max-time", "20"] + headers.flatMap { ["-H", $0] }
+                + (body.map { ["--data-binary", $0] } ?? []) + ["http://\(address)\(path)"])
         var lines = result.stdout.components(separatedBy: "\n")
         let status = Int(lines.popLast() ?? "") ?? 0
         return (status, lines.joined(separator: "\n"))
@@ -95,6 +98,8 @@ struct MetricsEndToEndTests {
         let first = try await scrape(address) {
             ($0.value("chappie_refreshes_total", ["outcome": "refreshed"]) ?? 0) >= 1
                 && $0.value("chappie_account_used_percent", ["account": "a", "window": "5h"]) == 42
+                && $0.value("chappie_account_used_percent", ["account": "b", "window": "5h"]) != nil
+                && ($0.value("chappie_polls_total") ?? 0) >= 2
         }
         #expect((first.value("chappie_refreshes_total", ["outcome": "refreshed"]) ?? 0) >= 1)
         #expect(first.value("chappie_account_used_percent", ["account": "a", "window": "5h"]) == 42)
@@ -118,16 +123,26 @@ struct MetricsEndToEndTests {
             #expect(!family.help.isEmpty && family.type != "unknown", "\(family.name) has no help or type")
         }
 
+        // The usage endpoint fails with 503: a transient poll failure.
+        _ = try await setup.control("/_emulator/faults", method: "POST", body: #"{"kind":"status","status":503,"path":"/backend-api/wham/usage"}"#)
+        let unavailable = try await scrape(address) { ($0.value("chappie_poll_failures_total", ["reason": "transient"]) ?? 0) >= 1 }
+        #expect(unavailable.value("chappie_poll_failures_total", ["reason": "transient"]) == 1)
+        #expect(unavailable.value("chappie_poll_failures_total", ["reason": "permanent"]) == 0)
+
         // The issuer answers the next refresh with refresh_token_reused: counted once, and the account signed out.
         _ = try await setup.control("/_emulator/faults", method: "POST", body:
             #"{"kind":"status","status":401,"path":"/oauth/token","body":"{\"error\":\"refresh_token_reused\",\"error_description\":\"reused\"}"}"#)
-        let reused = try await scrape(address) { ($0.value("chappie_reuse_detections_total") ?? 0) >= 1 }
-        #expect(reused.value("chappie_reuse_detections_total") == 1)
-        // A poll refreshes an expiring token too: the failure is the refresher's or the poller's.
-        let signedOut = ["chappie_refresh_failures_total", "chappie_poll_failures_total"].compactMap {
-            reused.value($0, ["reason": "sign_in_required"])
+        func signedOut(_ scrape: Scrape) -> Double {
+            // A poll refreshes an expiring token too: the failure is the refresh loop's or a poll's.
+            ["chappie_refresh_failures_total", "chappie_poll_failures_total"].compactMap { scrape.value($0, ["reason": "sign_in_required"]) }.reduce(0, +)
         }
-        #expect(signedOut.reduce(0, +) == 1)
+        let reused = try await scrape(address) {
+            ($0.value("chappie_reuse_detections_total") ?? 0) >= 1 && signedOut($0) >= 1
+                && $0.samples.contains { $0.name == "chappie_account_ok" && $0.value == 0 }
+        }
+        // One answer of the issuer, one detection, however many parts of the daemon then meet the signed-out account.
+        #expect(reused.value("chappie_reuse_detections_total") == 1)
+        #expect(signedOut(reused) >= 1)
         #expect(reused.samples.contains { $0.name == "chappie_account_ok" && $0.value == 0 })
 
         // An account removed loses its series at the next scrape.
@@ -142,6 +157,10 @@ struct MetricsEndToEndTests {
         }
         #expect(try await fetch(address, "/").status == 404)
         #expect(try await fetch(address, "/metrics", method: "POST").status == 405)
+        #expect(try await fetch(address, "/metrics", method: "POST", headers: ["Content-Type: text/plain"], body: "x").status == 413)
+        // Without a secret, only a loopback Host is answered (no DNS rebinding from a browser).
+        #expect(try await fetch(address, "/metrics", headers: ["Host: rebound.example:9464"]).status == 403)
+        #expect(try await fetch(address, "/metrics", headers: ["Host: localhost:9464"]).status == 200)
         #expect(await setup.stop(daemon) == 0)
     }
 
@@ -157,9 +176,15 @@ struct MetricsEndToEndTests {
         #expect(try await setup.chappie(["daemon", "--http-token-file", "/nonexistent"]).status == 2)
         #expect(try await setup.chappie(["daemon", "--metrics-listen", "127.0.0.1:notaport"]).status == 2)
 
+        let directory = try await setup.chappie(
+            ["daemon", "--metrics-listen", "127.0.0.1:0", "--http-token-file", setup.home.path, "--socket", setup.home.appendingPathComponent("dir.sock").path])
+        #expect(directory.status != 0)
+        #expect(directory.stderr.contains("not a regular file"))
+
         let secret = "s3cret-" + UUID().uuidString
         let tokenFile = setup.home.appendingPathComponent("metrics-token")
-        try Data((secret + "\n").utf8).write(to: tokenFile)
+        // Spaces and a CRLF around the secret are not part of it (Prometheus' credentials_file trims them too).
+        try Data(("  " + secret + " \r\n").utf8).write(to: tokenFile)
         chmod(tokenFile.path, 0o644)
         let loose = try await setup.chappie(
             ["daemon", "--metrics-listen", "127.0.0.1:0", "--http-token-file", tokenFile.path, "--socket", setup.home.appendingPathComponent("loose.sock").path])
@@ -174,7 +199,7 @@ struct MetricsEndToEndTests {
         #expect(try await fetch(address, "/metrics", headers: ["Authorization: Bearer wrong"]).status == 401)
         #expect(try await fetch(address, "/metrics", headers: ["Authorization: Bearer \(secret)x"]).status == 401)
         #expect(try await fetch(address, "/", headers: ["Authorization: Bearer wrong"]).status == 401)
-        let scraped = try await scrape(address, headers: ["Authorization: Bearer \(secret)"])
+        let scraped = try await scrape(address, headers: ["Authorization: bearer \(secret)"])
         #expect(scraped.value("chappie_account_ok", ["account": "a"]) == 1)
         #expect(await setup.stop(daemon) == 0)
         let log = try String(contentsOf: setup.home.appendingPathComponent("daemon.log"), encoding: .utf8)

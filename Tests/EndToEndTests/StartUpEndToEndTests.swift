@@ -34,7 +34,11 @@ struct StartUpEndToEndTests {
         defer { Task { await setup.stop() } }
         #expect(try await setup.chappie(["accounts", "add", "a"]).status == 0)
         let chappie = try BuiltProducts.executable("chappie").path
-        let library = URL(fileURLWithPath: "/usr/lib/x86_64-linux-gnu/libcurl.so.4").resolvingSymlinksInPath().path
+        // Where the dynamic linker finds libcurl.so.4 on this machine, whatever its architecture.
+        let cache = try await runProcess(URL(fileURLWithPath: "/sbin/ldconfig"), ["-p"])
+        let entry = try #require(cache.stdout.split(separator: "\n").first { $0.contains("libcurl.so.4 ") })
+        let path = try #require(entry.components(separatedBy: " => ").last)
+        let library = URL(fileURLWithPath: path.trimmingCharacters(in: .whitespaces)).resolvingSymlinksInPath().path
         func hidden(_ arguments: [String]) async throws -> ProcessResult {
             let command = ([chappie] + arguments + setup.service).map { "'\($0)'" }.joined(separator: " ")
             return try await runProcess(

@@ -7,15 +7,15 @@ struct VerboseEndToEndTests {
     @Test("Two verbose token commands race for one expiring account: requests by host and path, one waits for the lock and takes the other's tokens")
     func verboseRace() async throws {
         let setup = try await ChappieTestbed.start(
-            emulatorArguments: ["--auto-approve", "--auto-approve-delay", "0", "--device-code-interval", "1", "--access-token-ttl", "60"])
+            emulatorArguments: ["--auto-approve", "--auto-approve-delay", "0", "--device-code-interval", "1", "--access-token-ttl", "12"])
         defer { Task { await setup.stop() } }
         #expect(try await setup.chappie(["accounts", "add", "a"]).status == 0)
-        // Tokens live 60 s and the margin is 58 s: once 3 s have passed the stored token is due, and
-        // a new one is not. The redemption takes 3 s at the issuer, so the other command waits.
-        try await Task.sleep(for: .seconds(3))
+        // Tokens live 12 s and the margin is 6 s: once 7 s have passed the stored token is due, and
+        // a new one is not for 6 s. The redemption takes 3 s at the issuer, so the other command waits.
+        try await Task.sleep(for: .seconds(7))
         _ = try await setup.control("/_emulator/faults", method: "POST", body: #"{"kind":"latency","ms":3000,"path":"/oauth/token","count":2}"#)
-        async let first = setup.chappie(["--verbose", "token", "a", "--margin", "58s"])
-        async let second = setup.chappie(["token", "a", "--margin", "58s", "--verbose"])
+        async let first = setup.chappie(["--verbose", "token", "a", "--margin", "6s"])
+        async let second = setup.chappie(["token", "a", "--margin", "6s", "--verbose"])
         let results = try await [first, second]
         for result in results { #expect(result.status == 0, "\(result.stderr)") }
         let logs = results.map(\.stderr)

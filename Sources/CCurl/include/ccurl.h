@@ -14,8 +14,8 @@
 typedef size_t (*ccurl_data_callback)(char *buffer, size_t size, size_t count, void *userdata);
 
 /// Loads the library `soname` (such as "libcurl.so.4") and every function chappie uses from it,
-/// and makes it the one the ccurl_ wrappers call. Call once, before any wrapper; when it fails
-/// (returns 0, with the reason in `error`), nothing changes and no wrapper may be called.
+/// and, the first time it succeeds, makes it the one the ccurl_ wrappers call. Call before any
+/// wrapper; when it fails (returns 0, with the reason in `error`), nothing changes.
 int ccurl_load(const char *soname, char *error, size_t capacity);
 
 CURLcode ccurl_global_init(long flags);

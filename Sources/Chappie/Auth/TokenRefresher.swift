@@ -43,6 +43,17 @@ package struct TokenRefresher: Sendable {
         case adopted
     }
 
+    /// What a refresher got from the issuer or elsewhere, for a watcher that counts it (the daemon's metrics).
+    package enum Event: Sendable, Equatable {
+        /// A refresh token was redeemed at the issuer and the new tokens committed.
+        case redeemed
+        /// Newer tokens were taken from the account's Codex home, or from another process after
+        /// the issuer refused this one's refresh token.
+        case adopted
+        /// The issuer refused a refresh (or could not be asked): its OAuth error code, if it said one.
+        case refused(oauthError: String?)
+    }
+
     /// Valid tokens and what it took to get them. Prints redacted.
     package struct Fresh: Sendable, RedactedDescription {
         /// The tokens.
@@ -56,20 +67,14 @@ package struct TokenRefresher: Sendable {
         /// Set when the tokens are usable but something went wrong on the way (a refresh that must
         /// be tried again later while the access token is still valid).
         package var warning: String?
-        /// The issuer's error code the tokens were adopted after, such as `refresh_token_reused`
-        /// (someone else had redeemed the refresh token first).
-        package var adoptedAfter: String?
 
         /// Creates a result.
-        package init(
-            credentials: Credentials, account: Account, outcome: Outcome, expiresAt: Date?, warning: String? = nil, adoptedAfter: String? = nil
-        ) {
+        package init(credentials: Credentials, account: Account, outcome: Outcome, expiresAt: Date?, warning: String? = nil) {
             self.credentials = credentials
             self.account = account
             self.outcome = outcome
             self.expiresAt = expiresAt
             self.warning = warning
-            self.adoptedAfter = adoptedAfter
         }
 
         /// The outcome and the account, never the tokens.
@@ -94,6 +99,8 @@ package struct TokenRefresher: Sendable {
     package var commitAttempts: Int = 4
     /// The wait after the first failed commit; it doubles with each further one. Default: 250 ms.
     package var commitBackoff: Duration = .milliseconds(250)
+    /// Told of each ``Event`` as it happens. Default: nobody.
+    package var observe: @Sendable (Event) -> Void = { _ in }
 
     /// Creates a refresher.
     package init(
@@ -168,6 +175,7 @@ package struct TokenRefresher: Sendable {
                 of: current, to: newer, accessTokenExpiresAt: expiry(newer), refreshedAt: Date(), event: .adopted,
                 detail: "newer tokens found in \(mirror.lockURL.deletingLastPathComponent().path)")
             stored = newer
+            observe(.adopted)
         }
         if current.status == .reauthRequired, !retrySignedOut { throw Self.signedOutError(current) }
         if stored.refreshToken != seen.refreshToken && !isExpiring(stored, account: current) {
@@ -218,6 +226,7 @@ package struct TokenRefresher: Sendable {
                 try? await store.recordFailure(of: updated, message: "refreshed, but could not update \(home): \(error)", event: .mirrorFailed)
             }
         }
+        observe(.redeemed)
         return Fresh(credentials: credentials, account: updated, outcome: .refreshed, expiresAt: expiry(credentials))
     }
 
@@ -282,19 +291,22 @@ package struct TokenRefresher: Sendable {
         Self.logger.debug("the issuer refused the refresh", metadata: [
             "account": "\(account.name)", "oauth_error": "\(error.oauthErrorCode ?? "none")", "recovery": "\(error.recovery)",
         ])
+        observe(.refused(oauthError: error.oauthErrorCode))
         if error.requiresReauthentication {
             // Before signing out: someone else may hold newer tokens (a reused or invalidated token
             // may have been redeemed by them): the store (another process) or the mirror (Codex).
             let latest = try await store.account(id: account.id)
             let again = try await store.credentials(for: latest)
             if again.refreshToken != stored.refreshToken, !isExpiring(again, account: latest) {
-                return Fresh(credentials: again, account: latest, outcome: .adopted, expiresAt: expiry(again), adoptedAfter: error.oauthErrorCode)
+                observe(.adopted)
+                return Fresh(credentials: again, account: latest, outcome: .adopted, expiresAt: expiry(again))
             }
             if let mirror, let newer = mirror.newerCredentials(than: stored, for: account) {
                 let updated = try await store.updateCredentials(
                     of: account, to: newer, accessTokenExpiresAt: expiry(newer), refreshedAt: Date(), event: .adopted,
                     detail: "after \(error.oauthErrorCode ?? "a dead grant"), from \(mirror.lockURL.deletingLastPathComponent().path)")
-                return Fresh(credentials: newer, account: updated, outcome: .adopted, expiresAt: expiry(newer), adoptedAfter: error.oauthErrorCode)
+                observe(.adopted)
+                return Fresh(credentials: newer, account: updated, outcome: .adopted, expiresAt: expiry(newer))
             }
         }
         let message = error.errorDescription ?? "\(error)"

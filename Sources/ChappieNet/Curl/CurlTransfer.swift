@@ -1,4 +1,5 @@
 internal import CCurl
+import ChappieCore
 import Foundation
 
 /// One request in flight: an easy handle with everything libcurl reads from it kept alive.
@@ -60,13 +61,13 @@ final class CurlTransfer: @unchecked Sendable {
         try set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
         try set(CURLOPT_SUPPRESS_CONNECT_HEADERS, 1)
         try set(CURLOPT_ACCEPT_ENCODING, "")
-        try set(CURLOPT_CONNECTTIMEOUT_MS, configuration.connectTimeout.milliseconds)
+        try set(CURLOPT_CONNECTTIMEOUT_MS, configuration.connectTimeout.wholeMilliseconds)
         // libcurl's idle timeout: fewer than 1 byte per second for this many seconds aborts.
         let idle = request.idleTimeout ?? configuration.idleTimeout
         try set(CURLOPT_LOW_SPEED_LIMIT, 1)
-        try set(CURLOPT_LOW_SPEED_TIME, max(1, Int((idle.milliseconds + 999) / 1000)))
+        try set(CURLOPT_LOW_SPEED_TIME, max(1, Int((idle.wholeMilliseconds + 999) / 1000)))
         if let total = request.totalTimeout {
-            try set(CURLOPT_TIMEOUT_MS, total.milliseconds)
+            try set(CURLOPT_TIMEOUT_MS, total.wholeMilliseconds)
         }
         if let proxy = configuration.proxy { try set(CURLOPT_PROXY, proxy) }
         if let noProxy = configuration.noProxy { try set(CURLOPT_NOPROXY, noProxy) }
@@ -238,14 +239,6 @@ private func curlWriteCallback(
     _ buffer: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ userdata: UnsafeMutableRawPointer?
 ) -> Int {
     deliver(buffer, size, count, userdata, to: CurlTransfer.receivedBody)
-}
-
-extension Duration {
-    /// The duration in whole milliseconds, rounded down, never negative.
-    var milliseconds: Int {
-        let (seconds, attoseconds) = components
-        return max(0, Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000))
-    }
 }
 
 extension URL {

@@ -1,3 +1,4 @@
+import ChappieCore
 import Foundation
 import Logging
 import Synchronization
@@ -90,9 +91,9 @@ public final class HTTPClient: Sendable {
             Self.logger.debug("request failed", metadata: ["http": "\(target)", "error": "\(error)"])
             throw error
         }
-        let elapsed = ContinuousClock.now - started
-        let milliseconds = elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000
-        Self.logger.debug("response", metadata: ["http": "\(target)", "status": "\(head.status)", "ms": "\(milliseconds)"])
+        Self.logger.debug("response", metadata: [
+            "http": "\(target)", "status": "\(head.status)", "ms": "\((ContinuousClock.now - started).wholeMilliseconds)",
+        ])
         return HTTPStreamingResponse(status: head.status, headers: head.headers, body: HTTPBodyStream(transfer.takeBody()))
     }
 

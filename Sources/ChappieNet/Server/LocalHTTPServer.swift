@@ -1,12 +1,15 @@
 import Foundation
 import NIOCore
+import Synchronization
 import NIOHTTP1
 import NIOPosix
 
 /// A small HTTP/1.1 listener for chappie's own pages: the browser sign-in's callback on
-/// 127.0.0.1 and the daemon's `/metrics`. Each request's head is handed to an async handler; its
-/// body is not read (nothing served here takes one), and the connection is closed after the answer
-/// or after 10 seconds without a complete request.
+/// 127.0.0.1 and the daemon's `/metrics`. Each request's head is handed to an async handler, and
+/// the connection is closed after the answer. Nothing served here takes a body: a request that
+/// declares one is answered 413 at once. A connection lives at most 30 seconds from its accept,
+/// however slowly its request trickles in, and at most 16 are open at a time (more are closed at
+/// once), so that nobody can hold the process's descriptors.
 package final class LocalHTTPServer: Sendable {
     /// A request: its method, path, query and headers.
     package struct Request: Sendable {
@@ -53,6 +56,11 @@ package final class LocalHTTPServer: Sendable {
         package var description: String { message }
     }
 
+    /// The most connections open at once.
+    static let connectionLimit = 16
+    /// The longest a connection stays open.
+    static let connectionLifetime = TimeAmount.seconds(30)
+
     /// The address it listens on.
     package let host: String
     /// The port it listens on.
@@ -66,14 +74,14 @@ package final class LocalHTTPServer: Sendable {
         host: String, ports: [Int], handler: @escaping @Sendable (Request) async -> Response
     ) async throws(ListenFailure) -> LocalHTTPServer {
         var failure = ""
+        let open = OpenConnections()
         for port in ports {
             let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
                 .childChannelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandler(IdleStateHandler(readTimeout: .seconds(10)))
                         try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                        try channel.pipeline.syncOperations.addHandler(RequestHandler(handler: handler))
+                        try channel.pipeline.syncOperations.addHandler(RequestHandler(handler: handler, open: open))
                     }
                 }
             do {
@@ -98,25 +106,63 @@ package final class LocalHTTPServer: Sendable {
     }
 }
 
+/// How many connections a server has open.
+private final class OpenConnections: Sendable {
+    let count = Atomic(0)
+}
+
 /// Hands each request's head to the handler and writes its answer, then closes the connection.
 private final class RequestHandler: ChannelInboundHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
 
     private let handler: @Sendable (LocalHTTPServer.Request) async -> LocalHTTPServer.Response
+    private let open: OpenConnections
+    private var counted = false
     private var head: HTTPRequestHead?
+    /// An answer is written or on its way: what else arrives is ignored.
+    private var answering = false
 
-    init(handler: @escaping @Sendable (LocalHTTPServer.Request) async -> LocalHTTPServer.Response) {
+    init(handler: @escaping @Sendable (LocalHTTPServer.Request) async -> LocalHTTPServer.Response, open: OpenConnections) {
         self.handler = handler
+        self.open = open
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        counted = true
+        guard open.count.add(1, ordering: .relaxed).newValue <= LocalHTTPServer.connectionLimit else {
+            context.close(promise: nil)
+            return
+        }
+        let channel = context.channel
+        context.eventLoop.scheduleTask(in: LocalHTTPServer.connectionLifetime) { channel.close(promise: nil) }
+        context.fireChannelActive()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        if counted {
+            counted = false
+            open.count.subtract(1, ordering: .relaxed)
+        }
+        context.fireChannelInactive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !answering else { return }
         switch unwrapInboundIn(data) {
-        case .head(let head): self.head = head
+        case .head(let head):
+            let length = head.headers["Content-Length"].first.flatMap { Int($0) } ?? 0
+            if length > 0 || head.headers.contains(name: "Transfer-Encoding") {
+                answering = true
+                write(LocalHTTPServer.Response(status: 413, text: "nothing here takes a request body\n"), context: context)
+                return
+            }
+            self.head = head
         case .body: break
         case .end:
             guard let head else { return }
             self.head = nil
+            answering = true
             let components = URLComponents(string: head.uri)
             var query: [String: String] = [:]
             for item in components?.queryItems ?? [] { query[item.name] = item.value ?? "" }
@@ -133,15 +179,8 @@ private final class RequestHandler: ChannelInboundHandler {
         }
     }
 
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if event is IdleStateHandler.IdleStateEvent {
-            context.close(promise: nil)
-        } else {
-            context.fireUserInboundEventTriggered(event)
-        }
-    }
-
     private func write(_ response: LocalHTTPServer.Response, context: ChannelHandlerContext) {
+        guard context.channel.isActive else { return }
         var headers = NIOHTTP1.HTTPHeaders()
         headers.add(name: "Content-Type", value: response.contentType)
         headers.add(name: "Content-Length", value: String(response.body.count))

@@ -24,17 +24,26 @@ public struct TokenService: Sendable {
     /// The issuer client.
     package let oauth: OAuthClient
 
+    /// Told of what every refresher of this service redeems, adopts or is refused (the daemon's metrics).
+    private let refreshEvents: @Sendable (TokenRefresher.Event) -> Void
+
     /// Creates the service.
-    package init(store: any AccountStore, endpoints: ChappieEndpoints, http: HTTPClient = HTTPClient()) {
+    package init(
+        store: any AccountStore, endpoints: ChappieEndpoints, http: HTTPClient = HTTPClient(),
+        refreshEvents: @escaping @Sendable (TokenRefresher.Event) -> Void = { _ in }
+    ) {
         self.store = store
         self.oauth = OAuthClient(endpoints: endpoints, http: http)
+        self.refreshEvents = refreshEvents
     }
 
     /// A refresher that keeps exported Codex homes in step.
     package func refresher(margin: Duration = .seconds(300)) -> TokenRefresher {
-        TokenRefresher(store: store, oauth: oauth, margin: margin) { account in
+        var refresher = TokenRefresher(store: store, oauth: oauth, margin: margin) { account in
             account.codexHome.map { CodexMirror(home: URL(fileURLWithPath: $0)) }
         }
+        refresher.observe = refreshEvents
+        return refresher
     }
 
     /// Revokes an account's refresh token at the issuer (§3.5), before the account is removed: the

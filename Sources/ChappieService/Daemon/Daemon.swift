@@ -34,9 +34,10 @@ public final class Daemon: Service {
         self.instance = instance
         self.configuration = configuration
         self.logger = logger
-        let usage = UsageService(store: store, endpoints: endpoints)
         let startedAt = Date()
         metrics = DaemonMetrics(store: store, startedAt: startedAt)
+        // Every refresh, the refresh loop's and the polls', is counted where it happens.
+        let usage = UsageService(store: store, endpoints: endpoints, refreshEvents: metrics.counters.record)
         let state = DaemonState(
             initialBackoff: configuration.initialBackoff, maximumBackoff: configuration.maximumBackoff, startedAt: startedAt, counters: metrics.counters)
         scheduler = DaemonScheduler(store: store, usage: usage, configuration: configuration, state: state, logger: logger)
@@ -70,7 +71,7 @@ public final class Daemon: Service {
         if let listener = configuration.metrics {
             endpoint = try await MetricsEndpoint.start(listener, metrics: metrics, logger: logger)
             logger.info("serving /metrics", metadata: [
-                "address": "\(listener.host):\(endpoint?.server.port ?? listener.port)", "bearer_secret": "\(listener.tokenFile != nil)",
+                "address": "\(listener.address(port: endpoint?.server.port ?? listener.port))", "bearer_secret": "\(listener.tokenFile != nil)",
             ])
         }
         do {

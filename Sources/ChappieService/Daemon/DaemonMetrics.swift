@@ -1,4 +1,5 @@
 import Chappie
+import ChappieNet
 import ChappieCore
 import ChappieStore
 import CoreMetrics
@@ -30,11 +31,11 @@ actor DaemonMetrics {
 
         var help: String {
             switch self {
-            case .refreshes: "Token refreshes that succeeded, by outcome (refreshed at the issuer, or adopted from another process or Codex)."
-            case .refreshFailures: "Token refreshes that failed, by reason (sign_in_required, transient, permanent)."
+            case .refreshes: "Token refreshes that succeeded, by outcome (refreshed at the issuer, or newer tokens adopted from Codex or another process)."
+            case .refreshFailures: "Token refreshes of the refresh loop that failed, by reason (sign_in_required, transient, permanent)."
             case .polls: "Usage polls that succeeded."
             case .pollFailures: "Usage polls that failed, by reason (sign_in_required, transient, permanent)."
-            case .reuseDetections: "Refresh tokens the issuer said were already redeemed (refresh_token_reused)."
+            case .reuseDetections: "Refreshes the issuer refused as already redeemed (refresh_token_reused)."
             case .switches: "Automatic account switches."
             case .uptime: "Seconds since the daemon started."
             case .usedPercent: "Used percent of each usage window, from the latest reading."
@@ -116,16 +117,26 @@ struct DaemonCounters: Sendable {
 
         /// The reason for an error: sign-in, retry, or anything else.
         init(_ error: any Error) {
-            let recovery: ChappieErrorRecovery? = (error as? ChappieAuthError)?.recovery ?? (error as? ChappieClientError)?.recovery
-            switch recovery {
-            case .signInAgain?: self = .signInRequired
-            case .retry?: self = .transient
+            switch error {
+            case let error as ChappieAuthError: self.init(error.recovery)
+            case let error as ChappieClientError: self.init(error.recovery)
+            case let error as HTTPClientError: self = error.isTransient ? .transient : .permanent
+            case let error as ServiceError where error.kind == .unavailable: self = .transient
             default: self = .permanent
+            }
+        }
+
+        private init(_ recovery: ChappieErrorRecovery) {
+            switch recovery {
+            case .signInAgain: self = .signInRequired
+            case .retry: self = .transient
+            case .permanent: self = .permanent
             }
         }
     }
 
-    private let refreshes: [TokenRefresher.Outcome: CoreMetrics.Counter]
+    private let redeemed: CoreMetrics.Counter
+    private let adopted: CoreMetrics.Counter
     private let refreshFailures: [FailureReason: CoreMetrics.Counter]
     private let polls: CoreMetrics.Counter
     private let pollFailures: [FailureReason: CoreMetrics.Counter]
@@ -136,9 +147,8 @@ struct DaemonCounters: Sendable {
         func counter(_ name: DaemonMetrics.Name, _ dimensions: [(String, String)] = []) -> CoreMetrics.Counter {
             CoreMetrics.Counter(label: name.rawValue, dimensions: dimensions, factory: factory)
         }
-        refreshes = Dictionary(uniqueKeysWithValues: [TokenRefresher.Outcome.refreshed, .adopted].map {
-            ($0, counter(.refreshes, [("outcome", $0.rawValue)]))
-        })
+        redeemed = counter(.refreshes, [("outcome", "refreshed")])
+        adopted = counter(.refreshes, [("outcome", "adopted")])
         refreshFailures = Dictionary(uniqueKeysWithValues: FailureReason.allCases.map { ($0, counter(.refreshFailures, [("reason", $0.rawValue)])) })
         polls = counter(.polls)
         pollFailures = Dictionary(uniqueKeysWithValues: FailureReason.allCases.map { ($0, counter(.pollFailures, [("reason", $0.rawValue)])) })
@@ -146,9 +156,14 @@ struct DaemonCounters: Sendable {
         switches = counter(.switches)
     }
 
-    /// A refresh that got fresh tokens (a still-valid token is not counted).
-    func refreshed(_ outcome: TokenRefresher.Outcome) {
-        refreshes[outcome]?.increment()
+    /// What a refresher did, in the refresh loop or in a poll: redeemed or adopted tokens count as
+    /// refreshes by outcome; the issuer's `refresh_token_reused` as a reuse detection.
+    @Sendable func record(_ event: TokenRefresher.Event) {
+        switch event {
+        case .redeemed: redeemed.increment()
+        case .adopted: adopted.increment()
+        case .refused(let code): if code == OAuthErrorCode.refreshTokenReused { reuseDetections.increment() }
+        }
     }
 
     /// A refresh that failed.
@@ -164,11 +179,6 @@ struct DaemonCounters: Sendable {
     /// A usage poll that failed.
     func pollFailed(_ error: any Error) {
         pollFailures[FailureReason(error)]?.increment()
-    }
-
-    /// The issuer said a refresh token had been redeemed already.
-    func reuseDetected() {
-        reuseDetections.increment()
     }
 
     /// The daemon switched the active account.

@@ -61,8 +61,7 @@ struct DaemonScheduler: Sendable {
             let refresher = usage.tokens.refresher(margin: configuration.refreshMargin + .seconds(jitter(for: account)))
             do {
                 let fresh = try await refresher.validCredentials(for: account)
-                if fresh.outcome != .stillValid { await state.refreshed(account.id, outcome: fresh.outcome) }
-                if fresh.adoptedAfter == OAuthErrorCode.refreshTokenReused { await state.reuseDetected() }
+                if fresh.outcome != .stillValid { await state.refreshed(account.id) }
                 logger.info("token fresh", metadata: [
                     "account": "\(account.name)", "outcome": "\(fresh.outcome.rawValue)",
                     "expires_in_s": "\(Int(fresh.expiresAt?.timeIntervalSinceNow ?? 0))",

@@ -1,5 +1,3 @@
-import Chappie
-import ChappieCore
 import Foundation
 
 /// What the daemon has done and what it waits for: counters, per-account backoff, the last limit
@@ -36,9 +34,8 @@ actor DaemonState {
         attempts[id].flatMap { Date().timeIntervalSince($0) < 60 ? $0 : nil }
     }
 
-    /// A refresh that got fresh tokens, at the issuer or from another process or Codex.
-    func refreshed(_ id: Int64, outcome: TokenRefresher.Outcome) {
-        counters.refreshed(outcome)
+    /// A refresh by the refresh loop that got fresh tokens (its metrics are counted by the refresher's events).
+    func refreshed(_ id: Int64) {
         refreshes += 1
         lastRefreshAt = Date()
         backoff[id] = nil
@@ -54,8 +51,6 @@ actor DaemonState {
     /// Records a failure; returns when to try the account again (the initial wait, doubling, at most the maximum, ±10 %).
     @discardableResult
     func failed(_ id: Int64, refresh: Bool, error: any Error) -> Date {
-        // A poll refreshes an expiring token too, so the issuer's reuse answer can come either way.
-        if (error as? ChappieAuthError)?.oauthErrorCode == OAuthErrorCode.refreshTokenReused { counters.reuseDetected() }
         if refresh {
             refreshFailures += 1
             counters.refreshFailed(error)
@@ -84,12 +79,6 @@ actor DaemonState {
         guard key != lastLimitEvent else { return false }
         lastLimitEvent = key
         return true
-    }
-
-    /// The issuer said a refresh token had been redeemed already, and newer tokens were found
-    /// (a failure saying so is counted by ``failed(_:refresh:error:)``).
-    func reuseDetected() {
-        counters.reuseDetected()
     }
 
     func switched() {

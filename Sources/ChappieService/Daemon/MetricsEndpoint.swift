@@ -2,6 +2,7 @@ import ChappieNet
 import ChappieVault
 public import Foundation
 import Logging
+import Synchronization
 
 /// Where the daemon serves `/metrics` (`--metrics-listen HOST:PORT`), and the file of the bearer
 /// secret a scraper must send (`--http-token-file`). A loopback address needs no secret; any other
@@ -41,10 +42,17 @@ public struct MetricsListener: Sendable, Equatable {
 
     /// Whether only this machine can connect.
     public var isLoopback: Bool { HTTPClient.isLoopback(host: host) }
+
+    /// `HOST:PORT` with an IPv6 host in brackets, for a URL or a log line.
+    public func address(port: Int) -> String {
+        host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+    }
 }
 
 /// The daemon's HTTP listener: `GET /metrics` in Prometheus' text format, nothing else. With a
-/// bearer secret, every request must carry `Authorization: Bearer SECRET`.
+/// bearer secret, every request must carry `Authorization: Bearer SECRET`; without one (loopback
+/// only), the `Host` must name loopback too, so that a web page in a local browser cannot read it
+/// through a name it rebinds to 127.0.0.1.
 final class MetricsEndpoint: Sendable {
     /// The listener, once started.
     let server: LocalHTTPServer
@@ -53,6 +61,9 @@ final class MetricsEndpoint: Sendable {
         self.server = server
     }
 
+    /// When a refused request was last logged: one warning a minute at most, however many come.
+    private static let lastRefusalLogged = Mutex<ContinuousClock.Instant?>(nil)
+
     /// Reads the secret (if any) and starts listening.
     ///
     /// - Throws: ``ServiceError`` `.configuration` for a secret file that is unreadable, readable by
@@ -60,9 +71,10 @@ final class MetricsEndpoint: Sendable {
     static func start(_ listener: MetricsListener, metrics: DaemonMetrics, logger: Logger) async throws(ServiceError) -> MetricsEndpoint {
         var secret: SecretBytes?
         if let file = listener.tokenFile {
-            let read = try PrivateSecretFile.firstLine(of: file, what: "token file")
+            // Trimmed as Prometheus trims its credentials_file, so both sides agree on the secret.
+            let read = try PrivateSecretFile.firstLine(of: file, what: "token file", trimmingWhitespace: true)
             guard read.count >= 16 else {
-                throw ServiceError(.configuration, "the token file \(file.path) must hold a secret of at least 16 characters on its first line")
+                throw ServiceError(.configuration, "the token file \(file.path) must hold a secret of at least 16 bytes on its first line")
             }
             secret = read
         }
@@ -87,18 +99,24 @@ final class MetricsEndpoint: Sendable {
     ) async -> LocalHTTPServer.Response {
         if let expected {
             let header = request.header("Authorization") ?? ""
-            let given = header.hasPrefix("Bearer ") ? SecretBytes(utf8: String(header.dropFirst("Bearer ".count))) : nil
+            let scheme = "bearer "
+            let given = header.lowercased().hasPrefix(scheme) ? SecretBytes(utf8: String(header.dropFirst(scheme.count))) : nil
             guard let given, given.constantTimeEquals(expected) else {
-                logger.warning("metrics request refused: no valid bearer secret", metadata: ["path": "\(request.path.prefix(64))"])
+                logRefusal("no valid bearer secret", request, logger: logger)
                 return LocalHTTPServer.Response(
                     status: 401, text: "a bearer secret is needed (Authorization: Bearer, from --http-token-file)\n",
                     headers: [(name: "WWW-Authenticate", value: "Bearer realm=\"chappie\"")])
+            }
+        } else {
+            guard let host = request.header("Host"), HTTPClient.isLoopback(host: hostName(host)) else {
+                logRefusal("the Host header does not name loopback", request, logger: logger)
+                return LocalHTTPServer.Response(status: 403, text: "only a loopback Host is answered without a bearer secret\n")
             }
         }
         guard request.path == "/metrics" else {
             return LocalHTTPServer.Response(status: 404, text: "not found: chappie serves /metrics only\n")
         }
-        guard request.method == "GET" || request.method == "HEAD" else {
+        guard request.method == "GET" else {
             return LocalHTTPServer.Response(status: 405, text: "only GET is answered here\n", headers: [(name: "Allow", value: "GET")])
         }
         do {
@@ -107,6 +125,27 @@ final class MetricsEndpoint: Sendable {
         } catch {
             logger.warning("metrics could not be read from the store", metadata: ["error": "\(error)"])
             return LocalHTTPServer.Response(status: 503, text: "the store could not be read; see the daemon's log\n")
+        }
+    }
+
+    /// The host of a `Host` header, without its port (`[::1]:9464` → `::1`).
+    static func hostName(_ header: String) -> String {
+        if header.hasPrefix("["), let end = header.firstIndex(of: "]") { return String(header[header.index(after: header.startIndex)..<end]) }
+        return String(header.prefix { $0 != ":" })
+    }
+
+    /// Logs a refused request, at most once a minute.
+    private static func logRefusal(_ reason: String, _ request: LocalHTTPServer.Request, logger: Logger) {
+        let now = ContinuousClock.now
+        let due = lastRefusalLogged.withLock { last in
+            guard last.map({ now - $0 >= .seconds(60) }) ?? true else { return false }
+            last = now
+            return true
+        }
+        if due {
+            logger.warning("metrics request refused (further refusals this minute are not logged)", metadata: [
+                "reason": "\(reason)", "path": "\(request.path.prefix(64))",
+            ])
         }
     }
 }

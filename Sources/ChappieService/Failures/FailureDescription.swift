@@ -29,7 +29,12 @@ public struct FailureDescription: Sendable, Equatable {
         case let error as ChappieClientError:
             self.init(message: (error.errorDescription ?? "\(error)") + Self.advice(error.recovery), exitCode: error.recovery.exitCode)
         case let error as ServiceError:
-            self.init(message: error.message, exitCode: error.kind == .configuration ? ChappieExitCode.configuration : ChappieExitCode.failure)
+            let exitCode = switch error.kind {
+            case .configuration: ChappieExitCode.configuration
+            case .unavailable: ChappieExitCode.temporaryFailure
+            case .invalidInput, .cancelled: ChappieExitCode.failure
+            }
+            self.init(message: error.message, exitCode: exitCode)
         case let error as AccountNameError:
             self.init(message: error.description, exitCode: ChappieExitCode.usage)
         default:

@@ -34,11 +34,14 @@ public struct UsageService: Sendable {
     public let tokens: TokenService
     private let http: HTTPClient
 
-    /// Creates the service.
-    package init(store: any AccountStore, endpoints: ChappieEndpoints, http: HTTPClient = HTTPClient()) {
+    /// Creates the service; `refreshEvents` is told of every refresh its token service makes.
+    package init(
+        store: any AccountStore, endpoints: ChappieEndpoints, http: HTTPClient = HTTPClient(),
+        refreshEvents: @escaping @Sendable (TokenRefresher.Event) -> Void = { _ in }
+    ) {
         self.store = store
         self.http = http
-        self.tokens = TokenService(store: store, endpoints: endpoints, http: http)
+        self.tokens = TokenService(store: store, endpoints: endpoints, http: http, refreshEvents: refreshEvents)
     }
 
     /// Polls `GET /backend-api/wham/usage` for one account and stores the reading (source `poll`).
@@ -55,7 +58,8 @@ public struct UsageService: Sendable {
             response = try await fetch(account: fresh.account, token: fresh.credentials.accessToken)
         }
         guard response.isSuccess else {
-            throw ServiceError(.invalidInput, "the usage endpoint answered HTTP \(response.status) for \(account.name)")
+            let passes = response.status == 429 || response.status >= 500
+            throw ServiceError(passes ? .unavailable : .invalidInput, "the usage endpoint answered HTTP \(response.status) for \(account.name)")
         }
         let snapshots: [ChappieUsageLimitSnapshot]
         do {

@@ -1,3 +1,4 @@
+import ChappieCore
 public import Foundation
 import Logging
 
@@ -44,8 +45,7 @@ public final class FileLock: Sendable {
 
     /// Logs how long a lock that had to be waited for took.
     private static func logTaken(_ url: URL, after waited: Duration) {
-        let milliseconds = waited.components.seconds * 1000 + waited.components.attoseconds / 1_000_000_000_000_000
-        logger.debug("lock taken", metadata: ["lock": "\(url.path)", "waited_ms": "\(milliseconds)"])
+        logger.debug("lock taken", metadata: ["lock": "\(url.path)", "waited_ms": "\(waited.wholeMilliseconds)"])
     }
 
     /// Takes the lock, waiting at most `timeout`; creates the file 0600 (and its directory 0700).

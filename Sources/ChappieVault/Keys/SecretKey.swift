@@ -28,7 +28,8 @@ public struct SecretKey: Sendable {
         bytes.withUnsafeBytes { key in
             _ = crypto_generichash(&digest, 8, key.bindMemory(to: UInt8.self).baseAddress!, UInt64(key.count), nil, 0)
         }
-        id = digest.map { String(format: "%02x", $0) }.joined()
+        // Not String(format:): that sets up a locale (ICU) on every start just to print 16 hex digits.
+        id = digest.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
     }
 
     /// A new random key.

@@ -6,7 +6,7 @@ import Foundation
 extension ChappieCommand {
     /// `chappie accounts …`: the stored accounts.
     struct Accounts: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "accounts", 
+        static let configuration = CommandConfiguration(commandName: "accounts",
             abstract: "List, inspect, import, rename, remove and switch accounts.",
             subcommands: [List.self, Add.self, Show.self, Current.self, Import.self, Switch.self, Set.self, Rename.self, Remove.self],
             defaultSubcommand: List.self)
@@ -104,7 +104,7 @@ extension ChappieCommand.Accounts {
     }
 
     struct Import: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "import", 
+        static let configuration = CommandConfiguration(commandName: "import",
             abstract: "Import a Codex CLI auth.json (default: $CODEX_HOME/auth.json, else ~/.codex/auth.json).",
             discussion: "Importing the same ChatGPT account again updates its tokens instead of adding another account.")
 
@@ -127,7 +127,7 @@ extension ChappieCommand.Accounts {
     }
 
     struct Switch: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "switch", 
+        static let configuration = CommandConfiguration(commandName: "switch",
             abstract: "Make an account the active one, and the one the Codex CLI uses.",
             discussion: """
                 With --codex-home DIR (or the codex-home setting: chappie config set codex-home DIR), the \
@@ -169,7 +169,7 @@ extension ChappieCommand.Accounts {
     }
 
     struct Set: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "set", 
+        static let configuration = CommandConfiguration(commandName: "set",
             abstract: "Change an account's settings: --reserve PERCENT (or none) makes --best treat it as full from that use on.")
 
         @OptionGroup var global: GlobalOptions
@@ -207,7 +207,7 @@ extension ChappieCommand.Accounts {
     }
 
     struct Remove: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "remove", 
+        static let configuration = CommandConfiguration(commandName: "remove",
             abstract: "Remove an account, its sealed credentials and its usage history.",
             discussion: "Asks first on a terminal; elsewhere --yes is required. The audit log keeps the removal.")
 

@@ -5,7 +5,7 @@ import Foundation
 
 extension ChappieCommand.Accounts {
     struct Add: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "add", 
+        static let configuration = CommandConfiguration(commandName: "add",
             abstract: "Sign an account in with OpenAI's device code, or --browser (adding it, or renewing its tokens).",
             discussion: """
                 Shows a URL and a code: open the URL, sign in to ChatGPT, and enter the code. The code \

@@ -7,7 +7,7 @@ import Foundation
 extension ChappieCommand {
     /// `chappie ask`: one prompt, the reply streamed to the terminal.
     struct Ask: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "ask", 
+        static let configuration = CommandConfiguration(commandName: "ask",
             abstract: "Send a prompt with an account and stream the reply (the prompt from standard input when not given).",
             discussion: "Exit codes: 0 ok, 75 usage limit or temporary failure, 77 sign in again.")
 

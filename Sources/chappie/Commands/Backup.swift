@@ -6,7 +6,7 @@ import Foundation
 extension ChappieCommand {
     /// `chappie backup FILE`.
     struct Backup: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "backup", 
+        static let configuration = CommandConfiguration(commandName: "backup",
             abstract: "Write every account, its tokens and the settings to one file sealed under a passphrase.",
             discussion: """
                 The file (mode 0600) is sealed with XChaCha20-Poly1305 under a key derived from the \
@@ -33,7 +33,7 @@ extension ChappieCommand {
 
     /// `chappie restore FILE`.
     struct Restore: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "restore", 
+        static let configuration = CommandConfiguration(commandName: "restore",
             abstract: "Merge a backup into this store, never replacing newer tokens.",
             discussion: """
                 Accounts are matched by ChatGPT account and user id. One this store lacks is added (unless \

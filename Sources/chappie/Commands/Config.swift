@@ -6,7 +6,7 @@ import Foundation
 extension ChappieCommand {
     /// `chappie config …`: settings kept in the store.
     struct Config: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "config", 
+        static let configuration = CommandConfiguration(commandName: "config",
             abstract: "Read and change settings: codex-home (where `accounts switch` writes auth.json), usage-retention (how long `usage prune` keeps readings).",
             subcommands: [Get.self, Set.self, Unset.self])
     }

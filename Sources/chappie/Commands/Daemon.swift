@@ -9,7 +9,7 @@ import UnixSignals
 extension ChappieCommand {
     /// `chappie daemon`: the background service.
     struct Daemon: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "daemon", 
+        static let configuration = CommandConfiguration(commandName: "daemon",
             abstract: "Keep tokens fresh and usage polled in the background, with a local API on a Unix socket.",
             discussion: """
                 Refreshes each account before its token expires, polls usage every --poll-interval, and with \

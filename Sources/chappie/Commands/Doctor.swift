@@ -4,7 +4,7 @@ import ChappieService
 extension ChappieCommand {
     /// `chappie doctor`: are the libraries, the data directory and the services in order?
     struct Doctor: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "doctor", 
+        static let configuration = CommandConfiguration(commandName: "doctor",
             abstract: "Check libraries, the data directory and whether the services answer.",
             discussion: "Exits 0 when all is well, 78 when the data directory needs fixing, 69 when a service does not answer.")
 

@@ -6,7 +6,7 @@ import Foundation
 extension ChappieCommand {
     /// `chappie exec`: run a command as one account, leaving the active one alone.
     struct Exec: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "exec", 
+        static let configuration = CommandConfiguration(commandName: "exec",
             abstract: "Run a command (such as codex) as one account, without changing the active one.",
             discussion: """
                 The command gets CODEX_HOME, a Codex home holding the account's fresh tokens, and \

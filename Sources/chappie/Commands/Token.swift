@@ -7,7 +7,7 @@ import Foundation
 extension ChappieCommand {
     /// `chappie token`: a valid bearer token for scripts.
     struct Token: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "token", 
+        static let configuration = CommandConfiguration(commandName: "token",
             abstract: "Print a valid access token for an account (the active one by default), refreshing it if needed.",
             discussion: """
                 Prints the token alone on standard output, for scripts: curl -H "Authorization: Bearer $(chappie token work)". \
@@ -51,7 +51,7 @@ extension ChappieCommand {
 
     /// `chappie refresh`: refresh tokens now, for cron.
     struct Refresh: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "refresh", 
+        static let configuration = CommandConfiguration(commandName: "refresh",
             abstract: "Refresh accounts' tokens (cron-friendly).",
             discussion: """
                 Refreshes the named accounts, or every account with --all, 8 at a time. With \

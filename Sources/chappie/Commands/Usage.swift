@@ -7,7 +7,7 @@ import Foundation
 extension ChappieCommand {
     /// `chappie usage …`: the 5-hour and weekly windows, now and over time.
     struct Usage: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "usage", 
+        static let configuration = CommandConfiguration(commandName: "usage",
             abstract: "Show, poll, report and prune accounts' usage windows.",
             subcommands: [Show.self, Poll.self, History.self, Report.self, Prune.self], defaultSubcommand: Show.self)
     }
@@ -171,7 +171,7 @@ extension ChappieCommand.Usage {
     }
 
     struct Report: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "report", 
+        static let configuration = CommandConfiguration(commandName: "report",
             abstract: "Usage per hour, day, week or window and account, as CSV (default off a terminal), JSON or a table.",
             discussion: "The columns are stable and described in docs/cli.md.")
 
@@ -194,7 +194,7 @@ extension ChappieCommand.Usage {
     }
 
     struct Prune: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "prune", 
+        static let configuration = CommandConfiguration(commandName: "prune",
             abstract: "Delete usage readings older than a duration (default: the usage-retention setting, else 365d). The audit log is kept.")
 
         @OptionGroup var global: GlobalOptions
