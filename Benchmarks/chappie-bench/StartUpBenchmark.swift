@@ -1,26 +1,14 @@
-import ChappieCore
 import ChappieStore
-import ChappieVault
 import Foundation
 
 /// Issue 14's start-up targets, side by side in one run: with 50 accounts stored, `chappie token`
 /// (a valid stored token, no daemon) at most 3× and `chappie accounts list` at most 4× a bare
 /// `sqlite3 DB 'select count(*) from accounts'` on the same file; `--version` for the floor of
-/// chappie's own process. The three are measured in turn, round after round, so that the machine's
+/// chappie's own process. The four are measured in turn, round after round, so that the machine's
 /// drift falls on all of them alike.
 func runStartUp(chappie: URL) async throws -> [String] {
-    let home = FileManager.default.temporaryDirectory.appendingPathComponent("chappie-bench-startup-\(UUID().uuidString)")
+    let home = try await makeStore(accounts: 50)
     defer { try? FileManager.default.removeItem(at: home) }
-    let key = SecretKey.generate()
-    try KeyFile.write(key, to: home.appendingPathComponent("chappie.key"))
-    let store = try StoreDatabase.open(at: StoreLocation(directory: home)).unlock(with: key)
-    let idToken = String(repeating: "i", count: 1800), accessToken = String(repeating: "a", count: 1800)
-    for index in 0..<50 {
-        _ = try await store.save(
-            info: ChappieAccountInfo(email: "user\(index)@example.com", userID: "user-\(index)", accountID: "acct-\(index)", plan: .plus),
-            credentials: Credentials(idToken: idToken, accessToken: accessToken, refreshToken: "rt_\(index)_" + String(repeating: "r", count: 60)),
-            accessTokenExpiresAt: Date().addingTimeInterval(86400), refreshedAt: Date(), name: nil, event: .imported)
-    }
     guard FileManager.default.isExecutableFile(atPath: chappie.path) else {
         return ["| (chappie not built next to the harness: run `make bench`) | | | |"]
     }

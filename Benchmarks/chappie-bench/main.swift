@@ -153,19 +153,26 @@ func timeProcess(_ executable: URL, _ arguments: [String], runs: Int) throws -> 
     return times.sorted()
 }
 
-func runStore() async throws -> [String] {
+/// A new data directory with a key file and `count` accounts (user0, user1, …) whose tokens stay
+/// valid for a day; the caller removes it.
+func makeStore(accounts count: Int) async throws -> URL {
     let home = FileManager.default.temporaryDirectory.appendingPathComponent("chappie-bench-\(UUID().uuidString)")
-    defer { try? FileManager.default.removeItem(at: home) }
     let key = SecretKey.generate()
     try KeyFile.write(key, to: home.appendingPathComponent("chappie.key"))
     let store = try StoreDatabase.open(at: StoreLocation(directory: home)).unlock(with: key)
     let idToken = String(repeating: "i", count: 1800), accessToken = String(repeating: "a", count: 1800)
-    for index in 0..<100 {
+    for index in 0..<count {
         _ = try await store.save(
             info: ChappieAccountInfo(email: "user\(index)@example.com", userID: "user-\(index)", accountID: "acct-\(index)", plan: .plus),
             credentials: Credentials(idToken: idToken, accessToken: accessToken, refreshToken: "rt_\(index)_" + String(repeating: "r", count: 60)),
             accessTokenExpiresAt: Date().addingTimeInterval(86400), refreshedAt: Date(), name: nil, event: .imported)
     }
+    return home
+}
+
+func runStore() async throws -> [String] {
+    let home = try await makeStore(accounts: 100)
+    defer { try? FileManager.default.removeItem(at: home) }
     let chappie = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("chappie")
     guard FileManager.default.isExecutableFile(atPath: chappie.path) else {
         return ["| (chappie not built next to the harness: run `make bench`) | | | |"]
