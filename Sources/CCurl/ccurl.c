@@ -1,6 +1,7 @@
 #include "ccurl.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -27,9 +28,11 @@ static struct {
     CURLMsg *(*multi_info_read)(CURLM *, int *);
 } curl;
 
-// Whether the table above is filled: only the first successful load fills it, so that a later
-// call cannot rewrite what other threads are reading.
+// Whether the table above is filled, under `filling`: only the first successful load fills it,
+// so that a later call cannot rewrite what other threads are reading, and none returns before
+// the table is complete.
 static int filled;
+static pthread_mutex_t filling = PTHREAD_MUTEX_INITIALIZER;
 
 int ccurl_load(const char *soname, char *error, size_t capacity) {
     void *library = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
@@ -53,8 +56,9 @@ int ccurl_load(const char *soname, char *error, size_t capacity) {
             return 0;
         }
     }
-    int expected = 0;
-    if (!__atomic_compare_exchange_n(&filled, &expected, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+    pthread_mutex_lock(&filling);
+    if (filled) {
+        pthread_mutex_unlock(&filling);
         dlclose(library);
         return 1;
     }
@@ -77,6 +81,8 @@ int ccurl_load(const char *soname, char *error, size_t capacity) {
     memcpy(&curl.multi_poll, &symbols[15], sizeof(void *));
     memcpy(&curl.multi_wakeup, &symbols[16], sizeof(void *));
     memcpy(&curl.multi_info_read, &symbols[17], sizeof(void *));
+    filled = 1;
+    pthread_mutex_unlock(&filling);
     return 1;
 }
 

@@ -40,25 +40,23 @@ public struct ProcessResult: Sendable {
 public func runProcess(
     _ executable: URL, _ arguments: [String], environment: [String: String?] = [:], input: String? = nil, timeout: Duration = .seconds(30)
 ) async throws -> ProcessResult {
-    let process = Process()
-    process.executableURL = executable
-    process.arguments = arguments
-    var merged = ProcessInfo.processInfo.environment
-    for (key, value) in environment { merged[key] = value }
-    process.environment = merged
-    let output = Pipe(), error = Pipe()
-    process.standardOutput = output
-    process.standardError = error
-    let stdin = input.map { _ in Pipe() }
-    process.standardInput = stdin ?? FileHandle.nullDevice
-    try process.run()
+    let output = try ChildPipe(), error = try ChildPipe()
+    let stdin = try input.map { _ in try ChildPipe() }
+    let process = try ChildProcess(
+        executable, arguments, environment: environment,
+        stdin: stdin.map { .descriptor($0.reading.fileDescriptor) } ?? .null,
+        stdout: .descriptor(output.writing.fileDescriptor), stderr: .descriptor(error.writing.fileDescriptor))
+    // The parent's copies of the child's ends must go, or reading never sees the end.
+    try output.writing.close()
+    try error.writing.close()
     if let stdin, let input {
-        stdin.fileHandleForWriting.write(Data(input.utf8))
-        try? stdin.fileHandleForWriting.close()
+        try stdin.reading.close()
+        stdin.writing.write(Data(input.utf8))
+        try? stdin.writing.close()
     }
     // Read both pipes while the process runs, so a full pipe cannot block it.
-    async let out = readToEnd(output.fileHandleForReading)
-    async let err = readToEnd(error.fileHandleForReading)
+    async let out = readToEnd(output.reading)
+    async let err = readToEnd(error.reading)
     let deadline = ContinuousClock.now + timeout
     while process.isRunning {
         if ContinuousClock.now > deadline {
@@ -94,22 +92,20 @@ private let liveEmulators: Mutex<Set<pid_t>> = {
 /// `chappie-emulator` running as its own process, as `make demo` runs it.
 public final class EmulatorProcess: Sendable {
     /// The process.
-    public let process: Process
+    public let process: ChildProcess
     /// The port it printed on its first line.
     public let port: Int
 
     /// Starts the emulator with extra arguments and waits (at most 20 s) for its first line.
     public init(arguments: [String] = []) async throws {
-        let process = Process()
-        process.executableURL = try BuiltProducts.executable("chappie-emulator")
-        process.arguments = ["--port", "0"] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.standardError
-        try process.run()
+        let output = try ChildPipe()
+        let process = try ChildProcess(
+            try BuiltProducts.executable("chappie-emulator"), ["--port", "0"] + arguments,
+            stdout: .descriptor(output.writing.fileDescriptor), stderr: .inherit)
+        try output.writing.close()
         let line = Task.detached { () -> String in
             var bytes: [UInt8] = []
-            while let byte = try? output.fileHandleForReading.read(upToCount: 1), let first = byte.first, first != 0x0A {
+            while let byte = try? output.reading.read(upToCount: 1), let first = byte.first, first != 0x0A {
                 bytes.append(first)
             }
             return String(decoding: bytes, as: UTF8.self)
@@ -127,7 +123,8 @@ public final class EmulatorProcess: Sendable {
         guard let firstLine, firstLine.hasPrefix("listening on http://127.0.0.1:"),
             let port = Int(firstLine.split(separator: ":").last ?? "")
         else {
-            process.terminate()
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
             throw EmulatorHarnessError(message: "chappie-emulator did not print its address; first line: \(firstLine ?? "none")")
         }
         self.process = process

@@ -4,6 +4,7 @@ import ChappieNet
 import ChappieStore
 import ChappieTestSupport
 import Foundation
+import Synchronization
 import Testing
 
 @Suite("The SDK's auth: OAuth wire, device-code sign-in, refresh discipline, auth session")
@@ -198,6 +199,34 @@ struct AuthTests {
         }
     }
 
+    @Test("The refresher tells its watcher what happened: a redemption once committed, the issuer's refusal with its code, nothing for a valid token")
+    func refresherEvents() async throws {
+        try await withEmulator(autoApprove(accessTokenLifetime: .seconds(60))) { emulator in
+            let home = try TestTokens.temporaryDirectory("chappie-sdk")
+            defer { try? FileManager.default.removeItem(at: home) }
+            let store = try await StoreOpener.open(StoreOptions(home: home.path, environment: [:])).store
+            let oauth = OAuthClient(endpoints: try endpoints(emulator), http: emulator.client)
+            let result = try await DeviceCodeSignIn(oauth: oauth).run()
+            let account = try await store.save(
+                info: result.account, credentials: result.credentials, accessTokenExpiresAt: result.accessTokenExpiresAt,
+                refreshedAt: Date(), name: nil, event: .signedIn).account
+            let events = EventLog()
+            var refresher = TokenRefresher(store: store, oauth: oauth, margin: .seconds(30))
+            refresher.observe = { events.append($0) }
+            _ = try await refresher.validCredentials(for: account)
+            #expect(events.all.isEmpty, "a valid token is no event")
+            let refreshed = try await refresher.validCredentials(for: account, force: true)
+            #expect(events.all == [.redeemed])
+            try await emulator.failNext("/oauth/token", status: 401, body: #"{"error":"refresh_token_reused","error_description":"already used"}"#)
+            await #expect(throws: ChappieAuthError.self) { _ = try await refresher.validCredentials(for: refreshed.account, force: true) }
+            #expect(events.all == [.redeemed, .refused(oauthError: "refresh_token_reused")])
+            #expect(try await store.account(id: account.id).status == .reauthRequired)
+            // Met again, the signed-out account fails at once: the issuer is not asked, and nothing is told.
+            await #expect(throws: ChappieAuthError.self) { _ = try await refresher.validCredentials(for: refreshed.account, force: true) }
+            #expect(events.all.count == 2)
+        }
+    }
+
     @Test("ChappieAuthSession signs in, restores, refreshes and signs out, publishing its states")
     func authSession() async throws {
         try await withEmulator(autoApprove(.milliseconds(100))) { emulator in
@@ -354,4 +383,15 @@ actor Stages {
     func append(_ state: ChappieDeviceLinkState) {
         names.append(String(describing: state).prefix { $0 != "(" }.description)
     }
+}
+
+/// The events a refresher told, in order.
+private final class EventLog: Sendable {
+    private let events = Mutex<[TokenRefresher.Event]>([])
+
+    func append(_ event: TokenRefresher.Event) {
+        events.withLock { $0.append(event) }
+    }
+
+    var all: [TokenRefresher.Event] { events.withLock { $0 } }
 }

@@ -41,16 +41,4 @@ struct KeyFileHygieneTests {
         }
         #expect(throws: Never.self) { _ = try KeyFile.read(file, trustingLocation: true) }
     }
-
-    @Test("A secret variable is read once into SecretBytes and removed from the environment")
-    func secretEnvironment() {
-        let name = "CHAPPIE_TEST_SECRET_\(UUID().uuidString.replacingOccurrences(of: "-", with: "_"))"
-        setenv(name, "correct horse battery staple", 1)
-        let secret = SecretEnvironment.take(name)
-        #expect(secret?.constantTimeEquals(SecretBytes(utf8: "correct horse battery staple")) == true)
-        #expect(getenv(name) == nil)
-        #expect(ProcessInfo.processInfo.environment[name] == nil)
-        #expect(SecretEnvironment.take(name) == nil)
-        #expect(!"\(secret!)".contains("horse"))
-    }
 }

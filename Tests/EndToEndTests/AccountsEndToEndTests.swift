@@ -244,12 +244,7 @@ struct AccountsEndToEndTests {
         var delay = duration / 2
         for attempt in 0..<15 where killed < 3 {
             try before()
-            let process = Process()
-            process.executableURL = try BuiltProducts.executable("chappie")
-            process.arguments = arguments
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
+            let process = try ChildProcess(try BuiltProducts.executable("chappie"), arguments)
             try await Task.sleep(for: delay * Double.random(in: 0.5...1.0))
             if process.isRunning {
                 kill(process.processIdentifier, SIGKILL)

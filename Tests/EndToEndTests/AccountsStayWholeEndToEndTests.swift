@@ -142,6 +142,12 @@ struct AccountsStayWholeEndToEndTests {
         #expect(first.status == 0, "\(first.stderr)")
         let status = JSONDocument(Data(try await setup.chappie(["key", "status", "--json"], environment: ["CHAPPIE_PASSPHRASE": "correct horse"]).stdout.utf8))
         #expect(status.string("source")?.contains("CHAPPIE_PASSPHRASE") == true, "\(status.root.map { "\($0)" } ?? "")")
+        // The passphrase is taken out of the environment at start: a command chappie runs does not inherit it.
+        let child = try await setup.chappie(
+            ["exec", "--account", "a", "--", "/bin/sh", "-c", "printf %s \"${CHAPPIE_PASSPHRASE-unset}\""],
+            environment: ["CHAPPIE_PASSPHRASE": "correct horse"])
+        #expect(child.status == 0, "\(child.stderr)")
+        #expect(child.stdout == "unset")
         let empty = try await setup.chappie(["token", "a"], environment: ["CHAPPIE_PASSPHRASE": ""])
         #expect(empty.status == 78)
         #expect(empty.stderr.contains("CHAPPIE_PASSPHRASE is empty"))

@@ -113,6 +113,20 @@ struct BackupEndToEndTests {
         chmod(passphraseFile.path, 0o600)
         let fromFile = try await chappie(third, ["restore", file.path, "--passphrase-file", passphraseFile.path], ["CHAPPIE_BACKUP_PASSPHRASE": nil])
         #expect(fromFile.status == 0, "\(fromFile.stderr)")
+        // A pipe works as well (`--passphrase-file <(pass show …)`); here a FIFO that a shell writes.
+        let fifo = third.appendingPathComponent("passphrase.fifo")
+        #expect(mkfifo(fifo.path, 0o600) == 0)
+        let writer = try ChildProcess(URL(fileURLWithPath: "/bin/sh"), ["-c", "printf 'correct horse battery staple\\n' > '\(fifo.path)'"])
+        let fromPipe = try await chappie(third, ["restore", file.path, "--passphrase-file", fifo.path], ["CHAPPIE_BACKUP_PASSPHRASE": nil])
+        #expect(fromPipe.status == 0, "\(fromPipe.stderr)")
+        // Had chappie not read it, the writer would wait for a reader: give it one, so it ends.
+        if writer.isRunning { try? FileHandle(forReadingAtPath: fifo.path)?.close() }
+        writer.waitUntilExit()
+        // A first line longer than 4096 bytes is refused, not cut to another passphrase.
+        try Data((String(repeating: "x", count: 5000) + "\n").utf8).write(to: passphraseFile)
+        let long = try await chappie(third, ["restore", file.path, "--passphrase-file", passphraseFile.path], ["CHAPPIE_BACKUP_PASSPHRASE": nil])
+        #expect(long.status == 78)
+        #expect(long.stderr.contains("longer than 4096 bytes"))
         // Without any passphrase and no terminal: a clear refusal.
         let none = try await chappie(third, ["restore", file.path], ["CHAPPIE_BACKUP_PASSPHRASE": nil])
         #expect(none.status != 0)

@@ -260,17 +260,14 @@ struct DaemonEndToEndTests {
 
 extension ChappieTestbed {
     /// Starts `chappie daemon` with the arguments; its output goes to `daemon.log` in the home.
-    func startDaemon(_ arguments: [String], log name: String = "daemon.log") throws -> Process {
-        let process = Process()
-        process.executableURL = try BuiltProducts.executable("chappie")
-        process.arguments = ["daemon", "--log-format", "json"] + arguments + service
+    func startDaemon(_ arguments: [String], log name: String = "daemon.log") throws -> ChildProcess {
         let log = home.appendingPathComponent(name)
         FileManager.default.createFile(atPath: log.path, contents: nil)
         let handle = try FileHandle(forWritingTo: log)
-        process.standardOutput = handle
-        process.standardError = handle
-        try process.run()
-        return process
+        defer { try? handle.close() }
+        return try ChildProcess(
+            try BuiltProducts.executable("chappie"), ["daemon", "--log-format", "json"] + arguments + service,
+            stdout: .descriptor(handle.fileDescriptor), stderr: .descriptor(handle.fileDescriptor))
     }
 
     func daemonStatus() async throws -> JSONDocument {
@@ -285,7 +282,7 @@ extension ChappieTestbed {
         try #require(FileManager.default.fileExists(atPath: socket), "the daemon's socket did not appear within 30 s", sourceLocation: sourceLocation)
     }
 
-    func stop(_ daemon: Process) async -> Int32 {
+    func stop(_ daemon: ChildProcess) async -> Int32 {
         if daemon.isRunning { daemon.terminate() }
         for _ in 0..<1200 where daemon.isRunning { try? await Task.sleep(for: .milliseconds(25)) }
         if daemon.isRunning { kill(daemon.processIdentifier, SIGKILL) }

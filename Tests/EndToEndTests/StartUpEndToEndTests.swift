@@ -5,13 +5,9 @@ import Testing
 /// Whether this machine lets a test hide a library in a mount namespace of its own (root, and a
 /// container that allows `unshare -m`).
 private let canHideLibraries: Bool = {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
-    process.arguments = ["-m", "sh", "-c", "mount --bind /dev/null /dev/null"]
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
-    guard (try? process.run()) != nil else { return false }
-    process.waitUntilExit()
+    guard let process = try? ChildProcess(URL(fileURLWithPath: "/usr/bin/unshare"), ["-m", "sh", "-c", "mount --bind /dev/null /dev/null"]) else {
+        return false
+    }
     return process.terminationStatus == 0
 }()
 
@@ -34,10 +30,10 @@ struct StartUpEndToEndTests {
         defer { Task { await setup.stop() } }
         #expect(try await setup.chappie(["accounts", "add", "a"]).status == 0)
         let chappie = try BuiltProducts.executable("chappie").path
-        // Where the dynamic linker finds libcurl.so.4 on this machine, whatever its architecture.
-        let cache = try await runProcess(URL(fileURLWithPath: "/sbin/ldconfig"), ["-p"])
-        let entry = try #require(cache.stdout.split(separator: "\n").first { $0.contains("libcurl.so.4 ") })
-        let path = try #require(entry.components(separatedBy: " => ").last)
+        // The libcurl.so.4 this machine's own curl (same architecture) is linked with.
+        let curl = try await runProcess(URL(fileURLWithPath: "/usr/bin/ldd"), ["/usr/bin/curl"])
+        let entry = try #require(curl.stdout.split(separator: "\n").first { $0.contains("libcurl.so.4 ") })
+        let path = try #require(entry.components(separatedBy: " => ").last?.components(separatedBy: " (").first)
         let library = URL(fileURLWithPath: path.trimmingCharacters(in: .whitespaces)).resolvingSymlinksInPath().path
         func hidden(_ arguments: [String]) async throws -> ProcessResult {
             let command = ([chappie] + arguments + setup.service).map { "'\($0)'" }.joined(separator: " ")

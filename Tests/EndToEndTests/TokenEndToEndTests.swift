@@ -104,18 +104,14 @@ struct TokenEndToEndTests {
     func signInInterrupted() async throws {
         let setup = try await ChappieTestbed.start(emulatorArguments: ["--device-code-interval", "1"])
         defer { Task { await setup.stop() } }
-        let process = Process()
-        process.executableURL = try BuiltProducts.executable("chappie")
-        process.arguments = ["accounts", "add", "work"] + setup.service
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
+        let errors = try ChildPipe()
+        let process = try ChildProcess(
+            try BuiltProducts.executable("chappie"), ["accounts", "add", "work"] + setup.service, stderr: .descriptor(errors.writing.fileDescriptor))
         // The parent's copy of the pipe's write end must go, or reading never sees the end.
-        try errors.fileHandleForWriting.close()
+        try errors.writing.close()
         // Wait until the code is shown, then press Ctrl-C.
         var shown = ""
-        let reader = errors.fileHandleForReading
+        let reader = errors.reading
         while !shown.contains("enter the code") {
             let chunk = reader.availableData
             if chunk.isEmpty { break }
@@ -206,12 +202,7 @@ struct TokenEndToEndTests {
         #expect(try await setup.chappie(["accounts", "add", "work"]).status == 0)
         _ = try await setup.control("/_emulator/faults", method: "POST", body: #"{"kind":"latency","ms":30,"count":100000,"path":"/oauth/token"}"#)
         for round in 0..<30 {
-            let process = Process()
-            process.executableURL = try BuiltProducts.executable("chappie")
-            process.arguments = ["refresh", "work"] + setup.service
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
+            let process = try ChildProcess(try BuiltProducts.executable("chappie"), ["refresh", "work"] + setup.service)
             try await Task.sleep(for: .milliseconds(Int.random(in: 0...80)))
             kill(process.processIdentifier, round.isMultiple(of: 2) ? SIGTERM : SIGINT)
             process.waitUntilExit()
@@ -236,12 +227,7 @@ struct TokenEndToEndTests {
         var usable = 0, windowLosses = 0, otherLosses = 0
         for round in 0..<50 {
             let before = try await setup.control("/_emulator/stats").int("refresh", "redemptions") ?? 0
-            let process = Process()
-            process.executableURL = try BuiltProducts.executable("chappie")
-            process.arguments = ["refresh", "work"] + setup.service
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
+            let process = try ChildProcess(try BuiltProducts.executable("chappie"), ["refresh", "work"] + setup.service)
             try await Task.sleep(for: .milliseconds(Int.random(in: 0...80)))
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()

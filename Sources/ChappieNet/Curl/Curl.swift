@@ -9,15 +9,15 @@ public enum Curl {
     /// or why it could not be loaded.
     static let loaded: Result<Void, HTTPClientError> = {
         if case .failure(let error) = load(soname) { return .failure(error) }
+        let code = ccurl_global_init(Int(CURL_GLOBAL_DEFAULT))
+        guard code == CURLE_OK else {
+            return .failure(HTTPClientError(code: .libraryUnavailable, message: "curl_global_init failed with code \(code.rawValue)"))
+        }
         // CURLOPT_PROTOCOLS_STR, which every transfer sets, came with 7.85.0.
         if let info = ccurl_version_info(), info.pointee.version_num < 0x07_55_00 {
             let version = info.pointee.version.map { String(cString: $0) } ?? "?"
             return .failure(HTTPClientError(
                 code: .libraryUnavailable, message: "libcurl \(version) is too old: chappie needs 7.85.0 or later (Debian 12 has 7.88)"))
-        }
-        let code = ccurl_global_init(Int(CURL_GLOBAL_DEFAULT))
-        guard code == CURLE_OK else {
-            return .failure(HTTPClientError(code: .libraryUnavailable, message: "curl_global_init failed with code \(code.rawValue)"))
         }
         return .success(())
     }()

@@ -7,9 +7,11 @@ import NIOPosix
 /// A small HTTP/1.1 listener for chappie's own pages: the browser sign-in's callback on
 /// 127.0.0.1 and the daemon's `/metrics`. Each request's head is handed to an async handler, and
 /// the connection is closed after the answer. Nothing served here takes a body: a request that
-/// declares one is answered 413 at once. A connection lives at most 30 seconds from its accept,
-/// however slowly its request trickles in, and at most 16 are open at a time (more are closed at
-/// once), so that nobody can hold the process's descriptors.
+/// declares one is answered 413 at once. A connection has 10 seconds from its accept to send its
+/// request and lives at most 30, however slowly anything trickles in. At most 16 are open at a
+/// time: past that, the oldest one still waiting for its request is closed for the new one (or the
+/// new one, when all are being answered), so that idle connections can neither hold the process's
+/// descriptors nor lock out a scrape.
 package final class LocalHTTPServer: Sendable {
     /// A request: its method, path, query and headers.
     package struct Request: Sendable {
@@ -58,6 +60,8 @@ package final class LocalHTTPServer: Sendable {
 
     /// The most connections open at once.
     static let connectionLimit = 16
+    /// How long a connection has to send its request.
+    static let requestDeadline = TimeAmount.seconds(10)
     /// The longest a connection stays open.
     static let connectionLifetime = TimeAmount.seconds(30)
 
@@ -106,9 +110,41 @@ package final class LocalHTTPServer: Sendable {
     }
 }
 
-/// How many connections a server has open.
+/// A server's open connections, oldest first, and whether each still waits for its request.
 private final class OpenConnections: Sendable {
-    let count = Atomic(0)
+    private struct Entry {
+        let id: ObjectIdentifier
+        let channel: any Channel
+        var waiting: Bool
+    }
+
+    private let entries = Mutex<[Entry]>([])
+
+    /// Takes a new connection; returns the connection to close for it, if the limit is reached:
+    /// the oldest still waiting, else the new one itself.
+    func admit(_ id: ObjectIdentifier, _ channel: any Channel) -> (any Channel)? {
+        entries.withLock { entries in
+            var evicted: (any Channel)?
+            if entries.count >= LocalHTTPServer.connectionLimit {
+                guard let oldest = entries.firstIndex(where: \.waiting) else { return channel }
+                evicted = entries.remove(at: oldest).channel
+            }
+            entries.append(Entry(id: id, channel: channel, waiting: true))
+            return evicted
+        }
+    }
+
+    /// The connection's request has arrived: it is no longer the one to close first.
+    func answering(_ id: ObjectIdentifier) {
+        entries.withLock { entries in
+            if let index = entries.firstIndex(where: { $0.id == id }) { entries[index].waiting = false }
+        }
+    }
+
+    /// The connection closed.
+    func remove(_ id: ObjectIdentifier) {
+        entries.withLock { entries in entries.removeAll { $0.id == id } }
+    }
 }
 
 /// Hands each request's head to the handler and writes its answer, then closes the connection.
@@ -118,10 +154,11 @@ private final class RequestHandler: ChannelInboundHandler {
 
     private let handler: @Sendable (LocalHTTPServer.Request) async -> LocalHTTPServer.Response
     private let open: OpenConnections
-    private var counted = false
     private var head: HTTPRequestHead?
     /// An answer is written or on its way: what else arrives is ignored.
     private var answering = false
+    /// The closes scheduled at accept (request deadline, lifetime), cancelled when the connection ends.
+    private var deadlines: [Scheduled<Void>] = []
 
     init(handler: @escaping @Sendable (LocalHTTPServer.Request) async -> LocalHTTPServer.Response, open: OpenConnections) {
         self.handler = handler
@@ -129,21 +166,25 @@ private final class RequestHandler: ChannelInboundHandler {
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        counted = true
-        guard open.count.add(1, ordering: .relaxed).newValue <= LocalHTTPServer.connectionLimit else {
-            context.close(promise: nil)
-            return
-        }
         let channel = context.channel
-        context.eventLoop.scheduleTask(in: LocalHTTPServer.connectionLifetime) { channel.close(promise: nil) }
+        if let evicted = open.admit(ObjectIdentifier(self), channel) {
+            evicted.close(promise: nil)
+            if evicted === channel { return }
+        }
+        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        deadlines = [
+            context.eventLoop.scheduleTask(in: LocalHTTPServer.requestDeadline) {
+                if !bound.value.answering { channel.close(promise: nil) }
+            },
+            context.eventLoop.scheduleTask(in: LocalHTTPServer.connectionLifetime) { channel.close(promise: nil) },
+        ]
         context.fireChannelActive()
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        if counted {
-            counted = false
-            open.count.subtract(1, ordering: .relaxed)
-        }
+        open.remove(ObjectIdentifier(self))
+        deadlines.forEach { $0.cancel() }
+        deadlines = []
         context.fireChannelInactive()
     }
 
@@ -154,6 +195,7 @@ private final class RequestHandler: ChannelInboundHandler {
             let length = head.headers["Content-Length"].first.flatMap { Int($0) } ?? 0
             if length > 0 || head.headers.contains(name: "Transfer-Encoding") {
                 answering = true
+                open.answering(ObjectIdentifier(self))
                 write(LocalHTTPServer.Response(status: 413, text: "nothing here takes a request body\n"), context: context)
                 return
             }
@@ -163,6 +205,7 @@ private final class RequestHandler: ChannelInboundHandler {
             guard let head else { return }
             self.head = nil
             answering = true
+            open.answering(ObjectIdentifier(self))
             let components = URLComponents(string: head.uri)
             var query: [String: String] = [:]
             for item in components?.queryItems ?? [] { query[item.name] = item.value ?? "" }

@@ -100,7 +100,7 @@ final class MetricsEndpoint: Sendable {
         if let expected {
             let header = request.header("Authorization") ?? ""
             let scheme = "bearer "
-            let given = header.lowercased().hasPrefix(scheme) ? SecretBytes(utf8: String(header.dropFirst(scheme.count))) : nil
+            let given = header.lowercased().hasPrefix(scheme) ? SecretBytes(utf8: String(header.dropFirst(scheme.count).drop { $0 == " " })) : nil
             guard let given, given.constantTimeEquals(expected) else {
                 logRefusal("no valid bearer secret", request, logger: logger)
                 return LocalHTTPServer.Response(

@@ -1,0 +1,112 @@
+public import Foundation
+import Synchronization
+
+/// A child process started with `posix_spawn`, for the tests.
+///
+/// Not Foundation's `Process`: on Linux its `run()` reads `/proc/self/fd` past the end of a
+/// directory entry and crashes now and then (swift-corelibs-foundation #5472, in Swift 6.3.1). A
+/// crashed test process also leaves its emulators running, holding `swift test`'s pipes open.
+/// Here the child gets exactly its standard streams: every other descriptor is closed in it.
+public final class ChildProcess: Sendable {
+    /// What a standard stream of the child is.
+    public enum Stream: Sendable {
+        /// `/dev/null`.
+        case null
+        /// The test process's own.
+        case inherit
+        /// This descriptor (the parent keeps its copy).
+        case descriptor(Int32)
+    }
+
+    /// The child's process id.
+    public let processIdentifier: pid_t
+    /// Its wait status, once reaped.
+    private let reaped = Mutex<Int32?>(nil)
+
+    /// Starts `executable` with `arguments`.
+    ///
+    /// - Parameter environment: Variables added to (or, with a `nil` value, removed from) this process's environment.
+    /// - Throws: `POSIXError` when it cannot be started.
+    public init(
+        _ executable: URL, _ arguments: [String], environment: [String: String?] = [:],
+        stdin: Stream = .null, stdout: Stream = .null, stderr: Stream = .null
+    ) throws {
+        var merged = ProcessInfo.processInfo.environment
+        for (key, value) in environment { merged[key] = value }
+        let argv = ([executable.path] + arguments).map { strdup($0) } + [nil]
+        let envp = merged.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        for (target, stream) in [(Int32(0), stdin), (1, stdout), (2, stderr)] {
+            switch stream {
+            case .null: posix_spawn_file_actions_addopen(&actions, target, "/dev/null", target == 0 ? O_RDONLY : O_WRONLY, 0)
+            case .inherit: break
+            case .descriptor(let descriptor): posix_spawn_file_actions_adddup2(&actions, descriptor, target)
+            }
+        }
+        if let closeFrom = Self.closeFrom { _ = closeFrom(&actions, 3) }
+        var pid: pid_t = 0
+        let result = posix_spawn(&pid, executable.path, &actions, nil, argv, envp)
+        guard result == 0 else { throw POSIXError(POSIXErrorCode(rawValue: result) ?? .EINVAL) }
+        processIdentifier = pid
+    }
+
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), which Swift's Glibc
+    /// module does not show: every descriptor from 3 up is closed in the child.
+    private static let closeFrom: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32)? = {
+        guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
+    }()
+
+    /// Whether it has not exited yet (reaping it when it has).
+    public var isRunning: Bool {
+        reaped.withLock { status in
+            guard status == nil else { return false }
+            var raw: Int32 = 0
+            guard waitpid(processIdentifier, &raw, WNOHANG) == processIdentifier else { return true }
+            status = raw
+            return false
+        }
+    }
+
+    /// Sends SIGTERM.
+    public func terminate() {
+        if isRunning { kill(processIdentifier, SIGTERM) }
+    }
+
+    /// Waits until it has exited (polling, so that it never holds a thread of the cooperative pool for long).
+    public func waitUntilExit() {
+        while isRunning { usleep(5000) }
+    }
+
+    /// The exit status, or the number of the signal that ended it (as Foundation's `Process` says).
+    public var terminationStatus: Int32 {
+        waitUntilExit()
+        let raw = reaped.withLock { $0 } ?? 0
+        let signal = raw & 0x7f
+        return signal == 0 ? (raw >> 8) & 0xff : signal
+    }
+}
+
+/// A pipe whose two ends are close-on-exec: a child gets one only as a standard stream.
+public struct ChildPipe: Sendable {
+    /// The end to read.
+    public let reading: FileHandle
+    /// The end to write.
+    public let writing: FileHandle
+
+    /// Makes the pipe.
+    public init() throws {
+        var ends: [Int32] = [0, 0]
+        // pipe2 is not in Swift's Glibc module; children close everything above 2 anyway (closeFrom).
+        guard pipe(&ends) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EMFILE) }
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        reading = FileHandle(fileDescriptor: ends[0], closeOnDealloc: true)
+        writing = FileHandle(fileDescriptor: ends[1], closeOnDealloc: true)
+    }
+}
