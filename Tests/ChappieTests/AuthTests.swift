@@ -176,8 +176,10 @@ struct AuthTests {
         #expect(!ChappieAuthError.tokenExchangeFailed(statusCode: 500, body: "server_error").requiresReauthentication)
     }
 
-    @Test("The refresher skips the call when another holder already refreshed")
-    func refresherSkips() async throws {
+    /// An account signed in at an emulator whose access tokens live 60 s, in a new store.
+    private func withSignedInAccount(
+        _ body: (RunningEmulator, any AccountStore, OAuthClient, Account) async throws -> Void
+    ) async throws {
         try await withEmulator(autoApprove(accessTokenLifetime: .seconds(60))) { emulator in
             let home = try TestTokens.temporaryDirectory("chappie-sdk")
             defer { try? FileManager.default.removeItem(at: home) }
@@ -187,6 +189,13 @@ struct AuthTests {
             let account = try await store.save(
                 info: result.account, credentials: result.credentials, accessTokenExpiresAt: result.accessTokenExpiresAt,
                 refreshedAt: Date(), name: nil, event: .signedIn).account
+            try await body(emulator, store, oauth, account)
+        }
+    }
+
+    @Test("The refresher skips the call when another holder already refreshed")
+    func refresherSkips() async throws {
+        try await withSignedInAccount { emulator, store, oauth, account in
             // A margin longer than the token's life: every call wants to refresh.
             let refresher = TokenRefresher(store: store, oauth: oauth, margin: .seconds(120))
             let first = try await refresher.validCredentials(for: account)
@@ -201,15 +210,7 @@ struct AuthTests {
 
     @Test("The refresher tells its watcher what happened: a redemption once committed, the issuer's refusal with its code, nothing for a valid token")
     func refresherEvents() async throws {
-        try await withEmulator(autoApprove(accessTokenLifetime: .seconds(60))) { emulator in
-            let home = try TestTokens.temporaryDirectory("chappie-sdk")
-            defer { try? FileManager.default.removeItem(at: home) }
-            let store = try await StoreOpener.open(StoreOptions(home: home.path, environment: [:])).store
-            let oauth = OAuthClient(endpoints: try endpoints(emulator), http: emulator.client)
-            let result = try await DeviceCodeSignIn(oauth: oauth).run()
-            let account = try await store.save(
-                info: result.account, credentials: result.credentials, accessTokenExpiresAt: result.accessTokenExpiresAt,
-                refreshedAt: Date(), name: nil, event: .signedIn).account
+        try await withSignedInAccount { emulator, store, oauth, account in
             let events = EventLog()
             var refresher = TokenRefresher(store: store, oauth: oauth, margin: .seconds(30))
             refresher.observe = { events.append($0) }
