@@ -22,8 +22,9 @@ interop: build
 	@scripts/interop.sh
 
 test: build
-	@# The metrics tests read /metrics back with prometheus_client's parser.
-	@scripts/install-deps.sh python3-prometheus-client
+	@# The metrics tests read /metrics back with prometheus_client's parser; the team-pool tests
+	@# start PostgreSQL servers of their own (issue 15).
+	@scripts/install-deps.sh python3-prometheus-client postgresql
 	@echo "==> Building the tests"
 	$(SWIFT) build --build-tests $(SWIFT_BUILD_FLAGS)
 	$(SWIFT) build --product generate-manual $(SWIFT_BUILD_FLAGS)

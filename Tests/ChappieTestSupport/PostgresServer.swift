@@ -1,0 +1,109 @@
+public import Foundation
+import Synchronization
+
+/// A PostgreSQL server of Debian's packages (`postgresql`), started for a test in a temporary
+/// directory of its own and stopped by ``stop()``, or at the latest when the test process exits,
+/// however its tests ended. It listens on a Unix socket in that directory only (no TCP port to
+/// collide with another test's); the user `chappie` may connect without a password.
+///
+/// `initdb` refuses to run as root, and CI runs as root: there the server runs as the `postgres`
+/// user (through `runuser`), and the directory is made theirs.
+public final class PostgresServer: Sendable {
+    /// The temporary directory: the cluster in `data/`, the socket and the log beside it.
+    public let directory: URL
+    /// The directory of the socket, for a client's `host` (libpq) or `unixSocketPath`.
+    public var socketDirectory: String { directory.path }
+    /// The socket's file, `.s.PGSQL.5432` in ``socketDirectory``.
+    public var socketPath: String { directory.appendingPathComponent(".s.PGSQL.\(Self.port)").path }
+    /// The database superuser the tests connect as.
+    public static let user = "chappie"
+    /// The port number that names the socket (no TCP port is opened).
+    static let port = 5432
+
+    private let binaries: URL
+
+    /// Starts a new server and waits until it accepts connections.
+    ///
+    /// - Throws: ``EmulatorHarnessError`` saying what failed (with the server's log) or what to install.
+    public static func start() async throws -> PostgresServer {
+        let binaries = try Self.binaries()
+        let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("chappie-pg-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        if geteuid() == 0 {
+            guard let account = getpwnam("postgres") else {
+                throw EmulatorHarnessError(message: "running as root needs the postgres user (Debian's postgresql package makes it)")
+            }
+            chown(directory.path, account.pointee.pw_uid, account.pointee.pw_gid)
+        }
+        let server = PostgresServer(directory: directory, binaries: binaries)
+        let data = directory.appendingPathComponent("data").path
+        let initialised = try await server.run("initdb", ["-D", data, "-U", user, "-A", "trust", "-E", "UTF8", "--no-sync", "--no-instructions"])
+        guard initialised.status == 0 else {
+            await server.stop()
+            throw EmulatorHarnessError(message: "initdb failed: \(initialised.stderr)")
+        }
+        let options = "-c listen_addresses='' -k \(directory.path) -p \(port) -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+        let started = try await server.run(
+            "pg_ctl", ["-D", data, "-o", options, "-l", directory.appendingPathComponent("server.log").path, "-w", "-t", "120", "start"])
+        guard started.status == 0 else {
+            let log = (try? String(contentsOf: directory.appendingPathComponent("server.log"), encoding: .utf8)) ?? ""
+            await server.stop()
+            throw EmulatorHarnessError(message: "the PostgreSQL server did not start: \(started.stderr)\n\(log.suffix(2000))")
+        }
+        _ = liveServers.withLock { $0.insert(data) }
+        return server
+    }
+
+    private init(directory: URL, binaries: URL) {
+        self.directory = directory
+        self.binaries = binaries
+    }
+
+    /// Runs `psql` as ``user`` on the database `postgres` with one SQL command; its output unaligned, without headers.
+    public func psql(_ sql: String) async throws -> ProcessResult {
+        try await run("psql", ["-h", socketDirectory, "-p", String(Self.port), "-U", Self.user, "-d", "postgres", "-X", "-A", "-t", "-c", sql])
+    }
+
+    /// Stops the server (fast shutdown: sessions are ended) and removes its directory.
+    public func stop() async {
+        let data = directory.appendingPathComponent("data").path
+        if FileManager.default.fileExists(atPath: data + "/postmaster.pid") {
+            _ = try? await run("pg_ctl", ["-D", data, "-m", "fast", "-w", "-t", "60", "stop"])
+        }
+        _ = liveServers.withLock { $0.remove(data) }
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// One of the server's programs, as the postgres user when this process is root.
+    private func run(_ program: String, _ arguments: [String]) async throws -> ProcessResult {
+        let executable = binaries.appendingPathComponent(program)
+        if geteuid() == 0 {
+            return try await runProcess(URL(fileURLWithPath: "/usr/sbin/runuser"), ["-u", "postgres", "--", executable.path] + arguments, timeout: .seconds(180))
+        }
+        return try await runProcess(executable, arguments, timeout: .seconds(180))
+    }
+
+    /// The newest `/usr/lib/postgresql/N/bin`.
+    private static func binaries() throws -> URL {
+        let root = URL(fileURLWithPath: "/usr/lib/postgresql")
+        let versions = ((try? FileManager.default.contentsOfDirectory(atPath: root.path)) ?? []).compactMap(Int.init).sorted()
+        guard let newest = versions.last else {
+            throw EmulatorHarnessError(message: "PostgreSQL is not installed: `make test` installs Debian's postgresql package")
+        }
+        return root.appendingPathComponent("\(newest)/bin")
+    }
+}
+
+/// The data directories of servers still running, stopped when the test process exits (a server
+/// is a daemon of its own: nothing else would stop it).
+private let liveServers: Mutex<Set<String>> = {
+    atexit {
+        for data in liveServers.withLock({ $0 }) {
+            // Immediate shutdown by signal: atexit cannot wait for pg_ctl. SIGQUIT ends the postmaster and its children.
+            if let pid = (try? String(contentsOfFile: data + "/postmaster.pid", encoding: .utf8))?.split(separator: "\n").first.flatMap({ pid_t($0) }) {
+                kill(pid, SIGQUIT)
+            }
+        }
+    }
+    return Mutex([])
+}()
