@@ -41,6 +41,11 @@ struct EmulatorCommand: AsyncParsableCommand {
     @Flag(help: "Log every request.")
     var verbose = false
 
+    @Flag(
+        name: .customLong("stop-when-stdin-closes"),
+        help: "Stop (as on SIGTERM) when standard input ends: a parent that holds its other end and dies takes the emulator with it.")
+    var stopWhenStdinCloses = false
+
     func validate() throws {
         guard ["127.0.0.1", "localhost", "::1"].contains(host) || host.hasPrefix("127.") else {
             throw ValidationError("--host must be a loopback address (127.0.0.1, ::1 or localhost): the emulator is for this machine only.")
@@ -60,6 +65,14 @@ struct EmulatorCommand: AsyncParsableCommand {
             deviceCodeLifetime: .seconds(deviceCodeLifetime), deviceCodePollInterval: deviceCodeInterval,
             autoApprove: autoApprove, autoApproveDelay: .milliseconds(Int(autoApproveDelay * 1000)))
         let host = self.host.contains(":") ? "[\(self.host)]" : self.host
+        if stopWhenStdinCloses {
+            // A thread of its own: the read blocks until the parent's end of the pipe is closed.
+            Thread {
+                var byte: UInt8 = 0
+                while read(STDIN_FILENO, &byte, 1) > 0 {}
+                kill(getpid(), SIGTERM)
+            }.start()
+        }
         try await Emulator(configuration: configuration, logger: logger).run(stopsOnSignals: true) { port in
             FileHandle.standardOutput.write(Data("listening on http://\(host):\(port)\n".utf8))
         }

@@ -95,14 +95,18 @@ public final class EmulatorProcess: Sendable {
     public let process: ChildProcess
     /// The port it printed on its first line.
     public let port: Int
+    /// The writing end of the emulator's standard input, held for its life: when this process
+    /// ends, however it ends, the kernel closes it and the emulator stops.
+    private let lifeline: FileHandle
 
     /// Starts the emulator with extra arguments and waits (at most 20 s) for its first line.
     public init(arguments: [String] = []) async throws {
-        let output = try ChildPipe()
+        let output = try ChildPipe(), lifeline = try ChildPipe()
         let process = try ChildProcess(
-            try BuiltProducts.executable("chappie-emulator"), ["--port", "0"] + arguments,
-            stdout: .descriptor(output.writing.fileDescriptor), stderr: .inherit)
+            try BuiltProducts.executable("chappie-emulator"), ["--port", "0", "--stop-when-stdin-closes"] + arguments,
+            stdin: .descriptor(lifeline.reading.fileDescriptor), stdout: .descriptor(output.writing.fileDescriptor), stderr: .inherit)
         try output.writing.close()
+        try lifeline.reading.close()
         let line = Task.detached { () -> String in
             var bytes: [UInt8] = []
             while let byte = try? output.reading.read(upToCount: 1), let first = byte.first, first != 0x0A {
@@ -129,6 +133,7 @@ public final class EmulatorProcess: Sendable {
         }
         self.process = process
         self.port = port
+        self.lifeline = lifeline.writing
         _ = liveEmulators.withLock { $0.insert(process.processIdentifier) }
     }
 
