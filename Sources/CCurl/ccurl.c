@@ -19,7 +19,6 @@ static struct {
     void (*slist_free_all)(struct curl_slist *);
     CURLM *(*multi_init)(void);
     CURLMcode (*multi_cleanup)(CURLM *);
-    CURLMcode (*multi_setopt)(CURLM *, CURLMoption, ...);
     CURLMcode (*multi_add_handle)(CURLM *, CURL *);
     CURLMcode (*multi_remove_handle)(CURLM *, CURL *);
     CURLMcode (*multi_perform)(CURLM *, int *);
@@ -41,14 +40,27 @@ int ccurl_load(const char *soname, char *error, size_t capacity) {
         snprintf(error, capacity, "%s", reason ? reason : "cannot be opened");
         return 0;
     }
-    void *symbols[18];
-    static const char *const names[18] = {
-        "curl_global_init", "curl_version_info", "curl_easy_strerror", "curl_easy_init", "curl_easy_cleanup",
-        "curl_easy_setopt", "curl_easy_getinfo", "curl_slist_append", "curl_slist_free_all", "curl_multi_init",
-        "curl_multi_cleanup", "curl_multi_setopt", "curl_multi_add_handle", "curl_multi_remove_handle",
-        "curl_multi_perform", "curl_multi_poll", "curl_multi_wakeup", "curl_multi_info_read",
+    void *symbols[17];
+    static const char *const names[17] = {
+        "curl_global_init",
+        "curl_version_info",
+        "curl_easy_strerror",
+        "curl_easy_init",
+        "curl_easy_cleanup",
+        "curl_easy_setopt",
+        "curl_easy_getinfo",
+        "curl_slist_append",
+        "curl_slist_free_all",
+        "curl_multi_init",
+        "curl_multi_cleanup",
+        "curl_multi_add_handle",
+        "curl_multi_remove_handle",
+        "curl_multi_perform",
+        "curl_multi_poll",
+        "curl_multi_wakeup",
+        "curl_multi_info_read",
     };
-    for (int index = 0; index < 18; index++) {
+    for (int index = 0; index < 17; index++) {
         symbols[index] = dlsym(library, names[index]);
         if (symbols[index] == NULL) {
             snprintf(error, capacity, "%s has no %s (libcurl 7.85 or later is needed)", soname, names[index]);
@@ -74,13 +86,12 @@ int ccurl_load(const char *soname, char *error, size_t capacity) {
     memcpy(&curl.slist_free_all, &symbols[8], sizeof(void *));
     memcpy(&curl.multi_init, &symbols[9], sizeof(void *));
     memcpy(&curl.multi_cleanup, &symbols[10], sizeof(void *));
-    memcpy(&curl.multi_setopt, &symbols[11], sizeof(void *));
-    memcpy(&curl.multi_add_handle, &symbols[12], sizeof(void *));
-    memcpy(&curl.multi_remove_handle, &symbols[13], sizeof(void *));
-    memcpy(&curl.multi_perform, &symbols[14], sizeof(void *));
-    memcpy(&curl.multi_poll, &symbols[15], sizeof(void *));
-    memcpy(&curl.multi_wakeup, &symbols[16], sizeof(void *));
-    memcpy(&curl.multi_info_read, &symbols[17], sizeof(void *));
+    memcpy(&curl.multi_add_handle, &symbols[11], sizeof(void *));
+    memcpy(&curl.multi_remove_handle, &symbols[12], sizeof(void *));
+    memcpy(&curl.multi_perform, &symbols[13], sizeof(void *));
+    memcpy(&curl.multi_poll, &symbols[14], sizeof(void *));
+    memcpy(&curl.multi_wakeup, &symbols[15], sizeof(void *));
+    memcpy(&curl.multi_info_read, &symbols[16], sizeof(void *));
     filled = 1;
     pthread_mutex_unlock(&filling);
     return 1;
@@ -105,16 +116,10 @@ CURLcode ccurl_easy_setopt_pointer(CURL *handle, CURLoption option, void *value)
 CURLcode ccurl_easy_setopt_slist(CURL *handle, CURLoption option, struct curl_slist *value) {
     return curl.easy_setopt(handle, option, value);
 }
-CURLcode ccurl_easy_setopt_off_t(CURL *handle, CURLoption option, curl_off_t value) {
-    return curl.easy_setopt(handle, option, value);
-}
 CURLcode ccurl_easy_setopt_data_callback(CURL *handle, CURLoption option, ccurl_data_callback value) {
     return curl.easy_setopt(handle, option, value);
 }
 CURLcode ccurl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {
-    return curl.easy_getinfo(handle, info, value);
-}
-CURLcode ccurl_easy_getinfo_pointer(CURL *handle, CURLINFO info, void **value) {
     return curl.easy_getinfo(handle, info, value);
 }
 
@@ -123,9 +128,6 @@ void ccurl_slist_free_all(struct curl_slist *list) { curl.slist_free_all(list); 
 
 CURLM *ccurl_multi_init(void) { return curl.multi_init(); }
 CURLMcode ccurl_multi_cleanup(CURLM *handle) { return curl.multi_cleanup(handle); }
-CURLMcode ccurl_multi_setopt_long(CURLM *handle, CURLMoption option, long value) {
-    return curl.multi_setopt(handle, option, value);
-}
 CURLMcode ccurl_multi_add_handle(CURLM *handle, CURL *easy) { return curl.multi_add_handle(handle, easy); }
 CURLMcode ccurl_multi_remove_handle(CURLM *handle, CURL *easy) { return curl.multi_remove_handle(handle, easy); }
 CURLMcode ccurl_multi_perform(CURLM *handle, int *running) { return curl.multi_perform(handle, running); }

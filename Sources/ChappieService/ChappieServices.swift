@@ -95,7 +95,7 @@ public struct ChappieServices: Sendable {
         usage = UsageService(store: store, endpoints: options.endpoints)
         settings = SettingsService(store: store)
         keys = KeyService(opened: opened, options: options.storeOptions)
-        exec = ExecService(store: store, tokens: tokens)
+        exec = ExecService(store: store, tokens: tokens, environment: accounts.environment)
         backups = BackupService(store: store)
     }
 

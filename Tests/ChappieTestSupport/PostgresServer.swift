@@ -27,8 +27,7 @@ public final class PostgresServer: Sendable {
     /// - Throws: ``EmulatorHarnessError`` saying what failed (with the server's log) or what to install.
     public static func start() async throws -> PostgresServer {
         let binaries = try Self.binaries()
-        let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("chappie-pg-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let directory = try TestTokens.temporaryDirectory("chappie-pg")
         if geteuid() == 0 {
             guard let account = getpwnam("postgres") else {
                 throw EmulatorHarnessError(message: "running as root needs the postgres user (Debian's postgresql package makes it)")

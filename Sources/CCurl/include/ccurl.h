@@ -7,7 +7,7 @@
 // The types come from <curl/curl.h> (libcurl4-openssl-dev, at build time only); every function is
 // reached through the ccurl_ wrappers below, never by its curl_ name: the binary does not link
 // libcurl, so a direct call would not link. Swift cannot call C variadic functions, so
-// curl_easy_setopt, curl_easy_getinfo and curl_multi_setopt have typed, non-variadic wrappers.
+// curl_easy_setopt and curl_easy_getinfo have typed, non-variadic wrappers.
 #include <curl/curl.h>
 #include <stddef.h>
 
@@ -28,17 +28,14 @@ CURLcode ccurl_easy_setopt_long(CURL *handle, CURLoption option, long value);
 CURLcode ccurl_easy_setopt_string(CURL *handle, CURLoption option, const char *value);
 CURLcode ccurl_easy_setopt_pointer(CURL *handle, CURLoption option, void *value);
 CURLcode ccurl_easy_setopt_slist(CURL *handle, CURLoption option, struct curl_slist *value);
-CURLcode ccurl_easy_setopt_off_t(CURL *handle, CURLoption option, curl_off_t value);
 CURLcode ccurl_easy_setopt_data_callback(CURL *handle, CURLoption option, ccurl_data_callback value);
 CURLcode ccurl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value);
-CURLcode ccurl_easy_getinfo_pointer(CURL *handle, CURLINFO info, void **value);
 
 struct curl_slist *ccurl_slist_append(struct curl_slist *list, const char *value);
 void ccurl_slist_free_all(struct curl_slist *list);
 
 CURLM *ccurl_multi_init(void);
 CURLMcode ccurl_multi_cleanup(CURLM *handle);
-CURLMcode ccurl_multi_setopt_long(CURLM *handle, CURLMoption option, long value);
 CURLMcode ccurl_multi_add_handle(CURLM *handle, CURL *easy);
 CURLMcode ccurl_multi_remove_handle(CURLM *handle, CURL *easy);
 CURLMcode ccurl_multi_perform(CURLM *handle, int *running);

@@ -74,8 +74,7 @@ public final class HTTPClient: Sendable {
         let loop = try self.loop()
         let transfer = try CurlTransfer(request: request, configuration: configuration)
         transfer.cancelWhenBodyIsDropped(on: loop)
-        let target = "\(request.method.rawValue) \(request.url.scheme ?? "")://\(request.url.redactedTarget)"
-        Self.logger.debug("request", metadata: ["http": "\(target)"])
+        Self.logger.debug("request", metadata: ["http": "\(Self.target(request))"])
         let started = ContinuousClock.now
         let head: CurlTransfer.Head
         do {
@@ -88,13 +87,18 @@ public final class HTTPClient: Sendable {
                 loop.cancel(transfer)
             }
         } catch {
-            Self.logger.debug("request failed", metadata: ["http": "\(target)", "error": "\(error)"])
+            Self.logger.debug("request failed", metadata: ["http": "\(Self.target(request))", "error": "\(error)"])
             throw error
         }
         Self.logger.debug("response", metadata: [
-            "http": "\(target)", "status": "\(head.status)", "ms": "\((ContinuousClock.now - started).wholeMilliseconds)",
+            "http": "\(Self.target(request))", "status": "\(head.status)", "ms": "\((ContinuousClock.now - started).wholeMilliseconds)",
         ])
         return HTTPStreamingResponse(status: head.status, headers: head.headers, body: HTTPBodyStream(transfer.takeBody()))
+    }
+
+    /// A request for a log line: method, scheme, host and path (built only when the line is written).
+    private static func target(_ request: HTTPRequest) -> String {
+        "\(request.method.rawValue) \(request.url.scheme ?? "")://\(request.url.redactedTarget)"
     }
 
     /// Refuses requests that must not be sent as they are.

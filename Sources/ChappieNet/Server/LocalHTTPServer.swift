@@ -65,8 +65,6 @@ package final class LocalHTTPServer: Sendable {
     /// The longest a connection stays open.
     static let connectionLifetime = TimeAmount.seconds(30)
 
-    /// The address it listens on.
-    package let host: String
     /// The port it listens on.
     package let port: Int
     private let channel: any Channel
@@ -90,7 +88,7 @@ package final class LocalHTTPServer: Sendable {
                 }
             do {
                 let channel = try await bootstrap.bind(host: host, port: port).get()
-                return LocalHTTPServer(host: host, port: channel.localAddress?.port ?? port, channel: channel)
+                return LocalHTTPServer(port: channel.localAddress?.port ?? port, channel: channel)
             } catch {
                 failure = "\(error)"
             }
@@ -98,8 +96,7 @@ package final class LocalHTTPServer: Sendable {
         throw ListenFailure(message: "cannot listen on \(host) port \(ports.map(String.init).joined(separator: " or ")) (\(failure))")
     }
 
-    private init(host: String, port: Int, channel: any Channel) {
-        self.host = host
+    private init(port: Int, channel: any Channel) {
         self.port = port
         self.channel = channel
     }

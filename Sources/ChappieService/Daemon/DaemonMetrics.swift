@@ -5,15 +5,12 @@ import ChappieStore
 import CoreMetrics
 import Foundation
 import Prometheus
-import Synchronization
 
 /// The daemon's metrics, kept with swift-metrics and exposed in Prometheus' text format by
 /// swift-prometheus. Counters are incremented as things happen (``DaemonCounters``); each account's
 /// gauges are set from the store on every scrape, and an account's series go when it does.
 ///
-/// The names are those of earlier releases; `outcome` and `reason` labels, the seconds to each
-/// window's reset and the reuse counter are new. No e-mail, token or id is ever a label: accounts
-/// are named by their chappie name.
+/// No e-mail, token or id is ever a label: accounts are named by their chappie name.
 actor DaemonMetrics {
     /// Every metric's name and help text.
     enum Name: String, CaseIterable {
@@ -49,7 +46,7 @@ actor DaemonMetrics {
     /// The registry the exposition is written from; one per daemon.
     let registry = PrometheusCollectorRegistry()
     /// The swift-metrics factory over the registry, with each metric's help text.
-    nonisolated let factory: DescribedPrometheusFactory
+    private let factory: DescribedPrometheusFactory
     /// The counters the daemon's parts increment.
     nonisolated let counters: DaemonCounters
     private let store: any AccountStore
@@ -109,28 +106,23 @@ actor DaemonMetrics {
 /// The daemon's counters, as swift-metrics counters with the Prometheus factory. Every label value
 /// a counter can take is made at start, so that each series is there (at 0) from the first scrape.
 struct DaemonCounters: Sendable {
-    /// Why a refresh or poll failed, from the error's recovery.
+    /// Why a refresh or poll failed, from the exit code the error would give a command.
     enum FailureReason: String, CaseIterable, Sendable {
         case signInRequired = "sign_in_required"
         case transient
         case permanent
 
-        /// The reason for an error: sign-in, retry, or anything else.
+        /// The reason for an error: sign-in, retry, or anything else (``FailureDescription`` is the
+        /// one mapping from errors to what to do; a network error below it says for itself).
         init(_ error: any Error) {
-            switch error {
-            case let error as ChappieAuthError: self.init(error.recovery)
-            case let error as ChappieClientError: self.init(error.recovery)
-            case let error as HTTPClientError: self = error.isTransient ? .transient : .permanent
-            case let error as ServiceError where error.kind == .unavailable: self = .transient
-            default: self = .permanent
+            if let error = error as? HTTPClientError {
+                self = error.isTransient ? .transient : .permanent
+                return
             }
-        }
-
-        private init(_ recovery: ChappieErrorRecovery) {
-            switch recovery {
-            case .signInAgain: self = .signInRequired
-            case .retry: self = .transient
-            case .permanent: self = .permanent
+            switch FailureDescription(error)?.exitCode {
+            case ChappieExitCode.signInRequired?: self = .signInRequired
+            case ChappieExitCode.temporaryFailure?: self = .transient
+            default: self = .permanent
             }
         }
     }

@@ -18,7 +18,7 @@ actor DaemonState {
     /// The same events as Prometheus counters, with their outcome or reason.
     private let counters: DaemonCounters
 
-    init(initialBackoff: Duration, maximumBackoff: Duration, startedAt: Date = Date(), counters: DaemonCounters) {
+    init(initialBackoff: Duration, maximumBackoff: Duration, startedAt: Date, counters: DaemonCounters) {
         self.startedAt = startedAt
         self.counters = counters
         self.initialBackoff = max(0.1, Double(initialBackoff.components.seconds) + Double(initialBackoff.components.attoseconds) / 1e18)

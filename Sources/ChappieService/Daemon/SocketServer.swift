@@ -164,8 +164,7 @@ final class SocketServer: Sendable {
                 if case .answering = connection.phase { continue }
                 wait = min(wait, connection.deadline - now)
             }
-            let milliseconds = wait.components.seconds * 1000 + wait.components.attoseconds / 1_000_000_000_000_000
-            return Int32(max(0, min(1000, milliseconds)))
+            return Int32(min(1000, wait.wholeMilliseconds))
         }
 
         mutating func acceptAll() {

@@ -6,38 +6,47 @@ import Synchronization
 /// one format: warnings as text by default, debug with `--verbose`, and for the daemon what its
 /// `--log-level` and `--log-format` say.
 enum ProcessLogging {
-    /// The level and format every logger of the process follows.
-    struct Settings: Sendable {
-        /// The lowest level written.
-        var level: Logger.Level
-        /// One JSON object a line instead of text.
-        var json: Bool
-    }
-
-    /// What the handlers read at each line.
-    static let settings = Mutex(Settings(level: .warning, json: false))
+    /// The lowest level written (a `Logger.Level` by its position in `allCases`).
+    fileprivate static let level = Atomic(Logger.Level.allCases.firstIndex(of: .warning) ?? 0)
+    /// One JSON object a line instead of text.
+    fileprivate static let json = Atomic(false)
 
     /// Makes every logger of the process, made before or after, write through ``ProcessLogHandler``.
     /// Called once, first thing in `main`.
     static func bootstrap(verbose: Bool) {
-        settings.withLock { $0.level = verbose ? .debug : .warning }
+        configure(level: verbose ? .debug : .warning, json: false)
         LoggingSystem.bootstrap { label in ProcessLogHandler(label: label) }
     }
 
     /// Changes the level and format for every logger of the process (the daemon's options).
     static func configure(level: Logger.Level, json: Bool) {
-        settings.withLock { $0 = Settings(level: level, json: json) }
+        self.level.store(Logger.Level.allCases.firstIndex(of: level) ?? 0, ordering: .relaxed)
+        self.json.store(json, ordering: .relaxed)
     }
 }
 
-/// A handler that follows ``ProcessLogging/settings``: text or JSON on standard error.
+/// A handler that follows ``ProcessLogging``'s level and format: text or JSON on standard error.
 struct ProcessLogHandler: LogHandler {
-    let label: String
-    var metadata: Logger.Metadata = [:]
+    private var text: StreamLogHandler
+    private var structured: JSONLogHandler
+
+    init(label: String) {
+        text = StreamLogHandler.standardError(label: label)
+        text.logLevel = .trace
+        structured = JSONLogHandler(label: label)
+    }
+
+    var metadata: Logger.Metadata {
+        get { text.metadata }
+        set {
+            text.metadata = newValue
+            structured.metadata = newValue
+        }
+    }
 
     /// The process's level; setting it on one logger changes nothing (one level for the process).
     var logLevel: Logger.Level {
-        get { ProcessLogging.settings.withLock { $0.level } }
+        get { Logger.Level.allCases[ProcessLogging.level.load(ordering: .relaxed)] }
         set {}
     }
 
@@ -47,13 +56,10 @@ struct ProcessLogHandler: LogHandler {
     }
 
     func log(event: LogEvent) {
-        if ProcessLogging.settings.withLock({ $0.json }) {
-            JSONLogHandler(label: label, metadata: metadata).log(event: event)
+        if ProcessLogging.json.load(ordering: .relaxed) {
+            structured.log(event: event)
         } else {
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.metadata = metadata
-            handler.logLevel = .trace
-            handler.log(event: event)
+            text.log(event: event)
         }
     }
 }
