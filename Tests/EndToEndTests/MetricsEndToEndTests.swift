@@ -190,6 +190,15 @@ struct MetricsEndToEndTests {
         #expect(loose.status != 0)
         #expect(loose.stderr.contains("chmod 600"))
         #expect(!loose.stderr.contains(secret))
+        // A secret shorter than 16 bytes is refused, and not printed either.
+        let short = setup.home.appendingPathComponent("short-token")
+        try Data("tiny-secret\n".utf8).write(to: short)
+        chmod(short.path, 0o600)
+        let tooShort = try await setup.chappie(
+            ["daemon", "--metrics-listen", "127.0.0.1:0", "--http-token-file", short.path, "--socket", setup.home.appendingPathComponent("short.sock").path])
+        #expect(tooShort.status == 78, "\(tooShort.stderr)")
+        #expect(tooShort.stderr.contains("at least 16 bytes"))
+        #expect(!tooShort.stderr.contains("tiny-secret"))
 
         chmod(tokenFile.path, 0o600)
         let daemon = try setup.startDaemon(["--poll-interval", "1h", "--metrics-listen", "127.0.0.1:0", "--http-token-file", tokenFile.path])
