@@ -12,6 +12,9 @@ public struct VaultError: Error, Sendable, CustomStringConvertible {
         case keyFile
         /// No passphrase could be had.
         case passphraseUnavailable
+        /// A file holding a secret (a passphrase, a token, the pool's address) is missing,
+        /// unreadable, too long, or not private to this user.
+        case secretFile
     }
 
     /// What kind of failure.

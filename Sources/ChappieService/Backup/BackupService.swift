@@ -69,7 +69,11 @@ public struct BackupService: Sendable {
         func passphrase(confirming: Bool) throws(ServiceError) -> SecretBytes {
             let passphrase: SecretBytes
             if let file {
-                passphrase = try PrivateSecretFile.firstLine(of: file, what: "passphrase file")
+                do {
+                    passphrase = try PrivateSecretFile.firstLine(of: file, what: "passphrase file")
+                } catch {
+                    throw ServiceError(.configuration, error.message)
+                }
             } else if let given = EnvironmentSecrets.backupPassphrase {
                 passphrase = given
             } else {

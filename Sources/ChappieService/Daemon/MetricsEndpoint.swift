@@ -72,7 +72,12 @@ final class MetricsEndpoint: Sendable {
         var secret: SecretBytes?
         if let file = listener.tokenFile {
             // Trimmed as Prometheus trims its credentials_file, so both sides agree on the secret.
-            let read = try PrivateSecretFile.firstLine(of: file, what: "token file", trimmingWhitespace: true)
+            let read: SecretBytes
+            do {
+                read = try PrivateSecretFile.firstLine(of: file, what: "token file", trimmingWhitespace: true)
+            } catch {
+                throw ServiceError(.configuration, error.message)
+            }
             guard read.count >= 16 else {
                 throw ServiceError(.configuration, "the token file \(file.path) must hold a secret of at least 16 bytes on its first line")
             }

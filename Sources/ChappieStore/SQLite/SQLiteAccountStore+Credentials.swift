@@ -24,7 +24,7 @@ extension SQLiteAccountStore {
                 .credentialUnreadable,
                 "account \(account.name)'s sealed credentials do not open (altered, or copied from another account); sign it in again")
         }
-        return try Self.decodeCredentials(opened, label: "account \(account.name)'s credentials")
+        return try CredentialSealing.decode(opened, label: "account \(account.name)'s credentials")
     }
 
     /// Opens one sealed credential row with a key, by the binding it was sealed with (a row-bound
@@ -35,16 +35,6 @@ extension SQLiteAccountStore {
         }
         return try SealedBox(nonce: record.nonce, ciphertext: record.ciphertext)
             .open(key: key, associatedData: record.binding.associatedData(accountID: record.accountId, uuid: uuid, keyID: record.keyId))
-    }
-
-    /// Decodes opened credential bytes, zeroing the decoder's copy.
-    static func decodeCredentials(_ opened: SecretBytes, label: String) throws(StoreError) -> Credentials {
-        var plain = opened.unprotectedData()
-        defer { plain.zeroize() }
-        guard let credentials = try? JSONDecoder().decode(Credentials.self, from: plain) else {
-            throw StoreError(.credentialUnreadable, "\(label) are not in the expected form; sign it in again")
-        }
-        return credentials
     }
 
     public func credentialProblems(of accounts: [Account]) async throws(StoreError) -> [Int64: String] {
@@ -127,10 +117,7 @@ extension SQLiteAccountStore {
         guard let id = account.id, let uuid = UUID(uuidString: account.uuid) else {
             throw StoreError(.corrupt, "the accounts table has a row chappie cannot read (row \(account.id ?? -1))")
         }
-        var json = try JSONEncoder().encode(credentials)
-        defer { json.zeroize() }
-        let box = SealedBox.seal(
-            SecretBytes(copying: json), key: key, associatedData: CredentialBinding.uuid.associatedData(accountID: id, uuid: uuid, keyID: key.id))
+        let box = try CredentialSealing.seal(credentials, key: key, accountID: id, uuid: uuid)
         try CredentialRecord(accountId: id, keyId: key.id, nonce: box.nonce, ciphertext: box.ciphertext, updatedAt: Date(), binding: .uuid)
             .save(db)
     }

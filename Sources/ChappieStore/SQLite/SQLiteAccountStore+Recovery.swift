@@ -7,42 +7,6 @@ import GRDB
 /// disk, a read-only file): kept sealed in a recovery file so that the account survives, used by
 /// every later read until they are adopted into the database, and adopted when the store opens.
 extension SQLiteAccountStore {
-    /// What a recovery file holds besides the sealed tokens.
-    struct RecoveryFile: Codable {
-        /// 1: sealed bound to the account's row id; 2: to its UUID (``CredentialBinding``).
-        var version = 2
-        var accountId: Int64
-        var keyId: String
-        var savedAt: Date
-        /// The nonce of the credential row these tokens were meant to replace: while the row still
-        /// has it, the file is newer; once the row changed, the file is stale. (`nil` when the row
-        /// could not be read; then `savedAt` is compared with the row's time.)
-        var baseNonce: Data?
-        var accessExpiresAt: Date?
-        var refreshedAt: Date
-        var nonce: Data
-        var ciphertext: Data
-    }
-
-    /// Opened tokens from a recovery file that are newer than the stored ones.
-    struct PendingRecovery {
-        var credentials: Credentials
-        var accessExpiresAt: Date?
-        var refreshedAt: Date
-    }
-
-    /// What an account's recovery file is worth against its stored credential row.
-    enum RecoveryState {
-        /// There is no recovery file.
-        case none
-        /// The database changed since the file was written: its tokens are older (safe to remove).
-        case stale
-        /// Newer tokens than the database's: to be used, and adopted.
-        case pending(PendingRecovery)
-        /// A file that cannot be read or opened: kept, never removed, never used.
-        case unreadable(String)
-    }
-
     /// Where recovery files live: `recovery/` in the data directory (0700).
     public var recoveryDirectory: URL { location.directory.appendingPathComponent("recovery") }
 
@@ -60,30 +24,11 @@ extension SQLiteAccountStore {
     package func keepForRecovery(
         _ credentials: Credentials, of account: Account, accessTokenExpiresAt: Date?, refreshedAt: Date
     ) async throws(StoreError) -> URL {
-        try FilePermissions.ensurePrivateDirectory(recoveryDirectory)
-        let key = self.key
-        var json: Data
-        do {
-            json = try JSONEncoder().encode(credentials)
-        } catch {
-            throw StoreError(.io, "cannot encode account \(account.name)'s tokens for the recovery file")
-        }
-        defer { json.zeroize() }
-        let box = SealedBox.seal(
-            SecretBytes(copying: json), key: key,
-            associatedData: CredentialBinding.uuid.associatedData(accountID: account.id, uuid: account.uuid, keyID: key.id))
         // What the database holds now (a locked or read-only database can still be read).
         let base = try? await read { db in try CredentialRecord.fetchOne(db, key: account.id)?.nonce }
-        let file = RecoveryFile(
-            accountId: account.id, keyId: key.id, savedAt: Date(), baseNonce: base ?? nil, accessExpiresAt: accessTokenExpiresAt,
-            refreshedAt: refreshedAt, nonce: box.nonce, ciphertext: box.ciphertext)
         let url = recoveryURL(for: account.id)
-        do {
-            let encoded = try JSONEncoder().encode(file)
-            try PrivateFile.write(SecretBytes(copying: encoded), to: url)
-        } catch {
-            throw StoreError(.io, "cannot write the recovery file \(url.path): \(error)")
-        }
+        try RecoveryFile.keep(
+            credentials, of: account, key: key, baseNonce: base ?? nil, accessExpiresAt: accessTokenExpiresAt, refreshedAt: refreshedAt, at: url)
         return url
     }
 
@@ -94,25 +39,8 @@ extension SQLiteAccountStore {
 
     /// What the recovery file of the account with this id and UUID is worth against its stored row.
     func recoveryState(for accountID: Int64, uuid: UUID, stored: CredentialRecord?) -> RecoveryState {
-        guard let data = FileManager.default.contents(atPath: recoveryURL(for: accountID).path) else { return .none }
-        guard let file = try? JSONDecoder().decode(RecoveryFile.self, from: data), file.accountId == accountID else {
-            return .unreadable("\(recoveryURL(for: accountID).path) is not a recovery file of this account")
-        }
-        if let base = file.baseNonce {
-            if let stored, stored.nonce != base { return .stale }
-        } else if let storedAt = stored?.updatedAt, storedAt >= file.savedAt {
-            return .stale
-        }
-        let key = self.key
-        guard file.keyId == key.id else {
-            return .unreadable("\(recoveryURL(for: accountID).path) is sealed with key \(file.keyId), not the store's key \(key.id)")
-        }
-        let binding: CredentialBinding = file.version == 1 ? .rowID : .uuid
-        guard let opened = try? SealedBox(nonce: file.nonce, ciphertext: file.ciphertext)
-            .open(key: key, associatedData: binding.associatedData(accountID: accountID, uuid: uuid, keyID: key.id)),
-            let credentials = try? Self.decodeCredentials(opened, label: "the recovered tokens")
-        else { return .unreadable("\(recoveryURL(for: accountID).path) does not open with the store's key") }
-        return .pending(PendingRecovery(credentials: credentials, accessExpiresAt: file.accessExpiresAt, refreshedAt: file.refreshedAt))
+        RecoveryFile.state(
+            at: recoveryURL(for: accountID), accountID: accountID, uuid: uuid, key: key, storedNonce: stored?.nonce, storedAt: stored?.updatedAt)
     }
 
     /// Adopts every pending recovery file into the database, each under its account's lock (an

@@ -1,0 +1,108 @@
+import ChappieCore
+import ChappieVault
+import Foundation
+
+// Tokens a refresh redeemed but could not commit are kept sealed in a recovery file in the local
+// data directory, on every backend: what such a file holds, and what it is worth.
+
+/// What a recovery file holds besides the sealed tokens.
+struct RecoveryFile: Codable {
+    /// 1: sealed bound to the account's row id; 2: to its UUID (``CredentialBinding``).
+    var version = 2
+    var accountId: Int64
+    var keyId: String
+    var savedAt: Date
+    /// The nonce of the credential row these tokens were meant to replace: while the row still
+    /// has it, the file is newer; once the row changed, the file is stale. (`nil` when the row
+    /// could not be read; then `savedAt` is compared with the row's time.)
+    var baseNonce: Data?
+    var accessExpiresAt: Date?
+    var refreshedAt: Date
+    var nonce: Data
+    var ciphertext: Data
+}
+
+extension RecoveryFile {
+    /// Seals an account's new tokens as the stores seal them (the key, associated data naming the
+    /// account's UUID and the key) and writes them to `url`, 0600, synced with its directory (0700).
+    ///
+    /// - Parameter baseNonce: The nonce of the stored credential these tokens replace, if it could be read.
+    /// - Throws: ``StoreError`` `.io` when even this cannot be written.
+    static func keep(
+        _ credentials: Credentials, of account: Account, key: SecretKey, baseNonce: Data?, accessExpiresAt: Date?, refreshedAt: Date, at url: URL
+    ) throws(StoreError) {
+        try FilePermissions.ensurePrivateDirectory(url.deletingLastPathComponent())
+        do {
+            let box = try CredentialSealing.seal(credentials, key: key, accountID: account.id, uuid: account.uuid)
+            let file = RecoveryFile(
+                accountId: account.id, keyId: key.id, savedAt: Date(), baseNonce: baseNonce, accessExpiresAt: accessExpiresAt,
+                refreshedAt: refreshedAt, nonce: box.nonce, ciphertext: box.ciphertext)
+            try PrivateFile.write(SecretBytes(copying: try JSONEncoder().encode(file)), to: url)
+        } catch {
+            throw StoreError(.io, "cannot write the recovery file \(url.path): \(error)")
+        }
+    }
+
+    /// What the recovery file at `url` is worth against the account's stored credential (its nonce
+    /// and time, `nil` when there is none).
+    static func state(at url: URL, accountID: Int64, uuid: UUID, key: SecretKey, storedNonce: Data?, storedAt: Date?) -> RecoveryState {
+        guard let data = FileManager.default.contents(atPath: url.path) else { return .none }
+        guard let file = try? JSONDecoder().decode(RecoveryFile.self, from: data), file.accountId == accountID else {
+            return .unreadable("\(url.path) is not a recovery file of this account")
+        }
+        if let base = file.baseNonce {
+            if let storedNonce, storedNonce != base { return .stale }
+        } else if let storedAt, storedAt >= file.savedAt {
+            return .stale
+        }
+        guard file.keyId == key.id else {
+            return .unreadable("\(url.path) is sealed with key \(file.keyId), not the store's key \(key.id)")
+        }
+        let binding: CredentialBinding = file.version == 1 ? .rowID : .uuid
+        guard let opened = try? SealedBox(nonce: file.nonce, ciphertext: file.ciphertext)
+            .open(key: key, associatedData: binding.associatedData(accountID: accountID, uuid: uuid, keyID: key.id)),
+            let credentials = try? CredentialSealing.decode(opened, label: "the recovered tokens")
+        else { return .unreadable("\(url.path) does not open with the store's key") }
+        return .pending(PendingRecovery(credentials: credentials, accessExpiresAt: file.accessExpiresAt, refreshedAt: file.refreshedAt))
+    }
+}
+
+/// Opened tokens from a recovery file that are newer than the stored ones.
+struct PendingRecovery {
+    var credentials: Credentials
+    var accessExpiresAt: Date?
+    var refreshedAt: Date
+}
+
+/// What an account's recovery file is worth against its stored credential row.
+enum RecoveryState {
+    /// There is no recovery file.
+    case none
+    /// The database changed since the file was written: its tokens are older (safe to remove).
+    case stale
+    /// Newer tokens than the database's: to be used, and adopted.
+    case pending(PendingRecovery)
+    /// A file that cannot be read or opened: kept, never removed, never used.
+    case unreadable(String)
+}
+
+/// Sealing and opening an account's tokens, the same on every backend.
+enum CredentialSealing {
+    /// Seals tokens with a key, bound to the account's UUID and the key (``CredentialBinding/uuid``).
+    static func seal(_ credentials: Credentials, key: SecretKey, accountID: Int64, uuid: UUID) throws -> SealedBox {
+        var json = try JSONEncoder().encode(credentials)
+        defer { json.zeroize() }
+        return SealedBox.seal(
+            SecretBytes(copying: json), key: key, associatedData: CredentialBinding.uuid.associatedData(accountID: accountID, uuid: uuid, keyID: key.id))
+    }
+
+    /// Decodes opened credential bytes, zeroing the decoder's copy.
+    static func decode(_ opened: SecretBytes, label: String) throws(StoreError) -> Credentials {
+        var plain = opened.unprotectedData()
+        defer { plain.zeroize() }
+        guard let credentials = try? JSONDecoder().decode(Credentials.self, from: plain) else {
+            throw StoreError(.credentialUnreadable, "\(label) are not in the expected form; sign it in again")
+        }
+        return credentials
+    }
+}
