@@ -35,6 +35,8 @@ let package = Package(
         // The daemon's /metrics: swift-metrics' API, exposed in Prometheus' text format.
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        // The team pool's store (PostgreSQL).
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         // Tests only: an independent CSV parser to read back what chappie writes.
         .package(url: "https://github.com/swiftcsv/SwiftCSV.git", from: "0.10.0"),
     ],
@@ -77,6 +79,8 @@ let package = Package(
             name: "ChappieStore",
             dependencies: [
                 "ChappieCore", "ChappieVault", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
+                // The team pool's backend (docs/team-pool.md).
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             swiftSettings: swiftSettings
         ),

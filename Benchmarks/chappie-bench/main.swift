@@ -325,7 +325,7 @@ func runStream(port: Int) async throws -> [String] {
     try await signIn(count: 1, port: port, home: home)
     let endpoints = try ChappieEndpoints(issuer: "http://127.0.0.1:\(port)", backend: "http://127.0.0.1:\(port)/backend-api")
     let options = StoreOptions(home: home.path, environment: [:])
-    let store = try await StoreOpener.open(options).store
+    let store = try await StoreOpener.open(options).local!
     let account = try await store.accounts()[0]
     // 1 MB of text in 10,000 deltas of 100 characters (the emulator echoes the prompt word by word).
     let prompt = (0..<10_000).map { _ in String(repeating: "x", count: 99) }.joined(separator: " ")

@@ -12,15 +12,24 @@ public struct ServiceOptions: Sendable {
     public var home: String?
     /// The key file given with `--key-file`.
     public var keyFile: String?
+    /// The team pool given with `--store` (else `$CHAPPIE_STORE_URL`, the `store-url` file).
+    public var storeURL: String?
+    /// This machine's name in a team pool, given with `--machine`.
+    public var machine: String?
     /// The issuer and backend.
     public var endpoints: ChappieEndpoints
     /// Whether a passphrase may be asked for on the terminal.
     public var interactive: Bool
 
     /// Options; `interactive` defaults to whether standard input is a terminal.
-    public init(home: String? = nil, keyFile: String? = nil, endpoints: ChappieEndpoints = ChappieEndpoints(), interactive: Bool? = nil) {
+    public init(
+        home: String? = nil, keyFile: String? = nil, storeURL: String? = nil, machine: String? = nil, endpoints: ChappieEndpoints = ChappieEndpoints(),
+        interactive: Bool? = nil
+    ) {
         self.home = home
         self.keyFile = keyFile
+        self.storeURL = storeURL
+        self.machine = machine
         self.endpoints = endpoints
         self.interactive = interactive ?? PassphrasePrompt.isInteractive
     }
@@ -36,7 +45,7 @@ public struct ServiceOptions: Sendable {
     var storeOptions: StoreOptions {
         StoreOptions(
             home: home, keyFile: keyFile, interactive: interactive, passphrase: EnvironmentSecrets.passphrase,
-            newPassphrase: EnvironmentSecrets.newPassphrase)
+            newPassphrase: EnvironmentSecrets.newPassphrase, storeURL: storeURL, machine: machine)
     }
 }
 

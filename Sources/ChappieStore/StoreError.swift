@@ -21,6 +21,13 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         public static let credentialUnreadable = Code("credentials unreadable")
         /// A file or directory could not be created or changed.
         public static let io = Code("file error")
+        /// The account is held elsewhere in the team pool (its Codex home on another machine).
+        public static let inUseElsewhere = Code("in use elsewhere")
+        /// The team pool's address cannot be used (not a postgres:// URL, an unknown option, an
+        /// unreadable password file or root certificate).
+        public static let poolAddress = Code("store address")
+        /// The team pool's database cannot be reached now, or took too long to answer: try again later.
+        public static let unavailable = Code("store unavailable")
         /// Any other database failure (busy beyond the timeout, disk full, …).
         public static let database = Code("database error")
 
@@ -44,6 +51,6 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
 
     /// Whether the cause is the configuration or the key (exit code 78).
     public var isConfigurationProblem: Bool {
-        [.wrongKey, .missingKey, .corrupt, .newerSchema, .io].contains(code)
+        [.wrongKey, .missingKey, .corrupt, .newerSchema, .io, .poolAddress].contains(code)
     }
 }

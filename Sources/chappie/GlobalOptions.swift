@@ -18,6 +18,16 @@ struct GlobalOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("The key file (default: $CHAPPIE_KEY_FILE, systemd credentials, $CHAPPIE_PASSPHRASE, else a key file beside the data).", valueName: "file"))
     var keyFile: String?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "A team pool's PostgreSQL database, postgres://USER@HOST/DB (default: $CHAPPIE_STORE_URL, else the data directory's store-url file, else the local store).",
+            valueName: "url"))
+    var store: String?
+
+    @Option(name: .long, help: ArgumentHelp("This machine's name in a team pool (default: $CHAPPIE_MACHINE, else the host name).", valueName: "name"))
+    var machine: String?
+
     @Flag(name: .long, help: "Print JSON instead of a table.")
     var json = false
 
@@ -42,7 +52,7 @@ struct GlobalOptions: ParsableArguments {
 
     /// Where the store is, where its key comes from, and the services.
     func serviceOptions() throws -> ServiceOptions {
-        ServiceOptions(home: home, keyFile: keyFile, endpoints: try endpoints())
+        ServiceOptions(home: home, keyFile: keyFile, storeURL: store, machine: machine, endpoints: try endpoints())
     }
 
     /// Opens and unlocks the store, with the services over it.

@@ -32,7 +32,7 @@ struct BackupTests {
         let home = try TestTokens.temporaryDirectory("chappie-backup")
         defer { try? FileManager.default.removeItem(at: home) }
         let opened = try await StoreOpener.open(StoreOptions(home: home.path, environment: ["HOME": home.path]))
-        let services = BackupService(store: opened.store)
+        let services = BackupService(store: opened.local!)
         let good = entry(name: "good", idToken: TestTokens.idToken(email: "g@example.com", accountID: "acct-g", userID: "user-g"))
         let file = try sealedBackup(accounts: [good, entry(name: name, idToken: idToken)], in: home)
         let passphrase = home.appendingPathComponent("passphrase")
@@ -42,6 +42,6 @@ struct BackupTests {
         await #expect { _ = try await services.restore(from: file, passphrase: .init(file: passphrase)) } throws: { error in
             (error as? ServiceError)?.message.contains("not usable. Nothing was changed") == true
         }
-        #expect(try await opened.store.accounts().isEmpty, "the good entry before it was not written either")
+        #expect(try await opened.local!.accounts().isEmpty, "the good entry before it was not written either")
     }
 }

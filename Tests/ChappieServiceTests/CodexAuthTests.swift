@@ -11,7 +11,7 @@ struct CodexAuthTests {
     private func service() async throws -> (AccountsService, URL) {
         let home = try TestTokens.temporaryDirectory("chappie-svc")
         let opened = try await StoreOpener.open(StoreOptions(home: home.path, environment: ["HOME": home.path]))
-        return (AccountsService(store: opened.store, environment: ["HOME": home.path]), home)
+        return (AccountsService(store: opened.local!, environment: ["HOME": home.path]), home)
     }
 
     @Test("The current and the legacy fixture import with their claims")

@@ -33,7 +33,7 @@ struct RedactionTests {
 
         let home = try TestTokens.temporaryDirectory("chappie-redaction")
         defer { try? FileManager.default.removeItem(at: home) }
-        let store = try await StoreOpener.open(StoreOptions(home: home.path, environment: [:])).store
+        let store = try await StoreOpener.open(StoreOptions(home: home.path, environment: [:])).local!
         let account = try await store.save(
             info: ChappieAccountInfo(email: "ada@example.com", userID: "u", accountID: "a", plan: .plus), credentials: credentials,
             accessTokenExpiresAt: nil, refreshedAt: nil, name: nil, event: .imported).account

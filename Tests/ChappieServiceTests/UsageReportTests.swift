@@ -15,7 +15,7 @@ struct UsageReportTests {
 
         init() async throws {
             home = try TestTokens.temporaryDirectory("chappie-report")
-            store = try await StoreOpener.open(StoreOptions(home: home.path, environment: [:])).store
+            store = try await StoreOpener.open(StoreOptions(home: home.path, environment: [:])).local!
         }
 
         mutating func add(_ name: String, email: String, plan: String) async throws {

@@ -14,7 +14,7 @@ struct UsageTests {
     /// A store in a temporary home, with `count` accounts signed in at the emulator.
     private func signedIn(_ emulator: RunningEmulator, count: Int) async throws -> (UsageService, [Account], URL) {
         let home = try TestTokens.temporaryDirectory("chappie-usage")
-        let store = try await StoreOpener.open(StoreOptions(home: home.path, environment: [:])).store
+        let store = try await StoreOpener.open(StoreOptions(home: home.path, environment: [:])).local!
         let endpoints = try ChappieEndpoints(issuer: emulator.baseURL.absoluteString, backend: emulator.backendURL.absoluteString)
         let service = UsageService(store: store, endpoints: endpoints, http: emulator.client)
         var accounts: [Account] = []
@@ -136,7 +136,7 @@ struct UsageTests {
     func prune() async throws {
         let home = try TestTokens.temporaryDirectory("chappie-prune")
         defer { try? FileManager.default.removeItem(at: home) }
-        let store = try await StoreOpener.open(StoreOptions(home: home.path, environment: [:])).store
+        let store = try await StoreOpener.open(StoreOptions(home: home.path, environment: [:])).local!
         let account = try await store.save(
             info: ChappieAccountInfo(email: "p@example.com", userID: "u", accountID: "a", plan: .plus),
             credentials: Credentials(idToken: "i", accessToken: "a", refreshToken: "r"), accessTokenExpiresAt: nil, refreshedAt: nil,

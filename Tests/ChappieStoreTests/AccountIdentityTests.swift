@@ -69,7 +69,7 @@ struct AccountIdentityTests {
 
         try KeyFile.write(test.key, to: test.location.defaultKeyFile)
         let options = StoreOptions(home: test.location.directory.path, environment: [:])
-        let store = try await StoreOpener.open(options).store
+        let store = try await StoreOpener.open(options).local!
         #expect(try RowBoundCredentials.bindings(databaseFile: test.databaseFile) == [1: 1, 2: 3])
         for (account, marker) in zip(accounts.prefix(3), ["aaa", "bbb", "ccc"]) {
             #expect(try await store.credentials(for: account).refreshToken == "refresh-\(marker)")
@@ -84,7 +84,7 @@ struct AccountIdentityTests {
         #expect(try await store.events(limit: 20).filter { $0.knownKind == .credentialsResealed }.count == 1)
         // From now on a row-bound blob (put back by someone who can write the file) does not open.
         try RowBoundCredentials.downgrade(databaseFile: test.databaseFile, key: test.key, asMigrated: false)
-        let tampered = try await StoreOpener.open(options).store
+        let tampered = try await StoreOpener.open(options).local!
         await #expect(throws: StoreError.self) { try await tampered.credentials(for: accounts[0]) }
     }
 
@@ -131,7 +131,7 @@ struct AccountIdentityTests {
         #expect(try RowBoundCredentials.revertToBeforeIdentities(databaseFile: test.databaseFile, key: test.key) == 2)
         #expect(try RowBoundCredentials.bindings(databaseFile: test.databaseFile) == [1: 2])
 
-        let store = try await StoreOpener.open(StoreOptions(home: test.location.directory.path, environment: [:])).store
+        let store = try await StoreOpener.open(StoreOptions(home: test.location.directory.path, environment: [:])).local!
         #expect(try RowBoundCredentials.bindings(databaseFile: test.databaseFile) == [2: 2])
         #expect(!store.acceptsRowBoundCredentials)
         for (account, marker) in zip(accounts, ["aaa", "bbb"]) {

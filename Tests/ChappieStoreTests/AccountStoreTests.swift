@@ -8,13 +8,16 @@ import Testing
 
 @Suite("The sealed account store")
 struct AccountStoreTests {
-    @Test("The embedded migrations are exactly the SQL files in migrations/ (run `make migrations` after editing)")
-    func migrationsDoNotDrift() async throws {
+    @Test(
+        "The embedded migrations are exactly the SQL files in migrations/ and migrations/postgres/ (run `make migrations` after editing)",
+        arguments: [("migrations", StoreSchema.migrations), ("migrations/postgres", StoreSchema.postgresMigrations)])
+    func migrationsDoNotDrift(folder: String, embedded: [StoreSchema.Migration]) async throws {
         let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("migrations")
+            .deletingLastPathComponent().appendingPathComponent(folder)
         let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".sql") }.sorted()
-        #expect(StoreSchema.migrations.map(\.id) == files.map { String($0.dropLast(4)) })
-        for (migration, file) in zip(StoreSchema.migrations, files) {
+        #expect(!files.isEmpty)
+        #expect(embedded.map(\.id) == files.map { String($0.dropLast(4)) })
+        for (migration, file) in zip(embedded, files) {
             let sql = try String(contentsOf: directory.appendingPathComponent(file), encoding: .utf8)
             #expect(migration.sql.trimmingCharacters(in: .whitespacesAndNewlines) == sql.trimmingCharacters(in: .whitespacesAndNewlines))
         }

@@ -7,7 +7,7 @@ import Testing
 
 @Suite("Opening the store with the key from its source, and rotating it")
 struct StoreOpenerTests {
-    private func addAccount(_ store: SQLiteAccountStore, marker: String) async throws {
+    private func addAccount(_ store: any AccountStore, marker: String) async throws {
         _ = try await store.save(
             info: ChappieAccountInfo(email: "\(marker)@example.com", userID: "u-\(marker)", accountID: "a-\(marker)", plan: .pro),
             credentials: Credentials(idToken: "id", accessToken: "access-\(marker)", refreshToken: "refresh-\(marker)"),
@@ -40,7 +40,7 @@ struct StoreOpenerTests {
         defer { try? FileManager.default.removeItem(at: root) }
         let environment = ["HOME": root.path, "XDG_DATA_HOME": root.appendingPathComponent("data").path, "XDG_CONFIG_HOME": root.appendingPathComponent("config").path]
         let opened = try await StoreOpener.open(StoreOptions(environment: environment))
-        #expect(opened.store.location.directory.path == root.appendingPathComponent("data/chappie").path)
+        #expect(opened.local!.location.directory.path == root.appendingPathComponent("data/chappie").path)
         #expect(FileManager.default.fileExists(atPath: root.appendingPathComponent("config/chappie/chappie.key").path))
     }
 
@@ -68,7 +68,7 @@ struct StoreOpenerTests {
     func wrongSource() async throws {
         let home = try TestTokens.temporaryDirectory("chappie-src")
         defer { try? FileManager.default.removeItem(at: home) }
-        try await addAccount(try await StoreOpener.open(StoreOptions(home: home.path, environment: [:])).store, marker: "s")
+        try await addAccount(try await StoreOpener.open(StoreOptions(home: home.path, environment: [:])).local!, marker: "s")
         await #expect { _ = try await StoreOpener.open(StoreOptions(home: home.path, environment: ["CHAPPIE_PASSPHRASE": "x"])) } throws: { error in
             (error as? StoreError)?.code == .wrongKey
         }
@@ -85,14 +85,14 @@ struct StoreOpenerTests {
         defer { try? FileManager.default.removeItem(at: home) }
         let options = StoreOptions(home: home.path, environment: [:])
         let opened = try await StoreOpener.open(options)
-        for index in 0..<3 { try await addAccount(opened.store, marker: "r\(index)") }
+        for index in 0..<3 { try await addAccount(opened.local!, marker: "r\(index)") }
         let outcome = try await KeyRotation.rotate(opened, options: options)
         #expect(outcome.oldKeyID != outcome.newKeyID)
         #expect(!FileManager.default.fileExists(atPath: home.appendingPathComponent("chappie.key.new").path))
         let reopened = try await StoreOpener.open(options)
-        #expect(reopened.store.key.id == outcome.newKeyID)
+        #expect(reopened.local!.key.id == outcome.newKeyID)
         var refreshTokens: [String] = []
-        for account in try await reopened.store.accounts() { refreshTokens.append(try await reopened.store.credentials(for: account).refreshToken) }
+        for account in try await reopened.local!.accounts() { refreshTokens.append(try await reopened.local!.credentials(for: account).refreshToken) }
         #expect(refreshTokens.sorted() == ["refresh-r0", "refresh-r1", "refresh-r2"])
     }
 
@@ -102,10 +102,10 @@ struct StoreOpenerTests {
         defer { try? FileManager.default.removeItem(at: home) }
         let options = StoreOptions(home: home.path, environment: ["CHAPPIE_PASSPHRASE": "old one", "CHAPPIE_NEW_PASSPHRASE": "new one"])
         let opened = try await StoreOpener.open(options)
-        try await addAccount(opened.store, marker: "pp")
+        try await addAccount(opened.local!, marker: "pp")
         _ = try await KeyRotation.rotate(opened, options: options)
         let reopened = try await StoreOpener.open(StoreOptions(home: home.path, environment: ["CHAPPIE_PASSPHRASE": "new one"]))
-        #expect(try await reopened.store.credentials(for: try await reopened.store.account(named: AccountName("pp"))).refreshToken == "refresh-pp")
+        #expect(try await reopened.local!.credentials(for: try await reopened.local!.account(named: AccountName("pp"))).refreshToken == "refresh-pp")
         await #expect(throws: (any Error).self) { try await StoreOpener.open(StoreOptions(home: home.path, environment: ["CHAPPIE_PASSPHRASE": "old one"])) }
     }
 
@@ -115,17 +115,17 @@ struct StoreOpenerTests {
         defer { try? FileManager.default.removeItem(at: home) }
         let options = StoreOptions(home: home.path, environment: [:])
         let opened = try await StoreOpener.open(options)
-        try await addAccount(opened.store, marker: "c1")
+        try await addAccount(opened.local!, marker: "c1")
         let keyFile = home.appendingPathComponent("chappie.key")
         let newKey = SecretKey.generate()
         try KeyFile.write(newKey, to: KeyRotation.pendingURL(for: keyFile))
-        _ = try await opened.store.rotateKey(to: newKey, passphraseKDF: nil)
+        _ = try await opened.local!.rotateKey(to: newKey, passphraseKDF: nil)
         // (the process dies here, before renaming chappie.key.new)
         let reopened = try await StoreOpener.open(options)
-        #expect(reopened.store.key.id == newKey.id)
+        #expect(reopened.local!.key.id == newKey.id)
         #expect(try KeyFile.read(keyFile).id == newKey.id)
         #expect(!FileManager.default.fileExists(atPath: KeyRotation.pendingURL(for: keyFile).path))
-        #expect(try await reopened.store.credentials(for: try await reopened.store.account(named: AccountName("c1"))).refreshToken == "refresh-c1")
+        #expect(try await reopened.local!.credentials(for: try await reopened.local!.account(named: AccountName("c1"))).refreshToken == "refresh-c1")
     }
 
     @Test("A crash before the commit: the old key stays, the unused new key is discarded")
@@ -134,11 +134,11 @@ struct StoreOpenerTests {
         defer { try? FileManager.default.removeItem(at: home) }
         let options = StoreOptions(home: home.path, environment: [:])
         let opened = try await StoreOpener.open(options)
-        try await addAccount(opened.store, marker: "c2")
+        try await addAccount(opened.local!, marker: "c2")
         let keyFile = home.appendingPathComponent("chappie.key")
         try KeyFile.write(SecretKey.generate(), to: KeyRotation.pendingURL(for: keyFile))
         let reopened = try await StoreOpener.open(options)
-        #expect(reopened.store.key.id == opened.store.key.id)
+        #expect(reopened.local!.key.id == opened.local!.key.id)
         #expect(!FileManager.default.fileExists(atPath: KeyRotation.pendingURL(for: keyFile).path))
     }
 

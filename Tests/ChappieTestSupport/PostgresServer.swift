@@ -41,7 +41,7 @@ public final class PostgresServer: Sendable {
             await server.stop()
             throw EmulatorHarnessError(message: "initdb failed: \(initialised.stderr)")
         }
-        let options = "-c listen_addresses='' -k \(directory.path) -p \(port) -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+        let options = serverOptions(directory)
         let started = try await server.run(
             "pg_ctl", ["-D", data, "-o", options, "-l", directory.appendingPathComponent("server.log").path, "-w", "-t", "120", "start"])
         guard started.status == 0 else {
@@ -53,6 +53,11 @@ public final class PostgresServer: Sendable {
         return server
     }
 
+    /// The server's settings: a socket in `directory` only, and no waiting for the disk.
+    private static func serverOptions(_ directory: URL) -> String {
+        "-c listen_addresses='' -k \(directory.path) -p \(port) -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+    }
+
     private init(directory: URL, binaries: URL) {
         self.directory = directory
         self.binaries = binaries
@@ -61,6 +66,37 @@ public final class PostgresServer: Sendable {
     /// Runs `psql` as ``user`` on the database `postgres` with one SQL command; its output unaligned, without headers.
     public func psql(_ sql: String) async throws -> ProcessResult {
         try await run("psql", ["-h", socketDirectory, "-p", String(Self.port), "-U", Self.user, "-d", "postgres", "-X", "-A", "-t", "-c", sql])
+    }
+
+    /// The address of one of the server's databases, for chappie's `--store`.
+    public func url(database: String) -> String {
+        "postgres://\(Self.user)@/\(database)?host=\(socketDirectory)"
+    }
+
+    /// Creates a new, empty database and returns its address.
+    public func createDatabase() async throws -> String {
+        let name = "pool_" + UUID().uuidString.prefix(8).lowercased()
+        let created = try await psql("CREATE DATABASE \(name)")
+        guard created.status == 0 else { throw EmulatorHarnessError(message: "CREATE DATABASE failed: \(created.stderr)") }
+        return url(database: name)
+    }
+
+    /// Runs `psql` with one SQL command on one of the server's databases, given by its address.
+    public func psql(_ sql: String, in url: String) async throws -> ProcessResult {
+        let database = String(url.split(separator: "?")[0].split(separator: "/").last ?? "postgres")
+        return try await run("psql", ["-h", socketDirectory, "-p", String(Self.port), "-U", Self.user, "-d", database, "-X", "-A", "-t", "-c", sql])
+    }
+
+    /// Stops the server (fast: sessions are ended) and starts it again on the same socket, as an
+    /// upgrade or a failover would.
+    public func restart(downFor pause: Duration = .zero) async throws {
+        let data = directory.appendingPathComponent("data").path
+        _ = try await run("pg_ctl", ["-D", data, "-m", "fast", "-w", "-t", "60", "stop"])
+        try await Task.sleep(for: pause)
+        let options = Self.serverOptions(directory)
+        let started = try await run(
+            "pg_ctl", ["-D", data, "-o", options, "-l", directory.appendingPathComponent("server.log").path, "-w", "-t", "120", "start"])
+        guard started.status == 0 else { throw EmulatorHarnessError(message: "the PostgreSQL server did not start again: \(started.stderr)") }
     }
 
     /// Stops the server (fast shutdown: sessions are ended) and removes its directory.
@@ -90,6 +126,19 @@ public final class PostgresServer: Sendable {
             throw EmulatorHarnessError(message: "PostgreSQL is not installed: `make test` installs Debian's postgresql package")
         }
         return root.appendingPathComponent("\(newest)/bin")
+    }
+}
+
+/// One server for a whole test process, started on first use: each test takes a database of its
+/// own on it (``PostgresServer/createDatabase()``). Stopped when the test process exits. A test
+/// that restarts or stops its server starts one of its own instead.
+public enum SharedPostgres {
+    private static let server = Task { try await PostgresServer.start() }
+
+    /// A new, empty database on the shared server, and the server.
+    public static func database() async throws -> (server: PostgresServer, url: String) {
+        let server = try await server.value
+        return (server, try await server.createDatabase())
     }
 }
 

@@ -29,7 +29,7 @@ private struct Bench: Sendable {
             let home = try TestTokens.temporaryDirectory("chappie-whole")
             defer { try? FileManager.default.removeItem(at: home) }
             let options = StoreOptions(home: home.path, environment: [:])
-            let store = try await StoreOpener.open(options).store
+            let store = try await StoreOpener.open(options).local!
             let oauth = OAuthClient(
                 endpoints: try ChappieEndpoints(issuer: emulator.baseURL.absoluteString, backend: emulator.backendURL.absoluteString),
                 http: emulator.client)
@@ -96,7 +96,7 @@ private struct Bench: Sendable {
     /// Opening the store again adopts the recovery file: the database holds its tokens, the file is
     /// gone, the audit log says so, and a refresh from there works.
     func expectAdoptedOnOpen(_ pending: Credentials, sourceLocation: SourceLocation = #_sourceLocation) async throws {
-        let reopened = try await StoreOpener.open(options).store
+        let reopened = try await StoreOpener.open(options).local!
         let file = reopened.recoveryDirectory.appendingPathComponent("account-\(account.id).sealed")
         #expect(!FileManager.default.fileExists(atPath: file.path), sourceLocation: sourceLocation)
         #expect(try await reopened.credentials(for: account) == pending, sourceLocation: sourceLocation)
@@ -255,7 +255,7 @@ struct AccountsStayWholeTests {
             let fresh = try await refresh.value
             let newKeyID = try await rotation.value
             #expect(fresh.outcome == .refreshed)
-            let reopened = try await StoreOpener.open(options).store
+            let reopened = try await StoreOpener.open(options).local!
             #expect(reopened.key.id == newKeyID)
             #expect(try await reopened.credentials(for: account) == fresh.credentials)
             let committedAt = try #require(try await reopened.events(limit: 10).first { $0.kind == "refreshed" }?.at)
@@ -281,7 +281,7 @@ struct AccountsStayWholeTests {
             #expect(FileManager.default.fileExists(atPath: file.path), "a file that does not open must be kept")
             #expect(try await store.credentials(for: bench.account) == stored)
             await #expect(throws: StoreError.self) { _ = try await KeyRotation.rotate(try await StoreOpener.open(bench.options), options: bench.options) }
-            #expect(try await StoreOpener.open(bench.options).store.key.id == store.key.id, "the key must not have changed")
+            #expect(try await StoreOpener.open(bench.options).local!.key.id == store.key.id, "the key must not have changed")
             try FileManager.default.removeItem(at: file)
 
             // A real recovery file, then the database moves on (another refresh committed): the copy is stale.
@@ -294,7 +294,7 @@ struct AccountsStayWholeTests {
             #expect(!FileManager.default.fileExists(atPath: file.path))
             try saved.write(to: file)
             #expect(try await store.credentials(for: bench.account) == stored, "a stale file must not be read")
-            let reopened = try await StoreOpener.open(bench.options).store
+            let reopened = try await StoreOpener.open(bench.options).local!
             #expect(!FileManager.default.fileExists(atPath: file.path), "a stale file is removed on open")
             #expect(try await reopened.credentials(for: bench.account) == stored)
         }
@@ -308,8 +308,8 @@ struct AccountsStayWholeTests {
             #expect(try await bench.store.credentials(for: bench.account).refreshToken.isEmpty == false)
             #expect(bench.store.key.id == outcome.newKeyID)
             let fresh = try await TokenRefresher(store: bench.store, oauth: bench.oauth).validCredentials(for: bench.account, force: true)
-            #expect(try await StoreOpener.open(bench.options).store.credentials(for: bench.account) == fresh.credentials)
-            #expect(try await StoreOpener.open(bench.options).store.credentialCountsByKey() == [outcome.newKeyID: 1])
+            #expect(try await StoreOpener.open(bench.options).local!.credentials(for: bench.account) == fresh.credentials)
+            #expect(try await StoreOpener.open(bench.options).local!.credentialCountsByKey() == [outcome.newKeyID: 1])
         }
     }
 }

@@ -183,7 +183,7 @@ struct AuthTests {
         try await withEmulator(autoApprove(accessTokenLifetime: .seconds(60))) { emulator in
             let home = try TestTokens.temporaryDirectory("chappie-sdk")
             defer { try? FileManager.default.removeItem(at: home) }
-            let store = try await StoreOpener.open(StoreOptions(home: home.path, environment: [:])).store
+            let store = try await StoreOpener.open(StoreOptions(home: home.path, environment: [:])).local!
             let oauth = OAuthClient(endpoints: try endpoints(emulator), http: emulator.client)
             let result = try await DeviceCodeSignIn(oauth: oauth).run()
             let account = try await store.save(
@@ -273,7 +273,7 @@ enum SessionRevocation {
     static func run(_ configuration: ChappieConfiguration, emulator: RunningEmulator) async throws {
         let session = Chappie.authSession(configuration: configuration)
         try await session.startDeviceCodeSignIn()
-        let store = try await StoreOpener.open(configuration.store).store
+        let store = try await StoreOpener.open(configuration.store).local!
         let refreshToken = try await store.credentials(for: try await store.account(named: configuration.account)).refreshToken
         try await emulator.failNext("/oauth/revoke", status: 503)
         do {
@@ -340,7 +340,7 @@ enum SessionReauthentication {
         #expect(restored.state == .reauthenticationRequired)
         #expect(restored.accountInfo == nil)
         // The account, its name and its sealed tokens stay for `chappie refresh NAME` to try again.
-        let store = try await StoreOpener.open(configuration.store).store
+        let store = try await StoreOpener.open(configuration.store).local!
         let account = try await store.account(named: configuration.account)
         #expect(account.status == .reauthRequired)
         #expect(account.info.email == "user1@example.com")

@@ -43,7 +43,7 @@ struct ClientTests {
             let home = try TestTokens.temporaryDirectory("chappie-client")
             defer { try? FileManager.default.removeItem(at: home) }
             let options = StoreOptions(home: home.path, environment: [:])
-            let store = try await StoreOpener.open(options).store
+            let store = try await StoreOpener.open(options).local!
             let tokens = try await emulator.signIn(email: "work@example.com", plan: "plus")
             let info = try TokenClaims(jwt: tokens.idToken).account
             _ = try await store.save(

@@ -43,7 +43,7 @@ public final class ChappieAuthSession {
         (states, continuation) = AsyncStream.makeStream(of: ChappieAuthState.self, bufferingPolicy: .bufferingNewest(16))
         oauth = OAuthClient(endpoints: configuration.endpoints, http: HTTPClient(), exchangeTimeout: configuration.callbackTimeout)
         do {
-            store = try StoreOpener.openNow(configuration.store).store
+            store = try StoreOpener.openNow(configuration.store).local
         } catch {
             store = nil
             state = .failed("the credential store cannot be opened: \(error)")

@@ -263,8 +263,9 @@ package struct TokenRefresher: Sendable {
         let file = try await Task {
             try await store.keepForRecovery(credentials, of: account, accessTokenExpiresAt: expiresAt, refreshedAt: refreshedAt)
         }.value
+        // A store that is only unreachable for now (the team pool's server restarting) is "try again later".
         throw StoreError(
-            .database,
+            lastError?.code == .unavailable ? .unavailable : .database,
             "account \(account.name) was refreshed, but the new tokens could not be stored (\(lastError?.message ?? "unknown error")); they are kept sealed in \(file.path) and the next chappie command uses and stores them")
     }
 

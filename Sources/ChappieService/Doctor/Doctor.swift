@@ -17,6 +17,8 @@ public struct Doctor: Sendable {
     public var endpoints: ChappieEndpoints
     /// The data directory to inspect.
     public var location: StoreLocation
+    /// The store options, which may select a team pool to check.
+    public var storeOptions: StoreOptions
     /// How long each probe may take in all. Default: 10 seconds.
     public var timeout: Duration
     private let client: HTTPClient
@@ -29,17 +31,19 @@ public struct Doctor: Sendable {
     ///   - timeout: How long each probe may take in all.
     ///   - client: The HTTP client; a new one by default.
     public init(
-        endpoints: ChappieEndpoints, location: StoreLocation, timeout: Duration = .seconds(10), client: HTTPClient? = nil
+        endpoints: ChappieEndpoints, location: StoreLocation, timeout: Duration = .seconds(10), client: HTTPClient? = nil,
+        storeOptions: StoreOptions? = nil
     ) {
         self.endpoints = endpoints
         self.location = location
+        self.storeOptions = storeOptions ?? StoreOptions(home: location.directory.path)
         self.timeout = timeout
         self.client = client ?? HTTPClient(configuration: HTTPClientConfiguration(connectTimeout: .seconds(5)))
     }
 
     /// A check of what these options name: their services and data directory.
     public init(options: ServiceOptions, timeout: Duration = .seconds(10)) {
-        self.init(endpoints: options.endpoints, location: options.location, timeout: timeout)
+        self.init(endpoints: options.endpoints, location: options.location, timeout: timeout, storeOptions: options.storeOptions)
     }
 
     /// Runs every check; the issuer and the backend are probed at the same time.
@@ -72,7 +76,36 @@ public struct Doctor: Sendable {
             dataDirectory: DoctorReport.DataDirectory(
                 path: location.directory.path, exists: permissions.exists,
                 mode: permissions.mode.map { String($0, radix: 8) }, problem: permissions.problem),
-            endpoints: await [issuer, backend])
+            endpoints: await [issuer, backend],
+            pool: await pool())
+    }
+
+    /// The team pool's check: reached, its version, its schema (nothing is migrated or changed).
+    private func pool() async -> DoctorReport.Pool? {
+        let known = StoreSchema.postgresMigrations.count
+        let address: PoolAddress
+        do {
+            guard let selected = try storeOptions.poolAddress() else { return nil }
+            address = selected
+        } catch {
+            return DoctorReport.Pool(
+                address: "(unusable)", machine: storeOptions.machineName, reachable: false, migrationsKnown: known, problem: error.message)
+        }
+        var report = DoctorReport.Pool(address: address.description, machine: storeOptions.machineName, reachable: false, migrationsKnown: known)
+        do {
+            let inspection = try await PoolDatabase.inspect(address, deadline: timeout)
+            report.reachable = true
+            report.serverVersion = inspection.serverVersion
+            report.migrationsApplied = inspection.applied.count
+            if let newer = inspection.applied.first(where: { !inspection.known.contains($0) }) {
+                report.problem = "the pool was migrated by a newer chappie (\(newer)); upgrade chappie on this machine"
+            } else if (Int(inspection.serverVersion.prefix { $0.isNumber }) ?? 0) < 13 {
+                report.problem = "PostgreSQL \(inspection.serverVersion) is older than 13, which the pool needs"
+            }
+        } catch {
+            report.problem = error.message
+        }
+        return report
     }
 
     private func probe(

@@ -48,9 +48,30 @@ public struct DoctorReport: Sendable, Codable, Equatable {
     public var dataDirectory: DataDirectory
     /// The issuer and the backend.
     public var endpoints: [Endpoint]
+    /// The team pool's database, when the options select one (`nil` for the local store).
+    public var pool: Pool?
+
+    /// The team pool's database.
+    public struct Pool: Sendable, Codable, Equatable {
+        /// Its address, without a password.
+        public var address: String
+        /// This machine's name in it.
+        public var machine: String
+        /// Whether it answered.
+        public var reachable: Bool
+        /// The server's version, when it answered.
+        public var serverVersion: String?
+        /// How many of this chappie's migrations it has, and how many there are.
+        public var migrationsApplied: Int?
+        /// How many migrations this chappie has.
+        public var migrationsKnown: Int
+        /// What is wrong, if anything.
+        public var problem: String?
+    }
 
     /// Whether every check passed.
     public var isHealthy: Bool {
         libraries.allSatisfy { $0.problem == nil } && dataDirectory.problem == nil && endpoints.allSatisfy { $0.reachable && $0.problem == nil }
+            && pool?.problem == nil
     }
 }

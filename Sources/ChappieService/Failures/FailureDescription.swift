@@ -21,7 +21,10 @@ public struct FailureDescription: Sendable, Equatable {
     public init?(_ error: any Error) {
         switch error {
         case let error as StoreError:
-            self.init(message: error.message, exitCode: error.isConfigurationProblem ? ChappieExitCode.configuration : ChappieExitCode.failure)
+            let exitCode =
+                error.isConfigurationProblem
+                ? ChappieExitCode.configuration : error.code == .unavailable ? ChappieExitCode.temporaryFailure : ChappieExitCode.failure
+            self.init(message: error.message, exitCode: exitCode)
         case let error as VaultError:
             self.init(message: error.message, exitCode: ChappieExitCode.configuration)
         case let error as ChappieAuthError:

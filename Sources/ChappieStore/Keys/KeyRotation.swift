@@ -22,6 +22,16 @@ public enum KeyRotation {
         public let store: SQLiteAccountStore
     }
 
+    /// Why a team pool's key is not rotated by `chappie key rotate`, and how to change it instead.
+    static let poolRotationRefused = StoreError(
+        .poolAddress,
+        """
+        chappie does not rotate a team pool's key: every machine would have to take up the new key at the same moment. \
+        To change it: stop chappie on every machine; `chappie backup -o FILE` here; create a new, empty pool database; \
+        give every machine the new key file (systemd credential); `chappie --store NEW-URL --key-file NEW-KEY restore FILE`; \
+        then point the machines at the new pool (docs/team-pool.md, Rotating the key). Nothing was changed.
+        """)
+
     /// The file a rotation writes the new key to before committing.
     public static func pendingURL(for keyFile: URL) -> URL {
         keyFile.deletingLastPathComponent().appendingPathComponent(keyFile.lastPathComponent + ".new")
@@ -32,7 +42,7 @@ public enum KeyRotation {
     /// - Throws: ``VaultError`` for a systemd credential (chappie cannot rewrite it), or the errors
     ///   of resealing (then nothing changed).
     public static func rotate(_ opened: StoreOpener.Opened, options: StoreOptions) async throws -> Outcome {
-        let store = opened.store
+        guard let store = opened.local else { throw poolRotationRefused }
         switch opened.source {
         case .systemdCredential(let url):
             throw VaultError(

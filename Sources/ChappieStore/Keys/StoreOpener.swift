@@ -7,7 +7,9 @@ public enum StoreOpener {
     /// An unlocked store and where its key came from.
     public struct Opened: Sendable {
         /// The store.
-        public let store: SQLiteAccountStore
+        package let store: any AccountStore
+        /// The store when it is this machine's SQLite database (`nil` for a team pool).
+        public let local: SQLiteAccountStore?
         /// The key's source.
         public let source: KeySource
         /// How the key was set up in the store.
@@ -21,13 +23,20 @@ public enum StoreOpener {
     /// - Throws: ``StoreError`` or ``VaultError``: configuration or key problems (exit code 78); a
     ///   passphrase that is not entered is ``VaultError/Kind/passphraseUnavailable``.
     public static func open(_ options: StoreOptions) async throws -> Opened {
-        try await withCheckedThrowingContinuation { continuation in
+        if let address = try options.poolAddress() { return try await PoolOpener.open(address, options: options) }
+        return try await withCheckedThrowingContinuation { continuation in
             Thread { continuation.resume(with: Result { try openNow(options) }) }.start()
         }
     }
 
-    /// Opens and unlocks the store, blocking the calling thread.
+    /// Opens and unlocks this machine's SQLite store, blocking the calling thread.
+    ///
+    /// - Throws: ``StoreError`` `.poolAddress` when the options select a team pool, which is only
+    ///   opened asynchronously (``open(_:)``).
     public static func openNow(_ options: StoreOptions) throws -> Opened {
+        if let address = try options.poolAddress() {
+            throw StoreError(.poolAddress, "the store is the team pool \(address), which this API cannot open (it reads the local store only)")
+        }
         let database = try StoreDatabase.open(at: options.location)
         let setup = database.keySetup
         var preferPassphrase = false
@@ -39,7 +48,7 @@ public enum StoreOpener {
         // Tokens a refresh redeemed but could not store are adopted before anything else happens.
         store.adoptRecoveredTokens()
         bindToIdentities(store)
-        return Opened(store: store, source: source, setup: setup)
+        return Opened(store: store, local: store, source: source, setup: setup)
     }
 
     /// Once, after migration 0004: reseals credentials bound to row ids to the accounts' UUIDs,
@@ -85,6 +94,32 @@ public enum StoreOpener {
     }
 
     /// Reads a passphrase from `CHAPPIE_PASSPHRASE` or the terminal (twice for a new store).
+    /// Runs `body` with the key file's key, holding the key lock shared (so a rotation in progress
+    /// is waited for rather than half seen); for a new store's default key file, a new key is
+    /// written first, holding the lock exclusive, so that two first runs make one key.
+    ///
+    /// - Parameters:
+    ///   - setup: How the store's key is set up.
+    ///   - missing: The message when the store has a key and the file is missing.
+    static func withKeyFile<T>(
+        _ url: URL, lock: URL, createIfNew: Bool, setup: StoreDatabase.KeySetup, missing: (String) -> String, _ body: (SecretKey) throws -> T
+    ) throws -> T {
+        let creating = !FileManager.default.fileExists(atPath: url.path)
+        let held = try FileLock.acquireBlocking(lock, mode: creating ? .exclusive : .shared)
+        defer { withExtendedLifetime(held) {} }
+        if !FileManager.default.fileExists(atPath: url.path) {
+            switch setup {
+            case .none where createIfNew:
+                try KeyFile.write(SecretKey.generate(), to: url)
+            case .none:
+                throw VaultError(.keyFile, "key file \(url.path) does not exist; create one (32 random bytes, base64) or leave out --key-file")
+            case .key(let id), .passphrase(_, let id):
+                throw StoreError(.missingKey, missing(id))
+            }
+        }
+        return try body(try KeyFile.read(url))
+    }
+
     static func passphrase(_ options: StoreOptions, fromEnvironment: Bool, confirm: Bool, variable: String = "CHAPPIE_PASSPHRASE")
         throws(VaultError) -> SecretBytes
     {
@@ -123,22 +158,11 @@ public enum StoreOpener {
                 return try KeyRotation.recover(database, keyFile: url, pending: pending)
             }
         }
-        // Creating a new store's key file is exclusive, so two first runs cannot make two keys.
-        let creating = !FileManager.default.fileExists(atPath: url.path)
-        let lock = try FileLock.acquireBlocking(keyLock, mode: creating ? .exclusive : .shared)
-        defer { withExtendedLifetime(lock) {} }
-        if !FileManager.default.fileExists(atPath: url.path) {
-            switch database.currentKeySetup() {
-            case .none where createIfNew:
-                try KeyFile.write(SecretKey.generate(), to: url)
-            case .none:
-                throw VaultError(.keyFile, "key file \(url.path) does not exist; create one (32 random bytes, base64) or leave out --key-file")
-            case .key(let id), .passphrase(_, let id):
-                throw StoreError(
-                    .missingKey,
-                    "the store is sealed with key \(id), but the key file \(url.path) is missing; restore it from your backup (see docs/security.md)")
-            }
-        }
-        return try database.unlock(with: try KeyFile.read(url), keySource: source)
+        return try withKeyFile(
+            url, lock: keyLock, createIfNew: createIfNew, setup: database.currentKeySetup(),
+            missing: { id in
+                "the store is sealed with key \(id), but the key file \(url.path) is missing; restore it from your backup (see docs/security.md)"
+            },
+            { key in try database.unlock(with: key, keySource: source) })
     }
 }

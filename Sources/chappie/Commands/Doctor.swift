@@ -36,6 +36,12 @@ extension ChappieCommand {
                 let answer = endpoint.status.map { "HTTP \($0) in \(endpoint.milliseconds) ms" } ?? "no answer after \(endpoint.milliseconds) ms"
                 table.append(endpoint.name, status, "\(endpoint.url): \(answer)")
             }
+            if let pool = report.pool {
+                let status = pool.reachable && pool.problem == nil ? "ok" : pool.reachable ? "PROBLEM" : "UNREACHABLE"
+                let schema = pool.migrationsApplied.map { "schema \($0)/\(pool.migrationsKnown)" } ?? "schema not read"
+                let server = pool.serverVersion.map { "PostgreSQL \($0), " } ?? ""
+                table.append("team pool", status, "\(pool.address) as \(pool.machine): \(server)\(schema)")
+            }
             var lines = [table.render()]
             for library in report.libraries {
                 if let problem = library.problem { lines.append("\(library.name): \(problem)") }
@@ -44,6 +50,7 @@ extension ChappieCommand {
             for endpoint in report.endpoints {
                 if let problem = endpoint.problem { lines.append("\(endpoint.name): \(problem)") }
             }
+            if let problem = report.pool?.problem { lines.append("team pool: \(problem)") }
             lines.append(report.isHealthy ? "All checks passed." : "Some checks failed.")
             return lines.joined(separator: "\n")
         }

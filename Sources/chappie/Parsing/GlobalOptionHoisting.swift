@@ -5,7 +5,7 @@ enum GlobalOptionHoisting {
     // Arrays, not sets: this runs on every start, and a Set's first use costs more than these few
     // comparisons (its generic metadata and conformances are looked up at run time).
     /// The global options that take a value.
-    static let valued = ["--home", "--issuer", "--backend", "--key-file"]
+    static let valued = ["--home", "--issuer", "--backend", "--key-file", "--store", "--machine"]
     /// The global flags.
     static let flags = ["--json", "--verbose"]
 

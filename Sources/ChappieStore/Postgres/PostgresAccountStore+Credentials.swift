@@ -1,0 +1,248 @@
+public import ChappieCore
+import ChappieVault
+public import Foundation
+import PostgresNIO
+import Synchronization
+
+extension PostgresAccountStore {
+    /// A stored credential: the sealed blob and what it is sealed with.
+    struct StoredCredential: Sendable {
+        var keyID: String
+        var nonce: Data
+        var ciphertext: Data
+        var updatedAt: Date
+    }
+
+    func storedCredential(accountID: Int64, _ connection: PostgresConnection) async throws -> StoredCredential? {
+        let rows = try await connection.query(
+            "SELECT key_id, nonce, ciphertext, updated_at FROM sealed_credentials WHERE account_id = \(accountID)", logger: Self.logger)
+        for try await (keyID, nonce, ciphertext, updatedAt) in rows.decode((String, Data, Data, Date).self) {
+            return StoredCredential(keyID: keyID, nonce: nonce, ciphertext: ciphertext, updatedAt: updatedAt)
+        }
+        return nil
+    }
+
+    package func credentials(for account: Account) async throws(StoreError) -> Credentials {
+        let stored = try await database.read { connection in try await self.storedCredential(accountID: account.id, connection) }
+        // Tokens a refresh on this machine could not commit are newer than the stored ones until adopted.
+        if case .pending(let pending) = recoveryState(for: account, stored: stored) { return pending.credentials }
+        guard let stored else {
+            throw StoreError(.credentialUnreadable, "account \(account.name) has no stored credentials; sign it in again")
+        }
+        if stored.keyID != key.id, try await reloadKeyIfChanged() { return try await credentials(for: account) }
+        return try open(stored, of: account)
+    }
+
+    /// Opens a stored credential with the store's key.
+    private func open(_ stored: StoredCredential, of account: Account) throws(StoreError) -> Credentials {
+        let key = self.key
+        guard stored.keyID == key.id else {
+            throw StoreError(
+                .credentialUnreadable,
+                "account \(account.name)'s credentials are sealed with key \(stored.keyID), not this machine's key \(key.id); install the pool's key on this machine (docs/team-pool.md)")
+        }
+        let associatedData = CredentialBinding.uuid.associatedData(accountID: account.id, uuid: account.uuid, keyID: key.id)
+        guard let opened = try? SealedBox(nonce: stored.nonce, ciphertext: stored.ciphertext).open(key: key, associatedData: associatedData) else {
+            throw StoreError(
+                .credentialUnreadable,
+                "account \(account.name)'s sealed credentials do not open (altered, or copied from another account); sign it in again")
+        }
+        return try CredentialSealing.decode(opened, label: "account \(account.name)'s credentials")
+    }
+
+    public func credentialProblems(of accounts: [Account]) async throws(StoreError) -> [Int64: String] {
+        var problems: [Int64: String] = [:]
+        for account in accounts {
+            let stored = try await database.read { connection in try await self.storedCredential(accountID: account.id, connection) }
+            if case .pending = recoveryState(for: account, stored: stored) { continue }
+            guard let stored else {
+                problems[account.id] = "account \(account.name) has no stored credentials; sign it in again"
+                continue
+            }
+            do {
+                _ = try open(stored, of: account)
+            } catch {
+                problems[account.id] = error.message
+            }
+        }
+        return problems
+    }
+
+    package func updateCredentials(
+        of account: Account, to credentials: Credentials, accessTokenExpiresAt: Date?, refreshedAt: Date, event: AuditEventKind,
+        detail: String
+    ) async throws(StoreError) -> Account {
+        let key = self.key
+        let updated = try await database.write { connection in
+            guard var record = try await self.record(id: account.id, connection, forUpdate: true) else {
+                throw StoreError(.notFound, "account \(account.name) was removed meanwhile")
+            }
+            record.accessExpiresAt = accessTokenExpiresAt
+            record.lastRefreshAt = refreshedAt
+            record.status = AccountStatus.ok.rawValue
+            record.lastError = nil
+            record.updatedAt = Date()
+            try await connection.query(
+                """
+                UPDATE accounts SET access_expires_at = \(accessTokenExpiresAt), last_refresh_at = \(refreshedAt), status = 'ok', last_error = NULL,
+                    updated_at = \(record.updatedAt)
+                WHERE id = \(account.id)
+                """, logger: Self.logger)
+            try await self.seal(credentials, of: record, key: key, connection)
+            try await self.audit(event, account: record, detail: detail, connection)
+            return try record.account(activeID: try await self.activeID(connection))
+        }
+        // The pool now holds the newest tokens: this machine's recovery file for the account is stale.
+        removeRecoveryFile(for: account)
+        return updated
+    }
+
+    public func recordFailure(of account: Account, message: String, status: AccountStatus?, event: AuditEventKind) async throws(StoreError) {
+        try await database.write { connection in
+            guard let record = try await self.record(id: account.id, connection) else { return }
+            try await connection.query(
+                """
+                UPDATE accounts SET last_error = \(message), status = \(status?.rawValue ?? record.status), updated_at = \(Date())
+                WHERE id = \(account.id)
+                """, logger: Self.logger)
+            try await self.audit(event, account: record, detail: message, connection)
+        }
+    }
+
+    public func credentialCountsByKey() async throws(StoreError) -> [String: Int] {
+        try await database.read { connection in
+            var counts: [String: Int] = [:]
+            let rows = try await connection.query("SELECT key_id, count(*) FROM sealed_credentials GROUP BY key_id", logger: Self.logger)
+            for try await (keyID, count) in rows.decode((String, Int).self) { counts[keyID] = count }
+            return counts
+        }
+    }
+
+    /// Inside a write transaction: seals an account's tokens with this machine's key, bound to the
+    /// account's UUID. Refused when the pool's key is not this key (nothing would open it).
+    func seal(_ credentials: Credentials, of record: AccountRecord, key: SecretKey, _ connection: PostgresConnection) async throws {
+        guard try await PoolDatabase.setting(.keyID, connection).map({ String(decoding: $0, as: UTF8.self) }) == key.id else {
+            throw StoreError(.wrongKey, "the pool's key is no longer this machine's key \(key.id); install the pool's key (docs/team-pool.md); nothing was changed")
+        }
+        guard let id = record.id, let uuid = UUID(uuidString: record.uuid) else {
+            throw StoreError(.corrupt, "the pool has an account chappie cannot read (row \(record.id ?? -1))")
+        }
+        let box = try CredentialSealing.seal(credentials, key: key, accountID: id, uuid: uuid)
+        try await connection.query(
+            """
+            INSERT INTO sealed_credentials (account_id, key_id, nonce, ciphertext, updated_at, binding)
+            VALUES (\(id), \(key.id), \(box.nonce), \(box.ciphertext), \(Date()), 2)
+            ON CONFLICT (account_id) DO UPDATE SET key_id = excluded.key_id, nonce = excluded.nonce, ciphertext = excluded.ciphertext,
+                updated_at = excluded.updated_at, binding = 2
+            """, logger: Self.logger)
+    }
+
+    // MARK: Recovery files
+
+    /// Where this machine keeps tokens it could not commit to the pool: `recovery/` in the data
+    /// directory, one file per account's UUID.
+    func recoveryURL(for account: Account) -> URL {
+        location.directory.appendingPathComponent("recovery/pool-\(account.uuid.uuidString.lowercased()).sealed")
+    }
+
+    func recoveryState(for account: Account, stored: StoredCredential?) -> RecoveryState {
+        RecoveryFile.state(
+            at: recoveryURL(for: account), accountID: account.id, uuid: account.uuid, key: key, storedNonce: stored?.nonce,
+            storedAt: stored?.updatedAt)
+    }
+
+    @discardableResult
+    package func keepForRecovery(
+        _ credentials: Credentials, of account: Account, accessTokenExpiresAt: Date?, refreshedAt: Date
+    ) async throws(StoreError) -> URL {
+        // What the pool holds now, if it can be read.
+        let base = try? await database.read { connection in try await self.storedCredential(accountID: account.id, connection)?.nonce }
+        let url = recoveryURL(for: account)
+        try RecoveryFile.keep(
+            credentials, of: account, key: key, baseNonce: base ?? nil, accessExpiresAt: accessTokenExpiresAt, refreshedAt: refreshedAt, at: url)
+        return url
+    }
+
+    func removeRecoveryFile(for account: Account) {
+        let url = recoveryURL(for: account)
+        if unlink(url.path) == 0 { PrivateFile.syncDirectory(url.deletingLastPathComponent()) }
+    }
+
+    /// Adopts this machine's pending recovery files into the pool, each under its account's refresh
+    /// lock; stale ones are removed, unreadable ones kept. Nothing is lost when the pool still cannot
+    /// be written: the files stay, and reads keep using them.
+    ///
+    /// - Returns: The accounts whose tokens were adopted.
+    @discardableResult
+    public func adoptRecoveredTokens() async -> [AccountName] {
+        let directory = location.directory.appendingPathComponent("recovery")
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path),
+            names.contains(where: { $0.hasPrefix("pool-") }), let accounts = try? await accounts()
+        else { return [] }
+        var adopted: [AccountName] = []
+        for account in accounts where names.contains(recoveryURL(for: account).lastPathComponent) {
+            let settled: Bool? = try? await withRefreshLock(on: account) {
+                let stored = try await self.database.read { connection in try await self.storedCredential(accountID: account.id, connection) }
+                switch self.recoveryState(for: account, stored: stored) {
+                case .none, .unreadable: return false
+                case .stale:
+                    self.removeRecoveryFile(for: account)
+                    return false
+                case .pending(let pending):
+                    _ = try await self.updateCredentials(
+                        of: account, to: pending.credentials, accessTokenExpiresAt: pending.accessExpiresAt, refreshedAt: pending.refreshedAt,
+                        event: .recovered, detail: "tokens a refresh could not store were adopted from the recovery file")
+                    return true
+                }
+            }
+            if settled == true { adopted.append(account.name) }
+        }
+        return adopted
+    }
+
+    // MARK: Serialisation
+
+    nonisolated(nonsending) public func withRefreshLock<T>(onAccounts ids: [Int64], _ body: () async throws -> T) async throws -> T {
+        let sorted = Set(ids).sorted()
+        // This machine's processes queue on their files first: one connection per machine waits on the pool.
+        var locks: [FileLock] = []
+        for id in sorted { locks.append(try await FileLock.acquire(lockURL(forAccountID: id))) }
+        defer { withExtendedLifetime(locks) {} }
+        return try await database.holdingRefreshLocks(sorted, body)
+    }
+
+    /// The local lock file that orders this machine's refreshes of a pool account.
+    public func lockURL(forAccountID id: Int64) -> URL {
+        location.directory.appendingPathComponent("locks/pool-account-\(id).lock")
+    }
+
+    nonisolated(nonsending) public func withKeyHeld<T>(_ body: () async throws -> T) async throws -> T {
+        // chappie never rotates a pool's key (docs/team-pool.md): there is no rotation to hold off,
+        // only a key another machine installed to take up.
+        try await reloadKeyIfChanged()
+        return try await body()
+    }
+
+    public func keyIsCurrent() async throws(StoreError) -> Bool {
+        let id = key.id
+        return try await database.read { connection in
+            try await PoolDatabase.setting(.keyID, connection).map { String(decoding: $0, as: UTF8.self) } == id
+        }
+    }
+
+    /// Reads the key again from its source when the pool's key is no longer the one this store
+    /// was unlocked with (the pool's key replaced by an operator).
+    ///
+    /// - Returns: Whether the key changed.
+    /// - Throws: ``StoreError`` `.wrongKey` when the source does not hold the pool's key.
+    @discardableResult
+    func reloadKeyIfChanged() async throws(StoreError) -> Bool {
+        guard try await !keyIsCurrent() else { return false }
+        let check = try await database.read { connection in try await PoolDatabase.setting(.keyCheck, connection) }
+        guard let keySource, let newKey = try? keySource(), let check, KeyCheck.verify(check, key: newKey) else {
+            throw StoreError(.wrongKey, "the pool's key changed, and this machine does not have the new key; install it (docs/team-pool.md); nothing was changed")
+        }
+        currentKey.withLock { $0 = newKey }
+        return true
+    }
+}

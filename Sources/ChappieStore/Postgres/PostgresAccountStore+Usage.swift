@@ -1,0 +1,155 @@
+public import ChappieCore
+public import Foundation
+import PostgresNIO
+
+extension PostgresAccountStore {
+    /// The columns of `usage_samples` a sample is read from, in the order ``sample(_:)`` decodes.
+    private static let sampleColumns = """
+        account_id, observed_at, source, limit_id, plan, five_hour_used_percent, five_hour_window_minutes, five_hour_resets_at, \
+        weekly_used_percent, weekly_window_minutes, weekly_resets_at, credits_has_credits, credits_unlimited, credits_balance, limit_reached
+        """
+
+    private static func sample(_ row: PostgresRow) throws -> UsageSample {
+        let cells = row.makeRandomAccess()
+        var record = UsageSampleRecord(
+            ChappieUsageLimitSnapshot(limitID: try cells[3].decode(String.self), plan: nil, shortWindow: nil, longWindow: nil), accountID: try cells[0].decode(Int64.self),
+            source: UsageSource(rawValue: try cells[2].decode(String.self)) ?? .poll,
+            at: Date(timeIntervalSince1970: try cells[1].decode(Double.self)))
+        record.plan = try cells[4].decode(String?.self)
+        record.fiveHourUsedPercent = try cells[5].decode(Double?.self)
+        record.fiveHourWindowMinutes = try cells[6].decode(Int?.self)
+        record.fiveHourResetsAt = try cells[7].decode(Int64?.self)
+        record.weeklyUsedPercent = try cells[8].decode(Double?.self)
+        record.weeklyWindowMinutes = try cells[9].decode(Int?.self)
+        record.weeklyResetsAt = try cells[10].decode(Int64?.self)
+        record.creditsHasCredits = try cells[11].decode(Bool?.self)
+        record.creditsUnlimited = try cells[12].decode(Bool?.self)
+        record.creditsBalance = try cells[13].decode(String?.self)
+        record.limitReached = try cells[14].decode(Bool.self)
+        return record.sample
+    }
+
+    public func recordUsage(
+        _ snapshots: [ChappieUsageLimitSnapshot], for account: Account, source: UsageSource, at date: Date
+    ) async throws(StoreError) {
+        let machine = self.machine
+        try await database.write { connection in
+            for snapshot in snapshots {
+                let r = UsageSampleRecord(snapshot, accountID: account.id, source: source, at: date)
+                try await connection.query(
+                    """
+                    INSERT INTO usage_samples (account_id, machine, \(unescaped: Self.sampleColumns.replacingOccurrences(of: "account_id, ", with: "")))
+                    VALUES (\(r.accountId), \(machine), \(r.observedAt), \(r.source), \(r.limitId), \(r.plan), \(r.fiveHourUsedPercent),
+                        \(r.fiveHourWindowMinutes), \(r.fiveHourResetsAt), \(r.weeklyUsedPercent), \(r.weeklyWindowMinutes), \(r.weeklyResetsAt),
+                        \(r.creditsHasCredits), \(r.creditsUnlimited), \(r.creditsBalance), \(r.limitReached))
+                    """, logger: Self.logger)
+            }
+        }
+    }
+
+    public func latestUsage() async throws(StoreError) -> [Int64: UsageSample] {
+        try await database.read { connection in
+            var latest: [Int64: UsageSample] = [:]
+            let rows = try await connection.query(
+                """
+                SELECT DISTINCT ON (account_id) \(unescaped: Self.sampleColumns) FROM usage_samples
+                WHERE limit_id = 'codex' ORDER BY account_id, observed_at DESC, id
+                """, logger: Self.logger)
+            for try await row in rows {
+                let sample = try Self.sample(row)
+                latest[sample.accountID] = sample
+            }
+            return latest
+        }
+    }
+
+    public func usageSamples(for account: Account, since: Date?, until: Date?) async throws(StoreError) -> [UsageSample] {
+        try await database.read { connection in
+            var samples: [UsageSample] = []
+            let rows = try await connection.query(
+                """
+                SELECT \(unescaped: Self.sampleColumns) FROM usage_samples
+                WHERE account_id = \(account.id) AND observed_at >= \(since?.timeIntervalSince1970 ?? -Double.greatestFiniteMagnitude)
+                    AND observed_at < \(until?.timeIntervalSince1970 ?? Double.greatestFiniteMagnitude)
+                ORDER BY observed_at, id
+                """, logger: Self.logger)
+            for try await row in rows { samples.append(try Self.sample(row)) }
+            return samples
+        }
+    }
+
+    public func pruneUsage(olderThan date: Date) async throws(StoreError) -> Int {
+        try await database.write { connection in
+            var deleted = 0
+            let rows = try await connection.query(
+                "WITH gone AS (DELETE FROM usage_samples WHERE observed_at < \(date.timeIntervalSince1970) RETURNING 1) SELECT count(*) FROM gone",
+                logger: Self.logger)
+            for try await (count) in rows.decode(Int.self) { deleted = count }
+            try await self.audit(.usagePruned, account: nil, detail: "\(deleted) samples before \(ISO8601DateFormatter().string(from: date))", connection)
+            return deleted
+        }
+    }
+
+    public func reduceUsageReadings<State: Sendable>(
+        since: Date?, until: Date?, accounts: [Int64]?, into initial: State,
+        _ update: @escaping @Sendable (inout State, UsageReading) throws -> Void
+    ) async throws -> State {
+        let client = database.client
+        do {
+            // No deadline: a report over millions of readings takes as long as it takes; rows stream.
+            return try await client.withConnection { connection in
+                var state = initial
+                let rows = try await connection.query(
+                    """
+                    SELECT account_id, observed_at, five_hour_used_percent, five_hour_resets_at, weekly_used_percent, weekly_resets_at, limit_reached
+                    FROM usage_samples WHERE \(unescaped: Self.readingFilter(since: since, until: until, accounts: accounts)) ORDER BY account_id, observed_at
+                    """, logger: Self.logger)
+                for try await (account, observed, fiveHour, fiveHourResets, weekly, weeklyResets, reached) in rows.decode(
+                    (Int64, Double, Double?, Int64?, Double?, Int64?, Bool).self)
+                {
+                    try update(&state, UsageReading(
+                        accountID: account, observedAt: observed, fiveHourUsed: fiveHour, fiveHourResetsAt: fiveHourResets, weeklyUsed: weekly,
+                        weeklyResetsAt: weeklyResets, limitReached: reached))
+                }
+                return state
+            }
+        } catch {
+            throw PoolDatabase.storeError(error, address: database.address, doing: "reading the usage history")
+        }
+    }
+
+    public func usageWindows(since: Date?, until: Date?, accounts: [Int64]?) async throws(StoreError) -> [UsageWindowSummary] {
+        try await database.read { connection in
+            var summaries: [UsageWindowSummary] = []
+            for (kind, prefix) in [(ChappieUsageWindow.Kind.fiveHour, "five_hour"), (.weekly, "weekly")] {
+                let rows = try await connection.query(
+                    """
+                    SELECT account_id, \(unescaped: prefix)_resets_at, min(observed_at), max(observed_at), count(*),
+                        max(\(unescaped: prefix)_used_percent), count(*) FILTER (WHERE limit_reached)
+                    FROM usage_samples
+                    WHERE \(unescaped: prefix)_resets_at IS NOT NULL AND \(unescaped: Self.readingFilter(since: since, until: until, accounts: accounts))
+                    GROUP BY account_id, \(unescaped: prefix)_resets_at
+                    """, logger: Self.logger)
+                for try await (account, resets, first, last, count, peak, reached) in rows.decode(
+                    (Int64, Int64, Double, Double, Int, Double?, Int).self)
+                {
+                    summaries.append(UsageWindowSummary(
+                        accountID: account, kind: kind, resetsAt: Date(timeIntervalSince1970: Double(resets)),
+                        firstSample: Date(timeIntervalSince1970: first), lastSample: Date(timeIntervalSince1970: last), samples: count,
+                        peakPercent: peak ?? 0, limitReached: reached))
+                }
+            }
+            return summaries
+        }
+    }
+
+    /// The condition shared by reports: `codex` readings in a time range, of some accounts. Only
+    /// numbers are written into it (times and ids), never text.
+    private static func readingFilter(since: Date?, until: Date?, accounts: [Int64]?) -> String {
+        let from = since.map { "\($0.timeIntervalSince1970)::float8" } ?? "'-Infinity'::float8"
+        let to = until.map { "\($0.timeIntervalSince1970)::float8" } ?? "'Infinity'::float8"
+        var condition = "limit_id = 'codex' AND observed_at >= \(from) AND observed_at < \(to)"
+        if let accounts { condition += " AND account_id IN (\(accounts.isEmpty ? "NULL" : accounts.map(String.init).joined(separator: ",")))" }
+        return condition
+    }
+}

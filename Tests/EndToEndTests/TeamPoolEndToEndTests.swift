@@ -1,0 +1,262 @@
+import ChappieTestSupport
+import Foundation
+import Testing
+
+/// Simulated machines sharing one team pool: each a data directory and a `--machine` name of its
+/// own, the same PostgreSQL database and the same emulator, running the real `chappie`.
+private struct PoolFleet: Sendable {
+    let testbed: ChappieTestbed
+    let url: String
+    let homes: [URL]
+
+    /// `count` machines (`m1`…); the first makes the pool's key, the others get a copy of it unless
+    /// `sharingKey` is false.
+    static func start(machines count: Int, url: String, emulatorArguments: [String], sharingKey: Bool = true) async throws -> PoolFleet {
+        let testbed = try await ChappieTestbed.start(emulatorArguments: emulatorArguments)
+        var homes: [URL] = []
+        for index in 1...count {
+            let home = testbed.home.appendingPathComponent("m\(index)")
+            try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            homes.append(home)
+        }
+        let fleet = PoolFleet(testbed: testbed, url: url, homes: homes)
+        let first = try await fleet.chappie(1, ["accounts", "list"])
+        guard first.status == 0 else { throw EmulatorHarnessError(message: "the first machine did not open the pool: \(first.stderr)") }
+        if sharingKey {
+            for home in homes.dropFirst() {
+                try FileManager.default.copyItem(at: homes[0].appendingPathComponent("chappie.key"), to: home.appendingPathComponent("chappie.key"))
+            }
+        }
+        return fleet
+    }
+
+    /// Runs `chappie` as machine `index` (1-based).
+    func chappie(_ index: Int, _ arguments: [String], environment: [String: String?] = [:]) async throws -> ProcessResult {
+        var environment = environment
+        environment["CHAPPIE_STORE_URL"] = url
+        environment["CHAPPIE_PASSPHRASE"] = environment["CHAPPIE_PASSPHRASE"] ?? nil
+        environment["CHAPPIE_KEY_FILE"] = environment["CHAPPIE_KEY_FILE"] ?? nil
+        let service = [
+            "--issuer", testbed.emulator.issuer, "--backend", testbed.emulator.backend, "--home", homes[index - 1].path, "--machine", "m\(index)",
+        ]
+        var arguments = arguments
+        arguments.insert(contentsOf: service, at: arguments.firstIndex(of: "--") ?? arguments.endIndex)
+        return try await runProcess(try BuiltProducts.executable("chappie"), arguments, environment: environment, timeout: .seconds(120))
+    }
+
+    func stop() async {
+        await testbed.stop()
+    }
+}
+
+@Suite("The team pool: several machines share one PostgreSQL store")
+struct TeamPoolEndToEndTests {
+    private static let emulator = ["--auto-approve", "--auto-approve-delay", "0.2", "--device-code-interval", "1"]
+
+    @Test("Two machines share accounts: one signs in, the other (with the key) gets tokens; without the key it is refused; the password is never printed")
+    func sharedAccounts() async throws {
+        let (server, plain) = try await SharedPostgres.database()
+        // A password in the address (the test server trusts the socket, so it is not needed): it must never be shown.
+        let url = plain.replacingOccurrences(of: "postgres://chappie@", with: "postgres://chappie:pool-password-9f2c@")
+        let fleet = try await PoolFleet.start(machines: 3, url: url, emulatorArguments: Self.emulator + ["--access-token-ttl", "3"])
+        defer { Task { await fleet.stop() } }
+        // Machine 3 never gets the key.
+        try FileManager.default.removeItem(at: fleet.homes[2].appendingPathComponent("chappie.key"))
+        var outputs: [ProcessResult] = []
+
+        let added = try await fleet.chappie(1, ["accounts", "add", "work"])
+        #expect(added.status == 0, "\(added.stderr)")
+        outputs.append(added)
+        outputs.append(try await fleet.chappie(1, ["accounts", "add", "home"]))
+        let listed = try await fleet.chappie(2, ["accounts", "list", "--json"])
+        #expect(listed.status == 0, "\(listed.stderr)")
+        #expect(JSONDocument(Data(listed.stdout.utf8)).array()?.count == 2)
+        outputs.append(listed)
+
+        // Machine 2 refreshes machine 1's account: one rotation, seen by both.
+        try await Task.sleep(for: .seconds(3))
+        let token = try await fleet.chappie(2, ["token", "work"])
+        #expect(token.status == 0, "\(token.stderr)")
+        #expect(token.stdout.split(separator: ".").count == 3)
+        let again = try await fleet.chappie(1, ["token", "work", "--margin", "0s"])
+        #expect(again.status == 0, "\(again.stderr)")
+        outputs += [token, again]
+
+        // Without the pool's key: refused, naming the key, and nothing written.
+        let keyless = try await fleet.chappie(3, ["accounts", "list"])
+        #expect(keyless.status == 78)
+        #expect(keyless.stderr.contains("sealed with key"), "\(keyless.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: fleet.homes[2].appendingPathComponent("chappie.key").path))
+        outputs.append(keyless)
+
+        // The audit log names the machines.
+        let log = try await fleet.chappie(2, ["log"])
+        #expect(log.stdout.contains("on m1") && log.stdout.contains("on m2"), "\(log.stdout)")
+        outputs.append(log)
+
+        for output in outputs {
+            #expect(!output.stdout.contains("pool-password-9f2c") && !output.stderr.contains("pool-password-9f2c"))
+        }
+        // The database holds sealed blobs only: no token appears in it.
+        let dump = try await server.psql("SELECT encode(ciphertext, 'escape') FROM sealed_credentials", in: plain)
+        #expect(dump.status == 0)
+        #expect(!dump.stdout.contains(token.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+        let stats = try await fleet.testbed.control("/_emulator/stats")
+        #expect(stats.int("refresh", "reuse_detected") == 0)
+    }
+
+    @Test("A Codex home is owned fleet-wide: switching an account whose tokens are in another machine's Codex home is refused until that home moves on")
+    func codexHomeAcrossMachines() async throws {
+        let (_, url) = try await SharedPostgres.database()
+        let fleet = try await PoolFleet.start(machines: 2, url: url, emulatorArguments: Self.emulator)
+        defer { Task { await fleet.stop() } }
+        #expect(try await fleet.chappie(1, ["accounts", "add", "work"]).status == 0)
+        #expect(try await fleet.chappie(1, ["accounts", "add", "home"]).status == 0)
+        let codex1 = fleet.homes[0].appendingPathComponent("codex").path
+        let codex2 = fleet.homes[1].appendingPathComponent("codex").path
+        let first = try await fleet.chappie(1, ["accounts", "switch", "work", "--codex-home", codex1])
+        #expect(first.status == 0, "\(first.stderr)")
+
+        // Machine 2 may not put work into its own Codex home: machine 1's Codex refreshes it.
+        let refused = try await fleet.chappie(2, ["accounts", "switch", "work", "--codex-home", codex2])
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("on machine m1"), "\(refused.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: codex2 + "/auth.json"))
+
+        // Each machine has its own active account.
+        #expect(try await fleet.chappie(2, ["accounts", "switch", "home", "--codex-home", codex2]).status == 0)
+        let onOne = JSONDocument(Data(try await fleet.chappie(1, ["accounts", "list", "--json"]).stdout.utf8))
+        let onTwo = JSONDocument(Data(try await fleet.chappie(2, ["accounts", "list", "--json"]).stdout.utf8))
+        func active(_ document: JSONDocument) -> String? {
+            (0..<(document.array()?.count ?? 0)).first { document.bool($0, "active") == true }.flatMap { document.string($0, "name") }
+        }
+        #expect(active(onOne) == "work")
+        #expect(active(onTwo) == "home")
+
+        // home is in machine 2's Codex home: machine 1 may not take it either.
+        #expect(try await fleet.chappie(1, ["accounts", "switch", "home", "--codex-home", codex1]).status != 0)
+        // Once machine 1's home holds another account, work is free to move to machine 2.
+        #expect(try await fleet.chappie(1, ["accounts", "add", "spare"]).status == 0)
+        #expect(try await fleet.chappie(1, ["accounts", "switch", "spare", "--codex-home", codex1]).status == 0)
+        let moved = try await fleet.chappie(2, ["accounts", "switch", "work", "--codex-home", codex2])
+        #expect(moved.status == 0, "\(moved.stderr)")
+        #expect(FileManager.default.fileExists(atPath: codex2 + "/auth.json"))
+    }
+
+    @Test("The race: 4 machines × 8 processes ask for tokens for 20 s against one pool, with 2-second tokens; no refresh token is redeemed twice")
+    func raceAcrossMachines() async throws {
+        let (_, url) = try await SharedPostgres.database()
+        let fleet = try await PoolFleet.start(machines: 4, url: url, emulatorArguments: Self.emulator + ["--access-token-ttl", "2"])
+        defer { Task { await fleet.stop() } }
+        let added = try await fleet.chappie(1, ["accounts", "add", "work"])
+        #expect(added.status == 0, "\(added.stderr)")
+        let clock = ContinuousClock()
+        let end = clock.now + .seconds(20)
+        let (failures, calls) = try await withThrowingTaskGroup(of: ([String], Int).self) { group in
+            for machine in 1...4 {
+                for worker in 0..<8 {
+                    group.addTask {
+                        var failures: [String] = []
+                        var calls = 0
+                        while clock.now < end {
+                            let result = try await fleet.chappie(machine, ["token", "work", "--margin", "1s"])
+                            if result.status != 0 || result.stdout.split(separator: ".").count != 3 {
+                                failures.append("m\(machine) worker \(worker): exit \(result.status) \(result.stderr)")
+                            }
+                            calls += 1
+                            try await Task.sleep(for: .milliseconds(Int.random(in: 200...800)))
+                        }
+                        return (failures, calls)
+                    }
+                }
+            }
+            return try await group.reduce(into: ([String](), 0)) { $0.0 += $1.0; $0.1 += $1.1 }
+        }
+        #expect(failures.isEmpty, "\(failures.prefix(5))")
+        let stats = try await fleet.testbed.control("/_emulator/stats")
+        #expect(stats.int("refresh", "reuse_detected") == 0)
+        #expect(stats.int("refresh", "tokens_presented_more_than_once") == 0)
+        #expect((stats.int("refresh", "redemptions") ?? 0) >= 3, "the test did not make chappie refresh (\(calls) calls)")
+        // Refreshes happened on more than one machine (the audit log names each entry's machine).
+        let log = JSONDocument(Data(try await fleet.chappie(1, ["log", "--limit", "500", "--json"]).stdout.utf8))
+        let details = (0..<(log.array()?.count ?? 0)).filter { log.string($0, "kind") == "refreshed" }.compactMap { log.string($0, "detail") }
+        let refreshers = Set((1...4).filter { machine in details.contains { $0.contains("on m\(machine)") } })
+        #expect(refreshers.count >= 2, "\(details)")
+    }
+
+    @Test("PostgreSQL restarted mid-run: clients answer 'try again later' (75), nothing is lost, work resumes")
+    func serverRestart() async throws {
+        let server = try await PostgresServer.start()
+        defer { Task { await server.stop() } }
+        let url = try await server.createDatabase()
+        let fleet = try await PoolFleet.start(machines: 2, url: url, emulatorArguments: Self.emulator + ["--access-token-ttl", "2"])
+        defer { Task { await fleet.stop() } }
+        #expect(try await fleet.chappie(1, ["accounts", "add", "work"]).status == 0)
+
+        let clock = ContinuousClock()
+        let end = clock.now + .seconds(12)
+        let restart = Task {
+            try await Task.sleep(for: .seconds(3))
+            try await server.restart(downFor: .seconds(3))
+        }
+        let statuses = try await withThrowingTaskGroup(of: [ProcessResult].self) { group in
+            for machine in 1...2 {
+                for _ in 0..<3 {
+                    group.addTask {
+                        var results: [ProcessResult] = []
+                        while clock.now < end {
+                            results.append(try await fleet.chappie(machine, ["token", "work", "--margin", "1s"]))
+                            try await Task.sleep(for: .milliseconds(300))
+                        }
+                        return results
+                    }
+                }
+            }
+            return try await group.reduce(into: [ProcessResult]()) { $0 += $1 }
+        }
+        try await restart.value
+        let failed = statuses.filter { $0.status != 0 }
+        #expect(!failed.isEmpty, "the restart did not fail any call; the test did not test it")
+        for result in failed {
+            #expect(result.status == 75, "\(result.stderr)")
+            #expect(result.stderr.contains("try again later"), "\(result.stderr)")
+        }
+        // Work resumes, and the account was never lost.
+        let after = try await fleet.chappie(2, ["token", "work", "--margin", "1s"])
+        #expect(after.status == 0, "\(after.stderr)")
+        let list = JSONDocument(Data(try await fleet.chappie(1, ["accounts", "list", "--json"]).stdout.utf8))
+        #expect(list.string(0, "status") == "ok", "\(list)")
+        let stats = try await fleet.testbed.control("/_emulator/stats")
+        #expect(stats.int("refresh", "reuse_detected") == 0)
+    }
+
+    @Test("Bad store addresses: a clear error and exit 78 (or 75 for an unreachable server), never the password")
+    func badAddresses() async throws {
+        let testbed = try await ChappieTestbed.start()
+        defer { Task { await testbed.stop() } }
+        let cases: [(String, Int32, String)] = [
+            ("mysql://u:hunter2-secret@db/pool", 78, "not a postgres:// URL"),
+            ("postgres://u:hunter2-secret@/pool?host=/nonexistent-dir", 75, "cannot be reached"),
+            ("postgres://u:hunter2-secret@db.example/pool?sslmode=sometimes", 78, "sslmode=sometimes"),
+            ("postgres://u:hunter2-secret@db.example/pool?colour=blue", 78, "colour"),
+            ("postgres://:hunter2-secret@db.example/pool", 78, "names no user"),
+        ]
+        for (url, status, words) in cases {
+            let result = try await testbed.chappie(["--store", url, "accounts", "list"])
+            #expect(result.status == status, "\(url): \(result.stderr)")
+            #expect(result.stderr.contains(words), "\(url): \(result.stderr)")
+            #expect(!result.stderr.contains("hunter2") && !result.stdout.contains("hunter2"))
+        }
+        // A store-url file that others can read is refused before it is used.
+        let file = testbed.home.appendingPathComponent("store-url")
+        try "postgres://u:hunter2-secret@/pool?host=/nonexistent-dir\n".write(to: file, atomically: true, encoding: .utf8)
+        chmod(file.path, 0o644)
+        let open = try await testbed.chappie(["accounts", "list"])
+        #expect(open.status == 78)
+        #expect(open.stderr.contains("chmod 600"), "\(open.stderr)")
+        #expect(!open.stderr.contains("hunter2"))
+        chmod(file.path, 0o600)
+        #expect(try await testbed.chappie(["accounts", "list"]).status == 75, "the store-url file selects the pool")
+        #expect(try await testbed.chappie(["--store", "", "accounts", "list"]).status == 0, "an empty --store means the local store")
+    }
+}
