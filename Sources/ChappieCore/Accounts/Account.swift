@@ -39,12 +39,15 @@ public struct Account: Sendable, Hashable, Codable {
     public var updatedAt: Date
     /// Whether it is the active account.
     public var isActive: Bool
+    /// How many leases may hold the account at once (`accounts set NAME --max-leases K`); a lease
+    /// that hands out a Codex home takes them all.
+    public var maxLeases: Int
 
     /// Creates an account as a store reads it.
     public init(
         id: Int64, uuid: UUID, name: AccountName, info: ChappieAccountInfo, status: AccountStatus, accessTokenExpiresAt: Date?,
         lastRefreshAt: Date?, lastError: String?, codexHome: String?, reservePercent: Double?, createdAt: Date, updatedAt: Date,
-        isActive: Bool
+        isActive: Bool, maxLeases: Int = 1
     ) {
         self.id = id
         self.uuid = uuid
@@ -59,5 +62,6 @@ public struct Account: Sendable, Hashable, Codable {
         self.createdAt = createdAt
         self.updatedAt = updatedAt
         self.isActive = isActive
+        self.maxLeases = maxLeases
     }
 }

@@ -45,4 +45,10 @@ public enum AuditEventKind: String, Sendable, Codable, CaseIterable {
     case usagePollFailed = "usage_poll_failed"
     /// Old usage readings were deleted.
     case usagePruned = "usage_pruned"
+    /// A lease on the account was taken (the detail names the holder).
+    case leaseAcquired = "lease_acquired"
+    /// A lease was given back.
+    case leaseReleased = "lease_released"
+    /// A lease whose holder stopped renewing it expired, and its slot was taken over.
+    case leaseExpired = "lease_expired"
 }

@@ -70,6 +70,11 @@ public struct StoreOptions: Sendable {
     public var machineName: String {
         if let machine, !machine.isEmpty { return machine }
         if let machine = environment["CHAPPIE_MACHINE"], !machine.isEmpty { return machine }
+        return Self.hostName
+    }
+
+    /// This host's name, without its domain.
+    static var hostName: String {
         var name = [CChar](repeating: 0, count: 256)
         guard gethostname(&name, name.count - 1) == 0 else { return "localhost" }
         let host = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)

@@ -72,7 +72,7 @@ public final class PoolDatabase: Sendable {
                 try await PostgresConnection.connect(configuration: direct, id: 0, logger: logger)
             }
             defer { Task { try? await connection.close() } }
-            (version, setup) = try await within(deadline * 4, what: "migrating the pool \(address)") {
+            (version, setup) = try await within(deadline, what: "migrating the pool \(address)") {
                 var version = "?"
                 for try await (text) in try await connection.query("SELECT current_setting('server_version')", logger: logger).decode(String.self) {
                     version = text
@@ -139,20 +139,38 @@ public final class PoolDatabase: Sendable {
     /// starting at once waits, then finds them applied), refusing a pool migrated by a newer chappie.
     private static func migrate(_ connection: PostgresConnection, address: PoolAddress) async throws {
         let known = StoreSchema.postgresMigrations.map(\.id)
-        try await transaction(connection) { connection in
-            try await connection.query("SELECT pg_advisory_xact_lock(\(migrationLock))", logger: logger)
-            try await connection.query(
-                "CREATE TABLE IF NOT EXISTS chappie_migrations (id TEXT PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())", logger: logger)
-            var applied: [String] = []
-            for try await (id) in try await connection.query("SELECT id FROM chappie_migrations ORDER BY id", logger: logger).decode(String.self) {
-                applied.append(id)
+        func applied(_ connection: PostgresConnection) async throws -> [String]? {
+            var exists = false
+            for try await (found) in try await connection.query("SELECT to_regclass('chappie_migrations') IS NOT NULL", logger: logger).decode(Bool.self) {
+                exists = found
             }
+            guard exists else { return nil }
+            var ids: [String] = []
+            for try await (id) in try await connection.query("SELECT id FROM chappie_migrations ORDER BY id", logger: logger).decode(String.self) {
+                ids.append(id)
+            }
+            return ids
+        }
+        func refuseNewer(_ applied: [String]) throws {
             if let newer = applied.first(where: { !known.contains($0) }) {
                 throw StoreError(
                     .newerSchema,
                     "the pool \(address) was migrated by a newer chappie (migration \(newer)); this one (\(known.count) migrations) leaves it untouched. Upgrade chappie on this machine.")
             }
-            for migration in StoreSchema.postgresMigrations where !applied.contains(migration.id) {
+        }
+        // Nearly always everything is applied: found without a lock, so opens do not queue.
+        if let done = try await applied(connection) {
+            try refuseNewer(done)
+            if Set(known).isSubset(of: done) { return }
+        }
+        try await transaction(connection) { connection in
+            try await connection.query("SELECT pg_advisory_xact_lock(\(migrationLock))", logger: logger)
+            try await connection.query(
+                "CREATE TABLE IF NOT EXISTS chappie_migrations (id TEXT PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())", logger: logger)
+            // Another machine may have migrated while this one waited for the lock.
+            let done = try await applied(connection) ?? []
+            try refuseNewer(done)
+            for migration in StoreSchema.postgresMigrations where !done.contains(migration.id) {
                 for statement in statements(of: migration.sql) {
                     try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
                 }
@@ -253,7 +271,7 @@ public final class PoolDatabase: Sendable {
                 work.cancel()
                 waiting.resume(throwing: StoreError(
                     .unavailable,
-                    "\(what) took longer than \(limit.components.seconds) s; the database may be down or overloaded (a change may still be applied when it answers). Try again later."))
+                    "\(what) took longer than \(limit.components.seconds) s; the database may be down or overloaded (a change may still be applied when it answers); try again later"))
             }
         }
     }

@@ -89,6 +89,8 @@ extension PostgresAccountStore {
                 WHERE id = \(account.id)
                 """, logger: Self.logger)
             try await self.seal(credentials, of: record, key: key, connection)
+            // Stored: no refresh of the account is unfinished any more.
+            try await connection.query("DELETE FROM refresh_intents WHERE account_id = \(account.id)", logger: Self.logger)
             try await self.audit(event, account: record, detail: detail, connection)
             return try record.account(activeID: try await self.activeID(connection))
         }
@@ -208,7 +210,73 @@ extension PostgresAccountStore {
         var locks: [FileLock] = []
         for id in sorted { locks.append(try await FileLock.acquire(lockURL(forAccountID: id))) }
         defer { withExtendedLifetime(locks) {} }
-        return try await database.holdingRefreshLocks(sorted, body)
+        return try await database.holdingRefreshLocks(sorted) {
+            try await self.claimRefresh(of: sorted)
+            do {
+                let value = try await body()
+                await self.settleRefreshIntents(of: sorted)
+                return value
+            } catch {
+                await self.settleRefreshIntents(of: sorted)
+                throw error
+            }
+        }
+    }
+
+    /// Holding the accounts' refresh locks: refuses when another machine redeemed one of them and
+    /// has not stored the new tokens yet; settles this machine's own unfinished refreshes (adopting
+    /// its recovery file); then records, durably, that this machine may be about to redeem them.
+    private func claimRefresh(of ids: [Int64]) async throws {
+        let machine = self.machine
+        let intents = try await database.read { connection in
+            var intents: [(Int64, String, Date)] = []
+            let rows = try await connection.query(
+                "SELECT account_id, machine, started_at FROM refresh_intents WHERE account_id = ANY(\(ids))", logger: Self.logger)
+            for try await row in rows.decode((Int64, String, Date).self) { intents.append(row) }
+            return intents
+        }
+        for (id, owner, startedAt) in intents {
+            let account = try await account(id: id)
+            guard owner == machine else {
+                throw StoreError(
+                    .unavailable,
+                    "account \(account.name) was refreshed on machine \(owner) (\(startedAt.formatted(.iso8601))), which has not stored the new tokens in the pool yet; they are stored by the next chappie command run there. Nothing was redeemed here; try again later. If \(owner) is gone for good, its tokens are lost: sign the account in again (chappie accounts add \(account.name))")
+            }
+            if case .pending(let pending) = recoveryState(for: account, stored: try await database.read { try await self.storedCredential(accountID: id, $0) }) {
+                // Stores them and clears the intent, in one transaction.
+                _ = try await updateCredentials(
+                    of: account, to: pending.credentials, accessTokenExpiresAt: pending.accessExpiresAt, refreshedAt: pending.refreshedAt,
+                    event: .recovered, detail: "tokens a refresh could not store were adopted from the recovery file")
+            }
+        }
+        try await database.write { connection in
+            for id in ids {
+                try await connection.query(
+                    """
+                    INSERT INTO refresh_intents (account_id, machine) VALUES (\(id), \(machine))
+                    ON CONFLICT (account_id) DO UPDATE SET machine = excluded.machine, started_at = now()
+                    """, logger: Self.logger)
+            }
+        }
+    }
+
+    /// After a refresh: the intents of accounts whose tokens this machine could not store (a pending
+    /// recovery file) stay; the others go. Best effort: an intent left behind by an unreachable
+    /// database is settled by this machine's next refresh of the account.
+    private func settleRefreshIntents(of ids: [Int64]) async {
+        var settled: [Int64] = []
+        for id in ids {
+            guard let account = try? await account(id: id) else { continue }
+            let stored = try? await database.read { try await self.storedCredential(accountID: id, $0) }
+            if case .pending = recoveryState(for: account, stored: stored ?? nil) { continue }
+            settled.append(id)
+        }
+        guard !settled.isEmpty else { return }
+        let machine = self.machine, done = settled
+        _ = try? await database.write { connection in
+            try await connection.query(
+                "DELETE FROM refresh_intents WHERE account_id = ANY(\(done)) AND machine = \(machine)", logger: Self.logger)
+        }
     }
 
     /// The local lock file that orders this machine's refreshes of a pool account.

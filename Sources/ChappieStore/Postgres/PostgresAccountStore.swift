@@ -43,7 +43,7 @@ public final class PostgresAccountStore: AccountStore {
     /// The columns of `accounts` every account query reads, in the order ``record(_:)`` decodes.
     static let accountColumns = """
         id, uuid, name, email, chatgpt_account_id, chatgpt_user_id, plan, is_fedramp, status, access_expires_at, last_refresh_at, last_error, \
-        codex_home_machine, codex_home, reserve_percent, created_at, updated_at
+        codex_home_machine, codex_home, reserve_percent, created_at, updated_at, max_leases
         """
 
     /// Reads the accounts a query returns (it selects ``accountColumns``).
@@ -60,8 +60,8 @@ public final class PostgresAccountStore: AccountStore {
                 lastError: try cells[11].decode(String?.self),
                 // A Codex home is a path on one machine: on the others, the account has none here.
                 codexHome: homeMachine == machine ? try cells[13].decode(String?.self) : nil,
-                reservePercent: try cells[14].decode(Double?.self), createdAt: try cells[15].decode(Date.self),
-                updatedAt: try cells[16].decode(Date.self)))
+                reservePercent: try cells[14].decode(Double?.self), maxLeases: try cells[17].decode(Int.self),
+                createdAt: try cells[15].decode(Date.self), updatedAt: try cells[16].decode(Date.self)))
         }
         return records
     }
@@ -173,6 +173,8 @@ public final class PostgresAccountStore: AccountStore {
                     """, logger: Self.logger)
             }
             try await self.seal(credentials, of: record, key: key, connection)
+            // New tokens from a sign-in: an unfinished refresh of the old ones no longer matters.
+            try await connection.query("DELETE FROM refresh_intents WHERE account_id = \(record.id!)", logger: Self.logger)
             try await self.audit(event, account: record, detail: created ? "new account" : "tokens updated", connection)
             return (try record.account(activeID: try await self.activeID(connection)), created)
         }

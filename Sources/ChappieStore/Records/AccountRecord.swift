@@ -35,6 +35,8 @@ struct AccountRecord: Codable, FetchableRecord, MutablePersistableRecord {
     var lastError: String?
     var codexHome: String?
     var reservePercent: Double?
+    /// How many leases may hold the account at once (migration 0005).
+    var maxLeases: Int
     var createdAt: Date
     var updatedAt: Date
 
@@ -47,7 +49,7 @@ struct AccountRecord: Codable, FetchableRecord, MutablePersistableRecord {
         AccountRecord(
             id: nil, uuid: UUID().uuidString.lowercased(), name: "", email: nil, chatgptAccountId: nil, chatgptUserId: nil, plan: nil,
             isFedramp: false, status: AccountStatus.ok.rawValue, accessExpiresAt: nil, lastRefreshAt: nil, lastError: nil, codexHome: nil,
-            reservePercent: nil, createdAt: now, updatedAt: now)
+            reservePercent: nil, maxLeases: 1, createdAt: now, updatedAt: now)
     }
 
     /// The public model; a name, status or identity the schema's checks let through but chappie
@@ -63,6 +65,6 @@ struct AccountRecord: Codable, FetchableRecord, MutablePersistableRecord {
                 plan: plan.map(ChappiePlan.init(rawValue:)), isFedRAMPAccount: isFedramp),
             status: status, accessTokenExpiresAt: accessExpiresAt, lastRefreshAt: lastRefreshAt,
             lastError: lastError, codexHome: codexHome, reservePercent: reservePercent, createdAt: createdAt, updatedAt: updatedAt,
-            isActive: id == activeID)
+            isActive: id == activeID, maxLeases: maxLeases)
     }
 }

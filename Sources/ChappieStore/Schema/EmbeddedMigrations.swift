@@ -144,6 +144,25 @@ extension StoreSchema {
             ALTER TABLE sealed_credentials ADD COLUMN binding INTEGER NOT NULL DEFAULT 1 CHECK (binding IN (1, 2));
             INSERT INTO settings (key, value) SELECT 'row_bound_credentials', X'31' WHERE EXISTS (SELECT 1 FROM sealed_credentials);
             """#),
+        Migration(
+            id: "0005_leases",
+            sql: #"""
+            -- Leases (`chappie lease`): a holder uses an account for a while, and no more than max_leases
+            -- holders use one account at once. A lease that hands out a Codex home takes every slot. Expired
+            -- leases (their holder stopped renewing) are deleted by the next acquisition, which takes the slot.
+            -- Times are unix seconds.
+            ALTER TABLE accounts ADD COLUMN max_leases INTEGER NOT NULL DEFAULT 1 CHECK (max_leases >= 1);
+            CREATE TABLE leases (
+                id            TEXT    PRIMARY KEY CHECK (length(id) = 36),
+                account_id    INTEGER NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+                machine       TEXT    NOT NULL,
+                holder        TEXT    NOT NULL,
+                whole_account INTEGER NOT NULL CHECK (whole_account IN (0, 1)),
+                acquired_at   REAL    NOT NULL,
+                expires_at    REAL    NOT NULL
+            );
+            CREATE INDEX leases_by_account ON leases (account_id);
+            """#),
     ]
 
     /// Every migration of the team pool's PostgreSQL schema (migrations/postgres/), in order.
@@ -245,6 +264,39 @@ extension StoreSchema {
                 value   BYTEA NOT NULL,
                 PRIMARY KEY (machine, key)
             );
+            """#),
+        Migration(
+            id: "0002_refresh_intents",
+            sql: #"""
+            -- A refresh in progress, fleet-wide: written (and committed) before a machine redeems an account's
+            -- refresh token, removed in the transaction that stores the new tokens. When that machine cannot
+            -- store them (the database went away), it keeps them in a recovery file of its own and the row
+            -- stays: no other machine redeems the old token, which the issuer would take for reuse and revoke
+            -- with the new ones, until that machine has stored them. Signing the account in again clears it.
+            CREATE TABLE refresh_intents (
+                account_id BIGINT      PRIMARY KEY REFERENCES accounts (id) ON DELETE CASCADE,
+                machine    TEXT        NOT NULL,
+                started_at TIMESTAMPTZ NOT NULL DEFAULT now()
+            );
+            """#),
+        Migration(
+            id: "0003_leases",
+            sql: #"""
+            -- Leases (`chappie lease`): a holder uses an account for a while, and no more than max_leases
+            -- holders use one account at once, fleet-wide. A lease that hands out a Codex home takes every
+            -- slot. Times are the server's (now()), so machines' clocks need not agree. Expired leases (their
+            -- holder stopped renewing) are deleted by the next acquisition, which takes the slot over.
+            ALTER TABLE accounts ADD COLUMN max_leases INTEGER NOT NULL DEFAULT 1 CHECK (max_leases >= 1);
+            CREATE TABLE leases (
+                id            UUID        PRIMARY KEY,
+                account_id    BIGINT      NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+                machine       TEXT        NOT NULL,
+                holder        TEXT        NOT NULL,
+                whole_account BOOLEAN     NOT NULL,
+                acquired_at   TIMESTAMPTZ NOT NULL,
+                expires_at    TIMESTAMPTZ NOT NULL
+            );
+            CREATE INDEX leases_by_account ON leases (account_id);
             """#),
     ]
 }

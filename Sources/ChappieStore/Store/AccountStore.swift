@@ -57,6 +57,9 @@ package protocol AccountStore: Sendable {
     /// Sets (or with `nil` clears) an account's reserve: at or above it, the account counts as full.
     func setReserve(_ percent: Double?, for name: AccountName) async throws(StoreError) -> Account
 
+    /// Sets how many leases may hold an account at once (1 or more).
+    func setMaxLeases(_ count: Int, for name: AccountName) async throws(StoreError) -> Account
+
     // MARK: Credentials
 
     /// Opens an account's sealed credentials (tokens kept in a recovery file, when newer). Throws
@@ -110,6 +113,21 @@ package protocol AccountStore: Sendable {
     ) async throws -> State
     /// Every observed 5-hour and weekly window (by reset time) of the accounts, with its peak use.
     func usageWindows(since: Date?, until: Date?, accounts: [Int64]?) async throws(StoreError) -> [UsageWindowSummary]
+
+    // MARK: Leases
+
+    /// Takes a lease on the first of `candidates` that has a free slot (a whole-account lease needs
+    /// all of them), in one transaction that first deletes expired leases (taking their slots over),
+    /// and skips an account another machine is taking a lease on at that moment. Accounts whose
+    /// status is not `ok` are passed over. `nil` when none has room.
+    func acquireLease(on candidates: [Lease.Candidate], holder: String, ttl: Duration) async throws(StoreError) -> Lease?
+    /// Extends a lease to `ttl` from now. Throws `.notFound` when it expired and was taken over, or
+    /// was released.
+    func renewLease(_ id: UUID, ttl: Duration) async throws(StoreError) -> Lease
+    /// Gives a lease back (nothing happens if it is gone already).
+    func releaseLease(_ id: UUID) async throws(StoreError)
+    /// Every lease that has not expired, by account name then time.
+    func leases() async throws(StoreError) -> [Lease]
 
     // MARK: Audit log
 

@@ -1,0 +1,105 @@
+public import ChappieCore
+public import Foundation
+import GRDB
+
+extension SQLiteAccountStore {
+    public func setMaxLeases(_ count: Int, for name: AccountName) async throws(StoreError) -> Account {
+        try await write { db in
+            var record = try Self.record(named: name, db)
+            record.maxLeases = count
+            record.updatedAt = Date()
+            try record.update(db)
+            try db.record(.settingChanged, account: record, detail: "max-leases = \(count)")
+            return try record.account(activeID: try Self.activeID(db))
+        }
+    }
+
+    public func acquireLease(on candidates: [Lease.Candidate], holder: String, ttl: Duration) async throws(StoreError) -> Lease? {
+        let machine = StoreOptions.hostName
+        return try await write { db in
+            let now = Date()
+            // Expired leases go first: their slots are taken over.
+            let expired = try Row.fetchAll(
+                db, sql: "SELECT l.account_id, l.holder FROM leases l WHERE l.expires_at < ?", arguments: [now.timeIntervalSince1970])
+            for row in expired {
+                let record = try AccountRecord.fetchOne(db, key: row["account_id"] as Int64)
+                try db.record(.leaseExpired, account: record, detail: "held by \(row["holder"] as String), not renewed; its slot was taken over")
+            }
+            try db.execute(sql: "DELETE FROM leases WHERE expires_at < ?", arguments: [now.timeIntervalSince1970])
+            for candidate in candidates {
+                guard let record = try AccountRecord.fetchOne(db, key: candidate.accountID), record.status == AccountStatus.ok.rawValue else { continue }
+                let row = try Row.fetchOne(
+                    db, sql: "SELECT count(*) AS n, coalesce(max(whole_account), 0) AS whole FROM leases WHERE account_id = ?",
+                    arguments: [candidate.accountID])
+                let held: Int = row?["n"] ?? 0
+                let whole: Bool = row?["whole"] ?? false
+                guard candidate.wholeAccount ? held == 0 : (!whole && held < record.maxLeases) else { continue }
+                let lease = Lease(
+                    id: UUID(), accountID: candidate.accountID, accountName: try record.account(activeID: nil).name, machine: machine, holder: holder,
+                    wholeAccount: candidate.wholeAccount, acquiredAt: now, expiresAt: now.addingTimeInterval(ttl.inSeconds))
+                try db.execute(
+                    sql: """
+                        INSERT INTO leases (id, account_id, machine, holder, whole_account, acquired_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+                        """,
+                    arguments: [
+                        lease.id.uuidString.lowercased(), lease.accountID, machine, holder, lease.wholeAccount, now.timeIntervalSince1970,
+                        lease.expiresAt.timeIntervalSince1970,
+                    ])
+                try db.record(.leaseAcquired, account: record, detail: "lease \(lease.id.uuidString.lowercased()) for \(holder)")
+                return lease
+            }
+            return nil
+        }
+    }
+
+    public func renewLease(_ id: UUID, ttl: Duration) async throws(StoreError) -> Lease {
+        try await write { db in
+            let now = Date()
+            try db.execute(
+                sql: "UPDATE leases SET expires_at = ? WHERE id = ? AND expires_at >= ?",
+                arguments: [now.addingTimeInterval(ttl.inSeconds).timeIntervalSince1970, id.uuidString.lowercased(), now.timeIntervalSince1970])
+            guard db.changesCount == 1, let lease = try Self.leases(db, id: id).first else {
+                throw StoreError(.notFound, "lease \(id.uuidString.lowercased()) is gone: it expired and its slot was taken over, or it was released")
+            }
+            return lease
+        }
+    }
+
+    public func releaseLease(_ id: UUID) async throws(StoreError) {
+        try await write { db in
+            guard let lease = try Self.leases(db, id: id, includingExpired: true).first else { return }
+            try db.execute(sql: "DELETE FROM leases WHERE id = ?", arguments: [id.uuidString.lowercased()])
+            try db.record(.leaseReleased, account: try AccountRecord.fetchOne(db, key: lease.accountID), detail: "lease \(id.uuidString.lowercased())")
+        }
+    }
+
+    public func leases() async throws(StoreError) -> [Lease] {
+        try await read { db in try Self.leases(db) }
+    }
+
+    /// Leases that have not expired (all, or the one with `id`), by account name then time.
+    private static func leases(_ db: Database, id: UUID? = nil, includingExpired: Bool = false) throws -> [Lease] {
+        var sql = """
+            SELECT l.id, l.account_id, a.name, l.machine, l.holder, l.whole_account, l.acquired_at, l.expires_at
+            FROM leases l JOIN accounts a ON a.id = l.account_id WHERE 1
+            """
+        var arguments: [any DatabaseValueConvertible] = []
+        if !includingExpired {
+            sql += " AND l.expires_at >= ?"
+            arguments.append(Date().timeIntervalSince1970)
+        }
+        if let id {
+            sql += " AND l.id = ?"
+            arguments.append(id.uuidString.lowercased())
+        }
+        sql += " ORDER BY a.name, l.acquired_at"
+        return try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)).map { row in
+            guard let id = UUID(uuidString: row[0]), let name = try? AccountName(row[2] as String) else {
+                throw StoreError(.corrupt, "the leases table has a row chappie cannot read")
+            }
+            return Lease(
+                id: id, accountID: row[1], accountName: name, machine: row[3], holder: row[4], wholeAccount: row[5],
+                acquiredAt: Date(timeIntervalSince1970: row[6]), expiresAt: Date(timeIntervalSince1970: row[7]))
+        }
+    }
+}
