@@ -84,6 +84,8 @@ public struct ChappieServices: Sendable {
     public let exec: ExecService
     /// `chappie backup` and `chappie restore`.
     public let backups: BackupService
+    /// `chappie lease`: accounts leased to jobs by headroom and free slots.
+    public let leases: LeaseService
     private let store: any AccountStore
     private let options: ServiceOptions
 
@@ -106,6 +108,7 @@ public struct ChappieServices: Sendable {
         keys = KeyService(opened: opened, options: options.storeOptions)
         exec = ExecService(store: store, tokens: tokens, environment: accounts.environment)
         backups = BackupService(store: store)
+        leases = LeaseService(store: store, usage: usage)
     }
 
     /// The data directory.

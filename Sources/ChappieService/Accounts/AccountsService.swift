@@ -84,6 +84,12 @@ public struct AccountsService: Sendable {
         return try await store.setReserve(percent, for: name)
     }
 
+    /// Sets how many leases may hold an account at once (`accounts set NAME --max-leases K`, 1 to 1000).
+    public func setMaxLeases(_ count: Int, for name: AccountName) async throws -> Account {
+        guard (1...1000).contains(count) else { throw ServiceError(.invalidInput, "--max-leases must be a whole number from 1 to 1000") }
+        return try await store.setMaxLeases(count, for: name)
+    }
+
     /// Renames an account. Throws ``StoreError`` `.notFound` or `.nameTaken`.
     public func rename(_ name: AccountName, to newName: AccountName) async throws {
         try await store.rename(name, to: newName)

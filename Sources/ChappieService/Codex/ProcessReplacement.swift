@@ -34,10 +34,10 @@ public enum ProcessReplacement {
     }
 
     /// The signals chappie handles itself (Ctrl-C, termination, broken pipes).
-    private static let changedSignals = [SIGINT, SIGTERM, SIGPIPE]
+    static let changedSignals = [SIGINT, SIGTERM, SIGPIPE]
 
     /// Which of ``changedSignals`` were ignored when chappie started, and the signal mask then.
-    private static let inheritedSignals: (ignored: Set<Int32>, mask: sigset_t) = {
+    static let inheritedSignals: (ignored: Set<Int32>, mask: sigset_t) = {
         var ignored: Set<Int32> = []
         for number in changedSignals {
             var current = sigaction()

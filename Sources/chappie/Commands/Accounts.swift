@@ -170,25 +170,41 @@ extension ChappieCommand.Accounts {
 
     struct Set: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "set",
-            abstract: "Change an account's settings: --reserve PERCENT (or none) makes --best treat it as full from that use on.")
+            abstract: "Change an account's settings: --reserve PERCENT (or none) makes --best treat it as full from that use on; --max-leases K lets K leases hold it at once.")
 
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The account.", transform: parseAccountName) var name: AccountName
         @Option(help: ArgumentHelp("Used percent at which the account counts as full (1-100, or none).", valueName: "percent"))
-        var reserve: String
+        var reserve: String?
+        @Option(help: ArgumentHelp("How many leases may hold the account at once (1-1000; default 1).", valueName: "count"))
+        var maxLeases: Int?
+
+        func validate() throws {
+            if reserve == nil, maxLeases == nil { throw ValidationError("give --reserve PERCENT or --max-leases COUNT") }
+        }
 
         func run() async throws {
-            let percent: Double?
-            do {
-                percent = try AccountsService.reserve(parsing: reserve)
-            } catch {
-                throw ValidationError("--reserve: \(error.message)")
+            let services = try await global.services()
+            var account: Account?
+            var changes: [String] = []
+            if let reserve {
+                let percent: Double?
+                do {
+                    percent = try AccountsService.reserve(parsing: reserve)
+                } catch {
+                    throw ValidationError("--reserve: \(error.message)")
+                }
+                account = try await services.accounts.setReserve(percent, for: name)
+                changes.append("reserve \(percent.map { "\(UsageReport.Cell.number($0).text) %" } ?? "none (100 %)")")
             }
-            let account = try await global.services().accounts.setReserve(percent, for: name)
-            if global.json {
+            if let maxLeases {
+                account = try await services.accounts.setMaxLeases(maxLeases, for: name)
+                changes.append("max-leases \(maxLeases)")
+            }
+            if global.json, let account {
                 try JSONOutput.print(AccountJSON(AccountsService.Summary(account: account, credentialProblem: nil)))
             } else {
-                print("\(name): reserve \(percent.map { "\(UsageReport.Cell.number($0).text) %" } ?? "none (100 %)")")
+                print("\(name): " + changes.joined(separator: ", "))
             }
         }
     }

@@ -21,6 +21,7 @@ struct AccountJSON: Encodable {
     var credentialProblem: String?
     var createdAt: Date
     var reservePercent: Double?
+    var maxLeases: Int
     var usage: UsageJSON?
 
     init(_ summary: AccountsService.Summary) {
@@ -34,6 +35,7 @@ struct AccountJSON: Encodable {
         fedramp = account.info.isFedRAMPAccount
         status = account.status.rawValue
         active = account.isActive
+        maxLeases = account.maxLeases
         accessTokenExpiresAt = account.accessTokenExpiresAt
         lastRefreshAt = account.lastRefreshAt
         lastError = account.lastError

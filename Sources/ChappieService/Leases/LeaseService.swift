@@ -1,0 +1,140 @@
+public import ChappieCore
+import ChappieStore
+public import Foundation
+
+/// Leases on accounts (`chappie lease`): a job takes the account with the most headroom that has a
+/// free slot, renews its lease while it runs, and gives it back at the end. Works on the team pool
+/// (fleet-wide) and on the local store (one machine) alike.
+///
+/// ```swift
+/// let granted = try await services.leases.acquire(LeaseRequest(holder: "ci job 42"))
+/// defer { Task { try await services.leases.release(granted.lease.id) } }
+/// ```
+public struct LeaseService: Sendable {
+    private let store: any AccountStore
+    private let usage: UsageService
+
+    init(store: any AccountStore, usage: UsageService) {
+        self.store = store
+        self.usage = usage
+    }
+
+    /// A lease granted: the lease, its account, and the Codex home it hands out (`chappie exec`'s
+    /// private home of the account, when it has one on this machine).
+    public struct Granted: Sendable {
+        /// The lease.
+        public var lease: Lease
+        /// The account.
+        public var account: Account
+        /// `CODEX_HOME` for the holder, if the account has a private Codex home here.
+        public var codexHome: String?
+
+        /// The environment a holder runs with: `CHAPPIE_ACCOUNT`, `CHAPPIE_LEASE`, and `CODEX_HOME` where there is one.
+        public var environment: [String: String] {
+            var environment = ["CHAPPIE_ACCOUNT": account.name.rawValue, "CHAPPIE_LEASE": lease.id.uuidString.lowercased()]
+            if let codexHome { environment["CODEX_HOME"] = codexHome }
+            return environment
+        }
+    }
+
+    /// Takes a lease: on `request.account`, else on the usable account with the most headroom that
+    /// has a free slot. With no free slot, tries again every 2 seconds until `request.wait` has passed.
+    ///
+    /// - Parameter waiting: Told once, when the first attempt found no free slot.
+    /// - Throws: ``ServiceError`` `.unavailable` (exit 75) when no slot came free in time;
+    ///   `.invalidInput` when no account could ever be leased (none usable).
+    public func acquire(_ request: LeaseRequest, waiting: @Sendable (String) -> Void = { _ in }) async throws -> Granted {
+        let clock = ContinuousClock()
+        let deadline = clock.now + request.wait
+        var told = false
+        var accounts = try await candidates(request.account)
+        // Readings older than 15 minutes are refreshed once, so that "most headroom" is current.
+        if request.account == nil { _ = await usage.pollAll(accounts, maxAge: .seconds(15 * 60)) }
+        while true {
+            let ranked = try await rank(accounts, named: request.account != nil)
+            if let lease = try await store.acquireLease(on: ranked.map(\.candidate), holder: request.holder, ttl: request.ttl) {
+                let account = try await store.account(id: lease.accountID)
+                return Granted(lease: lease, account: account, codexHome: ranked.first { $0.candidate.accountID == lease.accountID }?.codexHome)
+            }
+            guard clock.now < deadline else {
+                throw ServiceError(
+                    .unavailable,
+                    "no account had a free lease slot for \(Self.describe(request.wait)); try again later, or raise the slots (chappie accounts set NAME --max-leases K)")
+            }
+            if !told {
+                waiting(
+                    ranked.isEmpty
+                        ? "every account is at its limit or reserve; waiting up to \(Self.describe(request.wait)) for one to free up"
+                        : "every lease slot is taken; waiting up to \(Self.describe(request.wait)) for one to free up")
+                told = true
+            }
+            try await Task.sleep(for: min(.seconds(2), deadline - clock.now))
+            accounts = try await candidates(request.account)
+        }
+    }
+
+    /// Extends a lease to `ttl` from now. Throws ``StoreError`` `.notFound` when it is gone.
+    public func renew(_ id: UUID, ttl: Duration) async throws -> Lease {
+        try await store.renewLease(id, ttl: ttl)
+    }
+
+    /// Gives a lease back.
+    public func release(_ id: UUID) async throws {
+        try await store.releaseLease(id)
+    }
+
+    /// Every lease that has not expired.
+    public func list() async throws -> [Lease] {
+        try await store.leases()
+    }
+
+    /// The accounts a lease may go to: the one named, or every `ok` account.
+    private func candidates(_ name: AccountName?) async throws -> [Account] {
+        if let name { return [try await store.account(named: name)] }
+        return try await store.accounts().filter { $0.status == .ok }
+    }
+
+    /// The accounts in the order of preference: most headroom first (as `--best`), accounts without
+    /// a reading after those with one, full ones left out unless named.
+    private func rank(_ accounts: [Account], named: Bool) async throws -> [(candidate: Lease.Candidate, codexHome: String?)] {
+        let latest = try await store.latestUsage()
+        let read = UsageService.rank(accounts.compactMap { account in latest[account.id].map { (account, $0.snapshot) } })
+        let ordered = read.filter { named || !$0.full }.map(\.account) + accounts.filter { latest[$0.id] == nil }
+        // A lease that hands out `chappie exec`'s private Codex home takes the whole account.
+        let privateCodexHomes = store.privateCodexHomes
+        return ordered.map { account in
+            let home = account.codexHome.flatMap { path in
+                URL(fileURLWithPath: path).standardizedFileURL.deletingLastPathComponent() == privateCodexHomes ? path : nil
+            }
+            return (Lease.Candidate(accountID: account.id, wholeAccount: home != nil), home)
+        }
+    }
+
+    /// "10 min", "2 h", "45 s".
+    static func describe(_ duration: Duration) -> String {
+        let seconds = Int(duration.components.seconds)
+        if seconds >= 3600, seconds % 3600 == 0 { return "\(seconds / 3600) h" }
+        if seconds >= 60, seconds % 60 == 0 { return "\(seconds / 60) min" }
+        return "\(seconds) s"
+    }
+}
+
+/// What a lease is asked for.
+public struct LeaseRequest: Sendable {
+    /// The account to lease, or `nil` for the one with the most headroom that has a free slot.
+    public var account: AccountName?
+    /// How long the lease lasts unless renewed. Default: 2 hours.
+    public var ttl: Duration
+    /// How long to wait for a free slot. Default: 10 minutes.
+    public var wait: Duration
+    /// Who holds it, for `lease list` and the audit log (never a secret).
+    public var holder: String
+
+    /// A request; the holder defaults to this process (`pid N`).
+    public init(account: AccountName? = nil, ttl: Duration = .seconds(2 * 3600), wait: Duration = .seconds(600), holder: String? = nil) {
+        self.account = account
+        self.ttl = ttl
+        self.wait = wait
+        self.holder = holder ?? "pid \(getpid())"
+    }
+}

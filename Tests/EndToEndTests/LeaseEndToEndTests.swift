@@ -1,0 +1,144 @@
+import ChappieTestSupport
+import Foundation
+import Testing
+
+@Suite("Leases: accounts handed to jobs by headroom and free slots, on the local store and the team pool")
+struct LeaseEndToEndTests {
+    private static let emulator = ["--auto-approve", "--auto-approve-delay", "0.1", "--device-code-interval", "1"]
+
+    /// Where the jobs run: the local SQLite store, or a team pool that two machines share.
+    enum Backend: String, CaseIterable, Sendable {
+        case sqlite, postgres
+    }
+
+    /// A testbed and, for the pool, its address; `chappie` as machine 1 or 2 (one machine on SQLite).
+    private struct Bench: Sendable {
+        let testbed: ChappieTestbed
+        let url: String?
+
+        static func start(_ backend: Backend) async throws -> Bench {
+            let testbed = try await ChappieTestbed.start(emulatorArguments: LeaseEndToEndTests.emulator)
+            guard backend == .postgres else { return Bench(testbed: testbed, url: nil) }
+            let (_, url) = try await SharedPostgres.database()
+            let bench = Bench(testbed: testbed, url: url)
+            // Machine 1 opens the pool (making its key), then machine 2 gets a copy of the key.
+            #expect(try await bench.chappie(1, ["accounts", "list"]).status == 0)
+            let second = testbed.home.appendingPathComponent("m2")
+            try FileManager.default.createDirectory(at: second, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try FileManager.default.copyItem(at: testbed.home.appendingPathComponent("chappie.key"), to: second.appendingPathComponent("chappie.key"))
+            return bench
+        }
+
+        func chappie(_ machine: Int, _ arguments: [String], timeout: Duration = .seconds(120)) async throws -> ProcessResult {
+            guard let url else { return try await testbed.chappie(arguments, timeout: timeout) }
+            var arguments = arguments
+            let home = machine == 1 ? testbed.home : testbed.home.appendingPathComponent("m2")
+            arguments.insert(
+                contentsOf: [
+                    "--issuer", testbed.emulator.issuer, "--backend", testbed.emulator.backend, "--home", home.path, "--machine", "m\(machine)",
+                    "--store", url,
+                ], at: arguments.firstIndex(of: "--") ?? arguments.endIndex)
+            return try await runProcess(try BuiltProducts.executable("chappie"), arguments, timeout: timeout)
+        }
+    }
+
+    @Test("6 jobs on 3 accounts with 2 slots each run at once, spread 2/2/2; a 7th waits, then gives up with 75", arguments: Backend.allCases)
+    func spread(_ backend: Backend) async throws {
+        let bench = try await Bench.start(backend)
+        defer { Task { await bench.testbed.stop() } }
+        for name in ["a", "b", "c"] {
+            #expect(try await bench.chappie(1, ["accounts", "add", name]).status == 0)
+            #expect(try await bench.chappie(1, ["accounts", "set", name, "--max-leases", "2"]).status == 0)
+        }
+        let marks = try TestTokens.temporaryDirectory("chappie-lease-marks")
+        defer { try? FileManager.default.removeItem(at: marks) }
+        // Each job notes its account, then holds its lease until the test lets go (at most 60 s): the
+        // six can only all be running if the slots were spread.
+        let letGo = marks.path + ".go"
+        defer { unlink(letGo) }
+        let job = "echo $CHAPPIE_ACCOUNT > \(marks.path)/$$; i=0; while [ ! -e \(letGo) ] && [ $i -lt 300 ]; do sleep 0.2; i=$((i+1)); done"
+        let results = try await withThrowingTaskGroup(of: ProcessResult.self) { group in
+            for index in 0..<6 {
+                group.addTask { try await bench.chappie(index % 2 + 1, ["lease", "--ttl", "1m", "--wait", "1m", "--", "sh", "-c", job]) }
+            }
+            // A 7th, once all six hold theirs: no slot is free.
+            group.addTask {
+                while ((try? FileManager.default.contentsOfDirectory(atPath: marks.path).count) ?? 0) < 6 {
+                    try await Task.sleep(for: .milliseconds(100))
+                }
+                let seventh = try await bench.chappie(2, ["lease", "--wait", "2s", "--", "true"])
+                FileManager.default.createFile(atPath: letGo, contents: Data())
+                return seventh
+            }
+            return try await group.reduce(into: [ProcessResult]()) { $0.append($1) }
+        }
+        let refused = results.filter { $0.status == 75 }
+        #expect(refused.count == 1, "\(results.map { "\($0.status) \($0.stderr)" })")
+        #expect(refused.first?.stderr.contains("no account had a free lease slot") == true)
+        #expect(results.filter { $0.status == 0 }.count == 6, "\(results.map { "\($0.status) \($0.stderr)" })")
+        var spread: [String: Int] = [:]
+        for file in try FileManager.default.contentsOfDirectory(atPath: marks.path) {
+            let account = try String(contentsOf: marks.appendingPathComponent(file), encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+            spread[account, default: 0] += 1
+        }
+        #expect(spread == ["a": 2, "b": 2, "c": 2])
+        // Every lease was given back.
+        #expect(try await bench.chappie(1, ["lease", "list"]).stdout.contains("No leases."))
+    }
+
+    @Test("A holder that never gives its lease back: the slot is taken over once its TTL has passed", arguments: Backend.allCases)
+    func takeover(_ backend: Backend) async throws {
+        let bench = try await Bench.start(backend)
+        defer { Task { await bench.testbed.stop() } }
+        #expect(try await bench.chappie(1, ["accounts", "add", "solo"]).status == 0)
+        // `lease acquire` ends without releasing: the holder is gone, the lease stays until it expires.
+        let first = try await bench.chappie(1, ["lease", "acquire", "--ttl", "10s", "--json"])
+        #expect(first.status == 0, "\(first.stderr)")
+        let lease = JSONDocument(Data(first.stdout.utf8))
+        #expect(lease.string("account") == "solo")
+        let busy = try await bench.chappie(2, ["lease", "acquire", "--wait", "1s"])
+        #expect(busy.status == 75)
+        let clock = ContinuousClock()
+        let started = clock.now
+        let taken = try await bench.chappie(2, ["lease", "acquire", "--wait", "40s", "--json"])
+        #expect(taken.status == 0, "\(taken.stderr)")
+        #expect(JSONDocument(Data(taken.stdout.utf8)).string("id") != lease.string("id"))
+        #expect(clock.now - started >= .seconds(5), "taken over before the first lease expired")
+        let log = try await bench.chappie(1, ["log", "--json"])
+        #expect(log.stdout.contains("lease_expired"))
+        // Renewing the lost lease says it is gone; releasing the new one frees the slot.
+        let renew = try await bench.chappie(1, ["lease", "renew", try #require(lease.string("id"))])
+        #expect(renew.status == 1)
+        #expect(renew.stderr.contains("is gone"))
+        let newID = try #require(JSONDocument(Data(taken.stdout.utf8)).string("id"))
+        #expect(try await bench.chappie(2, ["lease", "release", newID]).status == 0)
+        #expect(try await bench.chappie(1, ["lease", "acquire", "--wait", "1s"]).status == 0)
+    }
+
+    @Test("A lease that hands out chappie exec's private Codex home takes every slot of the account")
+    func wholeAccount() async throws {
+        let bench = try await Bench.start(.sqlite)
+        defer { Task { await bench.testbed.stop() } }
+        #expect(try await bench.chappie(1, ["accounts", "add", "shared"]).status == 0)
+        #expect(try await bench.chappie(1, ["accounts", "set", "shared", "--max-leases", "3"]).status == 0)
+        // Without a private home, slot leases: two at once.
+        #expect(try await bench.chappie(1, ["lease", "acquire", "--ttl", "1m"]).status == 0)
+        let second = JSONDocument(Data(try await bench.chappie(1, ["lease", "acquire", "--ttl", "1m", "--json"]).stdout.utf8))
+        #expect(second.bool("wholeAccount") == false)
+        #expect(second.string("codexHome") == nil)
+        for lease in JSONDocument(Data(try await bench.chappie(1, ["lease", "list", "--json"]).stdout.utf8)).array() ?? [] {
+            let id = try #require((lease as? [String: Any])?["id"] as? String)
+            #expect(try await bench.chappie(1, ["lease", "release", id]).status == 0)
+        }
+        // chappie exec makes the account's private Codex home; from then on a lease hands it out and takes the account.
+        #expect(try await bench.chappie(1, ["exec", "--account", "shared", "--", "true"]).status == 0)
+        let run = try await bench.chappie(1, ["lease", "--", "sh", "-c", "echo $CODEX_HOME"])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("codex-homes/"))
+        let whole = JSONDocument(Data(try await bench.chappie(1, ["lease", "acquire", "--ttl", "1m", "--json"]).stdout.utf8))
+        #expect(whole.bool("wholeAccount") == true)
+        #expect(whole.string("codexHome")?.contains("codex-homes/") == true)
+        let more = try await bench.chappie(1, ["lease", "acquire", "--wait", "1s"])
+        #expect(more.status == 75, "\(more.stderr)")
+    }
+}
