@@ -258,6 +258,57 @@ struct TeamPoolEndToEndTests {
         #expect(stats.int("refresh", "reuse_detected") == 0)
     }
 
+    @Test("Three daemons on three machines share the polls: each account is polled about once per interval, not once per machine")
+    func onePollerPerAccount() async throws {
+        let (server, url) = try await SharedPostgres.database()
+        let fleet = try await PoolFleet.start(machines: 3, url: url, emulatorArguments: Self.emulator)
+        defer { Task { await fleet.stop() } }
+        for name in ["a", "b"] { #expect(try await fleet.chappie(1, ["accounts", "add", name]).status == 0) }
+        let before = try await fleet.testbed.control("/_emulator/stats").int("requests", "/backend-api/wham/usage") ?? 0
+        var daemons: [ChildProcess] = []
+        let clock = ContinuousClock()
+        let started = clock.now
+        for machine in 1...3 {
+            let log = try FileHandle(forWritingTo: {
+                let file = fleet.homes[machine - 1].appendingPathComponent("daemon.log")
+                FileManager.default.createFile(atPath: file.path, contents: nil)
+                return file
+            }())
+            defer { try? log.close() }
+            daemons.append(try ChildProcess(
+                try BuiltProducts.executable("chappie"),
+                [
+                    "daemon", "--poll-interval", "3s", "--log-format", "json", "--issuer", fleet.testbed.emulator.issuer, "--backend",
+                    fleet.testbed.emulator.backend, "--home", fleet.homes[machine - 1].path, "--machine", "m\(machine)",
+                ],
+                environment: ["CHAPPIE_STORE_URL": fleet.url], stdout: .descriptor(log.fileDescriptor), stderr: .descriptor(log.fileDescriptor)))
+        }
+        try await Task.sleep(for: .seconds(15))
+        for daemon in daemons { daemon.terminate() }
+        for daemon in daemons { daemon.waitUntilExit() }
+        let elapsed = Double((clock.now - started).components.seconds)
+        let polls = (try await fleet.testbed.control("/_emulator/stats").int("requests", "/backend-api/wham/usage") ?? 0) - before
+        // A claim lasts 0.8 of the 3-second interval: at most one poll per account per 2.4 s fleet-wide,
+        // where three daemons polling on their own would make up to three per 3 s.
+        #expect(polls >= 4, "the daemons did not poll")
+        #expect(Double(polls) <= 2 * (elapsed / 2.4 + 1), "\(polls) polls of 2 accounts in \(elapsed) s")
+        // No account was polled twice within a claim: consecutive polls of one account (whichever
+        // machine made them) are nearly the 2.4 s claim apart (less a slow poll's time). Daemons
+        // polling on their own would poll at the same moments.
+        let gaps = try await server.psql(
+            """
+            SELECT count(*) FROM (SELECT observed_at - lag(observed_at) OVER (PARTITION BY account_id ORDER BY observed_at) AS gap
+            FROM usage_samples WHERE source = 'poll') g WHERE gap < 1.0
+            """, in: url)
+        #expect(gaps.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "0", "polls closer than 1 s: \(gaps.stdout) \(gaps.stderr)")
+        // More than one machine did some of it.
+        let log = JSONDocument(Data(try await fleet.chappie(1, ["log", "--limit", "500", "--json"]).stdout.utf8))
+        let pollers = Set((0..<(log.array()?.count ?? 0)).filter { log.string($0, "kind") == "usage_polled" }.compactMap { index in
+            (1...3).first { log.string(index, "detail")?.hasSuffix("(on m\($0))") == true }
+        })
+        #expect(!pollers.isEmpty)
+    }
+
     @Test("Bad store addresses: a clear error and exit 78 (or 75 for an unreachable server), never the password")
     func badAddresses() async throws {
         let testbed = try await ChappieTestbed.start()

@@ -100,6 +100,16 @@ struct DaemonScheduler: Sendable {
             logger.warning("cannot read the accounts; trying again", metadata: ["error": "\(error)"])
             return
         }
+        // On a team pool, the daemons of several machines share the polls: each account is polled by
+        // the one that claims it for this round (most of an interval, so that the next round, with its
+        // jitter, finds the claim run out).
+        do {
+            let claimed = try await store.claimPolls(of: accounts.map(\.id), for: configuration.pollInterval * 0.8)
+            accounts = accounts.filter { claimed.contains($0.id) }
+        } catch {
+            logger.warning("cannot claim the usage polls; trying again", metadata: ["error": "\(error)"])
+            return
+        }
         let maxAge = Duration.seconds(max(1, configuration.pollInterval.components.seconds / 2))
         let results = await usage.pollAll(
             accounts, maxAge: maxAge, concurrency: configuration.concurrency, tokenMargin: configuration.refreshMargin)

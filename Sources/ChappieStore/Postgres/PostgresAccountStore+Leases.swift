@@ -77,6 +77,26 @@ extension PostgresAccountStore {
         }
     }
 
+    public func claimPolls(of ids: [Int64], for period: Duration) async throws(StoreError) -> Set<Int64> {
+        guard !ids.isEmpty else { return [] }
+        let machine = self.machine
+        let seconds = period.inSeconds
+        return try await database.write { connection in
+            var claimed: Set<Int64> = []
+            // A claim is taken where there is none, or where the last one ran out (or was this machine's).
+            let rows = try await connection.query(
+                """
+                INSERT INTO poll_claims (account_id, machine, until)
+                SELECT id, \(machine), now() + make_interval(secs => \(seconds)) FROM accounts WHERE id = ANY(\(ids))
+                ON CONFLICT (account_id) DO UPDATE SET machine = excluded.machine, until = excluded.until
+                    WHERE poll_claims.until < now() OR poll_claims.machine = excluded.machine
+                RETURNING account_id
+                """, logger: Self.logger)
+            for try await (id) in rows.decode(Int64.self) { claimed.insert(id) }
+            return claimed
+        }
+    }
+
     public func leases() async throws(StoreError) -> [Lease] {
         try await database.read { connection in try await Self.leases(connection) }
     }

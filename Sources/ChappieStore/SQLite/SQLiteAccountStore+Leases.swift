@@ -73,6 +73,11 @@ extension SQLiteAccountStore {
         }
     }
 
+    public func claimPolls(of ids: [Int64], for period: Duration) async throws(StoreError) -> Set<Int64> {
+        // One machine, one daemon per data directory (DaemonInstance): nobody to share the polls with.
+        Set(ids)
+    }
+
     public func leases() async throws(StoreError) -> [Lease] {
         try await read { db in try Self.leases(db) }
     }

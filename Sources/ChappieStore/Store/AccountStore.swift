@@ -128,6 +128,10 @@ package protocol AccountStore: Sendable {
     func releaseLease(_ id: UUID) async throws(StoreError)
     /// Every lease that has not expired, by account name then time.
     func leases() async throws(StoreError) -> [Lease]
+    /// Claims the usage polls of these accounts for `period`: the ones this process is to poll. On
+    /// the team pool, an account another machine claimed within the period is left out, so each is
+    /// polled once per interval fleet-wide; on one machine (one daemon per data directory), all.
+    func claimPolls(of ids: [Int64], for period: Duration) async throws(StoreError) -> Set<Int64>
 
     // MARK: Audit log
 
