@@ -309,6 +309,43 @@ struct TeamPoolEndToEndTests {
         #expect(!pollers.isEmpty)
     }
 
+    @Test("pool migrate --from-sqlite moves a single-user store's accounts, tokens and usage history into the pool, and out of the local store")
+    func migrateFromSQLite() async throws {
+        let (_, url) = try await SharedPostgres.database()
+        let testbed = try await ChappieTestbed.start(emulatorArguments: Self.emulator)
+        defer { Task { await testbed.stop() } }
+        for name in ["work", "home"] { #expect(try await testbed.chappie(["accounts", "add", name]).status == 0) }
+        #expect(try await testbed.chappie(["usage", "poll", "--all"]).status == 0)
+        let codexHome = testbed.home.appendingPathComponent("codex").path
+        #expect(try await testbed.chappie(["accounts", "switch", "work", "--codex-home", codexHome]).status == 0)
+        let token = try await testbed.chappie(["token", "work"]).stdout
+        let history = JSONDocument(Data(try await testbed.chappie(["usage", "history", "work", "--json"]).stdout.utf8)).array()?.count ?? 0
+        #expect(history > 0)
+
+        let moved = try await testbed.chappie(["--store", url, "pool", "migrate", "--from-sqlite"])
+        #expect(moved.status == 0, "\(moved.stderr)")
+        #expect(moved.stdout.contains("Moved 2 accounts"), "\(moved.stdout)")
+        // Out of the local store; in the pool with the same tokens, history and Codex home.
+        #expect(JSONDocument(Data(try await testbed.chappie(["accounts", "list", "--json"]).stdout.utf8)).array()?.count == 0)
+        let pooled = JSONDocument(Data(try await testbed.chappie(["--store", url, "accounts", "list", "--json"]).stdout.utf8))
+        #expect(pooled.array()?.count == 2)
+        #expect(try await testbed.chappie(["--store", url, "token", "work"]).stdout == token)
+        let pooledHistory = JSONDocument(Data(try await testbed.chappie(["--store", url, "usage", "history", "work", "--json"]).stdout.utf8))
+        #expect(pooledHistory.array()?.count == history)
+        let work = (0..<2).first { pooled.string($0, "name") == "work" }
+        #expect(work.flatMap { pooled.string($0, "codexHome") } == codexHome)
+
+        // The same ChatGPT account signed in locally again is not moved twice: it is left, and said so.
+        _ = try await testbed.control("/_emulator/device/next", method: "POST", body: #"{"email":"user1@example.com"}"#)
+        #expect(try await testbed.chappie(["accounts", "add", "again"]).status == 0)
+        let again = try await testbed.chappie(["--store", url, "pool", "migrate", "--from-sqlite"])
+        #expect(again.status == 1)
+        #expect(again.stdout.contains("the pool has this account already"), "\(again.stdout)")
+        #expect(JSONDocument(Data(try await testbed.chappie(["accounts", "list", "--json"]).stdout.utf8)).array()?.count == 1)
+        let stats = try await testbed.control("/_emulator/stats")
+        #expect(stats.int("refresh", "reuse_detected") == 0)
+    }
+
     @Test("Bad store addresses: a clear error and exit 78 (or 75 for an unreachable server), never the password")
     func badAddresses() async throws {
         let testbed = try await ChappieTestbed.start()

@@ -1,0 +1,64 @@
+package import ChappieCore
+public import Foundation
+import PostgresNIO
+
+extension PostgresAccountStore {
+    /// Why an account was not brought into the pool.
+    public enum ImportRefusal: Error, Sendable {
+        /// The pool has it already (the same identity, or the same ChatGPT account and user).
+        case alreadyInPool
+        /// Another account in the pool has its name.
+        case nameTaken
+    }
+
+    /// Brings an account from another store into the pool as it is: its identity (so its sealed
+    /// credentials stay bound to it), name, settings, status and times, its tokens sealed with the
+    /// pool's key, and its usage history, in one transaction.
+    ///
+    /// - Returns: The account as the pool stores it.
+    /// - Throws: ``ImportRefusal`` (nothing changed), or ``StoreError``.
+    package func importAccount(_ account: Account, credentials: Credentials, usage: [UsageSample], from origin: String) async throws -> Account {
+        let key = self.key
+        let machine = self.machine
+        let outcome: Result<Account, ImportRefusal> = try await database.write { connection in
+            var existing = 0
+            let rows = try await connection.query(
+                """
+                SELECT count(*) FROM accounts WHERE uuid = \(account.uuid)
+                    OR (chatgpt_account_id = \(account.info.accountID) AND chatgpt_user_id = \(account.info.userID))
+                """, logger: Self.logger)
+            for try await (count) in rows.decode(Int.self) { existing = count }
+            guard existing == 0 else { return .failure(.alreadyInPool) }
+            guard try await self.record(named: account.name, connection) == nil else { return .failure(.nameTaken) }
+            var id: Int64 = 0
+            let inserted = try await connection.query(
+                """
+                INSERT INTO accounts (uuid, name, email, chatgpt_account_id, chatgpt_user_id, plan, is_fedramp, status, access_expires_at,
+                    last_refresh_at, last_error, codex_home_machine, codex_home, reserve_percent, max_leases, created_at, updated_at)
+                VALUES (\(account.uuid), \(account.name.rawValue), \(account.info.email), \(account.info.accountID), \(account.info.userID),
+                    \(account.info.plan?.rawValue), \(account.info.isFedRAMPAccount), \(account.status.rawValue), \(account.accessTokenExpiresAt),
+                    \(account.lastRefreshAt), \(account.lastError), \(account.codexHome == nil ? nil : machine), \(account.codexHome),
+                    \(account.reservePercent), \(account.maxLeases), \(account.createdAt), \(Date()))
+                RETURNING id
+                """, logger: Self.logger)
+            for try await (value) in inserted.decode(Int64.self) { id = value }
+            guard let record = try await self.record(id: id, connection) else { throw StoreError(.database, "the imported account vanished") }
+            try await self.seal(credentials, of: record, key: key, connection)
+            for sample in usage {
+                let r = UsageSampleRecord(sample.snapshot, accountID: id, source: sample.source, at: sample.observedAt)
+                try await connection.query(
+                    """
+                    INSERT INTO usage_samples (account_id, machine, observed_at, source, limit_id, plan, five_hour_used_percent,
+                        five_hour_window_minutes, five_hour_resets_at, weekly_used_percent, weekly_window_minutes, weekly_resets_at,
+                        credits_has_credits, credits_unlimited, credits_balance, limit_reached)
+                    VALUES (\(id), \(machine), \(r.observedAt), \(r.source), \(r.limitId), \(r.plan), \(r.fiveHourUsedPercent),
+                        \(r.fiveHourWindowMinutes), \(r.fiveHourResetsAt), \(r.weeklyUsedPercent), \(r.weeklyWindowMinutes), \(r.weeklyResetsAt),
+                        \(r.creditsHasCredits), \(r.creditsUnlimited), \(r.creditsBalance), \(r.limitReached))
+                    """, logger: Self.logger)
+            }
+            try await self.audit(.imported, account: record, detail: "moved from \(origin) with \(usage.count) usage readings", connection)
+            return .success(try record.account(activeID: try await self.activeID(connection)))
+        }
+        return try outcome.get()
+    }
+}
