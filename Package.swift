@@ -157,6 +157,8 @@ let package = Package(
             name: "chappie-bench",
             dependencies: [
                 "ChappieNet", "ChappieEmulator", "ChappieStore", "ChappieVault", "ChappieCore", "Chappie", "ChappieService",
+                // The tests' PostgreSQL server, for the team pool's rows.
+                "ChappieTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             path: "Benchmarks/chappie-bench",

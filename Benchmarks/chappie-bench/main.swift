@@ -16,6 +16,8 @@
 // 7. Start-up (StartUpBenchmark.swift): `chappie token` and `chappie accounts list` with 50
 //    accounts beside a bare `sqlite3 DB 'select count(*) from accounts'`, in one run.
 //    `chappie-bench startup [--chappie PATH]` runs only these rows, against another build if given.
+// 8. The team pool (PoolBenchmark.swift): token and accounts list on PostgreSQL beside SQLite, and
+//    200 accounts refreshed by 4 machines at once. `chappie-bench pool` runs only these rows.
 import Chappie
 import ChappieCore
 import ChappieEmulator
@@ -396,6 +398,25 @@ func runStream(port: Int) async throws -> [String] {
 }
 
 let harnessArguments = Array(CommandLine.arguments.dropFirst())
+if harnessArguments.first == "pool" {
+    var configuration = EmulatorConfiguration()
+    configuration.autoApprove = true
+    configuration.autoApproveDelay = .zero
+    let poolEmulator = Emulator(configuration: configuration)
+    let (poolPorts, poolPortContinuation) = AsyncStream.makeStream(of: Int.self)
+    let poolServer = Task {
+        try await poolEmulator.run { port in
+            poolPortContinuation.yield(port)
+            poolPortContinuation.finish()
+        }
+    }
+    guard let poolPort = await poolPorts.first(where: { _ in true }) else { fatalError("the emulator did not start") }
+    print("| benchmark | total | rate | latency |")
+    print("|---|---|---|---|")
+    for line in try await runPool(port: poolPort) { print(line) }
+    poolServer.cancel()
+    exit(0)
+}
 if harnessArguments.first == "startup" {
     let chappie = harnessArguments.count >= 3 && harnessArguments[1] == "--chappie"
         ? URL(fileURLWithPath: harnessArguments[2])
@@ -432,6 +453,7 @@ for line in try await runStartUp(chappie: URL(fileURLWithPath: CommandLine.argum
 for line in try await runTokens(port: port) { print(line) }
 for line in try await runStream(port: port) { print(line) }
 for line in try await runReport() { print(line) }
+for line in try await runPool(port: port) { print(line) }
 print("")
 print(String(format: "peak resident memory: %.1f MiB", peakResidentMiB()))
 server.cancel()

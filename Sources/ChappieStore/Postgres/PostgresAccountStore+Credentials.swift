@@ -51,16 +51,26 @@ extension PostgresAccountStore {
     }
 
     public func credentialProblems(of accounts: [Account]) async throws(StoreError) -> [Int64: String] {
+        // One query for all of them: a listing must not make a round trip per account.
+        let ids = accounts.map(\.id)
+        let stored = try await database.read { connection in
+            var stored: [Int64: StoredCredential] = [:]
+            let rows = try await connection.query(
+                "SELECT account_id, key_id, nonce, ciphertext, updated_at FROM sealed_credentials WHERE account_id = ANY(\(ids))", logger: Self.logger)
+            for try await (id, keyID, nonce, ciphertext, updatedAt) in rows.decode((Int64, String, Data, Data, Date).self) {
+                stored[id] = StoredCredential(keyID: keyID, nonce: nonce, ciphertext: ciphertext, updatedAt: updatedAt)
+            }
+            return stored
+        }
         var problems: [Int64: String] = [:]
         for account in accounts {
-            let stored = try await database.read { connection in try await self.storedCredential(accountID: account.id, connection) }
-            if case .pending = recoveryState(for: account, stored: stored) { continue }
-            guard let stored else {
+            if case .pending = recoveryState(for: account, stored: stored[account.id]) { continue }
+            guard let credential = stored[account.id] else {
                 problems[account.id] = "account \(account.name) has no stored credentials; sign it in again"
                 continue
             }
             do {
-                _ = try open(stored, of: account)
+                _ = try open(credential, of: account)
             } catch {
                 problems[account.id] = error.message
             }
