@@ -115,9 +115,9 @@ struct LeaseEndToEndTests {
         #expect(try await bench.chappie(1, ["lease", "acquire", "--wait", "1s"]).status == 0)
     }
 
-    @Test("A lease that hands out chappie exec's private Codex home takes every slot of the account")
-    func wholeAccount() async throws {
-        let bench = try await Bench.start(.sqlite)
+    @Test("A lease that hands out chappie exec's private Codex home takes every slot of the account", arguments: Backend.allCases)
+    func wholeAccount(_ backend: Backend) async throws {
+        let bench = try await Bench.start(backend)
         defer { Task { await bench.testbed.stop() } }
         #expect(try await bench.chappie(1, ["accounts", "add", "shared"]).status == 0)
         #expect(try await bench.chappie(1, ["accounts", "set", "shared", "--max-leases", "3"]).status == 0)

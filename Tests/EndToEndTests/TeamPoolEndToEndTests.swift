@@ -117,6 +117,14 @@ struct TeamPoolEndToEndTests {
         let first = try await fleet.chappie(1, ["accounts", "switch", "work", "--codex-home", codex1])
         #expect(first.status == 0, "\(first.stderr)")
 
+        // Only machine 1 refreshes work now: machine 2 never redeems a token machine 1's Codex also holds.
+        let before = try await fleet.testbed.control("/_emulator/stats").int("refresh", "redemptions") ?? 0
+        let notHere = try await fleet.chappie(2, ["refresh", "work"])
+        #expect(notHere.status == 75, "\(notHere.stderr)")
+        #expect(notHere.stderr.contains("on machine m1"), "\(notHere.stderr)")
+        #expect(try await fleet.testbed.control("/_emulator/stats").int("refresh", "redemptions") == before)
+        #expect(try await fleet.chappie(1, ["refresh", "work"]).status == 0)
+
         // Machine 2 may not put work into its own Codex home: machine 1's Codex refreshes it.
         let refused = try await fleet.chappie(2, ["accounts", "switch", "work", "--codex-home", codex2])
         #expect(refused.status != 0)
@@ -192,7 +200,9 @@ struct TeamPoolEndToEndTests {
         #expect(try await fleet.chappie(1, ["accounts", "add", "work"]).status == 0)
         try await Task.sleep(for: .seconds(2))
         // As if machine 1 had redeemed the token and lost the database before storing the new one.
-        let marked = try await server.psql("INSERT INTO refresh_intents (account_id, machine) SELECT id, 'm1' FROM accounts", in: url)
+        let instance = try String(contentsOf: fleet.homes[0].appendingPathComponent("pool-instance"), encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let marked = try await server.psql("INSERT INTO refresh_intents (account_id, machine, instance) SELECT id, 'm1', '\(instance)' FROM accounts", in: url)
         #expect(marked.status == 0, "\(marked.stderr)")
         let before = try await fleet.testbed.control("/_emulator/stats").int("refresh", "redemptions") ?? 0
 
@@ -200,6 +210,13 @@ struct TeamPoolEndToEndTests {
         #expect(blocked.status == 75)
         #expect(blocked.stderr.contains("refreshed on machine m1"), "\(blocked.stderr)")
         #expect(try await fleet.testbed.control("/_emulator/stats").int("refresh", "redemptions") == before, "machine 2 must not redeem")
+
+        // A mark of another data directory under machine 2's own name blocks machine 2 too: names are
+        // labels, and two data directories on one host share one.
+        let other = try await server.psql("UPDATE refresh_intents SET machine = 'm2', instance = gen_random_uuid()", in: url)
+        #expect(other.status == 0, "\(other.stderr)")
+        #expect(try await fleet.chappie(2, ["token", "work"]).status == 75)
+        _ = try await server.psql("UPDATE refresh_intents SET machine = 'm1', instance = '\(instance)'", in: url)
 
         // Machine 1 has no recovery file: its refresh never redeemed; it settles the mark and refreshes.
         let settled = try await fleet.chappie(1, ["token", "work"])
@@ -301,7 +318,7 @@ struct TeamPoolEndToEndTests {
             FROM usage_samples WHERE source = 'poll') g WHERE gap < 1.0
             """, in: url)
         #expect(gaps.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "0", "polls closer than 1 s: \(gaps.stdout) \(gaps.stderr)")
-        // More than one machine did some of it.
+        // The polls are recorded with the machine that made them.
         let log = JSONDocument(Data(try await fleet.chappie(1, ["log", "--limit", "500", "--json"]).stdout.utf8))
         let pollers = Set((0..<(log.array()?.count ?? 0)).filter { log.string($0, "kind") == "usage_polled" }.compactMap { index in
             (1...3).first { log.string(index, "detail")?.hasSuffix("(on m\($0))") == true }
@@ -322,6 +339,13 @@ struct TeamPoolEndToEndTests {
         let history = JSONDocument(Data(try await testbed.chappie(["usage", "history", "work", "--json"]).stdout.utf8)).array()?.count ?? 0
         #expect(history > 0)
 
+        // A copy of the local store as it was, to play a run whose answer was lost.
+        let saved = testbed.home.appendingPathComponent("saved")
+        try FileManager.default.createDirectory(at: saved, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.copyItem(at: testbed.home.appendingPathComponent("chappie.key"), to: saved.appendingPathComponent("chappie.key"))
+        #expect(try await runProcess(
+            URL(fileURLWithPath: "/usr/bin/sqlite3"), [testbed.home.appendingPathComponent("chappie.sqlite").path, ".backup '\(saved.path)/chappie.sqlite'"]
+        ).status == 0)
         let moved = try await testbed.chappie(["--store", url, "pool", "migrate", "--from-sqlite"])
         #expect(moved.status == 0, "\(moved.stderr)")
         #expect(moved.stdout.contains("Moved 2 accounts"), "\(moved.stdout)")
@@ -335,12 +359,20 @@ struct TeamPoolEndToEndTests {
         let work = (0..<2).first { pooled.string($0, "name") == "work" }
         #expect(work.flatMap { pooled.string($0, "codexHome") } == codexHome)
 
+        // The same accounts again (as if the first run's answer had been lost): they count as moved,
+        // leave the local store, and the pool still has each once.
+        let restored = try await testbed.chappie(["--store", url, "pool", "migrate", "--from-sqlite", saved.path])
+        #expect(restored.status == 0, "\(restored.stdout) \(restored.stderr)")
+        #expect(restored.stdout.contains("Moved 2 accounts"), "\(restored.stdout)")
+        #expect(JSONDocument(Data(try await testbed.chappie(["--home", saved.path, "accounts", "list", "--json"]).stdout.utf8)).array()?.count == 0)
+        #expect(JSONDocument(Data(try await testbed.chappie(["--store", url, "accounts", "list", "--json"]).stdout.utf8)).array()?.count == 2)
+
         // The same ChatGPT account signed in locally again is not moved twice: it is left, and said so.
         _ = try await testbed.control("/_emulator/device/next", method: "POST", body: #"{"email":"user1@example.com"}"#)
         #expect(try await testbed.chappie(["accounts", "add", "again"]).status == 0)
         let again = try await testbed.chappie(["--store", url, "pool", "migrate", "--from-sqlite"])
         #expect(again.status == 1)
-        #expect(again.stdout.contains("the pool has this account already"), "\(again.stdout)")
+        #expect(again.stdout.contains("the pool has this ChatGPT account already"), "\(again.stdout)")
         #expect(JSONDocument(Data(try await testbed.chappie(["accounts", "list", "--json"]).stdout.utf8)).array()?.count == 1)
         let stats = try await testbed.control("/_emulator/stats")
         #expect(stats.int("refresh", "reuse_detected") == 0)

@@ -8,9 +8,10 @@ public import Foundation
 /// Each account is moved holding its refresh lock in the local store, so no refresh happens in
 /// between: its tokens are read, stored in the pool (sealed with the pool's key) in one transaction,
 /// and only then removed from the local store. Afterwards the account exists once, in the pool;
-/// two copies of one rotating refresh token would get it revoked. An account the pool has already
-/// (the same identity or ChatGPT account and user), or whose name another pool account has, is
-/// left in the local store and reported.
+/// two copies of one rotating refresh token would get it revoked. An account the pool has from an
+/// earlier run (the same identity; that run's answer may have been lost) counts as moved, with the
+/// newer tokens kept. One the pool has from another sign-in of the same ChatGPT account and user, or
+/// whose name another pool account has, is left in the local store and reported.
 public enum PoolMigration {
     /// What was moved and what was left.
     public struct Outcome: Sendable {
@@ -76,7 +77,7 @@ public enum PoolMigration {
                 progress("\(account.name): moved to the pool")
             case .failure(let refusal):
                 let reason = switch refusal {
-                case .alreadyInPool: "the pool has this account already; it stays in the local store"
+                case .alreadyInPool: "the pool has this ChatGPT account already, from another sign-in; it stays in the local store"
                 case .nameTaken: "another account in the pool is named \(account.name); rename one of them (chappie accounts rename) and run this again"
                 }
                 outcome.left.append(Left(name: account.name, reason: reason))

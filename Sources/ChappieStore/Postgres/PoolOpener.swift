@@ -50,12 +50,31 @@ enum PoolOpener {
                     .wrongKey, "the pool is sealed with a key file (key \(id)), not a passphrase: unset CHAPPIE_PASSPHRASE or pass --key-file; nothing was changed")
             }
         }
-        let store = PostgresAccountStore(database: database, location: location, key: key, keySource: keySource)
+        let store = PostgresAccountStore(
+            database: database, location: location, instance: try instanceID(in: location), key: key, keySource: keySource)
         try await store.prove(passphraseKDF: kdf)
         // Tokens this machine redeemed but could not store are adopted before anything else happens.
         await store.adoptRecoveredTokens()
         return StoreOpener.Opened(store: store, local: nil, source: source, setup: setup)
     }
+}
+
+/// The data directory's own id in a pool: read from `pool-instance` (0600), made on first use.
+private func instanceID(in location: StoreLocation) throws -> UUID {
+    let file = location.directory.appendingPathComponent("pool-instance")
+    if let text = try? String(contentsOf: file, encoding: .utf8) {
+        guard let id = UUID(uuidString: text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw StoreError(.corrupt, "\(file.path) does not hold a UUID; remove it (a new one is made), unless a refresh there is unfinished")
+        }
+        return id
+    }
+    let id = UUID()
+    do {
+        try PrivateFile.write(SecretBytes(utf8: id.uuidString.lowercased() + "\n"), to: file)
+    } catch {
+        throw StoreError(.io, "cannot write \(file.path): \(error)")
+    }
+    return id
 }
 
 extension PostgresAccountStore {

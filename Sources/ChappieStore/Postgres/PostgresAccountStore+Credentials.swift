@@ -99,8 +99,11 @@ extension PostgresAccountStore {
                 WHERE id = \(account.id)
                 """, logger: Self.logger)
             try await self.seal(credentials, of: record, key: key, connection)
-            // Stored: no refresh of the account is unfinished any more.
-            try await connection.query("DELETE FROM refresh_intents WHERE account_id = \(account.id)", logger: Self.logger)
+            // Redeemed tokens stored (or recovered ones): no refresh of the account is unfinished any
+            // more. Codex's tokens adopted before a redemption leave the intent for that redemption.
+            if event != .adopted {
+                try await connection.query("DELETE FROM refresh_intents WHERE account_id = \(account.id)", logger: Self.logger)
+            }
             try await self.audit(event, account: record, detail: detail, connection)
             return try record.account(activeID: try await self.activeID(connection))
         }
@@ -233,21 +236,36 @@ extension PostgresAccountStore {
         }
     }
 
-    /// Holding the accounts' refresh locks: refuses when another machine redeemed one of them and
-    /// has not stored the new tokens yet; settles this machine's own unfinished refreshes (adopting
-    /// its recovery file); then records, durably, that this machine may be about to redeem them.
+    /// Holding the accounts' refresh locks, before anything may be redeemed:
+    /// - refuses an account whose tokens are in a Codex home on another machine: that machine's Codex
+    ///   refreshes them on its own, so only that machine may (it adopts what Codex redeemed);
+    /// - refuses one another data directory redeemed and has not stored yet (its intent);
+    /// - settles this data directory's own unfinished refreshes (adopting its recovery file);
+    /// - then records, durably and only where no one else's intent is, that this one may redeem them.
     private func claimRefresh(of ids: [Int64]) async throws {
-        let machine = self.machine
-        let intents = try await database.read { connection in
-            var intents: [(Int64, String, Date)] = []
+        let (machine, instance) = (self.machine, self.instance)
+        let (intents, elsewhere) = try await database.read { connection in
+            var intents: [(Int64, String, UUID, Date)] = []
             let rows = try await connection.query(
-                "SELECT account_id, machine, started_at FROM refresh_intents WHERE account_id = ANY(\(ids))", logger: Self.logger)
-            for try await row in rows.decode((Int64, String, Date).self) { intents.append(row) }
-            return intents
+                "SELECT account_id, machine, instance, started_at FROM refresh_intents WHERE account_id = ANY(\(ids))", logger: Self.logger)
+            for try await row in rows.decode((Int64, String, UUID, Date).self) { intents.append(row) }
+            var elsewhere: [(String, String, String)] = []
+            let homes = try await connection.query(
+                """
+                SELECT name, codex_home_machine, codex_home FROM accounts
+                WHERE id = ANY(\(ids)) AND codex_home_machine IS NOT NULL AND codex_home_machine <> \(machine)
+                """, logger: Self.logger)
+            for try await row in homes.decode((String, String, String).self) { elsewhere.append(row) }
+            return (intents, elsewhere)
         }
-        for (id, owner, startedAt) in intents {
+        if let (name, owner, home) = elsewhere.first {
+            throw StoreError(
+                .unavailable,
+                "account \(name)'s tokens are in the Codex home \(home) on machine \(owner), whose Codex refreshes them on its own: only \(owner) refreshes this account (its daemon, or any chappie command there). Nothing was redeemed here; try again later")
+        }
+        for (id, owner, ownerInstance, startedAt) in intents {
             let account = try await account(id: id)
-            guard owner == machine else {
+            guard ownerInstance == instance else {
                 throw StoreError(
                     .unavailable,
                     "account \(account.name) was refreshed on machine \(owner) (\(startedAt.formatted(.iso8601))), which has not stored the new tokens in the pool yet; they are stored by the next chappie command run there. Nothing was redeemed here; try again later. If \(owner) is gone for good, its tokens are lost: sign the account in again (chappie accounts add \(account.name))")
@@ -259,20 +277,28 @@ extension PostgresAccountStore {
                     event: .recovered, detail: "tokens a refresh could not store were adopted from the recovery file")
             }
         }
-        try await database.write { connection in
+        let claimed = try await database.write { connection in
+            var claimed = 0
             for id in ids {
-                try await connection.query(
+                // Taken only where there is no intent, or this data directory's own: never over another's.
+                let rows = try await connection.query(
                     """
-                    INSERT INTO refresh_intents (account_id, machine) VALUES (\(id), \(machine))
-                    ON CONFLICT (account_id) DO UPDATE SET machine = excluded.machine, started_at = now()
+                    INSERT INTO refresh_intents (account_id, machine, instance) VALUES (\(id), \(machine), \(instance))
+                    ON CONFLICT (account_id) DO UPDATE SET started_at = now() WHERE refresh_intents.instance = excluded.instance
+                    RETURNING account_id
                     """, logger: Self.logger)
+                for try await _ in rows { claimed += 1 }
             }
+            return claimed
+        }
+        guard claimed == ids.count else {
+            throw StoreError(.unavailable, "another machine began refreshing this account at the same moment; nothing was redeemed here; try again later")
         }
     }
 
-    /// After a refresh: the intents of accounts whose tokens this machine could not store (a pending
-    /// recovery file) stay; the others go. Best effort: an intent left behind by an unreachable
-    /// database is settled by this machine's next refresh of the account.
+    /// After a refresh: the intents of accounts whose tokens this data directory could not store (a
+    /// pending recovery file) stay; its other intents go. Best effort: an intent left behind by an
+    /// unreachable database is settled by this data directory's next refresh of the account.
     private func settleRefreshIntents(of ids: [Int64]) async {
         var settled: [Int64] = []
         for id in ids {
@@ -282,10 +308,10 @@ extension PostgresAccountStore {
             settled.append(id)
         }
         guard !settled.isEmpty else { return }
-        let machine = self.machine, done = settled
+        let instance = self.instance, done = settled
         _ = try? await database.write { connection in
             try await connection.query(
-                "DELETE FROM refresh_intents WHERE account_id = ANY(\(done)) AND machine = \(machine)", logger: Self.logger)
+                "DELETE FROM refresh_intents WHERE account_id = ANY(\(done)) AND instance = \(instance)", logger: Self.logger)
         }
     }
 

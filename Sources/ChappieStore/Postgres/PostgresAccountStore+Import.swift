@@ -5,7 +5,7 @@ import PostgresNIO
 extension PostgresAccountStore {
     /// Why an account was not brought into the pool.
     public enum ImportRefusal: Error, Sendable {
-        /// The pool has it already (the same identity, or the same ChatGPT account and user).
+        /// The pool has another sign-in of the same ChatGPT account and user.
         case alreadyInPool
         /// Another account in the pool has its name.
         case nameTaken
@@ -15,17 +15,42 @@ extension PostgresAccountStore {
     /// credentials stay bound to it), name, settings, status and times, its tokens sealed with the
     /// pool's key, and its usage history, in one transaction.
     ///
+    /// An account with the same identity in the pool is this one, brought in before (by a run whose
+    /// answer was lost, say): it counts as brought in, and keeps whichever tokens were refreshed
+    /// last. One being refreshed in the pool at that moment is refused for now.
+    ///
     /// - Returns: The account as the pool stores it.
     /// - Throws: ``ImportRefusal`` (nothing changed), or ``StoreError``.
     package func importAccount(_ account: Account, credentials: Credentials, usage: [UsageSample], from origin: String) async throws -> Account {
         let key = self.key
         let machine = self.machine
         let outcome: Result<Account, ImportRefusal> = try await database.write { connection in
+            let same = try await self.records(
+                "SELECT \(unescaped: Self.accountColumns) FROM accounts WHERE uuid = \(account.uuid) FOR UPDATE", connection)
+            if let record = same.first, let id = record.id {
+                var intents = 0
+                for try await (count) in try await connection.query(
+                    "SELECT count(*) FROM refresh_intents WHERE account_id = \(id)", logger: Self.logger
+                ).decode(Int.self) {
+                    intents = count
+                }
+                guard intents == 0 else { throw StoreError(.unavailable, "account \(account.name) is being refreshed in the pool; run this again") }
+                if (account.lastRefreshAt ?? .distantPast) > (record.lastRefreshAt ?? .distantPast) {
+                    try await connection.query(
+                        """
+                        UPDATE accounts SET access_expires_at = \(account.accessTokenExpiresAt), last_refresh_at = \(account.lastRefreshAt),
+                            status = \(account.status.rawValue), updated_at = \(Date())
+                        WHERE id = \(id)
+                        """, logger: Self.logger)
+                    try await self.seal(credentials, of: record, key: key, connection)
+                    try await self.audit(.imported, account: record, detail: "newer tokens from \(origin)", connection)
+                }
+                return .success(try record.account(activeID: try await self.activeID(connection)))
+            }
             var existing = 0
             let rows = try await connection.query(
                 """
-                SELECT count(*) FROM accounts WHERE uuid = \(account.uuid)
-                    OR (chatgpt_account_id = \(account.info.accountID) AND chatgpt_user_id = \(account.info.userID))
+                SELECT count(*) FROM accounts WHERE chatgpt_account_id = \(account.info.accountID) AND chatgpt_user_id = \(account.info.userID)
                 """, logger: Self.logger)
             for try await (count) in rows.decode(Int.self) { existing = count }
             guard existing == 0 else { return .failure(.alreadyInPool) }

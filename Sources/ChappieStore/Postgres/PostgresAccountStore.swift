@@ -23,10 +23,14 @@ public final class PostgresAccountStore: AccountStore {
     public let location: StoreLocation
     let currentKey: Mutex<SecretKey>
     let keySource: (@Sendable () throws -> SecretKey)?
+    /// This data directory's own id in the pool (its `pool-instance` file): what tells its
+    /// unfinished refreshes from another's that runs under the same machine name.
+    let instance: UUID
 
-    init(database: PoolDatabase, location: StoreLocation, key: SecretKey, keySource: (@Sendable () throws -> SecretKey)?) {
+    init(database: PoolDatabase, location: StoreLocation, instance: UUID, key: SecretKey, keySource: (@Sendable () throws -> SecretKey)?) {
         self.database = database
         self.location = location
+        self.instance = instance
         self.currentKey = Mutex(key)
         self.keySource = keySource
     }
