@@ -228,6 +228,44 @@ struct TeamPoolEndToEndTests {
         #expect(try await fleet.testbed.control("/_emulator/stats").int("refresh", "reuse_detected") == 0)
     }
 
+    @Test("Tokens redeemed but not stored (the pool refuses the write): kept in a recovery file, no other machine redeems the spent token, and the next command there stores them")
+    func unstoredRefreshIsKeptAndBlocks() async throws {
+        let (server, url) = try await SharedPostgres.database()
+        let fleet = try await PoolFleet.start(machines: 2, url: url, emulatorArguments: Self.emulator)
+        defer { Task { await fleet.stop() } }
+        #expect(try await fleet.chappie(1, ["accounts", "add", "work"]).status == 0)
+        // The redemption takes 2 s at the issuer; meanwhile the pool starts refusing credential writes.
+        _ = try await fleet.testbed.control("/_emulator/faults", method: "POST", body: #"{"kind":"latency","ms":2000,"count":1,"path":"/oauth/token"}"#)
+        let refreshing = Task { try await fleet.chappie(1, ["refresh", "work"]) }
+        try await Task.sleep(for: .milliseconds(700))
+        let refuse = try await server.psql("ALTER TABLE sealed_credentials ADD CONSTRAINT refuse_writes CHECK (false) NOT VALID", in: url)
+        #expect(refuse.status == 0, "\(refuse.stderr)")
+        let failed = try await refreshing.value
+        #expect(failed.status != 0)
+        #expect(failed.stderr.contains("kept sealed in"), "\(failed.stderr)")
+        let recovery = try FileManager.default.contentsOfDirectory(atPath: fleet.homes[0].appendingPathComponent("recovery").path)
+        #expect(recovery.count == 1)
+        #expect(try await server.psql("SELECT count(*) FROM refresh_intents", in: url).stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "1")
+
+        // Machine 2 must not redeem the token machine 1 spent.
+        let redeemed = try await fleet.testbed.control("/_emulator/stats").int("refresh", "redemptions") ?? 0
+        let blocked = try await fleet.chappie(2, ["refresh", "work"])
+        #expect(blocked.status == 75)
+        #expect(blocked.stderr.contains("refreshed on machine m1"), "\(blocked.stderr)")
+        #expect(try await fleet.testbed.control("/_emulator/stats").int("refresh", "redemptions") == redeemed)
+
+        // The pool takes writes again: machine 1's next command stores the kept tokens, and all goes on.
+        _ = try await server.psql("ALTER TABLE sealed_credentials DROP CONSTRAINT refuse_writes", in: url)
+        let stored = try await fleet.chappie(1, ["token", "work"])
+        #expect(stored.status == 0, "\(stored.stderr)")
+        #expect(try await server.psql("SELECT count(*) FROM refresh_intents", in: url).stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "0")
+        let after = try await fleet.chappie(2, ["refresh", "work"])
+        #expect(after.status == 0, "\(after.stderr)")
+        let stats = try await fleet.testbed.control("/_emulator/stats")
+        #expect(stats.int("refresh", "reuse_detected") == 0)
+        #expect(stats.int("refresh", "tokens_presented_more_than_once") == 0)
+    }
+
     @Test("PostgreSQL restarted mid-run: clients answer 'try again later' (75), no token is redeemed twice, nothing is lost, work resumes")
     func serverRestart() async throws {
         let server = try await PostgresServer.start()
