@@ -32,7 +32,7 @@ test: build
 	$(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS)
 
 bench:
-	@scripts/install-deps.sh sqlite3
+	@scripts/install-deps.sh sqlite3 postgresql
 	@echo "==> Building the benchmark harness (release)"
 	$(SWIFT) build -c release --static-swift-stdlib --product chappie $(SWIFT_BUILD_FLAGS)
 	$(SWIFT) build -c release --product chappie-bench $(SWIFT_BUILD_FLAGS)

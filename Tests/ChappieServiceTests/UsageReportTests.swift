@@ -104,6 +104,21 @@ struct UsageReportTests {
             """)
     }
 
+    @Test("By machine, on the local store: one row per account, all of them this host's")
+    func byMachine() async throws {
+        let fixture = try await fixture()
+        defer { try? FileManager.default.removeItem(at: fixture.home) }
+        var name = [CChar](repeating: 0, count: 256)
+        gethostname(&name, 255)
+        let host = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self).split(separator: ".").first.map(String.init) ?? ""
+        #expect(try await fixture.report(.machine, until: "2026-11-21T00:00:00Z") == """
+            machine,account,email,samples,first_sample,last_sample,five_hour_peak_percent,weekly_peak_percent\r
+            \(host),ada,ada@example.com,4,2026-11-20T09:10:00Z,2026-11-20T15:00:00Z,100,45\r
+            \(host),bob,bob@example.com,1,2026-11-20T09:30:00Z,2026-11-20T09:30:00Z,50,\r
+
+            """)
+    }
+
     @Test("Days follow the time zone, including the 25-hour day at the end of summer time")
     func daylightSaving() async throws {
         var fixture = try await Fixture()

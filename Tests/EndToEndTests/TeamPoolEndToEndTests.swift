@@ -356,6 +356,14 @@ struct TeamPoolEndToEndTests {
             FROM usage_samples WHERE source = 'poll') g WHERE gap < 1.0
             """, in: url)
         #expect(gaps.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "0", "polls closer than 1 s: \(gaps.stdout) \(gaps.stderr)")
+        // The report by machine covers the fleet: every row's machine is one of the three.
+        let report = try await fleet.chappie(1, ["usage", "report", "--by", "machine", "--format", "json"])
+        #expect(report.status == 0, "\(report.stderr)")
+        let rows = JSONDocument(Data(report.stdout.utf8))
+        let machines = Set((0..<(rows.array()?.count ?? 0)).compactMap { rows.string($0, "machine") })
+        #expect(!machines.isEmpty && machines.isSubset(of: ["m1", "m2", "m3"]), "\(report.stdout)")
+        let reported = (0..<(rows.array()?.count ?? 0)).compactMap { rows.int($0, "samples") }.reduce(0, +)
+        #expect(reported >= polls, "the report counts \(reported) readings, the emulator answered \(polls) polls")
         // The polls are recorded with the machine that made them.
         let log = JSONDocument(Data(try await fleet.chappie(1, ["log", "--limit", "500", "--json"]).stdout.utf8))
         let pollers = Set((0..<(log.array()?.count ?? 0)).filter { log.string($0, "kind") == "usage_polled" }.compactMap { index in

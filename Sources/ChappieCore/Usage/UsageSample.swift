@@ -95,3 +95,29 @@ public struct UsageWindowSummary: Sendable, Hashable {
         self.limitReached = limitReached
     }
 }
+
+/// One machine's readings of one account (`usage report --by machine`): on a team pool, which
+/// machine polled what; on one machine, all of them.
+public struct UsageMachineSummary: Sendable, Hashable {
+    /// The machine that took the readings.
+    public var machine: String
+    /// The account's store id.
+    public var accountID: Int64
+    /// How many readings.
+    public var samples: Int
+    /// The first and the last.
+    public var firstSample: Date, lastSample: Date
+    /// The highest use seen of the 5-hour and the weekly window (`nil`: never reported).
+    public var fiveHourPeak: Double?, weeklyPeak: Double?
+
+    /// Creates a summary.
+    public init(machine: String, accountID: Int64, samples: Int, firstSample: Date, lastSample: Date, fiveHourPeak: Double?, weeklyPeak: Double?) {
+        self.machine = machine
+        self.accountID = accountID
+        self.samples = samples
+        self.firstSample = firstSample
+        self.lastSample = lastSample
+        self.fiveHourPeak = fiveHourPeak
+        self.weeklyPeak = weeklyPeak
+    }
+}

@@ -15,6 +15,8 @@ public struct UsageReport: Sendable {
         case week
         /// One row per observed 5-hour or weekly window.
         case window
+        /// One row per machine and account: which machine of a team pool took which readings.
+        case machine
     }
 
     /// A cell: text, a number, or empty.
@@ -57,6 +59,11 @@ public struct UsageReport: Sendable {
         "account", "email", "window", "resets_at", "first_sample", "last_sample", "samples", "peak_percent", "limit_reached",
     ]
 
+    /// The columns of machine rows.
+    public static let machineColumns = [
+        "machine", "account", "email", "samples", "first_sample", "last_sample", "five_hour_peak_percent", "weekly_peak_percent",
+    ]
+
     /// The column names.
     public var columns: [String]
     /// The rows, one cell per column.
@@ -93,6 +100,18 @@ public struct UsageReport: Sendable {
                     .text(formatter.string(from: window.resetsAt)), .text(formatter.string(from: window.firstSample)),
                     .text(formatter.string(from: window.lastSample)), .integer(window.samples), .number(window.peakPercent),
                     .integer(window.limitReached),
+                ]
+            })
+        }
+        if grouping == .machine {
+            let summaries = try await store.usageByMachine(since: since, until: until, accounts: ids)
+                .sorted { ($0.machine, byID[$0.accountID]?.name.rawValue ?? "") < ($1.machine, byID[$1.accountID]?.name.rawValue ?? "") }
+            return UsageReport(columns: machineColumns, rows: summaries.compactMap { summary in
+                guard let account = byID[summary.accountID] else { return nil }
+                return [
+                    .text(summary.machine), .text(account.name.rawValue), account.info.email.map(Cell.text) ?? .empty, .integer(summary.samples),
+                    .text(formatter.string(from: summary.firstSample)), .text(formatter.string(from: summary.lastSample)),
+                    summary.fiveHourPeak.map(Cell.number) ?? .empty, summary.weeklyPeak.map(Cell.number) ?? .empty,
                 ]
             })
         }

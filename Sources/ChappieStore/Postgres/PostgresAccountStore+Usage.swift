@@ -143,6 +143,24 @@ extension PostgresAccountStore {
         }
     }
 
+    public func usageByMachine(since: Date?, until: Date?, accounts: [Int64]?) async throws(StoreError) -> [UsageMachineSummary] {
+        try await database.read { connection in
+            var summaries: [UsageMachineSummary] = []
+            let rows = try await connection.query(
+                """
+                SELECT machine, account_id, count(*)::bigint, min(observed_at), max(observed_at), max(five_hour_used_percent), max(weekly_used_percent)
+                FROM usage_samples WHERE \(unescaped: Self.readingFilter(since: since, until: until, accounts: accounts))
+                GROUP BY machine, account_id
+                """, logger: Self.logger)
+            for try await (machine, account, count, first, last, five, weekly) in rows.decode((String, Int64, Int64, Double, Double, Double?, Double?).self) {
+                summaries.append(UsageMachineSummary(
+                    machine: machine, accountID: account, samples: Int(count), firstSample: Date(timeIntervalSince1970: first),
+                    lastSample: Date(timeIntervalSince1970: last), fiveHourPeak: five, weeklyPeak: weekly))
+            }
+            return summaries
+        }
+    }
+
     /// The condition shared by reports: `codex` readings in a time range, of some accounts. Only
     /// numbers are written into it (times and ids), never text.
     private static func readingFilter(since: Date?, until: Date?, accounts: [Int64]?) -> String {

@@ -88,6 +88,22 @@ extension SQLiteAccountStore {
         }
     }
 
+    public func usageByMachine(since: Date?, until: Date?, accounts: [Int64]?) async throws(StoreError) -> [UsageMachineSummary] {
+        let machine = StoreOptions.hostName
+        return try await read { db in
+            let (filter, arguments) = Self.readingFilter(since: since, until: until, accounts: accounts)
+            let sql = """
+                SELECT account_id, count(*), min(observed_at), max(observed_at), max(five_hour_used_percent), max(weekly_used_percent)
+                FROM usage_samples WHERE \(filter) GROUP BY account_id
+                """
+            return try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
+                UsageMachineSummary(
+                    machine: machine, accountID: row[0], samples: row[1], firstSample: Date(timeIntervalSince1970: row[2]),
+                    lastSample: Date(timeIntervalSince1970: row[3]), fiveHourPeak: row[4], weeklyPeak: row[5])
+            }
+        }
+    }
+
     /// The `WHERE` condition shared by reports: `codex` readings in a time range, of some accounts.
     private static func readingFilter(since: Date?, until: Date?, accounts: [Int64]?) -> (String, StatementArguments) {
         var condition = "limit_id = 'codex' AND observed_at >= ? AND observed_at < ?"

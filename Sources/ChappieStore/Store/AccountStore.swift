@@ -111,6 +111,8 @@ package protocol AccountStore: Sendable {
         since: Date?, until: Date?, accounts: [Int64]?, into initial: State,
         _ update: @escaping @Sendable (inout State, UsageReading) throws -> Void
     ) async throws -> State
+    /// The `codex` readings between two times by machine and account (one machine: all of them).
+    func usageByMachine(since: Date?, until: Date?, accounts: [Int64]?) async throws(StoreError) -> [UsageMachineSummary]
     /// Every observed 5-hour and weekly window (by reset time) of the accounts, with its peak use.
     func usageWindows(since: Date?, until: Date?, accounts: [Int64]?) async throws(StoreError) -> [UsageWindowSummary]
 

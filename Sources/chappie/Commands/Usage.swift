@@ -178,7 +178,7 @@ extension ChappieCommand.Usage {
         @OptionGroup var global: GlobalOptions
         @Option(help: "From this time (2026-11-01, 2026-11-01T08:00, or an age like 7d).") var since: String?
         @Option(help: "Up to this time (excluded).") var until: String?
-        @Option(help: "hour, day, week or window.") var by: ReportGrouping = .day
+        @Option(help: "hour, day, week, window or machine.") var by: ReportGrouping = .day
         @Option(help: "Only this account (repeatable).", transform: parseAccountName) var account: [AccountName] = []
         @Option(help: "csv, json or table (default: table on a terminal, else csv).") var format: OutputFormat?
         @Option(help: "The time zone of periods and times, such as Europe/Paris (default: the system's).") var tz: String?
@@ -215,7 +215,7 @@ enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
 
 /// `--by` of `usage report`.
 enum ReportGrouping: String, ExpressibleByArgument, CaseIterable {
-    case hour, day, week, window
+    case hour, day, week, window, machine
 
     var grouping: UsageReport.Grouping { UsageReport.Grouping(rawValue: rawValue) ?? .day }
 }
