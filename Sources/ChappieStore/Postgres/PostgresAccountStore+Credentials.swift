@@ -87,11 +87,7 @@ extension PostgresAccountStore {
             guard var record = try await self.record(id: account.id, connection, forUpdate: true) else {
                 throw StoreError(.notFound, "account \(account.name) was removed meanwhile")
             }
-            record.accessExpiresAt = accessTokenExpiresAt
-            record.lastRefreshAt = refreshedAt
-            record.status = AccountStatus.ok.rawValue
-            record.lastError = nil
-            record.updatedAt = Date()
+            record.storeTokens(accessExpiresAt: accessTokenExpiresAt, refreshedAt: refreshedAt)
             try await connection.query(
                 """
                 UPDATE accounts SET access_expires_at = \(accessTokenExpiresAt), last_refresh_at = \(refreshedAt), status = 'ok', last_error = NULL,

@@ -145,16 +145,7 @@ public final class PostgresAccountStore: AccountStore {
             } else if created {
                 record.name = try await self.freeName(for: info, connection)
             }
-            record.email = info.email
-            record.chatgptAccountId = info.accountID
-            record.chatgptUserId = info.userID
-            record.plan = info.plan?.rawValue
-            record.isFedramp = info.isFedRAMPAccount
-            record.status = AccountStatus.ok.rawValue
-            record.accessExpiresAt = accessTokenExpiresAt
-            record.lastRefreshAt = refreshedAt
-            record.lastError = nil
-            record.updatedAt = now
+            record.signIn(info, accessExpiresAt: accessTokenExpiresAt, refreshedAt: refreshedAt, at: now)
             if created {
                 let rows = try await connection.query(
                     """

@@ -52,6 +52,25 @@ struct AccountRecord: Codable, FetchableRecord, MutablePersistableRecord {
             reservePercent: nil, maxLeases: 1, createdAt: now, updatedAt: now)
     }
 
+    /// New tokens stored: the times they came with, status back to ok, error cleared.
+    mutating func storeTokens(accessExpiresAt: Date?, refreshedAt: Date?, at now: Date = Date()) {
+        self.accessExpiresAt = accessExpiresAt
+        lastRefreshAt = refreshedAt
+        status = AccountStatus.ok.rawValue
+        lastError = nil
+        updatedAt = now
+    }
+
+    /// A sign-in's identity taken over (e-mail, ids, plan), with its tokens' times.
+    mutating func signIn(_ info: ChappieAccountInfo, accessExpiresAt: Date?, refreshedAt: Date?, at now: Date) {
+        email = info.email
+        chatgptAccountId = info.accountID
+        chatgptUserId = info.userID
+        plan = info.plan?.rawValue
+        isFedramp = info.isFedRAMPAccount
+        storeTokens(accessExpiresAt: accessExpiresAt, refreshedAt: refreshedAt, at: now)
+    }
+
     /// The public model; a name, status or identity the schema's checks let through but chappie
     /// does not know is reported as a damaged store rather than crashing.
     func account(activeID: Int64?) throws(StoreError) -> Account {

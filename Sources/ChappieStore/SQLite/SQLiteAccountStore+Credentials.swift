@@ -69,11 +69,7 @@ extension SQLiteAccountStore {
             guard var record = try AccountRecord.fetchOne(db, key: account.id) else {
                 throw StoreError(.notFound, "account \(account.name) was removed meanwhile")
             }
-            record.accessExpiresAt = accessTokenExpiresAt
-            record.lastRefreshAt = refreshedAt
-            record.status = AccountStatus.ok.rawValue
-            record.lastError = nil
-            record.updatedAt = Date()
+            record.storeTokens(accessExpiresAt: accessTokenExpiresAt, refreshedAt: refreshedAt)
             try record.update(db)
             try self.seal(credentials, of: record, db)
             try db.record(event, account: record, detail: detail)

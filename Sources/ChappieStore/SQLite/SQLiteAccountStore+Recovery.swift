@@ -91,11 +91,7 @@ extension SQLiteAccountStore {
         case .unreadable(let reason):
             throw StoreError(.credentialUnreadable, "\(reason); it stays where it is for you to look at, and nothing was changed")
         case .pending(let pending):
-            record.accessExpiresAt = pending.accessExpiresAt
-            record.lastRefreshAt = pending.refreshedAt
-            record.status = AccountStatus.ok.rawValue
-            record.lastError = nil
-            record.updatedAt = Date()
+            record.storeTokens(accessExpiresAt: pending.accessExpiresAt, refreshedAt: pending.refreshedAt)
             try record.update(db)
             try seal(pending.credentials, of: record, db)
             try db.record(.recovered, account: record, detail: "tokens a refresh could not store were adopted from the recovery file")

@@ -116,16 +116,7 @@ public final class SQLiteAccountStore: AccountStore {
             } else if created {
                 record.name = try Self.freeName(for: info, db)
             }
-            record.email = info.email
-            record.chatgptAccountId = info.accountID
-            record.chatgptUserId = info.userID
-            record.plan = info.plan?.rawValue
-            record.isFedramp = info.isFedRAMPAccount
-            record.status = AccountStatus.ok.rawValue
-            record.accessExpiresAt = accessTokenExpiresAt
-            record.lastRefreshAt = refreshedAt
-            record.lastError = nil
-            record.updatedAt = now
+            record.signIn(info, accessExpiresAt: accessTokenExpiresAt, refreshedAt: refreshedAt, at: now)
             try record.save(db)
             try self.seal(credentials, of: record, db)
             try db.record(event, account: record, detail: created ? "new account" : "tokens updated")
