@@ -424,6 +424,52 @@ struct TeamPoolEndToEndTests {
         #expect(stats.int("refresh", "reuse_detected") == 0)
     }
 
+    @Test("The pool's key replaced while a daemon runs: the daemon says so once and goes on, and writes nothing it could not open")
+    func daemonOutlivesAKeyChange() async throws {
+        let (server, url) = try await SharedPostgres.database()
+        let fleet = try await PoolFleet.start(machines: 1, url: url, emulatorArguments: Self.emulator)
+        defer { Task { await fleet.stop() } }
+        #expect(try await fleet.chappie(1, ["accounts", "add", "work"]).status == 0)
+        let logFile = fleet.homes[0].appendingPathComponent("daemon.log")
+        FileManager.default.createFile(atPath: logFile.path, contents: nil)
+        let log = try FileHandle(forWritingTo: logFile)
+        defer { try? log.close() }
+        let daemon = try ChildProcess(
+            try BuiltProducts.executable("chappie"),
+            [
+                "daemon", "--poll-interval", "1h", "--log-format", "json", "--issuer", fleet.testbed.emulator.issuer, "--backend",
+                fleet.testbed.emulator.backend, "--home", fleet.homes[0].path, "--machine", "m1",
+            ],
+            environment: ["CHAPPIE_STORE_URL": fleet.url], stdout: .descriptor(log.fileDescriptor), stderr: .descriptor(log.fileDescriptor))
+        let socket = fleet.homes[0].appendingPathComponent("chappie.sock").path
+        for _ in 0..<600 where !FileManager.default.fileExists(atPath: socket) { try await Task.sleep(for: .milliseconds(50)) }
+        // Another key's id and check, as an operator replacing the pool's key would leave them.
+        let replaced = try await server.psql(
+            "UPDATE settings SET value = CASE key WHEN 'key_id' THEN convert_to('0123456789abcdef', 'UTF8') ELSE gen_random_bytes(60) END WHERE key IN ('key_id', 'key_check')",
+            in: url)
+        if replaced.status != 0 {
+            // gen_random_bytes needs pgcrypto; any 60 bytes will do.
+            _ = try await server.psql(
+                "UPDATE settings SET value = CASE key WHEN 'key_id' THEN convert_to('0123456789abcdef', 'UTF8') ELSE decode(repeat('ab', 60), 'hex') END WHERE key IN ('key_id', 'key_check')",
+                in: url)
+        }
+        var said = false
+        for _ in 0..<300 where !said {
+            try await Task.sleep(for: .milliseconds(100))
+            said = ((try? String(contentsOf: logFile, encoding: .utf8)) ?? "").contains("the pool's key was changed")
+        }
+        #expect(said, "the daemon did not say the key changed")
+        // Still running: its socket answers.
+        let status = try await fleet.chappie(1, ["status", "--json"])
+        #expect(status.status == 0, "\(status.stderr)")
+        daemon.terminate()
+        daemon.waitUntilExit()
+        // A command on this machine is refused with the key's story, and nothing was written.
+        let refused = try await fleet.chappie(1, ["token", "work"])
+        #expect(refused.status == 78)
+        #expect(refused.stderr.contains("0123456789abcdef"), "\(refused.stderr)")
+    }
+
     @Test("Bad store addresses: a clear error and exit 78 (or 75 for an unreachable server), never the password")
     func badAddresses() async throws {
         let testbed = try await ChappieTestbed.start()

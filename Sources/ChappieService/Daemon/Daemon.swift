@@ -98,9 +98,12 @@ public final class Daemon: Service {
     /// Takes up the store's new key when another process rotates it (reading the key file again);
     /// ends the daemon (with an error, so that systemd restarts it) when that is not possible (a
     /// passphrase, or a key file that does not hold the new key): everything it would seal from
-    /// then on would be unreadable.
+    /// then on would be unreadable. On a team pool, whose key another machine's operator may change,
+    /// it goes on instead, saying so once: every seal is refused meanwhile (nothing unreadable is
+    /// written), and it takes up the key as soon as this machine has it.
     private func watchKey() async throws {
         var known = store.key.id
+        var warned = false
         while !Task.isCancelled {
             try? await Task.sleep(for: .seconds(5))
             if (try? await store.keyIsCurrent()) == false {
@@ -110,6 +113,13 @@ public final class Daemon: Service {
                 } catch {
                     // Shutting down while waiting for the key lock is not a key problem.
                     if Task.isCancelled { return }
+                    if store is PostgresAccountStore {
+                        if !warned {
+                            logger.error("the pool's key was changed and this machine does not have the new key; its accounts are not refreshed here until it is installed (docs/team-pool.md)")
+                            warned = true
+                        }
+                        continue
+                    }
                     logger.critical("the store's key was rotated by another process and the new key cannot be read; stopping (start the daemon again)")
                     throw error
                 }
@@ -117,6 +127,7 @@ public final class Daemon: Service {
             // A refresh or a read may have taken up the new key first.
             if store.key.id != known {
                 known = store.key.id
+                warned = false
                 logger.notice("the store's key was rotated by another process; took up the new key", metadata: ["key": "\(known)"])
             }
         }
