@@ -52,6 +52,13 @@ struct UsageEndToEndTests {
         #expect(try await chappie(["usage", "report", "--since", "last tuesday"]).status == 2)
         let history = try await chappie(["usage", "history", "a", "--format", "json", "--since", "1d"])
         #expect(JSONDocument(Data(history.stdout.utf8)).array()?.isEmpty == false)
+        // --chart: both windows, fitted to $COLUMNS (standard output is not a terminal here), ASCII under NO_COLOR.
+        let chart = try await testbed.chappie(["usage", "history", "a", "--chart"], environment: ["COLUMNS": "50", "NO_COLOR": "1"])
+        #expect(chart.status == 0, "\(chart.stderr)")
+        #expect(chart.stdout.contains("a: 5-hour window") && chart.stdout.contains("a: weekly window"), "\(chart.stdout)")
+        #expect(chart.stdout.split(separator: "\n").allSatisfy { $0.count <= 50 && $0.unicodeScalars.allSatisfy(\.isASCII) }, "\(chart.stdout)")
+        #expect(chart.stdout.contains("#"), "a's weekly window is at 95 %: its bar fills the rows")
+        #expect(try await chappie(["usage", "history", "a", "--chart", "--format", "csv"]).status == 2)
         let events = try await chappie(["log", "--json"])
         #expect(events.stdout.contains("usage_polled"))
 

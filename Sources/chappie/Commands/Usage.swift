@@ -147,11 +147,24 @@ extension ChappieCommand.Usage {
         @Option(help: "Up to this time (excluded).") var until: String?
         @Option(help: "csv, json or table (default: table on a terminal, else csv).") var format: OutputFormat?
         @Option(help: "The time zone for times given and shown (default: the system's).") var tz: String?
+        @Flag(help: "Draw each window over time, fitted to the terminal (plain ASCII with NO_COLOR or a dumb terminal).") var chart = false
+
+        func validate() throws {
+            if chart, format != nil { throw ValidationError("--chart draws; give it without --format") }
+        }
 
         func run() async throws {
             let zone = try timeZone(tz)
             let samples = try await global.services().usage.history(
                 of: name, since: try since.map { try parseTime($0, timeZone: zone) }, until: try until.map { try parseTime($0, timeZone: zone) })
+            if chart {
+                let (width, style) = (UsageChart.terminalWidth(), UsageChart.style())
+                for window in [ChappieUsageWindow.Kind.fiveHour, .weekly] {
+                    let lines = UsageChart(window: window, width: width, style: style, timeZone: zone).lines(account: name, samples: samples)
+                    print(lines.map { TerminalText.sanitized($0) }.joined(separator: "\n") + "\n")
+                }
+                return
+            }
             let formatter = ISO8601DateFormatter()
             formatter.timeZone = zone
             let columns = ["observed_at", "source", "limit_id", "plan", "five_hour_used_percent", "five_hour_resets_at",
