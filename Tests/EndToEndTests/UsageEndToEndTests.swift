@@ -59,6 +59,15 @@ struct UsageEndToEndTests {
         #expect(chart.stdout.split(separator: "\n").allSatisfy { $0.count <= 50 && $0.unicodeScalars.allSatisfy(\.isASCII) }, "\(chart.stdout)")
         #expect(chart.stdout.contains("#"), "a's weekly window is at 95 %: its bar fills the rows")
         #expect(try await chappie(["usage", "history", "a", "--chart", "--format", "csv"]).status == 2)
+        // The HTML report: one self-contained file, a chart per account and window, never a token.
+        let page = testbed.home.appendingPathComponent("usage.html")
+        let html = try await chappie(["usage", "report", "--format", "html", "-o", page.path])
+        #expect(html.status == 0, "\(html.stderr)")
+        let text = try String(contentsOf: page, encoding: .utf8)
+        #expect(text.components(separatedBy: "<svg class=\"chart\"").count - 1 == 6)
+        let token = try await chappie(["token", "a"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(!token.isEmpty && !text.contains(token))
+        #expect(!text.contains("<script") && !text.contains("href=") && !text.contains("src="))
         let events = try await chappie(["log", "--json"])
         #expect(events.stdout.contains("usage_polled"))
 

@@ -185,24 +185,31 @@ extension ChappieCommand.Usage {
 
     struct Report: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "report",
-            abstract: "Usage per hour, day, week or window and account, as CSV (default off a terminal), JSON or a table.",
-            discussion: "The columns are stable and described in docs/cli.md.")
+            abstract: "Usage per hour, day, week, window or machine and account, as CSV (default off a terminal), JSON or a table; or charts in one HTML file.",
+            discussion: "The columns are stable and described in docs/cli.md. --format html writes a self-contained page with each account's windows as charts (--by does not apply).")
 
         @OptionGroup var global: GlobalOptions
         @Option(help: "From this time (2026-11-01, 2026-11-01T08:00, or an age like 7d).") var since: String?
         @Option(help: "Up to this time (excluded).") var until: String?
         @Option(help: "hour, day, week, window or machine.") var by: ReportGrouping = .day
         @Option(help: "Only this account (repeatable).", transform: parseAccountName) var account: [AccountName] = []
-        @Option(help: "csv, json or table (default: table on a terminal, else csv).") var format: OutputFormat?
+        @Option(help: "csv, json, table or html (default: table on a terminal, else csv).") var format: ReportFormat?
         @Option(help: "The time zone of periods and times, such as Europe/Paris (default: the system's).") var tz: String?
         @Option(name: [.short, .long], help: "Write to this file instead of standard output.") var output: String?
 
         func run() async throws {
             let zone = try timeZone(tz)
+            if format == .html {
+                let page = try await global.services().usage.htmlReport(
+                    of: account, since: try since.map { try parseTime($0, timeZone: zone) },
+                    until: try until.map { try parseTime($0, timeZone: zone) }, timeZone: zone)
+                try write(page, to: output)
+                return
+            }
             let report = try await global.services().usage.report(
                 of: account, since: try since.map { try parseTime($0, timeZone: zone) },
                 until: try until.map { try parseTime($0, timeZone: zone) }, grouping: by.grouping, timeZone: zone)
-            try emit(report, format: format ?? (global.json ? .json : nil), to: output)
+            try emit(report, format: format?.tabular ?? (global.json ? .json : nil), to: output)
         }
     }
 
@@ -224,6 +231,14 @@ extension ChappieCommand.Usage {
 /// How a table-like result is written.
 enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
     case csv, json, table
+}
+
+/// `--format` of `usage report`: the tabular formats, or a page of charts.
+enum ReportFormat: String, ExpressibleByArgument, CaseIterable {
+    case csv, json, table, html
+
+    /// The tabular format, `nil` for html.
+    var tabular: OutputFormat? { OutputFormat(rawValue: rawValue) }
 }
 
 /// `--by` of `usage report`.
@@ -258,14 +273,19 @@ func emit(_ report: UsageReport, format: OutputFormat?, to path: String?) throws
         let data = try JSONSerialization.data(withJSONObject: objects, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
         text = String(decoding: data, as: UTF8.self) + "\n"
     }
-    if let path {
-        let url = expandedPath(path)
-        do {
-            try Data(text.utf8).write(to: url, options: .atomic)
-        } catch {
-            throw CommandFailure(message: "cannot write \(url.path): \(error.localizedDescription)", exitCode: .failure)
-        }
-    } else {
+    try write(text, to: path)
+}
+
+/// Writes text to a file (replaced atomically) or, without one, to standard output.
+func write(_ text: String, to path: String?) throws {
+    guard let path else {
         FileHandle.standardOutput.write(Data(text.utf8))
+        return
+    }
+    let url = expandedPath(path)
+    do {
+        try Data(text.utf8).write(to: url, options: .atomic)
+    } catch {
+        throw CommandFailure(message: "cannot write \(url.path): \(error.localizedDescription)", exitCode: .failure)
     }
 }

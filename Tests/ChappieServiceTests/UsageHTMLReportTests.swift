@@ -1,0 +1,69 @@
+import ChappieCore
+import ChappieService
+import Foundation
+import FoundationXML
+import Testing
+
+@Suite("The HTML usage report: self-contained charts")
+struct UsageHTMLReportTests {
+    private func account(_ id: Int64, _ name: String, email: String) throws -> Account {
+        Account(
+            id: id, uuid: UUID(), name: try AccountName(name),
+            info: ChappieAccountInfo(email: email, userID: "u\(id)", accountID: "a\(id)", plan: .plus, isFedRAMPAccount: false),
+            status: .ok, accessTokenExpiresAt: nil, lastRefreshAt: nil, lastError: nil, codexHome: nil, reservePercent: nil,
+            createdAt: Date(timeIntervalSince1970: 0), updatedAt: Date(timeIntervalSince1970: 0), isActive: id == 1)
+    }
+
+    /// Readings of an account at these minutes past a fixed start: 5-hour use and reset time, weekly use.
+    private func readings(_ id: Int64, _ values: [(minute: Int, five: Double, reset: Int, weekly: Double?)]) -> [UsageSample] {
+        values.map { value in
+            UsageSample(
+                accountID: id, observedAt: Date(timeIntervalSince1970: 1_800_000_000 + Double(value.minute * 60)), source: .poll, limitID: "codex",
+                snapshot: ChappieUsageLimitSnapshot(
+                    limitID: "codex", plan: .plus,
+                    shortWindow: ChappieUsageWindow(usedPercent: value.five, windowMinutes: 300, resetsAt: Date(timeIntervalSince1970: Double(value.reset))),
+                    longWindow: value.weekly.map { ChappieUsageWindow(usedPercent: $0, windowMinutes: 10080, resetsAt: Date(timeIntervalSince1970: 1_900_000_000)) }))
+        }
+    }
+
+    /// What an XML parser finds in the page: each chart's attributes and its polyline's point count,
+    /// and how many reset lines it has.
+    private final class Charts: NSObject, XMLParserDelegate {
+        struct Chart { var attributes: [String: String]; var points = 0; var resets = 0 }
+        var charts: [Chart] = []
+        var elements: Set<String> = []
+
+        func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {
+            elements.insert(name)
+            if name == "svg", attributes["class"] == "chart" { charts.append(Chart(attributes: attributes)) }
+            if name == "polyline" { charts[charts.count - 1].points = attributes["points"]?.split(separator: " ").count ?? 0 }
+            if name == "line", attributes["class"] == "reset" { charts[charts.count - 1].resets += 1 }
+        }
+    }
+
+    @Test("The page parses; one chart per account and window, a point per reading, resets marked; no script, link or external asset")
+    func page() throws {
+        let ada = try account(1, "ada", email: "ada@example.com")
+        let bob = try account(2, "bob", email: "bob+<tag>&\"quote\"@example.com")
+        let samples: [Int64: [UsageSample]] = [
+            1: readings(1, [(0, 10, 100, 40), (60, 50, 100, 41), (120, 95, 100, 43), (300, 2, 200, 44), (360, 20, 200, 45)]),
+            2: readings(2, [(0, 5, 100, nil), (30, 7, 100, nil)]),
+        ]
+        let page = UsageHTMLReport.render(
+            accounts: [ada, bob], samples: samples, since: nil, until: Date(timeIntervalSince1970: 1_800_000_000 + 400 * 60),
+            timeZone: try #require(TimeZone(identifier: "UTC")), now: Date(timeIntervalSince1970: 1_800_100_000))
+        let parser = XMLParser(data: Data(page.utf8))
+        let charts = Charts()
+        parser.delegate = charts
+        #expect(parser.parse(), "\(parser.parserError.map { "\($0)" } ?? "")")
+        #expect(charts.charts.map { "\($0.attributes["data-account"] ?? "")/\($0.attributes["data-window"] ?? "")" } == ["ada/5h", "ada/weekly", "bob/5h", "bob/weekly"])
+        #expect(charts.charts.map(\.points) == [5, 5, 2, 0])
+        #expect(charts.charts.map { $0.attributes["data-points"] } == ["5", "5", "2", "0"])
+        #expect(charts.charts.map(\.resets) == [1, 0, 0, 0])
+        #expect(!charts.elements.contains("script") && !charts.elements.contains("link") && !charts.elements.contains("img"))
+        #expect(!page.contains("href=") && !page.contains("src=") && !page.contains("url("))
+        // The hostile e-mail is text, escaped; the page says where each window stands.
+        #expect(page.contains("bob+&lt;tag&gt;&amp;&quot;quote&quot;@example.com"))
+        #expect(page.contains("5-hour window, now 20 %"))
+    }
+}
