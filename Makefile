@@ -3,7 +3,7 @@ SWIFT ?= swift
 PREFIX ?= $(HOME)/.local
 SWIFT_BUILD_FLAGS ?=
 
-.PHONY: deps build demo example interop test bench install migrations clean
+.PHONY: deps build demo example interop test bench ui-check install migrations clean
 
 deps:
 	@scripts/install-deps.sh
@@ -30,6 +30,12 @@ test: build
 	$(SWIFT) build --product generate-manual $(SWIFT_BUILD_FLAGS)
 	@echo "==> Running the test suite"
 	$(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS)
+
+ui-check:
+	@scripts/install-deps.sh chromium
+	$(SWIFT) build --product chappie $(SWIFT_BUILD_FLAGS)
+	$(SWIFT) build --product chappie-emulator $(SWIFT_BUILD_FLAGS)
+	@scripts/ui-check.sh
 
 bench:
 	@scripts/install-deps.sh sqlite3 postgresql
