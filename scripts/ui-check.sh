@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make ui-check: renders what chappie shows in a browser with Debian's chromium, headless, and saves
 # screenshots under .build/ui/ for a person to look at. Not part of make test.
-# Today that is the HTML usage report; the daemon's dashboard (issue 16) joins it when it exists.
+# The HTML usage report, and the daemon's dashboard on its --metrics-listen listener.
 # Starts chappie-emulator on an ephemeral loopback port and always stops it, even on failure.
 set -euo pipefail
 
@@ -46,5 +46,21 @@ echo "==> The HTML report, and a screenshot of it"
   || { cat "$work/chromium.log" >&2; exit 1; }
 "${chappie[@]}" usage history personal --chart "${service[@]}" > "$out/history-chart.txt"
 
+echo "==> The daemon's dashboard, and a screenshot of it"
+"${chappie[@]}" daemon --metrics-listen 127.0.0.1:0 --poll-interval 1h --log-format json "${service[@]}" > "$work/daemon.log" 2>&1 &
+daemon_pid=$!
+dashboard=""
+for _ in $(seq 100); do
+  # The JSON log line that says where it listens: "address":"127.0.0.1:PORT".
+  dashboard=$( (grep 'serving /metrics' "$work/daemon.log" || true) | grep -o '"address" *: *"[^"]*"' | head -1 | sed 's/.*"\([^"]*\)"$/\1/' || true)
+  if [ -n "$dashboard" ]; then break; fi
+  sleep 0.1
+done
+[ -n "$dashboard" ] || { cat "$work/daemon.log" >&2; echo "the daemon did not say where its dashboard is" >&2; exit 1; }
+curl -s "http://$dashboard/" > "$out/dashboard.html"
+"$browser" --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1200,1500 \
+  --screenshot="$PWD/$out/dashboard.png" "http://$dashboard/" > "$work/chromium.log" 2>&1 \
+  || { cat "$work/chromium.log" >&2; exit 1; }
+
 echo
-echo "ui-check: wrote $out/report.html, $out/report.png and $out/history-chart.txt; look at them."
+echo "ui-check: wrote $out/report.html, $out/report.png, $out/dashboard.html, $out/dashboard.png and $out/history-chart.txt; look at them."

@@ -154,7 +154,24 @@ struct MetricsEndToEndTests {
         for text in [first.text, reused.text, removed.text] {
             #expect(!text.contains("eyJ") && !text.contains("@example.com") && !text.contains("rt_"))
         }
-        #expect(try await fetch(address, "/").status == 404)
+        // The dashboard: one chart per account and window, a point per reading of the last 7 days.
+        let page = try await fetch(address, "/")
+        #expect(page.status == 200)
+        let listed = JSONDocument(Data(try await fetch(address, "/api/accounts").body.utf8))
+        let listedNames = (0..<(listed.array()?.count ?? 0)).compactMap { listed.string($0, "name") }
+        #expect(listedNames == ["a"])
+        #expect(page.body.components(separatedBy: "<svg class=\"chart\"").count - 1 == 2 * listedNames.count)
+        let history = JSONDocument(Data(try await setup.chappie(["usage", "history", "a", "--since", "7d", "--format", "json"]).stdout.utf8))
+        let readings = (0..<(history.array()?.count ?? 0)).filter {
+            history.string($0, "limit_id") == "codex" && history.has($0, "five_hour_used_percent") && !history.isNull($0, "five_hour_used_percent")
+        }.count
+        #expect(readings > 0)
+        #expect(page.body.contains("data-account=\"a\" data-window=\"5h\" data-points=\"\(readings)\""), "\(readings) readings")
+        for text in [page.body, try await fetch(address, "/api/accounts").body] {
+            #expect(!text.contains("eyJ") && !text.contains("rt_") && !text.contains("href="))
+        }
+        #expect(try await fetch(address, "/nothing").status == 404)
+        #expect(try await fetch(address, "/", method: "POST").status == 405)
         #expect(try await fetch(address, "/metrics", method: "POST").status == 405)
         #expect(try await fetch(address, "/metrics", method: "POST", headers: ["Content-Type: text/plain"], body: "x").status == 413)
         // Without a secret, only a loopback Host is answered (no DNS rebinding from a browser).

@@ -69,8 +69,8 @@ public final class Daemon: Service {
         }
         var endpoint: MetricsEndpoint?
         if let listener = configuration.metrics {
-            endpoint = try await MetricsEndpoint.start(listener, metrics: metrics, logger: logger)
-            logger.info("serving /metrics", metadata: [
+            endpoint = try await MetricsEndpoint.start(listener, metrics: metrics, dashboard: Dashboard(store: store), logger: logger)
+            logger.info("serving /metrics and the dashboard", metadata: [
                 "address": "\(listener.address(port: endpoint?.server.port ?? listener.port))", "bearer_secret": "\(listener.tokenFile != nil)",
             ])
         }

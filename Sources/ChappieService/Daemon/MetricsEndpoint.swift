@@ -68,7 +68,7 @@ final class MetricsEndpoint: Sendable {
     ///
     /// - Throws: ``ServiceError`` `.configuration` for a secret file that is unreadable, readable by
     ///   others, or shorter than 16 characters; `.invalidInput` when the address cannot be listened on.
-    static func start(_ listener: MetricsListener, metrics: DaemonMetrics, logger: Logger) async throws(ServiceError) -> MetricsEndpoint {
+    static func start(_ listener: MetricsListener, metrics: DaemonMetrics, dashboard: Dashboard, logger: Logger) async throws(ServiceError) -> MetricsEndpoint {
         var secret: SecretBytes?
         if let file = listener.tokenFile {
             // Trimmed as Prometheus trims its credentials_file, so both sides agree on the secret.
@@ -86,7 +86,7 @@ final class MetricsEndpoint: Sendable {
         let expected = secret
         do {
             let server = try await LocalHTTPServer.listen(host: listener.host, ports: [listener.port]) { request in
-                await answer(request, metrics: metrics, expected: expected, logger: logger)
+                await answer(request, metrics: metrics, dashboard: dashboard, expected: expected, logger: logger)
             }
             return MetricsEndpoint(server: server)
         } catch {
@@ -100,7 +100,7 @@ final class MetricsEndpoint: Sendable {
     }
 
     private static func answer(
-        _ request: LocalHTTPServer.Request, metrics: DaemonMetrics, expected: SecretBytes?, logger: Logger
+        _ request: LocalHTTPServer.Request, metrics: DaemonMetrics, dashboard: Dashboard, expected: SecretBytes?, logger: Logger
     ) async -> LocalHTTPServer.Response {
         if let expected {
             let header = request.header("Authorization") ?? ""
@@ -118,17 +118,25 @@ final class MetricsEndpoint: Sendable {
                 return LocalHTTPServer.Response(status: 403, text: "only a loopback Host is answered without a bearer secret\n")
             }
         }
-        guard request.path == "/metrics" else {
-            return LocalHTTPServer.Response(status: 404, text: "not found: chappie serves /metrics only\n")
+        guard ["/metrics", "/", "/api/accounts"].contains(request.path) else {
+            return LocalHTTPServer.Response(status: 404, text: "not found: chappie serves /, /api/accounts and /metrics\n")
         }
+        // Read-only: nothing here changes state, and only GET is answered.
         guard request.method == "GET" else {
             return LocalHTTPServer.Response(status: 405, text: "only GET is answered here\n", headers: [(name: "Allow", value: "GET")])
         }
         do {
-            return LocalHTTPServer.Response(
-                status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", text: try await metrics.exposition())
+            switch request.path {
+            case "/":
+                return LocalHTTPServer.Response(status: 200, contentType: "text/html; charset=utf-8", text: try await dashboard.page())
+            case "/api/accounts":
+                return LocalHTTPServer.Response(status: 200, contentType: "application/json", text: try await dashboard.json())
+            default:
+                return LocalHTTPServer.Response(
+                    status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", text: try await metrics.exposition())
+            }
         } catch {
-            logger.warning("metrics could not be read from the store", metadata: ["error": "\(error)"])
+            logger.warning("the store could not be read for an HTTP request", metadata: ["path": "\(request.path)", "error": "\(error)"])
             return LocalHTTPServer.Response(status: 503, text: "the store could not be read; see the daemon's log\n")
         }
     }

@@ -1,0 +1,148 @@
+import ChappieCore
+import ChappieStore
+import Foundation
+
+/// The daemon's dashboard, on the `--metrics-listen` listener: `/` is a page of every account with
+/// its two windows as bars and as 7-day charts, `/api/accounts` the same numbers as JSON.
+///
+/// The page is server-rendered HTML with inline SVG (``UsageHTMLReport``): it reads without
+/// JavaScript. A small inline script fetches `/api/accounts` every 30 seconds and updates the
+/// numbers and bars in place. It is read-only (no form, no action), and holds no token; e-mails
+/// appear as text, never in a URL.
+struct Dashboard: Sendable {
+    let store: any AccountStore
+    /// How times are written (the daemon's zone).
+    var timeZone: TimeZone = .current
+
+    /// One account's row: what the page and `/api/accounts` show.
+    struct Row: Encodable {
+        struct Window: Encodable {
+            var usedPercent: Double
+            var resetsAt: Date?
+        }
+
+        var name: String
+        var email: String?
+        var plan: String?
+        var status: String
+        var active: Bool
+        var codexHome: String?
+        var fiveHour: Window?
+        var weekly: Window?
+        /// `5h` or `weekly`: the fuller window, which decides when the account is full.
+        var binding: String?
+    }
+
+    /// Every account's row, by name.
+    func rows() async throws -> [Row] {
+        let latest = try await store.latestUsage()
+        return try await store.accounts().map { account in
+            let snapshot = latest[account.id]?.snapshot
+            let binding = snapshot?.bindingWindow
+            return Row(
+                name: account.name.rawValue, email: account.info.email, plan: account.info.plan?.rawValue, status: account.status.rawValue,
+                active: account.isActive, codexHome: account.codexHome,
+                fiveHour: snapshot?.shortWindow.map { Row.Window(usedPercent: $0.usedPercent, resetsAt: $0.resetsAt) },
+                weekly: snapshot?.longWindow.map { Row.Window(usedPercent: $0.usedPercent, resetsAt: $0.resetsAt) },
+                binding: binding == nil ? nil : binding == snapshot?.shortWindow ? "5h" : "weekly")
+        }
+    }
+
+    /// `/api/accounts`.
+    func json() async throws -> String {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(try await rows()), as: UTF8.self) + "\n"
+    }
+
+    /// `/`: the page.
+    func page(now: Date = Date()) async throws -> String {
+        let accounts = try await store.accounts()
+        let rows = try await rows()
+        let since = now.addingTimeInterval(-7 * 86400)
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = timeZone
+        formatter.dateFormat = "yyyy-MM-dd HH:mm"
+        let escape = UsageHTMLReport.escape
+        var body = "<h1>chappie</h1>\n<p class=\"period\">\(accounts.count) account\(accounts.count == 1 ? "" : "s"); charts over the last 7 days (\(escape(timeZone.identifier))); read \(escape(formatter.string(from: now)))</p>\n"
+        for (account, row) in zip(accounts, rows) {
+            func bar(_ label: String, _ key: String, _ window: Row.Window?) -> String {
+                let used = window.map { UsageHTMLReport.format($0.usedPercent) } ?? "-"
+                let width = window.map { UsageHTMLReport.format(min(100, max(0, $0.usedPercent))) } ?? "0"
+                let reset = window?.resetsAt.map { ", resets " + escape(formatter.string(from: $0)) } ?? ""
+                return """
+                    <div class="window\(row.binding == key ? " binding" : "")">\(label) <span class="used" data-field="\(key)">\(used)</span> %\(reset)\
+                    <div class="bar"><span data-bar="\(key)" style="width: \(width)%"></span></div></div>
+
+                    """
+            }
+            let samples = try await store.usageSamples(for: account, since: since, until: now).filter { $0.limitID == "codex" }
+            body += """
+                <section class="account" data-account="\(escape(row.name))">
+                <h2>\(escape(row.name))\(row.active ? " <span class=\"active\">active</span>" : "")</h2>
+                <p class="who">\(escape(row.email ?? "no e-mail")), \(escape(row.plan ?? "no plan")), <span data-field="status">\(escape(row.status))</span>\
+                \(row.codexHome.map { ", Codex home " + escape($0) } ?? "")\(row.binding.map { ", binding window: \($0)" } ?? "")</p>
+
+                """
+            body += "<div class=\"windows\">\n" + bar("5-hour", "5h", row.fiveHour) + bar("weekly", "weekly", row.weekly) + "</div>\n<div class=\"charts\">\n"
+            for kind in [ChappieUsageWindow.Kind.fiveHour, .weekly] {
+                body += "<figure><figcaption>\(kind == .fiveHour ? "5-hour" : "weekly") window, last 7 days</figcaption>\n"
+                body += UsageHTMLReport.chart(
+                    UsageHTMLReport.series(samples, kind), account: account.name, kind: kind, start: since, end: now, formatter: formatter)
+                body += "\n</figure>\n"
+            }
+            body += "</div>\n</section>\n"
+        }
+        return """
+            <!DOCTYPE html>
+            <html xmlns="http://www.w3.org/1999/xhtml" lang="en">
+            <head>
+            <meta charset="utf-8"/>
+            <title>chappie</title>
+            <style>
+            body { font: 14px/1.4 system-ui, sans-serif; margin: 2em; color: #222; }
+            section.account { margin-bottom: 2em; }
+            .active { font-size: 12px; background: #2a6fdb; color: #fff; border-radius: 3px; padding: 0 4px; }
+            .windows { margin-bottom: 0.5em; }
+            .window { display: inline-block; vertical-align: top; width: 300px; margin-right: 2em; font-size: 13px; }
+            figure { display: inline-block; vertical-align: top; margin: 0 1.5em 0 0; }
+            figcaption { font-size: 12px; color: #555; }
+            .window.binding { font-weight: 600; }
+            .bar { height: 8px; background: #eee; border-radius: 4px; margin-top: 2px; }
+            .bar span { display: block; height: 8px; background: #2a6fdb; border-radius: 4px; }
+            svg.chart { background: #fafafa; border: 1px solid #ddd; }
+            svg.chart .grid { stroke: #e4e4e4; }
+            svg.chart .use { fill: none; stroke: #2a6fdb; stroke-width: 1.5; }
+            svg.chart .point { fill: #2a6fdb; }
+            svg.chart .reset { stroke: #d9822b; stroke-dasharray: 3 3; }
+            svg.chart text { font-size: 10px; fill: #777; }
+            </style>
+            </head>
+            <body>
+            \(body)<script>//<![CDATA[
+            // Every 30 s: the numbers and bars from /api/accounts, in place (the page itself reads without this).
+            setInterval(function () {
+              fetch("/api/accounts").then(function (r) { return r.json(); }).then(function (rows) {
+                rows.forEach(function (row) {
+                  var section = document.querySelector('section[data-account="' + row.name + '"]');
+                  if (!section) { return; }
+                  [["5h", row.fiveHour], ["weekly", row.weekly]].forEach(function (pair) {
+                    var used = section.querySelector('[data-field="' + pair[0] + '"]');
+                    var bar = section.querySelector('[data-bar="' + pair[0] + '"]');
+                    if (used && pair[1]) { used.textContent = Math.round(pair[1].usedPercent * 10) / 10; }
+                    if (bar && pair[1]) { bar.style.width = Math.min(100, Math.max(0, pair[1].usedPercent)) + "%"; }
+                  });
+                  var status = section.querySelector('[data-field="status"]');
+                  if (status) { status.textContent = row.status; }
+                });
+              }).catch(function () {});
+            }, 30000);
+            //]]></script>
+            </body>
+            </html>
+
+            """
+    }
+}
