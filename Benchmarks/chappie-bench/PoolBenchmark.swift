@@ -25,7 +25,19 @@ func runPool(port: Int) async throws -> [String] {
     } catch {
         return ["| (PostgreSQL not available: \(error)) | | | |"]
     }
-    defer { Task { await server.stop() } }
+    // Stopped before returning, whatever happened: a server left running outlives the harness.
+    do {
+        let lines = try await poolRows(chappie: chappie, server: server, port: port)
+        await server.stop()
+        return lines
+    } catch {
+        await server.stop()
+        throw error
+    }
+}
+
+/// The rows, on a running server.
+private func poolRows(chappie: URL, server: PostgresServer, port: Int) async throws -> [String] {
     var lines: [String] = []
 
     // 1. Start-up on each backend, with the same 50 accounts.
