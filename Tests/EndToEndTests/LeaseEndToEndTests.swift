@@ -141,4 +141,42 @@ struct LeaseEndToEndTests {
         let more = try await bench.chappie(1, ["lease", "acquire", "--wait", "1s"])
         #expect(more.status == 75, "\(more.stderr)")
     }
+
+    @Test("Bad lease and pool input: a clear error, the right exit code, and nothing changed")
+    func badInput() async throws {
+        let bench = try await Bench.start(.sqlite)
+        defer { Task { await bench.testbed.stop() } }
+        #expect(try await bench.chappie(1, ["accounts", "add", "only"]).status == 0)
+        let cases: [([String], Int32, String)] = [
+            (["lease", "renew", "not-a-lease"], 2, "is not a lease id"),
+            (["lease", "release", "12345"], 2, "is not a lease id"),
+            (["lease", "--ttl", "1s", "--", "true"], 2, "--ttl must be at least 10s"),
+            (["lease", "--ttl", "soon", "--", "true"], 2, "is not a duration"),
+            (["lease", "--account", "only", "--best", "--", "true"], 2, "not both"),
+            (["lease"], 2, "name the command to run"),
+            (["lease", "--account", "nobody", "--", "true"], 1, "no account named nobody"),
+            (["accounts", "set", "only"], 2, "--reserve PERCENT or --max-leases COUNT"),
+            (["accounts", "set", "only", "--max-leases", "0"], 1, "from 1 to 1000"),
+            (["accounts", "set", "only", "--max-leases", "many"], 2, "many"),
+            (["pool", "migrate"], 2, "--from-sqlite"),
+            (["pool", "migrate", "--from-sqlite"], 78, "no team pool is selected"),
+        ]
+        for (arguments, status, words) in cases {
+            let result = try await bench.chappie(1, arguments)
+            #expect(result.status == status, "\(arguments): \(result.status) \(result.stderr)")
+            #expect(result.stderr.contains(words), "\(arguments): \(result.stderr)")
+        }
+        // Nothing changed: the account keeps one slot, and no lease was taken.
+        let account = JSONDocument(Data(try await bench.chappie(1, ["accounts", "list", "--json"]).stdout.utf8))
+        #expect(account.int(0, "maxLeases") == 1)
+        #expect(try await bench.chappie(1, ["lease", "list"]).stdout.contains("No leases."))
+        // A damaged pool-instance file names itself and is left alone.
+        let (_, url) = try await SharedPostgres.database()
+        let instance = bench.testbed.home.appendingPathComponent("pool-instance")
+        try "not a uuid\n".write(to: instance, atomically: true, encoding: .utf8)
+        let damaged = try await bench.testbed.chappie(["--store", url, "accounts", "list"])
+        #expect(damaged.status == 78, "\(damaged.stderr)")
+        #expect(damaged.stderr.contains("pool-instance does not hold a UUID"), "\(damaged.stderr)")
+        #expect(try String(contentsOf: instance, encoding: .utf8) == "not a uuid\n")
+    }
 }
