@@ -398,25 +398,6 @@ func runStream(port: Int) async throws -> [String] {
 }
 
 let harnessArguments = Array(CommandLine.arguments.dropFirst())
-if harnessArguments.first == "pool" {
-    var configuration = EmulatorConfiguration()
-    configuration.autoApprove = true
-    configuration.autoApproveDelay = .zero
-    let poolEmulator = Emulator(configuration: configuration)
-    let (poolPorts, poolPortContinuation) = AsyncStream.makeStream(of: Int.self)
-    let poolServer = Task {
-        try await poolEmulator.run { port in
-            poolPortContinuation.yield(port)
-            poolPortContinuation.finish()
-        }
-    }
-    guard let poolPort = await poolPorts.first(where: { _ in true }) else { fatalError("the emulator did not start") }
-    print("| benchmark | total | rate | latency |")
-    print("|---|---|---|---|")
-    for line in try await runPool(port: poolPort) { print(line) }
-    poolServer.cancel()
-    exit(0)
-}
 if harnessArguments.first == "startup" {
     let chappie = harnessArguments.count >= 3 && harnessArguments[1] == "--chappie"
         ? URL(fileURLWithPath: harnessArguments[2])
@@ -439,6 +420,13 @@ let server = Task {
     }
 }
 guard let port = await ports.first(where: { _ in true }) else { fatalError("the emulator did not start") }
+if harnessArguments.first == "pool" {
+    print("| benchmark | total | rate | latency |")
+    print("|---|---|---|---|")
+    for line in try await runPool(port: port) { print(line) }
+    server.cancel()
+    exit(0)
+}
 
 print("chappie-bench on \(ProcessInfo.processInfo.activeProcessorCount) cores, libcurl \(Curl.version ?? "missing")")
 print("")

@@ -113,7 +113,7 @@ public final class Daemon: Service {
                 } catch {
                     // Shutting down while waiting for the key lock is not a key problem.
                     if Task.isCancelled { return }
-                    if store is PostgresAccountStore {
+                    if store.keyChangesElsewhere {
                         if !warned {
                             logger.error("the pool's key was changed and this machine does not have the new key; its accounts are not refreshed here until it is installed (docs/team-pool.md)")
                             warned = true

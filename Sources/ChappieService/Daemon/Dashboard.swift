@@ -35,8 +35,12 @@ struct Dashboard: Sendable {
 
     /// Every account's row, by name.
     func rows() async throws -> [Row] {
-        let latest = try await store.latestUsage()
-        return try await store.accounts().map { account in
+        rows(try await store.accounts(), latest: try await store.latestUsage())
+    }
+
+    /// The rows of these accounts, from their newest readings.
+    private func rows(_ accounts: [Account], latest: [Int64: UsageSample]) -> [Row] {
+        accounts.map { account in
             let snapshot = latest[account.id]?.snapshot
             let binding = snapshot?.bindingWindow
             return Row(
@@ -59,12 +63,9 @@ struct Dashboard: Sendable {
     /// `/`: the page.
     func page(now: Date = Date()) async throws -> String {
         let accounts = try await store.accounts()
-        let rows = try await rows()
+        let rows = rows(accounts, latest: try await store.latestUsage())
         let since = now.addingTimeInterval(-7 * 86400)
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = timeZone
-        formatter.dateFormat = "yyyy-MM-dd HH:mm"
+        let formatter = UsageHTMLReport.minuteFormatter(timeZone)
         let escape = UsageHTMLReport.escape
         var body = "<h1>chappie</h1>\n<p class=\"period\">\(accounts.count) account\(accounts.count == 1 ? "" : "s"); charts over the last 7 days (\(escape(timeZone.identifier))); read \(escape(formatter.string(from: now)))</p>\n"
         for (account, row) in zip(accounts, rows) {
@@ -95,33 +96,21 @@ struct Dashboard: Sendable {
             }
             body += "</div>\n</section>\n"
         }
-        return """
-            <!DOCTYPE html>
-            <html xmlns="http://www.w3.org/1999/xhtml" lang="en">
-            <head>
-            <meta charset="utf-8"/>
-            <title>chappie</title>
-            <style>
-            body { font: 14px/1.4 system-ui, sans-serif; margin: 2em; color: #222; }
-            section.account { margin-bottom: 2em; }
+        return UsageHTMLReport.document(title: "chappie", style: """
             .active { font-size: 12px; background: #2a6fdb; color: #fff; border-radius: 3px; padding: 0 4px; }
             .windows { margin-bottom: 0.5em; }
             .window { display: inline-block; vertical-align: top; width: 300px; margin-right: 2em; font-size: 13px; }
-            figure { display: inline-block; vertical-align: top; margin: 0 1.5em 0 0; }
-            figcaption { font-size: 12px; color: #555; }
             .window.binding { font-weight: 600; }
             .bar { height: 8px; background: #eee; border-radius: 4px; margin-top: 2px; }
             .bar span { display: block; height: 8px; background: #2a6fdb; border-radius: 4px; }
-            svg.chart { background: #fafafa; border: 1px solid #ddd; }
-            svg.chart .grid { stroke: #e4e4e4; }
-            svg.chart .use { fill: none; stroke: #2a6fdb; stroke-width: 1.5; }
-            svg.chart .point { fill: #2a6fdb; }
-            svg.chart .reset { stroke: #d9822b; stroke-dasharray: 3 3; }
-            svg.chart text { font-size: 10px; fill: #777; }
-            </style>
-            </head>
-            <body>
-            \(body)<script>//<![CDATA[
+            figure { display: inline-block; vertical-align: top; margin: 0 1.5em 0 0; }
+            figcaption { font-size: 12px; color: #555; }
+            """, body: body + Self.refreshScript)
+    }
+
+    /// Every 30 s: the numbers and bars from `/api/accounts`, in place (the page reads without it).
+    private static let refreshScript = """
+            <script>//<![CDATA[
             // Every 30 s: the numbers and bars from /api/accounts, in place (the page itself reads without this).
             setInterval(function () {
               fetch("/api/accounts").then(function (r) { return r.json(); }).then(function (rows) {
@@ -140,9 +129,6 @@ struct Dashboard: Sendable {
               }).catch(function () {});
             }, 30000);
             //]]></script>
-            </body>
-            </html>
 
             """
-    }
 }

@@ -61,6 +61,7 @@ public struct Doctor: Sendable {
                 // Without credentials the usage endpoint must refuse: 401 or 403 shows it is there.
                 [401, 403].contains(response.status) ? nil : "answered \(response.status) without credentials, expected 401 or 403"
             })
+        async let pool = pool()
         let permissions = DirectoryPermissions.inspect(location.directory)
         let libraries = [
             DoctorReport.Library(name: "libsodium", version: Sodium.version, detail: nil, problem: nil),
@@ -77,7 +78,7 @@ public struct Doctor: Sendable {
                 path: location.directory.path, exists: permissions.exists,
                 mode: permissions.mode.map { String($0, radix: 8) }, problem: permissions.problem),
             endpoints: await [issuer, backend],
-            pool: await pool())
+            pool: await pool)
     }
 
     /// The team pool's check: reached, its version, its schema (nothing is migrated or changed).
@@ -97,7 +98,7 @@ public struct Doctor: Sendable {
             report.reachable = true
             report.serverVersion = inspection.serverVersion
             report.migrationsApplied = inspection.applied.count
-            if let newer = inspection.applied.first(where: { !inspection.known.contains($0) }) {
+            if let newer = inspection.newer {
                 report.problem = "the pool was migrated by a newer chappie (\(newer)); upgrade chappie on this machine"
             } else if (Int(inspection.serverVersion.prefix { $0.isNumber }) ?? 0) < 13 {
                 report.problem = "PostgreSQL \(inspection.serverVersion) is older than 13, which the pool needs"

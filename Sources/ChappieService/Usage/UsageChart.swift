@@ -90,10 +90,7 @@ public struct UsageChart: Sendable {
             if let peak = peaks[index] { held = peak } else { peaks[index] = held }
         }
 
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = timeZone
-        formatter.dateFormat = "yyyy-MM-dd HH:mm"
+        let formatter = UsageHTMLReport.minuteFormatter(timeZone)
         let title = "\(account): \(name) window, used %"
         let dated = title + "  (\(formatter.string(from: first.date)) → \(formatter.string(from: last.date)))"
         var lines = [dated.count <= width ? dated : title]

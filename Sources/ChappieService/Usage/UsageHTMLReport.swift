@@ -25,10 +25,7 @@ public enum UsageHTMLReport {
     public static func render(
         accounts: [Account], samples: [Int64: [UsageSample]], since: Date?, until: Date?, timeZone: TimeZone, now: Date = Date()
     ) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = timeZone
-        formatter.dateFormat = "yyyy-MM-dd HH:mm"
+        let formatter = minuteFormatter(timeZone)
         let all = accounts.flatMap { samples[$0.id] ?? [] }
         let start = since ?? all.map(\.observedAt).min() ?? now
         let end = until ?? now
@@ -58,30 +55,46 @@ public enum UsageHTMLReport {
             }
             body += "</section>\n"
         }
-        return """
-            <!DOCTYPE html>
-            <html xmlns="http://www.w3.org/1999/xhtml" lang="en">
-            <head>
-            <meta charset="utf-8"/>
-            <title>chappie usage</title>
-            <style>
-            body { font: 14px/1.4 system-ui, sans-serif; margin: 2em; color: #222; }
-            section.account { margin-bottom: 2em; }
+        return document(title: "chappie usage", style: """
             figure { display: inline-block; margin: 0 1.5em 1em 0; }
             figcaption { font-size: 13px; color: #555; }
-            svg.chart { background: #fafafa; border: 1px solid #ddd; }
-            svg.chart .grid { stroke: #e4e4e4; }
-            svg.chart .use { fill: none; stroke: #2a6fdb; stroke-width: 1.5; }
-            svg.chart .point { fill: #2a6fdb; }
-            svg.chart .reset { stroke: #d9822b; stroke-dasharray: 3 3; }
-            svg.chart text { font-size: 10px; fill: #777; }
-            </style>
-            </head>
-            <body>
-            \(body)</body>
-            </html>
+            """, body: body)
+    }
 
-            """
+    /// The page around `body`: XHTML syntax, the charts' style and `style`, no script.
+    static func document(title: String, style: String, body: String) -> String {
+        """
+        <!DOCTYPE html>
+        <html xmlns="http://www.w3.org/1999/xhtml" lang="en">
+        <head>
+        <meta charset="utf-8"/>
+        <title>\(escape(title))</title>
+        <style>
+        body { font: 14px/1.4 system-ui, sans-serif; margin: 2em; color: #222; }
+        section.account { margin-bottom: 2em; }
+        svg.chart { background: #fafafa; border: 1px solid #ddd; }
+        svg.chart .grid { stroke: #e4e4e4; }
+        svg.chart .use { fill: none; stroke: #2a6fdb; stroke-width: 1.5; }
+        svg.chart .point { fill: #2a6fdb; }
+        svg.chart .reset { stroke: #d9822b; stroke-dasharray: 3 3; }
+        svg.chart text { font-size: 10px; fill: #777; }
+        \(style)
+        </style>
+        </head>
+        <body>
+        \(body)</body>
+        </html>
+
+        """
+    }
+
+    /// Times to the minute, `2026-11-24 08:00`, in a zone.
+    static func minuteFormatter(_ timeZone: TimeZone) -> DateFormatter {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = timeZone
+        formatter.dateFormat = "yyyy-MM-dd HH:mm"
+        return formatter
     }
 
     /// An account's readings of one window, and where it reset.

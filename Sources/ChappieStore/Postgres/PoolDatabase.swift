@@ -18,26 +18,22 @@ public final class PoolDatabase: Sendable {
     public let machine: String
     /// How the key was set up in the pool, read when the database was opened.
     public let keySetup: StoreDatabase.KeySetup
-    /// The server's version, such as `15.18`.
-    public let serverVersion: String
 
     let client: PostgresClient
     private let runner: Task<Void, Never>
     /// How long an operation may wait for the database before it is "unavailable".
     let deadline: Duration
 
-    /// PostgresNIO's own log: only what is wrong with the connection, never queries or their values.
-    static let logger: Logger = {
-        var logger = Logger(label: "chappie.postgres")
-        logger.logLevel = .error
-        return logger
-    }()
+    /// PostgresNIO's own log, which is silent: at debug it would write queries and their bound
+    /// values, whatever level chappie's handler is set to. What goes wrong reaches the caller as a
+    /// ``StoreError`` instead.
+    static let logger = Logger(label: "chappie.postgres", factory: { _ in SwiftLogNoOpLogHandler() })
 
     /// The lock migrations take (one machine migrates; the others wait and find it done).
     private static let migrationLock: Int64 = 0x6368_6170_7069_6501
 
     private init(address: PoolAddress, machine: String, client: PostgresClient, runner: Task<Void, Never>,
-        deadline: Duration, keySetup: StoreDatabase.KeySetup, serverVersion: String)
+        deadline: Duration, keySetup: StoreDatabase.KeySetup)
     {
         self.address = address
         self.machine = machine
@@ -45,7 +41,6 @@ public final class PoolDatabase: Sendable {
         self.runner = runner
         self.deadline = deadline
         self.keySetup = keySetup
-        self.serverVersion = serverVersion
     }
 
     deinit {
@@ -65,20 +60,13 @@ public final class PoolDatabase: Sendable {
     public static func connect(address: PoolAddress, machine: String, deadline: Duration = .seconds(20)) async throws(StoreError) -> PoolDatabase {
         // One connection of its own first: it reports why a pool cannot be used (no such database,
         // a refused login, TLS) at once, where the connection pool would only keep trying.
-        let version: String, setup: StoreDatabase.KeySetup
+        let setup: StoreDatabase.KeySetup
         do {
-            let direct = try address.connectionConfiguration()
-            let connection = try await within(deadline, what: "connecting to the pool \(address)") {
-                try await PostgresConnection.connect(configuration: direct, id: 0, logger: logger)
-            }
+            let connection = try await openDirect(address, deadline: deadline, what: "connecting to the pool \(address)")
             defer { Task { try? await connection.close() } }
-            (version, setup) = try await within(deadline, what: "migrating the pool \(address)") {
-                var version = "?"
-                for try await (text) in try await connection.query("SELECT current_setting('server_version')", logger: logger).decode(String.self) {
-                    version = text
-                }
+            setup = try await within(deadline, what: "migrating the pool \(address)") {
                 try await migrate(connection, address: address)
-                return (version, try await readKeySetup(connection))
+                return try await readKeySetup(connection)
             }
         } catch {
             throw Self.storeError(error, address: address, doing: "opening the pool")
@@ -88,7 +76,7 @@ public final class PoolDatabase: Sendable {
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         let runner = Task { await client.run() }
         return PoolDatabase(
-            address: address, machine: machine, client: client, runner: runner, deadline: deadline, keySetup: setup, serverVersion: version)
+            address: address, machine: machine, client: client, runner: runner, deadline: deadline, keySetup: setup)
     }
 
     /// What `chappie doctor` reports of a pool: reached, its server's version, and how many of this
@@ -100,6 +88,35 @@ public final class PoolDatabase: Sendable {
         public var applied: [String]
         /// The migrations this chappie has.
         public var known: [String] { StoreSchema.postgresMigrations.map(\.id) }
+        /// The first applied migration this chappie does not know (the pool is a newer chappie's).
+        public var newer: String? { Self.newer(in: applied) }
+
+        static func newer(in applied: [String]) -> String? {
+            let known = StoreSchema.postgresMigrations.map(\.id)
+            return applied.first { !known.contains($0) }
+        }
+    }
+
+    /// One connection of its own, opened within the deadline (the caller closes it).
+    private static func openDirect(_ address: PoolAddress, deadline: Duration, what: String) async throws -> PostgresConnection {
+        let configuration = try address.connectionConfiguration()
+        return try await within(deadline, what: what) {
+            try await PostgresConnection.connect(configuration: configuration, id: Int.random(in: 1...Int(Int32.max)), logger: logger)
+        }
+    }
+
+    /// The migrations applied to the pool; `nil` for a database no chappie has migrated.
+    private static func appliedMigrations(_ connection: PostgresConnection) async throws -> [String]? {
+        var exists = false
+        for try await (found) in try await connection.query("SELECT to_regclass('chappie_migrations') IS NOT NULL", logger: logger).decode(Bool.self) {
+            exists = found
+        }
+        guard exists else { return nil }
+        var ids: [String] = []
+        for try await (id) in try await connection.query("SELECT id FROM chappie_migrations ORDER BY id", logger: logger).decode(String.self) {
+            ids.append(id)
+        }
+        return ids
     }
 
     /// Connects once and reads the server's version and the applied migrations.
@@ -107,27 +124,14 @@ public final class PoolDatabase: Sendable {
     /// - Throws: ``StoreError``, as ``connect(address:machine:deadline:)``.
     public static func inspect(_ address: PoolAddress, deadline: Duration = .seconds(10)) async throws(StoreError) -> Inspection {
         do {
-            let direct = try address.connectionConfiguration()
-            let connection = try await within(deadline, what: "connecting to the pool \(address)") {
-                try await PostgresConnection.connect(configuration: direct, id: 0, logger: logger)
-            }
+            let connection = try await openDirect(address, deadline: deadline, what: "connecting to the pool \(address)")
             defer { Task { try? await connection.close() } }
             return try await within(deadline, what: "reading the pool \(address)") {
                 var inspection = Inspection(serverVersion: "?", applied: [])
                 for try await (text) in try await connection.query("SELECT current_setting('server_version')", logger: logger).decode(String.self) {
                     inspection.serverVersion = text
                 }
-                var migrated = false
-                for try await (exists) in try await connection.query("SELECT to_regclass('chappie_migrations') IS NOT NULL", logger: logger)
-                    .decode(Bool.self)
-                {
-                    migrated = exists
-                }
-                // A new database has no migrations table yet.
-                guard migrated else { return inspection }
-                for try await (id) in try await connection.query("SELECT id FROM chappie_migrations ORDER BY id", logger: logger).decode(String.self) {
-                    inspection.applied.append(id)
-                }
+                inspection.applied = try await appliedMigrations(connection) ?? []
                 return inspection
             }
         } catch {
@@ -139,27 +143,15 @@ public final class PoolDatabase: Sendable {
     /// starting at once waits, then finds them applied), refusing a pool migrated by a newer chappie.
     private static func migrate(_ connection: PostgresConnection, address: PoolAddress) async throws {
         let known = StoreSchema.postgresMigrations.map(\.id)
-        func applied(_ connection: PostgresConnection) async throws -> [String]? {
-            var exists = false
-            for try await (found) in try await connection.query("SELECT to_regclass('chappie_migrations') IS NOT NULL", logger: logger).decode(Bool.self) {
-                exists = found
-            }
-            guard exists else { return nil }
-            var ids: [String] = []
-            for try await (id) in try await connection.query("SELECT id FROM chappie_migrations ORDER BY id", logger: logger).decode(String.self) {
-                ids.append(id)
-            }
-            return ids
-        }
         func refuseNewer(_ applied: [String]) throws {
-            if let newer = applied.first(where: { !known.contains($0) }) {
+            if let newer = Inspection.newer(in: applied) {
                 throw StoreError(
                     .newerSchema,
                     "the pool \(address) was migrated by a newer chappie (migration \(newer)); this one (\(known.count) migrations) leaves it untouched. Upgrade chappie on this machine.")
             }
         }
         // Nearly always everything is applied: found without a lock, so opens do not queue.
-        if let done = try await applied(connection) {
+        if let done = try await appliedMigrations(connection) {
             try refuseNewer(done)
             if Set(known).isSubset(of: done) { return }
         }
@@ -168,7 +160,7 @@ public final class PoolDatabase: Sendable {
             try await connection.query(
                 "CREATE TABLE IF NOT EXISTS chappie_migrations (id TEXT PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())", logger: logger)
             // Another machine may have migrated while this one waited for the lock.
-            let done = try await applied(connection) ?? []
+            let done = try await appliedMigrations(connection) ?? []
             try refuseNewer(done)
             for migration in StoreSchema.postgresMigrations where !done.contains(migration.id) {
                 for statement in statements(of: migration.sql) {
@@ -195,11 +187,6 @@ public final class PoolDatabase: Sendable {
         }
         if !current.isEmpty { statements.append(current.joined(separator: "\n")) }
         return statements
-    }
-
-    /// How the key is set up now.
-    func currentKeySetup() async throws(StoreError) -> StoreDatabase.KeySetup {
-        try await read { connection in try await Self.readKeySetup(connection) }
     }
 
     private static func readKeySetup(_ connection: PostgresConnection) async throws -> StoreDatabase.KeySetup {
@@ -256,6 +243,14 @@ public final class PoolDatabase: Sendable {
         let outcome = ResumedOnce<T>()
         return try await withCheckedThrowingContinuation { continuation in
             outcome.waiting.withLock { $0 = continuation }
+            let timer = Task {
+                try? await Task.sleep(for: limit)
+                guard let waiting = outcome.waiting.withLock({ $0.take() }) else { return }
+                outcome.work.withLock { $0?.cancel() }
+                waiting.resume(throwing: StoreError(
+                    .unavailable,
+                    "\(what) took longer than \(limit.components.seconds) s; the database may be down or overloaded (a change may still be applied when it answers); try again later"))
+            }
             let work = Task {
                 let result: Result<T, any Error>
                 do {
@@ -263,16 +258,13 @@ public final class PoolDatabase: Sendable {
                 } catch {
                     result = .failure(error)
                 }
-                outcome.waiting.withLock { $0.take() }?.resume(with: result)
+                // Answered in time: the timer has nothing left to do.
+                if let waiting = outcome.waiting.withLock({ $0.take() }) {
+                    timer.cancel()
+                    waiting.resume(with: result)
+                }
             }
-            Task {
-                try? await Task.sleep(for: limit)
-                guard let waiting = outcome.waiting.withLock({ $0.take() }) else { return }
-                work.cancel()
-                waiting.resume(throwing: StoreError(
-                    .unavailable,
-                    "\(what) took longer than \(limit.components.seconds) s; the database may be down or overloaded (a change may still be applied when it answers); try again later"))
-            }
+            outcome.work.withLock { $0 = work }
         }
     }
 
@@ -290,10 +282,7 @@ public final class PoolDatabase: Sendable {
     ) async throws -> T {
         let connection: PostgresConnection
         do {
-            let configuration = try address.connectionConfiguration()
-            connection = try await Self.within(deadline, what: "connecting to the pool for a refresh lock") {
-                try await PostgresConnection.connect(configuration: configuration, id: Int.random(in: 1...Int(Int32.max)), logger: Self.logger)
-            }
+            connection = try await Self.openDirect(address, deadline: deadline, what: "connecting to the pool for a refresh lock")
         } catch {
             throw Self.storeError(error, address: address, doing: "taking a refresh lock")
         }
@@ -424,7 +413,9 @@ public final class PoolDatabase: Sendable {
     }
 }
 
-/// A continuation resumed by whichever comes first, the answer or the deadline.
+/// A continuation resumed by whichever comes first, the answer or the deadline, and the work to
+/// cancel when the deadline wins.
 private final class ResumedOnce<T: Sendable>: Sendable {
     let waiting = Mutex<CheckedContinuation<T, any Error>?>(nil)
+    let work = Mutex<Task<Void, Never>?>(nil)
 }

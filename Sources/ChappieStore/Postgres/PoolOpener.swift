@@ -97,7 +97,6 @@ extension PostgresAccountStore {
             guard KeyCheck.verify(check, key: key) else { throw refuse(storedID.map { String(decoding: $0, as: UTF8.self) }) }
             return
         }
-        let machine = self.machine
         try await database.write { connection in
             // Two machines setting up one new pool at once: one sets the key, the other checks it.
             try await connection.query("LOCK TABLE settings IN EXCLUSIVE MODE", logger: Self.logger)
@@ -110,11 +109,8 @@ extension PostgresAccountStore {
             try await PoolDatabase.setSetting(.keyCheck, KeyCheck.make(key: key), connection)
             try await PoolDatabase.setSetting(.keyID, Data(key.id.utf8), connection)
             try await PoolDatabase.setSetting(.passphraseKDF, try passphraseKDF.map { try JSONEncoder().encode($0) }, connection)
-            try await connection.query(
-                """
-                INSERT INTO events (at, kind, machine, detail)
-                VALUES (\(Date()), \(AuditEventKind.keyCreated.rawValue), \(machine), \("key \(key.id) of the pool\(passphraseKDF == nil ? "" : ", from a passphrase")"))
-                """, logger: Self.logger)
+            try await self.audit(
+                .keyCreated, account: nil, detail: "key \(key.id) of the pool\(passphraseKDF == nil ? "" : ", from a passphrase")", connection)
         }
     }
 }

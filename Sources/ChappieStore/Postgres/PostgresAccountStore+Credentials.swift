@@ -323,6 +323,9 @@ extension PostgresAccountStore {
         return try await body()
     }
 
+    /// Another machine's operator may replace a pool's key (chappie itself never rotates it).
+    public var keyChangesElsewhere: Bool { true }
+
     public func keyIsCurrent() async throws(StoreError) -> Bool {
         let id = key.id
         return try await database.read { connection in

@@ -70,16 +70,8 @@ extension PostgresAccountStore {
             guard let record = try await self.record(id: id, connection) else { throw StoreError(.database, "the imported account vanished") }
             try await self.seal(credentials, of: record, key: key, connection)
             for sample in usage {
-                let r = UsageSampleRecord(sample.snapshot, accountID: id, source: sample.source, at: sample.observedAt)
-                try await connection.query(
-                    """
-                    INSERT INTO usage_samples (account_id, machine, observed_at, source, limit_id, plan, five_hour_used_percent,
-                        five_hour_window_minutes, five_hour_resets_at, weekly_used_percent, weekly_window_minutes, weekly_resets_at,
-                        credits_has_credits, credits_unlimited, credits_balance, limit_reached)
-                    VALUES (\(id), \(machine), \(r.observedAt), \(r.source), \(r.limitId), \(r.plan), \(r.fiveHourUsedPercent),
-                        \(r.fiveHourWindowMinutes), \(r.fiveHourResetsAt), \(r.weeklyUsedPercent), \(r.weeklyWindowMinutes), \(r.weeklyResetsAt),
-                        \(r.creditsHasCredits), \(r.creditsUnlimited), \(r.creditsBalance), \(r.limitReached))
-                    """, logger: Self.logger)
+                try await Self.insertSample(
+                    UsageSampleRecord(sample.snapshot, accountID: id, source: sample.source, at: sample.observedAt), machine: machine, connection)
             }
             try await self.audit(.imported, account: record, detail: "moved from \(origin) with \(usage.count) usage readings", connection)
             return .success(try record.account(activeID: try await self.activeID(connection)))

@@ -35,16 +35,22 @@ extension PostgresAccountStore {
         let machine = self.machine
         try await database.write { connection in
             for snapshot in snapshots {
-                let r = UsageSampleRecord(snapshot, accountID: account.id, source: source, at: date)
-                try await connection.query(
-                    """
-                    INSERT INTO usage_samples (account_id, machine, \(unescaped: Self.sampleColumns.replacingOccurrences(of: "account_id, ", with: "")))
-                    VALUES (\(r.accountId), \(machine), \(r.observedAt), \(r.source), \(r.limitId), \(r.plan), \(r.fiveHourUsedPercent),
-                        \(r.fiveHourWindowMinutes), \(r.fiveHourResetsAt), \(r.weeklyUsedPercent), \(r.weeklyWindowMinutes), \(r.weeklyResetsAt),
-                        \(r.creditsHasCredits), \(r.creditsUnlimited), \(r.creditsBalance), \(r.limitReached))
-                    """, logger: Self.logger)
+                try await Self.insertSample(UsageSampleRecord(snapshot, accountID: account.id, source: source, at: date), machine: machine, connection)
             }
         }
+    }
+
+    /// Inside a write transaction: one reading of one account, taken by `machine`.
+    static func insertSample(_ r: UsageSampleRecord, machine: String, _ connection: PostgresConnection) async throws {
+        try await connection.query(
+            """
+            INSERT INTO usage_samples (account_id, machine, observed_at, source, limit_id, plan, five_hour_used_percent,
+                five_hour_window_minutes, five_hour_resets_at, weekly_used_percent, weekly_window_minutes, weekly_resets_at,
+                credits_has_credits, credits_unlimited, credits_balance, limit_reached)
+            VALUES (\(r.accountId), \(machine), \(r.observedAt), \(r.source), \(r.limitId), \(r.plan), \(r.fiveHourUsedPercent),
+                \(r.fiveHourWindowMinutes), \(r.fiveHourResetsAt), \(r.weeklyUsedPercent), \(r.weeklyWindowMinutes), \(r.weeklyResetsAt),
+                \(r.creditsHasCredits), \(r.creditsUnlimited), \(r.creditsBalance), \(r.limitReached))
+            """, logger: logger)
     }
 
     public func latestUsage() async throws(StoreError) -> [Int64: UsageSample] {

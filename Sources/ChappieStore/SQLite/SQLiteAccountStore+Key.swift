@@ -7,6 +7,9 @@ extension SQLiteAccountStore {
     /// The key lock (``StoreLocation/keyLockFile``).
     public var keyLockURL: URL { location.keyLockFile }
 
+    /// A local store's key changes only by a rotation here, which every process takes up.
+    public var keyChangesElsewhere: Bool { false }
+
     public func keyIsCurrent() async throws(StoreError) -> Bool {
         let id = key.id
         return try await read { db in try db.setting(.keyID).map { String(decoding: $0, as: UTF8.self) } == id }

@@ -93,6 +93,10 @@ package protocol AccountStore: Sendable {
     nonisolated(nonsending) func withKeyHeld<T>(_ body: () async throws -> T) async throws -> T
     /// Whether the key this store was unlocked with is still the store's key.
     func keyIsCurrent() async throws(StoreError) -> Bool
+    /// Whether the key can change under this process without it being able to follow (another
+    /// machine's operator replacing a team pool's key): a daemon then goes on, refusing to seal,
+    /// rather than stop.
+    var keyChangesElsewhere: Bool { get }
 
     // MARK: Usage
 

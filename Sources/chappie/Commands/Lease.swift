@@ -90,11 +90,7 @@ extension ChappieCommand {
                         FileHandle.standardError.write(Data("chappie: \(TerminalText.sanitized(message))\n".utf8))
                     }
                 }
-                if global.json {
-                    try JSONOutput.print(LeaseJSON(granted.lease, codexHome: granted.codexHome))
-                } else {
-                    print("\(granted.lease.id.uuidString.lowercased()) \(granted.account.name) \(granted.lease.expiresAt.formatted(.iso8601))")
-                }
+                try printLease(granted.lease, codexHome: granted.codexHome, json: global.json)
             }
         }
 
@@ -108,11 +104,7 @@ extension ChappieCommand {
 
             func run() async throws {
                 let lease = try await global.services().leases.renew(id, ttl: ttl)
-                if global.json {
-                    try JSONOutput.print(LeaseJSON(lease, codexHome: nil))
-                } else {
-                    print("\(lease.id.uuidString.lowercased()) \(lease.accountName) \(lease.expiresAt.formatted(.iso8601))")
-                }
+                try printLease(lease, codexHome: nil, json: global.json)
             }
         }
 
@@ -148,6 +140,15 @@ extension ChappieCommand {
                 print(leases.isEmpty ? "No leases." : table.render())
             }
         }
+    }
+}
+
+/// A lease as `acquire` and `renew` print it: `ID ACCOUNT EXPIRY`, or ``LeaseJSON``.
+func printLease(_ lease: ChappieCore.Lease, codexHome: String?, json: Bool) throws {
+    if json {
+        try JSONOutput.print(LeaseJSON(lease, codexHome: codexHome))
+    } else {
+        print("\(lease.id.uuidString.lowercased()) \(lease.accountName) \(lease.expiresAt.formatted(.iso8601))")
     }
 }
 
