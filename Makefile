@@ -32,7 +32,7 @@ test: build
 	$(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS)
 
 ui-check:
-	@scripts/install-deps.sh chromium
+	@scripts/install-deps.sh chromium sqlite3 python3
 	$(SWIFT) build --product chappie $(SWIFT_BUILD_FLAGS)
 	$(SWIFT) build --product chappie-emulator $(SWIFT_BUILD_FLAGS)
 	@scripts/ui-check.sh

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make ui-check: renders what chappie shows in a browser with Debian's chromium, headless, and saves
 # screenshots under .build/ui/ for a person to look at. Not part of make test.
-# The HTML usage report, and the daemon's dashboard on its --metrics-listen listener.
+# The HTML usage report over a made-up week of readings, the daemon's dashboard on its --http
+# listener, and that the dashboard's script takes up a newer reading without a reload.
 # Starts chappie-emulator on an ephemeral loopback port and always stops it, even on failure.
 set -euo pipefail
 
@@ -30,24 +31,42 @@ set_usage() {
   curl -s -X POST -d "$2" "$address/_emulator/accounts/$(account_id "$1")/usage" > /dev/null
 }
 
-echo "==> A history: 12 rounds of use at the emulator, polled each time"
-for round in $(seq 0 11); do
-  set_usage personal "{\"five_hour_used_percent\":$(( (round * 9) % 100 )),\"weekly_used_percent\":$(( 20 + round * 3 ))}"
-  set_usage team "{\"five_hour_used_percent\":$(( round * round % 60 )),\"weekly_used_percent\":$(( 50 + round ))}"
-  set_usage spare "{\"five_hour_used_percent\":$(( 5 + round )),\"weekly_used_percent\":80}"
-  "${chappie[@]}" usage poll --all "${service[@]}" > /dev/null
-  sleep 0.3
-done
+echo "==> A week of history: a reading every 20 minutes per account, written straight into the store"
+# Only the credentials are sealed; usage_samples is plain SQLite, so a week can be made up here
+# instead of waited for. Each 5-hour window climbs to its own peak and resets; "team" also starts a
+# new weekly window five days ago.
+db="$CHAPPIE_HOME/chappie.sqlite"
+now=$(date +%s)
+sqlite3 -batch "$db" "SELECT id FROM accounts ORDER BY id;" | awk -v now="$now" '
+  BEGIN { print "BEGIN;" }
+  {
+    id = $1; start = now - 7 * 86400; weekStart = (id == 2) ? now - 5 * 86400 : start - 86400
+    for (t = start; t < now - 1200; t += 1200) {
+      window = int((t - start) / 18000); opened = start + window * 18000
+      peak = 30 + ((window * 37 + id * 11) % 70)
+      five = peak * (t - opened) / 18000
+      if (id == 2 && t < weekStart) { week = 60 + (t - start) / 86400 * 5 } else { week = (t - (id == 2 ? weekStart : start)) / 86400 * (4 + id * 3) }
+      weekReset = (id == 2 && t < weekStart) ? weekStart : (id == 2 ? weekStart : start - 86400) + 7 * 86400
+      printf "INSERT INTO usage_samples (account_id, observed_at, source, limit_id, plan, five_hour_used_percent, five_hour_window_minutes, five_hour_resets_at, weekly_used_percent, weekly_window_minutes, weekly_resets_at) VALUES (%d, %d, \"poll\", \"codex\", \"plus\", %.1f, 300, %d, %.1f, 10080, %d);\n", id, t, five, opened + 18000, week, weekReset
+    }
+  }
+  END { print "COMMIT;" }' | sqlite3 -batch "$db"
+set_usage personal '{"five_hour_used_percent":35,"weekly_used_percent":50}'
+set_usage team '{"five_hour_used_percent":88,"weekly_used_percent":51}'
+set_usage spare '{"five_hour_used_percent":4,"weekly_used_percent":90}'
+"${chappie[@]}" usage poll --all "${service[@]}" > /dev/null
+# team is the active account and owns a Codex home, so both marks show.
+"${chappie[@]}" accounts switch team --codex-home "$work/codex" "${service[@]}" > /dev/null
 
 echo "==> The HTML report, and a screenshot of it"
-"${chappie[@]}" usage report --format html -o "$out/report.html" "${service[@]}"
+"${chappie[@]}" usage report --format html --since 7d -o "$out/report.html" "${service[@]}"
 "$browser" --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1200,1500 \
   --screenshot="$PWD/$out/report.png" "file://$PWD/$out/report.html" > "$work/chromium.log" 2>&1 \
   || { cat "$work/chromium.log" >&2; exit 1; }
 "${chappie[@]}" usage history personal --chart "${service[@]}" > "$out/history-chart.txt"
 
 echo "==> The daemon's dashboard, and a screenshot of it"
-"${chappie[@]}" daemon --metrics-listen 127.0.0.1:0 --poll-interval 1h --log-format json "${service[@]}" > "$work/daemon.log" 2>&1 &
+"${chappie[@]}" daemon --http 127.0.0.1:0 --poll-interval 1h --log-format json "${service[@]}" > "$work/daemon.log" 2>&1 &
 daemon_pid=$!
 dashboard=""
 for _ in $(seq 100); do
@@ -62,5 +81,53 @@ curl -s "http://$dashboard/" > "$out/dashboard.html"
   --screenshot="$PWD/$out/dashboard.png" "http://$dashboard/" > "$work/chromium.log" 2>&1 \
   || { cat "$work/chromium.log" >&2; exit 1; }
 
+echo "==> The dashboard's script in the browser: an old page takes up a newer reading without a reload"
+# A small proxy answers the first GET / with the page as it was, then passes everything to the
+# daemon. Meanwhile a poll stores a newer reading of "spare". Chromium runs the page on virtual
+# time past the script's first 30 s tick; the DOM it ends with must show the new reading.
+old_read_at=$(grep -o 'data-account="spare" data-read-at="[^"]*"' "$out/dashboard.html")
+set_usage spare '{"five_hour_used_percent":77,"weekly_used_percent":91}'
+"${chappie[@]}" usage poll spare "${service[@]}" > /dev/null
+new_read_at=$(curl -s "http://$dashboard/" | grep -o 'data-account="spare" data-read-at="[^"]*"')
+[ "$old_read_at" != "$new_read_at" ] || { echo "the poll did not change spare's newest reading" >&2; exit 1; }
+timeout 150 python3 - "$dashboard" "$out/dashboard.html" > "$work/proxy.log" 2>&1 <<'PY' &
+import http.server, sys, urllib.request
+upstream, first_page = sys.argv[1], open(sys.argv[2], "rb").read()
+served = []
+class Proxy(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        if self.path == "/" and not served:
+            served.append(1)
+            body, kind = first_page, "text/html; charset=utf-8"
+        else:
+            with urllib.request.urlopen("http://" + upstream + self.path, timeout=20) as answer:
+                body, kind = answer.read(), answer.headers["Content-Type"]
+        self.send_response(200)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+server = http.server.HTTPServer(("127.0.0.1", 0), Proxy)
+print(server.server_address[1], flush=True)
+server.timeout = 60
+for _ in range(20):
+    server.handle_request()
+PY
+proxy_pid=$!
+proxy_port=""
+for _ in $(seq 100); do proxy_port=$(head -1 "$work/proxy.log" 2>/dev/null || true); [ -n "$proxy_port" ] && break; sleep 0.1; done
+[ -n "$proxy_port" ] || { cat "$work/proxy.log" >&2; echo "the proxy did not start" >&2; exit 1; }
+timeout 120 "$browser" --headless --no-sandbox --disable-gpu --virtual-time-budget=40000 --dump-dom \
+  "http://127.0.0.1:$proxy_port/" > "$out/dashboard-after-refresh.html" 2> "$work/chromium.log" \
+  || { cat "$work/chromium.log" >&2; exit 1; }
+kill "$proxy_pid" 2>/dev/null || true
+if grep -q "$new_read_at" "$out/dashboard-after-refresh.html" && ! grep -q "$old_read_at" "$out/dashboard-after-refresh.html"; then
+  echo "    the page took up spare's newer reading and its charts without a reload"
+else
+  echo "the dashboard's script did not take up the newer reading: see $out/dashboard-after-refresh.html" >&2
+  exit 1
+fi
+
 echo
-echo "ui-check: wrote $out/report.html, $out/report.png, $out/dashboard.html, $out/dashboard.png and $out/history-chart.txt; look at them."
+echo "ui-check: wrote $out/report.html, $out/report.png, $out/dashboard.html, $out/dashboard.png,"
+echo "          $out/dashboard-after-refresh.html and $out/history-chart.txt; look at them."

@@ -1,5 +1,5 @@
 import ChappieCore
-import ChappieService
+@testable import ChappieService
 import Foundation
 import FoundationXML
 import Testing
@@ -29,7 +29,7 @@ struct UsageHTMLReportTests {
     /// What an XML parser finds in the page: each chart's attributes and its polyline's point count,
     /// and how many reset lines it has.
     private final class Charts: NSObject, XMLParserDelegate {
-        struct Chart { var attributes: [String: String]; var points = 0; var resets = 0 }
+        struct Chart { var attributes: [String: String]; var points = 0; var resets = 0; var ticks = 0 }
         var charts: [Chart] = []
         var elements: Set<String> = []
 
@@ -38,6 +38,7 @@ struct UsageHTMLReportTests {
             if name == "svg", attributes["class"] == "chart" { charts.append(Chart(attributes: attributes)) }
             if name == "polyline" { charts[charts.count - 1].points = attributes["points"]?.split(separator: " ").count ?? 0 }
             if name == "line", attributes["class"] == "reset" { charts[charts.count - 1].resets += 1 }
+            if name == "line", attributes["class"] == "tick" { charts[charts.count - 1].ticks += 1 }
         }
     }
 
@@ -60,10 +61,43 @@ struct UsageHTMLReportTests {
         #expect(charts.charts.map(\.points) == [5, 5, 2, 0])
         #expect(charts.charts.map { $0.attributes["data-points"] } == ["5", "5", "2", "0"])
         #expect(charts.charts.map(\.resets) == [1, 0, 0, 0])
+        // 400 minutes from 1_800_000_000 (2027-01-15 08:00 UTC): a mark every hour, 08:00 to 14:00.
+        #expect(charts.charts.map(\.ticks) == [7, 7, 7, 7])
+        #expect(page.contains(">08:00</text>") && page.contains(">14:00</text>"))
         #expect(!charts.elements.contains("script") && !charts.elements.contains("link") && !charts.elements.contains("img"))
         #expect(!page.contains("href=") && !page.contains("src=") && !page.contains("url("))
         // The hostile e-mail is text, escaped; the page says where each window stands.
         #expect(page.contains("bob+&lt;tag&gt;&amp;&quot;quote&quot;@example.com"))
         #expect(page.contains("5-hour window, now 20 %"))
+    }
+
+    @Test("The time axis: local midnights over a week, hours over a short period, eight marks at most, none for an empty period")
+    func ticks() throws {
+        let kolkata = try #require(TimeZone(identifier: "Asia/Kolkata"))
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = kolkata
+        let end = Date(timeIntervalSince1970: 1_800_000_000)
+        let week = UsageHTMLReport.ticks(from: end.addingTimeInterval(-7 * 86400), to: end, timeZone: kolkata)
+        // 1_800_000_000 is 13:30 in Kolkata (UTC+5:30): seven midnights in the seven days before it.
+        #expect(week.count == 7)
+        #expect(week.allSatisfy { calendar.dateComponents([.hour, .minute, .second], from: $0.date) == DateComponents(hour: 0, minute: 0, second: 0) })
+        #expect(zip(week, week.dropFirst()).allSatisfy { $1.date.timeIntervalSince($0.date) == 86400 })
+        #expect(week.last?.label == "Fri 15")
+
+        let utc = try #require(TimeZone(identifier: "UTC"))
+        let evening = Date(timeIntervalSince1970: 1_799_971_200 - 5 * 3600)  // 2027-01-14 19:00 UTC
+        let hours = UsageHTMLReport.ticks(from: evening, to: evening.addingTimeInterval(6 * 3600), timeZone: utc)
+        #expect(hours.map(\.label) == ["19:00", "20:00", "21:00", "22:00", "23:00", "Fri 15", "01:00"])
+        // A day from one second past 19:00: every 6 hours of the clock.
+        let day = UsageHTMLReport.ticks(from: evening.addingTimeInterval(1), to: evening.addingTimeInterval(24 * 3600), timeZone: utc)
+        #expect(day.map(\.label) == ["Fri 15", "06:00", "12:00", "18:00"])
+
+        // 60 days: a mark every 8 days at local midnight, from the first midnight after 2026-11-16 13:30.
+        let season = UsageHTMLReport.ticks(from: end.addingTimeInterval(-60 * 86400), to: end, timeZone: kolkata)
+        #expect(season.map(\.label) == ["Nov 17", "Nov 25", "Dec 3", "Dec 11", "Dec 19", "Dec 27", "Jan 4", "Jan 12"])
+        // A week and a few seconds (a report --since 7d) is still a mark a day.
+        #expect(UsageHTMLReport.ticks(from: end.addingTimeInterval(-7 * 86400 - 5), to: end, timeZone: kolkata).count == 7)
+        #expect(season.allSatisfy { calendar.component(.hour, from: $0.date) == 0 })
+        #expect(UsageHTMLReport.ticks(from: end, to: end, timeZone: utc).isEmpty)
     }
 }

@@ -2,7 +2,7 @@ import ChappieTestSupport
 import Foundation
 import Testing
 
-@Suite("chappie daemon --metrics-listen: Prometheus /metrics over HTTP")
+@Suite("chappie daemon --http: Prometheus /metrics and the dashboard over HTTP")
 struct MetricsEndToEndTests {
     /// One parsed sample: its name, labels and value.
     struct Sample {
@@ -230,5 +230,64 @@ struct MetricsEndToEndTests {
         let log = try String(contentsOf: setup.home.appendingPathComponent("daemon.log"), encoding: .utf8)
         #expect(!log.contains(secret))
         #expect(log.contains("metrics request refused"))
+    }
+
+    @Test("--http serves the dashboard with times in --tz; each account's newest reading is on the page for the script to compare; bad --http or --tz refused")
+    func dashboardOnHTTP() async throws {
+        let setup = try await ChappieTestbed.start(emulatorArguments: ["--auto-approve", "--auto-approve-delay", "0", "--device-code-interval", "1"])
+        defer { Task { await setup.stop() } }
+        for name in ["a", "b"] { #expect(try await setup.chappie(["accounts", "add", name]).status == 0) }
+        let a = try #require(try await setup.control("/_emulator/accounts").string(0, "account_id"))
+        _ = try await setup.control("/_emulator/accounts/\(a)/usage", method: "POST", body: #"{"five_hour_used_percent":42,"weekly_used_percent":7}"#)
+
+        let open = try await setup.chappie(["daemon", "--http", "0.0.0.0:0"])
+        #expect(open.status == 2)
+        #expect(open.stderr.contains("--http 0.0.0.0:0 is not a loopback address"), "\(open.stderr)")
+        let both = try await setup.chappie(["daemon", "--http", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:9"])
+        #expect(both.status == 2)
+        #expect(both.stderr.contains("give one of them"))
+        let zone = try await setup.chappie(["daemon", "--http", "127.0.0.1:0", "--tz", "Mars/Olympus_Mons"])
+        #expect(zone.status == 2)
+        #expect(zone.stderr.contains("is not a time zone"))
+
+        let daemon = try setup.startDaemon(["--poll-interval", "1h", "--http", "127.0.0.1:0", "--tz", "Asia/Kolkata"])
+        let address = try #require(try await metricsAddress(setup), "the daemon did not log its address within 30 s")
+        // The daemon polls both accounts when it starts; wait for both readings.
+        var rows = JSONDocument(Data())
+        for _ in 0..<300 {
+            rows = JSONDocument(Data(try await fetch(address, "/api/accounts").body.utf8))
+            if rows.string(0, "readAt") != nil && rows.string(1, "readAt") != nil { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        let readAt = try #require(rows.string(0, "readAt"), "no reading of a within 30 s")
+        let resetsAt = try #require(rows.string(0, "fiveHour", "resetsAt").flatMap { try? Date($0, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) })
+        #expect((rows.value([0, "fiveHour", "usedPercent"]) as? NSNumber)?.doubleValue == 42)
+
+        let page = try await fetch(address, "/")
+        #expect(page.status == 200)
+        #expect(page.body.contains("(Asia/Kolkata)"))
+        #expect(page.body.components(separatedBy: "<section class=\"account\"").count - 1 == 2)
+        #expect(page.body.contains("<main id=\"accounts\">"))
+        #expect(page.body.contains("data-account=\"a\" data-read-at=\"\(readAt)\""))
+        let kolkata = DateFormatter()
+        kolkata.locale = Locale(identifier: "en_US_POSIX")
+        kolkata.timeZone = TimeZone(identifier: "Asia/Kolkata")
+        kolkata.dateFormat = "yyyy-MM-dd HH:mm"
+        #expect(page.body.contains(">42</span> %, resets \(kolkata.string(from: resetsAt))"), "the 5-hour reset in Kolkata's time")
+
+        // A reading taken elsewhere (here, by the CLI) moves readAt, which tells the page's script to
+        // fetch the charts again; the page then carries the same time.
+        _ = try await setup.control("/_emulator/accounts/\(a)/usage", method: "POST", body: #"{"five_hour_used_percent":55}"#)
+        #expect(try await setup.chappie(["usage", "poll", "a"]).status == 0)
+        let after = JSONDocument(Data(try await fetch(address, "/api/accounts").body.utf8))
+        let newer = try #require(after.string(0, "readAt"))
+        #expect(newer != readAt)
+        #expect((after.value([0, "fiveHour", "usedPercent"]) as? NSNumber)?.doubleValue == 55)
+        #expect(try await fetch(address, "/").body.contains("data-account=\"a\" data-read-at=\"\(newer)\""))
+
+        #expect(await setup.stop(daemon) == 0)
+        let log = try String(contentsOf: setup.home.appendingPathComponent("daemon.log"), encoding: .utf8)
+        #expect(log.contains("\"dashboard\":\"http://\(address)/\"") || log.contains("http://\(address)/"))
+        #expect(!log.contains("@example.com") && !log.contains("eyJ"))
     }
 }

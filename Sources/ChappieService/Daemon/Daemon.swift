@@ -69,9 +69,10 @@ public final class Daemon: Service {
         }
         var endpoint: MetricsEndpoint?
         if let listener = configuration.metrics {
-            endpoint = try await MetricsEndpoint.start(listener, metrics: metrics, dashboard: Dashboard(store: store), logger: logger)
+            endpoint = try await MetricsEndpoint.start(listener, metrics: metrics, dashboard: Dashboard(store: store, timeZone: configuration.timeZone), logger: logger)
+            let address = listener.address(port: endpoint?.server.port ?? listener.port)
             logger.info("serving /metrics and the dashboard", metadata: [
-                "address": "\(listener.address(port: endpoint?.server.port ?? listener.port))", "bearer_secret": "\(listener.tokenFile != nil)",
+                "address": "\(address)", "dashboard": "http://\(address)/", "bearer_secret": "\(listener.tokenFile != nil)",
             ])
         }
         do {

@@ -23,17 +23,21 @@ public struct DaemonConfiguration: Sendable {
     /// How long a socket client may take to send its request line, and to take its reply, before
     /// the daemon closes the connection. Default: 10 seconds.
     public var requestTimeout: Duration
-    /// Where `/metrics` is served over HTTP, if anywhere. Default: nowhere (the socket's `metrics`
-    /// command answers either way).
+    /// Where `/metrics` and the dashboard are served over HTTP, if anywhere. Default: nowhere (the
+    /// socket's `metrics` command answers either way).
     public var metrics: MetricsListener?
+    /// The zone the dashboard writes times in. Default: the system's.
+    public var timeZone: TimeZone
 
     /// Creates a configuration; every parameter has the default documented on its property.
     public init(
         socket: URL, refreshMargin: Duration = .seconds(600), pollInterval: Duration = .seconds(600), autoSwitch: Bool = false,
         codexHome: URL? = nil, concurrency: Int = 8, initialBackoff: Duration = .seconds(30), maximumBackoff: Duration = .seconds(1800),
-        rescanInterval: Duration = .seconds(60), requestTimeout: Duration = .seconds(10), metrics: MetricsListener? = nil
+        rescanInterval: Duration = .seconds(60), requestTimeout: Duration = .seconds(10), metrics: MetricsListener? = nil,
+        timeZone: TimeZone = .current
     ) {
         self.metrics = metrics
+        self.timeZone = timeZone
         self.requestTimeout = requestTimeout
         self.initialBackoff = initialBackoff
         self.socket = socket

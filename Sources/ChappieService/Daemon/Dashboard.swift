@@ -2,13 +2,15 @@ import ChappieCore
 import ChappieStore
 import Foundation
 
-/// The daemon's dashboard, on the `--metrics-listen` listener: `/` is a page of every account with
-/// its two windows as bars and as 7-day charts, `/api/accounts` the same numbers as JSON.
+/// The daemon's dashboard, on the `--http` listener: `/` is a page of every account with its two
+/// windows as bars and as 7-day charts, `/api/accounts` the same numbers as JSON.
 ///
 /// The page is server-rendered HTML with inline SVG (``UsageHTMLReport``): it reads without
 /// JavaScript. A small inline script fetches `/api/accounts` every 30 seconds and updates the
-/// numbers and bars in place. It is read-only (no form, no action), and holds no token; e-mails
-/// appear as text, never in a URL.
+/// numbers, bars and statuses in place; when an account has a newer reading than the page shows
+/// (or accounts came or went), it fetches `/` and puts its accounts, charts included, in place of
+/// the old ones. It is read-only (no form, no action), and holds no token; e-mails appear as text,
+/// never in a URL.
 struct Dashboard: Sendable {
     let store: any AccountStore
     /// How times are written (the daemon's zone).
@@ -31,6 +33,8 @@ struct Dashboard: Sendable {
         var weekly: Window?
         /// `5h` or `weekly`: the fuller window, which decides when the account is full.
         var binding: String?
+        /// When the newest reading was taken.
+        var readAt: Date?
     }
 
     /// Every account's row, by name.
@@ -48,14 +52,23 @@ struct Dashboard: Sendable {
                 active: account.isActive, codexHome: account.codexHome,
                 fiveHour: snapshot?.shortWindow.map { Row.Window(usedPercent: $0.usedPercent, resetsAt: $0.resetsAt) },
                 weekly: snapshot?.longWindow.map { Row.Window(usedPercent: $0.usedPercent, resetsAt: $0.resetsAt) },
-                binding: binding == nil ? nil : binding == snapshot?.shortWindow ? "5h" : "weekly")
+                binding: binding == nil ? nil : binding == snapshot?.shortWindow ? "5h" : "weekly", readAt: latest[account.id]?.observedAt)
         }
+    }
+
+    /// A time as `/api/accounts` writes it (to the millisecond, so that two readings a second apart
+    /// differ), and the page's `data-read-at` too, so that the two compare equal.
+    private static func iso8601(_ date: Date) -> String {
+        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
     }
 
     /// `/api/accounts`.
     func json() async throws -> String {
         let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .iso8601
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(Self.iso8601(date))
+        }
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return String(decoding: try encoder.encode(try await rows()), as: UTF8.self) + "\n"
     }
@@ -67,7 +80,7 @@ struct Dashboard: Sendable {
         let since = now.addingTimeInterval(-7 * 86400)
         let formatter = UsageHTMLReport.minuteFormatter(timeZone)
         let escape = UsageHTMLReport.escape
-        var body = "<h1>chappie</h1>\n<p class=\"period\">\(accounts.count) account\(accounts.count == 1 ? "" : "s"); charts over the last 7 days (\(escape(timeZone.identifier))); read \(escape(formatter.string(from: now)))</p>\n"
+        var body = "<h1>chappie</h1>\n<p class=\"period\">\(accounts.count) account\(accounts.count == 1 ? "" : "s"); charts over the last 7 days (\(escape(timeZone.identifier))); read <span id=\"read\">\(escape(formatter.string(from: now)))</span></p>\n<main id=\"accounts\">\n"
         for (account, row) in zip(accounts, rows) {
             func bar(_ label: String, _ key: String, _ window: Row.Window?) -> String {
                 let used = window.map { UsageHTMLReport.format($0.usedPercent) } ?? "-"
@@ -81,7 +94,7 @@ struct Dashboard: Sendable {
             }
             let samples = try await store.usageSamples(for: account, since: since, until: now).filter { $0.limitID == "codex" }
             body += """
-                <section class="account" data-account="\(escape(row.name))">
+                <section class="account" data-account="\(escape(row.name))" data-read-at="\(row.readAt.map { Self.iso8601($0) } ?? "")">
                 <h2>\(escape(row.name))\(row.active ? " <span class=\"active\">active</span>" : "")</h2>
                 <p class="who">\(escape(row.email ?? "no e-mail")), \(escape(row.plan ?? "no plan")), <span data-field="status">\(escape(row.status))</span>\
                 \(row.codexHome.map { ", Codex home " + escape($0) } ?? "")\(row.binding.map { ", binding window: \($0)" } ?? "")</p>
@@ -96,6 +109,7 @@ struct Dashboard: Sendable {
             }
             body += "</div>\n</section>\n"
         }
+        body += "</main>\n"
         return UsageHTMLReport.document(title: "chappie", style: """
             .active { font-size: 12px; background: #2a6fdb; color: #fff; border-radius: 3px; padding: 0 4px; }
             .windows { margin-bottom: 0.5em; }
@@ -108,15 +122,29 @@ struct Dashboard: Sendable {
             """, body: body + Self.refreshScript)
     }
 
-    /// Every 30 s: the numbers and bars from `/api/accounts`, in place (the page reads without it).
+    /// Every 30 s: the numbers, bars and statuses from `/api/accounts` in place, and the accounts
+    /// with their charts from `/` when a reading is newer than the page's (the page reads without it).
     private static let refreshScript = """
             <script>//<![CDATA[
-            // Every 30 s: the numbers and bars from /api/accounts, in place (the page itself reads without this).
+            // Every 30 s: numbers, bars and statuses from /api/accounts; the charts again from / when a
+            // reading is newer than the page's, or accounts came or went. The page itself reads without this.
+            function sections() { return Array.prototype.slice.call(document.querySelectorAll("section[data-account]")); }
+            function redraw() {
+              return fetch("/").then(function (r) { return r.text(); }).then(function (text) {
+                var fresh = new DOMParser().parseFromString(text, "text/html");
+                var accounts = fresh.getElementById("accounts"), read = fresh.getElementById("read");
+                if (accounts) { document.getElementById("accounts").replaceWith(accounts); }
+                if (read) { document.getElementById("read").replaceWith(read); }
+              });
+            }
             setInterval(function () {
               fetch("/api/accounts").then(function (r) { return r.json(); }).then(function (rows) {
-                rows.forEach(function (row) {
-                  var section = document.querySelector('section[data-account="' + row.name + '"]');
-                  if (!section) { return; }
+                var shown = sections();
+                var stale = shown.length !== rows.length;
+                rows.forEach(function (row, index) {
+                  var section = shown[index];
+                  if (!section || section.getAttribute("data-account") !== row.name) { stale = true; return; }
+                  if ((section.getAttribute("data-read-at") || "") !== (row.readAt || "")) { stale = true; }
                   [["5h", row.fiveHour], ["weekly", row.weekly]].forEach(function (pair) {
                     var used = section.querySelector('[data-field="' + pair[0] + '"]');
                     var bar = section.querySelector('[data-bar="' + pair[0] + '"]');
@@ -126,6 +154,7 @@ struct Dashboard: Sendable {
                   var status = section.querySelector('[data-field="status"]');
                   if (status) { status.textContent = row.status; }
                 });
+                if (stale) { return redraw(); }
               }).catch(function () {});
             }, 30000);
             //]]></script>

@@ -4,9 +4,10 @@ public import Foundation
 import Logging
 import Synchronization
 
-/// Where the daemon serves `/metrics` (`--metrics-listen HOST:PORT`), and the file of the bearer
-/// secret a scraper must send (`--http-token-file`). A loopback address needs no secret; any other
-/// address is refused without one, so that nothing on the network reads the accounts' state.
+/// Where the daemon serves `/metrics` and its dashboard (`--http HOST:PORT`, also spelled
+/// `--metrics-listen`), and the file of the bearer secret a client must send (`--http-token-file`).
+/// A loopback address needs no secret; any other address is refused without one, so that nothing on
+/// the network reads the accounts' state.
 public struct MetricsListener: Sendable, Equatable {
     /// The address to listen on, such as `127.0.0.1` or `::1`.
     public var host: String
@@ -14,12 +15,15 @@ public struct MetricsListener: Sendable, Equatable {
     public var port: Int
     /// The file holding the bearer secret (its first line), mode 0600.
     public var tokenFile: URL?
+    /// The option that named the address, for messages: `--http` or `--metrics-listen`.
+    public var option: String
 
     /// Parses `HOST:PORT` (`[::1]:9464` for IPv6; `:PORT` or a bare port is 127.0.0.1).
     ///
+    /// - Parameter option: The option the address came from, named in errors.
     /// - Throws: ``ServiceError`` `.invalidInput` for a malformed address, and for one that is not
     ///   loopback when no `tokenFile` is given.
-    public init(address: String, tokenFile: URL?) throws(ServiceError) {
+    public init(address: String, tokenFile: URL?, option: String = "--http") throws(ServiceError) {
         var host = "127.0.0.1", portText = address
         if let colon = address.lastIndex(of: ":") {
             host = String(address[..<colon])
@@ -28,15 +32,16 @@ public struct MetricsListener: Sendable, Equatable {
             if host.isEmpty { host = "127.0.0.1" }
         }
         guard let port = Int(portText), (0...65535).contains(port), !host.contains(where: { $0.isWhitespace || $0 == "/" }) else {
-            throw ServiceError(.invalidInput, "--metrics-listen wants HOST:PORT, such as 127.0.0.1:9464 (got \"\(address.prefix(80))\")")
+            throw ServiceError(.invalidInput, "\(option) wants HOST:PORT, such as 127.0.0.1:9464 (got \"\(address.prefix(80))\")")
         }
         self.host = host
         self.port = port
         self.tokenFile = tokenFile
+        self.option = option
         guard isLoopback || tokenFile != nil else {
             throw ServiceError(
                 .invalidInput,
-                "--metrics-listen \(address) is not a loopback address: give --http-token-file FILE (0600) with a bearer secret scrapers must send")
+                "\(option) \(address) is not a loopback address: give --http-token-file FILE (0600) with a bearer secret clients must send")
         }
     }
 
@@ -49,7 +54,8 @@ public struct MetricsListener: Sendable, Equatable {
     }
 }
 
-/// The daemon's HTTP listener: `GET /metrics` in Prometheus' text format, nothing else. With a
+/// The daemon's HTTP listener: `GET /metrics` in Prometheus' text format, and the dashboard
+/// (`GET /`, `GET /api/accounts`), nothing else. With a
 /// bearer secret, every request must carry `Authorization: Bearer SECRET`; without one (loopback
 /// only), the `Host` must name loopback too, so that a web page in a local browser cannot read it
 /// through a name it rebinds to 127.0.0.1.
@@ -90,7 +96,7 @@ final class MetricsEndpoint: Sendable {
             }
             return MetricsEndpoint(server: server)
         } catch {
-            throw ServiceError(.invalidInput, "--metrics-listen: \(error.message)")
+            throw ServiceError(.invalidInput, "\(listener.option): \(error.message)")
         }
     }
 

@@ -74,6 +74,7 @@ public enum UsageHTMLReport {
         section.account { margin-bottom: 2em; }
         svg.chart { background: #fafafa; border: 1px solid #ddd; }
         svg.chart .grid { stroke: #e4e4e4; }
+        svg.chart line.tick { stroke: #efefef; }
         svg.chart .use { fill: none; stroke: #2a6fdb; stroke-width: 1.5; }
         svg.chart .point { fill: #2a6fdb; }
         svg.chart .reset { stroke: #d9822b; stroke-dasharray: 3 3; }
@@ -112,9 +113,50 @@ public enum UsageHTMLReport {
         return series
     }
 
-    /// One chart: 0–100 % up, the period across, a point per reading joined by a line.
+    /// Where the time axis is marked, and how: every 1, 2, 3, 6 or 12 hours of the zone's clock for
+    /// a short period (`14:00`, a midnight as `Tue 24`), else every so many days at local midnight
+    /// (`Tue 24` a day apart, `Nov 24` further): about seven marks, eight at most.
+    static func ticks(from start: Date, to end: Date, timeZone: TimeZone) -> [(date: Date, label: String)] {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        func formatter(_ format: String) -> DateFormatter {
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = timeZone
+            formatter.dateFormat = format
+            return formatter
+        }
+        let span = end.timeIntervalSince(start)
+        guard span > 0 else { return [] }
+        let day = formatter("EEE d")
+        var ticks: [(date: Date, label: String)] = []
+        if let hours = [1, 2, 3, 6, 12].first(where: { span / Double($0 * 3600) <= 7.5 }) {
+            let clock = formatter("HH:mm")
+            var date = calendar.dateInterval(of: .hour, for: start)?.start ?? start
+            while date <= end {
+                if date >= start, calendar.component(.hour, from: date) % hours == 0 {
+                    ticks.append((date, calendar.component(.hour, from: date) == 0 ? day.string(from: date) : clock.string(from: date)))
+                }
+                date = date.addingTimeInterval(3600)
+            }
+            return ticks
+        }
+        let days = Int((span / (7.5 * 86400)).rounded(.up))
+        let label = days == 1 ? day : formatter("MMM d")
+        var date = calendar.startOfDay(for: start)
+        if date < start { date = calendar.date(byAdding: .day, value: 1, to: date) ?? end }
+        while date <= end {
+            ticks.append((date, label.string(from: date)))
+            guard let next = calendar.date(byAdding: .day, value: days, to: date) else { break }
+            date = next
+        }
+        return ticks
+    }
+
+    /// One chart: 0–100 % up, the period across (marked by ``ticks(from:to:timeZone:)``), a point
+    /// per reading joined by a line.
     static func chart(_ series: Series, account: AccountName, kind: ChappieUsageWindow.Kind, start: Date, end: Date, formatter: DateFormatter) -> String {
-        let (width, height, left, bottom) = (480.0, 160.0, 34.0, 18.0)
+        let (width, height, left, bottom) = (480.0, 174.0, 34.0, 30.0)
         let span = max(end.timeIntervalSince(start), 1)
         func x(_ date: Date) -> String { format(left + (width - left - 4) * min(1, max(0, date.timeIntervalSince(start) / span))) }
         func top(_ used: Double) -> Double { 4 + (height - bottom - 4) * (1 - used / 100) }
@@ -128,6 +170,10 @@ public enum UsageHTMLReport {
         for level in [0.0, 50, 100] {
             svg += "<line class=\"grid\" x1=\"\(format(left))\" x2=\"\(format(width - 4))\" y1=\"\(y(level))\" y2=\"\(y(level))\"/>"
             svg += "<text x=\"2\" y=\"\(format(top(level) + 3))\">\(Int(level)) %</text>\n"
+        }
+        for tick in ticks(from: start, to: end, timeZone: formatter.timeZone) {
+            svg += "<line class=\"tick\" x1=\"\(x(tick.date))\" x2=\"\(x(tick.date))\" y1=\"4\" y2=\"\(format(height - bottom))\"/>"
+            svg += "<text class=\"tick\" x=\"\(x(tick.date))\" y=\"\(format(height - bottom + 11))\" text-anchor=\"middle\">\(escape(tick.label))</text>\n"
         }
         svg += "<text x=\"\(format(left))\" y=\"\(format(height - 4))\">\(escape(formatter.string(from: start)))</text>"
         svg += "<text x=\"\(format(width - 4))\" y=\"\(format(height - 4))\" text-anchor=\"end\">\(escape(formatter.string(from: end)))</text>\n"

@@ -13,8 +13,9 @@ extension ChappieCommand {
             abstract: "Keep tokens fresh and usage polled in the background, with a local API on a Unix socket.",
             discussion: """
                 Refreshes each account before its token expires, polls usage every --poll-interval, and with \
-                --auto-switch moves off the active account when it reaches its limit. SIGTERM or Ctrl-C stop \
-                it cleanly. See docs/operations.md for a systemd unit.
+                --auto-switch moves off the active account when it reaches its limit. With --http 127.0.0.1:PORT \
+                it serves a read-only dashboard of the accounts' usage in the browser, and /metrics. SIGTERM or \
+                Ctrl-C stop it cleanly. See docs/operations.md for a systemd unit.
                 """)
 
         @OptionGroup var global: GlobalOptions
@@ -34,10 +35,15 @@ extension ChappieCommand {
         @Option(help: ArgumentHelp("How long a socket client may take to send its request and take the reply.", valueName: "duration"), transform: parseDuration)
         var requestTimeout: Duration = .seconds(10)
         @Option(help: ArgumentHelp(
-            "Serve Prometheus metrics at http://ADDRESS/metrics (loopback unless --http-token-file is given).", valueName: "host:port"))
+            "Serve the dashboard at http://ADDRESS/ and Prometheus metrics at /metrics (loopback unless --http-token-file is given).",
+            valueName: "host:port"))
+        var http: String?
+        @Option(help: ArgumentHelp("The same as --http (its first name, kept for existing set-ups).", valueName: "host:port"))
         var metricsListen: String?
-        @Option(help: ArgumentHelp("A file (0600) whose first line is the bearer secret /metrics requires.", valueName: "file"))
+        @Option(help: ArgumentHelp("A file (0600) whose first line is the bearer secret the dashboard and /metrics require.", valueName: "file"))
         var httpTokenFile: String?
+        @Option(help: ArgumentHelp("The time zone the dashboard writes times in, such as Europe/Paris (default: the system's).", valueName: "zone"))
+        var tz: String?
         @Option(help: "Log format: text or json.") var logFormat: LogFormat = .text
         @Option(help: "Log level: trace, debug, info, notice, warning, error.") var logLevel: String = "info"
 
@@ -49,16 +55,21 @@ extension ChappieCommand {
                 throw ValidationError("--poll-interval, --backoff and --request-timeout must be at least 1s")
             }
             _ = try metricsListener()
+            _ = try timeZone(tz)
         }
 
-        /// Where /metrics is served, from --metrics-listen and --http-token-file.
+        /// Where the dashboard and /metrics are served, from --http (or --metrics-listen) and --http-token-file.
         func metricsListener() throws -> MetricsListener? {
-            guard let metricsListen else {
-                if httpTokenFile != nil { throw ValidationError("--http-token-file is for --metrics-listen; give both") }
+            if let http, let metricsListen, http != metricsListen {
+                throw ValidationError("--http and --metrics-listen name the same listener; give one of them")
+            }
+            guard let address = http ?? metricsListen else {
+                if httpTokenFile != nil { throw ValidationError("--http-token-file is for --http; give both") }
                 return nil
             }
             do {
-                return try MetricsListener(address: metricsListen, tokenFile: httpTokenFile.map { expandedPath($0) })
+                return try MetricsListener(
+                    address: address, tokenFile: httpTokenFile.map { expandedPath($0) }, option: http != nil ? "--http" : "--metrics-listen")
             } catch {
                 throw ValidationError(error.description)
             }
@@ -93,7 +104,8 @@ extension ChappieCommand {
             let configuration = DaemonConfiguration(
                 socket: socketURL, refreshMargin: refreshMargin, pollInterval: pollInterval, autoSwitch: autoSwitch,
                 codexHome: codexHome.map { expandedPath($0) }, initialBackoff: backoff,
-                maximumBackoff: max(backoff, maxBackoff), requestTimeout: requestTimeout, metrics: try metricsListener())
+                maximumBackoff: max(backoff, maxBackoff), requestTimeout: requestTimeout, metrics: try metricsListener(),
+                timeZone: try timeZone(tz))
             let daemon = services.daemon(configuration: configuration, instance: instance, logger: logger)
             let group = ServiceGroup(configuration: ServiceGroupConfiguration(
                 services: [daemon], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
