@@ -1,7 +1,7 @@
 import ChappieCore
 @testable import ChappieService
+import ChappieTestSupport
 import Foundation
-import FoundationXML
 import Testing
 
 @Suite("The HTML usage report: self-contained charts")
@@ -26,22 +26,6 @@ struct UsageHTMLReportTests {
         }
     }
 
-    /// What an XML parser finds in the page: each chart's attributes and its polyline's point count,
-    /// and how many reset lines it has.
-    private final class Charts: NSObject, XMLParserDelegate {
-        struct Chart { var attributes: [String: String]; var points = 0; var resets = 0; var ticks = 0 }
-        var charts: [Chart] = []
-        var elements: Set<String> = []
-
-        func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {
-            elements.insert(name)
-            if name == "svg", attributes["class"] == "chart" { charts.append(Chart(attributes: attributes)) }
-            if name == "polyline" { charts[charts.count - 1].points = attributes["points"]?.split(separator: " ").count ?? 0 }
-            if name == "line", attributes["class"] == "reset" { charts[charts.count - 1].resets += 1 }
-            if name == "line", attributes["class"] == "tick" { charts[charts.count - 1].ticks += 1 }
-        }
-    }
-
     @Test("The page parses; one chart per account and window, a point per reading, resets marked; no script, link or external asset")
     func page() throws {
         let ada = try account(1, "ada", email: "ada@example.com")
@@ -53,11 +37,8 @@ struct UsageHTMLReportTests {
         let page = UsageHTMLReport.render(
             accounts: [ada, bob], samples: samples, since: nil, until: Date(timeIntervalSince1970: 1_800_000_000 + 400 * 60),
             timeZone: try #require(TimeZone(identifier: "UTC")), now: Date(timeIntervalSince1970: 1_800_100_000))
-        let parser = XMLParser(data: Data(page.utf8))
-        let charts = Charts()
-        parser.delegate = charts
-        #expect(parser.parse(), "\(parser.parserError.map { "\($0)" } ?? "")")
-        #expect(charts.charts.map { "\($0.attributes["data-account"] ?? "")/\($0.attributes["data-window"] ?? "")" } == ["ada/5h", "ada/weekly", "bob/5h", "bob/weekly"])
+        let charts = try ChartPage(page)
+        #expect(charts.charts.map(\.key) == ["ada/5h", "ada/weekly", "bob/5h", "bob/weekly"])
         #expect(charts.charts.map(\.points) == [5, 5, 2, 0])
         #expect(charts.charts.map { $0.attributes["data-points"] } == ["5", "5", "2", "0"])
         #expect(charts.charts.map(\.resets) == [1, 0, 0, 0])

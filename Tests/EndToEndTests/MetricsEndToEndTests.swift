@@ -269,6 +269,11 @@ struct MetricsEndToEndTests {
         #expect(page.body.components(separatedBy: "<section class=\"account\"").count - 1 == 2)
         #expect(page.body.contains("<main id=\"accounts\">"))
         #expect(page.body.contains("data-account=\"a\" data-read-at=\"\(readAt)\""))
+        // Well-formed; a chart per account and window; nothing that could change state.
+        let charts = try ChartPage(page.body)
+        #expect(charts.charts.map(\.key) == ["a/5h", "a/weekly", "b/5h", "b/weekly"])
+        #expect(charts.charts.allSatisfy { $0.points == 1 })
+        #expect(charts.elements.isDisjoint(with: ["form", "input", "button", "a", "img", "link", "iframe"]))
         let kolkata = DateFormatter()
         kolkata.locale = Locale(identifier: "en_US_POSIX")
         kolkata.timeZone = TimeZone(identifier: "Asia/Kolkata")

@@ -64,7 +64,22 @@ struct UsageEndToEndTests {
         let html = try await chappie(["usage", "report", "--format", "html", "-o", page.path])
         #expect(html.status == 0, "\(html.stderr)")
         let text = try String(contentsOf: page, encoding: .utf8)
-        #expect(text.components(separatedBy: "<svg class=\"chart\"").count - 1 == 6)
+        let charts = try ChartPage(text)
+        #expect(charts.charts.map(\.key) == ["a/5h", "a/weekly", "b/5h", "b/weekly", "c/5h", "c/weekly"])
+        // One point per stored reading of each window, as `usage history` lists them.
+        for name in ["a", "b", "c"] {
+            let rows = JSONDocument(Data(try await chappie(["usage", "history", name, "--format", "json"]).stdout.utf8))
+            for (window, column) in [("5h", "five_hour_used_percent"), ("weekly", "weekly_used_percent")] {
+                let readings = (0..<(rows.array()?.count ?? 0)).filter {
+                    rows.string($0, "limit_id") == "codex" && rows.has($0, column) && !rows.isNull($0, column)
+                }.count
+                #expect(charts.charts.first { $0.key == "\(name)/\(window)" }?.points == readings, "\(name) \(window): \(readings) readings")
+            }
+        }
+        #expect(!charts.elements.contains("script") && !charts.elements.contains("img") && !charts.elements.contains("link"))
+        let onlyA = testbed.home.appendingPathComponent("usage-a.html")
+        #expect(try await chappie(["usage", "report", "--format", "html", "--account", "a", "-o", onlyA.path]).status == 0)
+        #expect(try ChartPage(String(contentsOf: onlyA, encoding: .utf8)).charts.map(\.key) == ["a/5h", "a/weekly"])
         let token = try await chappie(["token", "a"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(!token.isEmpty && !text.contains(token))
         #expect(!text.contains("<script") && !text.contains("href=") && !text.contains("src="))
