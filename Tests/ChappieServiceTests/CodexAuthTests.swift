@@ -71,7 +71,7 @@ struct CodexAuthTests {
         let codexHome = home.appendingPathComponent("codex")
         try FileManager.default.createDirectory(at: codexHome, withIntermediateDirectories: true)
         let existing = #"{"OPENAI_API_KEY":"sk-keep","agent_identity":"agent-jwt","future":{"x":[1,2]},"tokens":{"extra":"kept","refresh_token":"old"}}"#
-        FileManager.default.createFile(atPath: codexHome.appendingPathComponent("auth.json").path, contents: Data(existing.utf8))
+        _ = FileManager.default.createFile(atPath: codexHome.appendingPathComponent("auth.json").path, contents: Data(existing.utf8))
         await #expect { _ = try await service.switchTo(AccountName("ada"), codexHome: codexHome) } throws: { error in
             (error as? ServiceError)?.message.contains("--force") == true
         }
@@ -116,7 +116,7 @@ struct CodexAuthTests {
         let (service, home) = try await service()
         defer { try? FileManager.default.removeItem(at: home) }
         let file = home.appendingPathComponent("auth.json")
-        FileManager.default.createFile(atPath: file.path, contents: Data(body.utf8))
+        _ = FileManager.default.createFile(atPath: file.path, contents: Data(body.utf8))
         do {
             _ = try await service.importCodexAuth(from: file, name: nil)
             Issue.record("accepted \(body)")

@@ -44,7 +44,7 @@ struct AccountStoreTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         chmod(directory.path, 0o755)
         let file = directory.appendingPathComponent(StoreDatabase.fileName)
-        FileManager.default.createFile(atPath: file.path, contents: nil, attributes: [.posixPermissions: 0o644])
+        _ = FileManager.default.createFile(atPath: file.path, contents: nil, attributes: [.posixPermissions: 0o644])
         _ = try StoreDatabase.open(at: StoreLocation(directory: directory))
         #expect((try FileManager.default.attributesOfItem(atPath: directory.path)[.posixPermissions] as? NSNumber)?.intValue == 0o700)
         #expect((try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? NSNumber)?.intValue == 0o600)
@@ -242,7 +242,7 @@ struct AccountStoreTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent(StoreDatabase.fileName)
         let garbage = Data((0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 31) })
-        FileManager.default.createFile(atPath: file.path, contents: garbage, attributes: [.posixPermissions: 0o600])
+        _ = FileManager.default.createFile(atPath: file.path, contents: garbage, attributes: [.posixPermissions: 0o600])
         do {
             _ = try StoreDatabase.open(at: StoreLocation(directory: directory))
             Issue.record("garbage was opened as a database")

@@ -374,7 +374,7 @@ struct ClientStoreTests {
             let keyFile = setup.configuration.store.location.defaultKeyFile
             let saved = try Data(contentsOf: keyFile)
             try FileManager.default.removeItem(at: keyFile)
-            defer { FileManager.default.createFile(atPath: keyFile.path, contents: saved, attributes: [.posixPermissions: 0o600]) }
+            defer { _ = FileManager.default.createFile(atPath: keyFile.path, contents: saved, attributes: [.posixPermissions: 0o600]) }
             #expect(try await client.send("two") == "You said: two")
             do {
                 _ = try await setup.client().send("three")

@@ -83,7 +83,7 @@ struct VaultTests {
         #expect((parent[.posixPermissions] as? NSNumber)?.intValue == 0o700)
         #expect(try KeyFile.read(url).id == key.id)
         let raw = directory.appendingPathComponent("raw.key")
-        FileManager.default.createFile(atPath: raw.path, contents: key.bytes.unprotectedData(), attributes: [.posixPermissions: 0o600])
+        _ = FileManager.default.createFile(atPath: raw.path, contents: key.bytes.unprotectedData(), attributes: [.posixPermissions: 0o600])
         #expect(try KeyFile.read(raw).id == key.id)
     }
 
@@ -110,7 +110,7 @@ struct VaultTests {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let url = directory.appendingPathComponent("chappie.key")
-        FileManager.default.createFile(atPath: url.path, contents: Data(contents.utf8), attributes: [.posixPermissions: 0o600])
+        _ = FileManager.default.createFile(atPath: url.path, contents: Data(contents.utf8), attributes: [.posixPermissions: 0o600])
         #expect(throws: VaultError.self) { try KeyFile.read(url) }
         #expect(throws: VaultError.self) { try KeyFile.read(directory.appendingPathComponent("missing.key")) }
     }
@@ -119,7 +119,7 @@ struct VaultTests {
     func sourceOrder() throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        FileManager.default.createFile(atPath: directory.appendingPathComponent("chappie.key").path, contents: Data())
+        _ = FileManager.default.createFile(atPath: directory.appendingPathComponent("chappie.key").path, contents: Data())
         let fallback = URL(fileURLWithPath: "/nowhere/chappie.key")
         func choose(_ flag: String?, _ environment: [String: String], prompt: Bool = false, prefer: Bool = false) -> KeySource {
             KeySource.choose(keyFile: flag, environment: environment, defaultKeyFile: fallback, canPrompt: prompt, preferPassphrase: prefer)

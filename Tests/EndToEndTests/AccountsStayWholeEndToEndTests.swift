@@ -29,7 +29,8 @@ struct AccountsStayWholeEndToEndTests {
         let refreshed = try await setup.control("/oauth/token", method: "POST", body: body)
         let access = try #require(refreshed.string("access_token"))
         tokens["access_token"] = access
-        tokens["refresh_token"] = try #require(refreshed.string("refresh_token"))
+        let refresh = try #require(refreshed.string("refresh_token"))
+        tokens["refresh_token"] = refresh
         tokens["id_token"] = refreshed.string("id_token") ?? tokens["id_token"]
         object["tokens"] = tokens
         object["last_refresh"] = Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))

@@ -262,7 +262,7 @@ extension ChappieTestbed {
     /// Starts `chappie daemon` with the arguments; its output goes to `daemon.log` in the home.
     func startDaemon(_ arguments: [String], log name: String = "daemon.log") throws -> ChildProcess {
         let log = home.appendingPathComponent(name)
-        FileManager.default.createFile(atPath: log.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         let handle = try FileHandle(forWritingTo: log)
         defer { try? handle.close() }
         return try ChildProcess(

@@ -10,7 +10,7 @@ struct ExampleEndToEndTests {
         defer { Task { await testbed.stop() } }
         let files = testbed.home.appendingPathComponent("files")
         try FileManager.default.createDirectory(at: files, withIntermediateDirectories: true)
-        FileManager.default.createFile(atPath: files.appendingPathComponent("notes.txt").path, contents: Data())
+        _ = FileManager.default.createFile(atPath: files.appendingPathComponent("notes.txt").path, contents: Data())
         _ = try await testbed.control("/_emulator/tools/script", method: "POST", body: #"{"name":"get_time","arguments":"{\"zone\":\"Europe/Paris\"}"}"#)
         let arguments = try JSONSerialization.data(withJSONObject: ["path": files.path])
         let script = try JSONSerialization.data(withJSONObject: ["name": "list_directory", "arguments": String(decoding: arguments, as: UTF8.self)])

@@ -67,7 +67,7 @@ struct LeaseEndToEndTests {
                     try await Task.sleep(for: .milliseconds(100))
                 }
                 let seventh = try await bench.chappie(2, ["lease", "--wait", "2s", "--", "true"])
-                FileManager.default.createFile(atPath: letGo, contents: Data())
+                _ = FileManager.default.createFile(atPath: letGo, contents: Data())
                 return seventh
             }
             return try await group.reduce(into: [ProcessResult]()) { $0.append($1) }

@@ -326,7 +326,7 @@ struct TeamPoolEndToEndTests {
         for machine in 1...3 {
             let log = try FileHandle(forWritingTo: {
                 let file = fleet.homes[machine - 1].appendingPathComponent("daemon.log")
-                FileManager.default.createFile(atPath: file.path, contents: nil)
+                _ = FileManager.default.createFile(atPath: file.path, contents: nil)
                 return file
             }())
             defer { try? log.close() }
@@ -431,7 +431,7 @@ struct TeamPoolEndToEndTests {
         defer { Task { await fleet.stop() } }
         #expect(try await fleet.chappie(1, ["accounts", "add", "work"]).status == 0)
         let logFile = fleet.homes[0].appendingPathComponent("daemon.log")
-        FileManager.default.createFile(atPath: logFile.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
         let log = try FileHandle(forWritingTo: logFile)
         defer { try? log.close() }
         let daemon = try ChildProcess(
