@@ -41,6 +41,7 @@ struct UsageHTMLReportTests {
         #expect(charts.charts.map(\.key) == ["ada/5h", "ada/weekly", "bob/5h", "bob/weekly"])
         #expect(charts.charts.map(\.points) == [5, 5, 2, 0])
         #expect(charts.charts.map { $0.attributes["data-points"] } == ["5", "5", "2", "0"])
+        #expect(charts.charts.map(\.dots) == [5, 5, 2, 0])
         #expect(charts.charts.map(\.resets) == [1, 0, 0, 0])
         // 400 minutes from 1_800_000_000 (2027-01-15 08:00 UTC): a mark every hour, 08:00 to 14:00.
         #expect(charts.charts.map(\.ticks) == [7, 7, 7, 7])
@@ -80,5 +81,22 @@ struct UsageHTMLReportTests {
         #expect(UsageHTMLReport.ticks(from: end.addingTimeInterval(-7 * 86400 - 5), to: end, timeZone: kolkata).count == 7)
         #expect(season.allSatisfy { calendar.component(.hour, from: $0.date) == 0 })
         #expect(UsageHTMLReport.ticks(from: end, to: end, timeZone: utc).isEmpty)
+    }
+
+    @Test("A dense chart keeps a vertex per reading and drops the dots that would merge")
+    func dense() throws {
+        let ada = try account(1, "ada", email: "ada@example.com")
+        var values: [(minute: Int, five: Double, reset: Int, weekly: Double?)] = []
+        for step in 0..<500 {
+            let five = Double(step % 50), weekly = Double(step) / 10
+            values.append((minute: step * 20, five: five, reset: 100 + step / 15, weekly: weekly))
+        }
+        let page = UsageHTMLReport.render(
+            accounts: [ada], samples: [1: readings(1, values)], since: nil, until: Date(timeIntervalSince1970: 1_800_000_000 + 500 * 20 * 60),
+            timeZone: try #require(TimeZone(identifier: "UTC")), now: Date(timeIntervalSince1970: 1_800_100_000))
+        let charts = try ChartPage(page).charts
+        #expect(charts.map(\.points) == [500, 500])
+        #expect(charts.map(\.dots) == [0, 0])
+        #expect(charts.first?.resets == 33)
     }
 }

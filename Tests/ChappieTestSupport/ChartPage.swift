@@ -11,6 +11,8 @@ public struct ChartPage: Sendable {
         public var attributes: [String: String]
         /// How many points its polyline joins (0 when it has none).
         public var points = 0
+        /// How many dots (`<circle class="point">`) it has.
+        public var dots = 0
         /// How many reset lines it has.
         public var resets = 0
         /// How many marks its time axis has.
@@ -52,6 +54,7 @@ public struct ChartPage: Sendable {
             if name == "svg", attributes["class"] == "chart" { charts.append(Chart(attributes: attributes)) }
             guard !charts.isEmpty else { return }
             if name == "polyline" { charts[charts.count - 1].points = attributes["points"]?.split(separator: " ").count ?? 0 }
+            if name == "circle", attributes["class"] == "point" { charts[charts.count - 1].dots += 1 }
             if name == "line", attributes["class"] == "reset" { charts[charts.count - 1].resets += 1 }
             if name == "line", attributes["class"] == "tick" { charts[charts.count - 1].ticks += 1 }
         }

@@ -154,7 +154,7 @@ public enum UsageHTMLReport {
     }
 
     /// One chart: 0–100 % up, the period across (marked by ``ticks(from:to:timeZone:)``), a point
-    /// per reading joined by a line.
+    /// per reading joined by a line (a vertex each, and a dot each while there is room for them).
     static func chart(_ series: Series, account: AccountName, kind: ChappieUsageWindow.Kind, start: Date, end: Date, formatter: DateFormatter) -> String {
         let (width, height, left, bottom) = (480.0, 174.0, 34.0, 30.0)
         let span = max(end.timeIntervalSince(start), 1)
@@ -182,8 +182,12 @@ public enum UsageHTMLReport {
         }
         if !series.points.isEmpty {
             svg += "<polyline class=\"use\" points=\"\(series.points.map { "\(x($0.date)),\(y($0.used))" }.joined(separator: " "))\"/>\n"
-            for point in series.points {
-                svg += "<circle class=\"point\" cx=\"\(x(point.date))\" cy=\"\(y(point.used))\" r=\"1.8\"><title>\(escape(formatter.string(from: point.date))): \(format(point.used)) %</title></circle>\n"
+            // A dot with its time and value (on hover) for each reading while they are 3 px apart on
+            // average; past that the dots would merge, and the line's vertices are the readings.
+            if Double(series.points.count) <= (width - left - 4) / 3 {
+                for point in series.points {
+                    svg += "<circle class=\"point\" cx=\"\(x(point.date))\" cy=\"\(y(point.used))\" r=\"1.8\"><title>\(escape(formatter.string(from: point.date))): \(format(point.used)) %</title></circle>\n"
+                }
             }
         } else {
             svg += "<text x=\"\(format(width / 2))\" y=\"\(format(height / 2))\" text-anchor=\"middle\">no readings</text>\n"
