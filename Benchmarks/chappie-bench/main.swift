@@ -408,6 +408,13 @@ if harnessArguments.first == "startup" {
     exit(0)
 }
 
+if harnessArguments.first == "report" {
+    print("| benchmark | median | ratio | min |")
+    print("|---|---|---|---|")
+    for line in try await runReport() { print(line) }
+    exit(0)
+}
+
 var emulatorConfiguration = EmulatorConfiguration()
 emulatorConfiguration.autoApprove = true
 emulatorConfiguration.autoApproveDelay = .zero

@@ -14,28 +14,28 @@ struct UsageHTMLReportTests {
             createdAt: Date(timeIntervalSince1970: 0), updatedAt: Date(timeIntervalSince1970: 0), isActive: id == 1)
     }
 
-    /// Readings of an account at these minutes past a fixed start: 5-hour use and reset time, weekly use.
-    private func readings(_ id: Int64, _ values: [(minute: Int, five: Double, reset: Int, weekly: Double?)]) -> [UsageSample] {
-        values.map { value in
-            UsageSample(
-                accountID: id, observedAt: Date(timeIntervalSince1970: 1_800_000_000 + Double(value.minute * 60)), source: .poll, limitID: "codex",
-                snapshot: ChappieUsageLimitSnapshot(
-                    limitID: "codex", plan: .plus,
-                    shortWindow: ChappieUsageWindow(usedPercent: value.five, windowMinutes: 300, resetsAt: Date(timeIntervalSince1970: Double(value.reset))),
-                    longWindow: value.weekly.map { ChappieUsageWindow(usedPercent: $0, windowMinutes: 10080, resetsAt: Date(timeIntervalSince1970: 1_900_000_000)) }))
+    /// An account's charts from readings at these minutes past a fixed start: 5-hour use and reset
+    /// time, weekly use.
+    private func series(_ id: Int64, _ values: [(minute: Int, five: Double, reset: Int, weekly: Double?)]) -> UsageHTMLReport.AccountSeries {
+        var series = UsageHTMLReport.AccountSeries()
+        for value in values {
+            series.add(UsageReading(
+                accountID: id, observedAt: 1_800_000_000 + Double(value.minute * 60), fiveHourUsed: value.five, fiveHourResetsAt: Int64(value.reset),
+                weeklyUsed: value.weekly, weeklyResetsAt: value.weekly == nil ? nil : 1_900_000_000, limitReached: false))
         }
+        return series
     }
 
     @Test("The page parses; one chart per account and window, a point per reading, resets marked; no script, link or external asset")
     func page() throws {
         let ada = try account(1, "ada", email: "ada@example.com")
         let bob = try account(2, "bob", email: "bob+<tag>&\"quote\"@example.com")
-        let samples: [Int64: [UsageSample]] = [
-            1: readings(1, [(0, 10, 100, 40), (60, 50, 100, 41), (120, 95, 100, 43), (300, 2, 200, 44), (360, 20, 200, 45)]),
-            2: readings(2, [(0, 5, 100, nil), (30, 7, 100, nil)]),
+        let drawn: [Int64: UsageHTMLReport.AccountSeries] = [
+            1: series(1, [(0, 10, 100, 40), (60, 50, 100, 41), (120, 95, 100, 43), (300, 2, 200, 44), (360, 20, 200, 45)]),
+            2: series(2, [(0, 5, 100, nil), (30, 7, 100, nil)]),
         ]
         let page = UsageHTMLReport.render(
-            accounts: [ada, bob], samples: samples, since: nil, until: Date(timeIntervalSince1970: 1_800_000_000 + 400 * 60),
+            accounts: [ada, bob], series: drawn, since: nil, until: Date(timeIntervalSince1970: 1_800_000_000 + 400 * 60),
             timeZone: try #require(TimeZone(identifier: "UTC")), now: Date(timeIntervalSince1970: 1_800_100_000))
         let charts = try ChartPage(page)
         #expect(charts.charts.map(\.key) == ["ada/5h", "ada/weekly", "bob/5h", "bob/weekly"])
@@ -92,11 +92,17 @@ struct UsageHTMLReportTests {
             values.append((minute: step * 20, five: five, reset: 100 + step / 15, weekly: weekly))
         }
         let page = UsageHTMLReport.render(
-            accounts: [ada], samples: [1: readings(1, values)], since: nil, until: Date(timeIntervalSince1970: 1_800_000_000 + 500 * 20 * 60),
+            accounts: [ada], series: [1: series(1, values)], since: nil, until: Date(timeIntervalSince1970: 1_800_000_000 + 500 * 20 * 60),
             timeZone: try #require(TimeZone(identifier: "UTC")), now: Date(timeIntervalSince1970: 1_800_100_000))
         let charts = try ChartPage(page).charts
         #expect(charts.map(\.points) == [500, 500])
         #expect(charts.map(\.dots) == [0, 0])
         #expect(charts.first?.resets == 33)
+    }
+
+    @Test("Numbers on a page: at most one decimal, a sign when negative, 0 for what is not finite")
+    func numbers() {
+        #expect([42, 42.5, 42.04, 42.96, 0, -0.03, -0.3, -12.25, 99.95, .nan, .infinity, 1e300].map(UsageHTMLReport.format)
+            == ["42", "42.5", "42", "43", "0", "0", "-0.3", "-12.3", "100", "0", "0", "0"])
     }
 }

@@ -78,6 +78,7 @@ struct Dashboard: Sendable {
         let accounts = try await store.accounts()
         let rows = rows(accounts, latest: try await store.latestUsage())
         let since = now.addingTimeInterval(-7 * 86400)
+        let series = try await UsageHTMLReport.gather(from: store, accounts: accounts, since: since, until: now)
         let formatter = UsageHTMLReport.minuteFormatter(timeZone)
         let escape = UsageHTMLReport.escape
         var body = "<h1>chappie</h1>\n<p class=\"period\">\(accounts.count) account\(accounts.count == 1 ? "" : "s"); charts over the last 7 days (\(escape(timeZone.identifier))); read <span id=\"read\">\(escape(formatter.string(from: now)))</span></p>\n<main id=\"accounts\">\n"
@@ -92,7 +93,6 @@ struct Dashboard: Sendable {
 
                     """
             }
-            let samples = try await store.usageSamples(for: account, since: since, until: now).filter { $0.limitID == "codex" }
             body += """
                 <section class="account" data-account="\(escape(row.name))" data-read-at="\(row.readAt.map { Self.iso8601($0) } ?? "")">
                 <h2>\(escape(row.name))\(row.active ? " <span class=\"active\">active</span>" : "")</h2>
@@ -104,7 +104,7 @@ struct Dashboard: Sendable {
             for kind in [ChappieUsageWindow.Kind.fiveHour, .weekly] {
                 body += "<figure><figcaption>\(kind == .fiveHour ? "5-hour" : "weekly") window, last 7 days</figcaption>\n"
                 body += UsageHTMLReport.chart(
-                    UsageHTMLReport.series(samples, kind), account: account.name, kind: kind, start: since, end: now, formatter: formatter)
+                    series[account.id]?[kind] ?? UsageHTMLReport.Series(), account: account.name, kind: kind, start: since, end: now, formatter: formatter)
                 body += "\n</figure>\n"
             }
             body += "</div>\n</section>\n"

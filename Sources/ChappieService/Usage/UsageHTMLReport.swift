@@ -1,5 +1,6 @@
-public import ChappieCore
-public import Foundation
+import ChappieCore
+import ChappieStore
+import Foundation
 
 /// `chappie usage report --format html`: one self-contained page (no script, no external asset)
 /// with each account's 5-hour and weekly windows over the period as inline SVG: one point per
@@ -8,26 +9,74 @@ public import Foundation
 /// Every chart is `<svg class="chart" data-account="NAME" data-window="5h|weekly" data-points="N">`.
 /// The page is well-formed XML (XHTML syntax), so any XML parser reads it. It holds account names,
 /// e-mails, plans and readings, never a token.
-public enum UsageHTMLReport {
-    /// One window of one account, as drawn.
-    struct Series {
-        var points: [(date: Date, used: Double)] = []
-        var resets: [Date] = []
+enum UsageHTMLReport {
+    /// One window of one account, as drawn: a point per reading, and where the window reset.
+    struct Series: Sendable {
+        /// Each reading's time (unix seconds) and use (0–100).
+        var points: [(time: Double, used: Double)] = []
+        /// When a reading first showed a new reset time (unix seconds).
+        var resets: [Double] = []
+        private var lastResetsAt: Int64?
+
+        /// Adds a reading of the window, if it reported one.
+        mutating func add(at time: Double, used: Double?, resetsAt: Int64?) {
+            guard let used else { return }
+            points.append((time, min(100, max(0, used))))
+            if let resetsAt {
+                if let lastResetsAt, lastResetsAt != resetsAt { resets.append(time) }
+                lastResetsAt = resetsAt
+            }
+        }
     }
 
-    /// The page.
+    /// One account's two windows over a period, and its newest reading in it.
+    struct AccountSeries: Sendable {
+        var fiveHour = Series()
+        var weekly = Series()
+        var latest: UsageReading?
+
+        /// Adds a reading (the account's readings come oldest first).
+        mutating func add(_ reading: UsageReading) {
+            fiveHour.add(at: reading.observedAt, used: reading.fiveHourUsed, resetsAt: reading.fiveHourResetsAt)
+            weekly.add(at: reading.observedAt, used: reading.weeklyUsed, resetsAt: reading.weeklyResetsAt)
+            latest = reading
+        }
+
+        subscript(kind: ChappieUsageWindow.Kind) -> Series { kind == .fiveHour ? fiveHour : weekly }
+    }
+
+    /// The `codex` readings of these accounts between two times, in one pass over the store, by
+    /// account id (an account without readings has none).
+    static func gather(from store: any AccountStore, accounts: [Account], since: Date?, until: Date?) async throws -> [Int64: AccountSeries] {
+        try await store.reduceUsageReadings(
+            since: since, until: until, accounts: accounts.map(\.id), into: [Int64: AccountSeries]()
+        ) { series, reading in
+            series[reading.accountID, default: AccountSeries()].add(reading)
+        }
+    }
+
+    /// The page, from the store: these accounts' readings between `since` and `until`.
     ///
     /// - Parameters:
     ///   - accounts: The accounts, in the order shown.
-    ///   - samples: Each account's readings by account id, oldest first.
     ///   - since: The period's start (else the first reading's time); `until` its end (else `now`).
     ///   - timeZone: How times are written.
-    public static func render(
-        accounts: [Account], samples: [Int64: [UsageSample]], since: Date?, until: Date?, timeZone: TimeZone, now: Date = Date()
+    static func render(
+        from store: any AccountStore, accounts: [Account], since: Date?, until: Date?, timeZone: TimeZone, now: Date = Date()
+    ) async throws -> String {
+        render(accounts: accounts, series: try await gather(from: store, accounts: accounts, since: since, until: until),
+               since: since, until: until, timeZone: timeZone, now: now)
+    }
+
+    /// The page, from each account's series.
+    static func render(
+        accounts: [Account], series: [Int64: AccountSeries], since: Date?, until: Date?, timeZone: TimeZone, now: Date = Date()
     ) -> String {
         let formatter = minuteFormatter(timeZone)
-        let all = accounts.flatMap { samples[$0.id] ?? [] }
-        let start = since ?? all.map(\.observedAt).min() ?? now
+        let first = accounts.compactMap { account in
+            series[account.id].flatMap { [$0.fiveHour.points.first?.time, $0.weekly.points.first?.time].compactMap { $0 }.min() }
+        }.min()
+        let start = since ?? first.map { Date(timeIntervalSince1970: $0) } ?? now
         let end = until ?? now
         var body = """
             <h1>chappie usage</h1>
@@ -36,8 +85,7 @@ public enum UsageHTMLReport {
 
             """
         for account in accounts {
-            let readings = (samples[account.id] ?? []).filter { $0.limitID == "codex" }
-            let latest = readings.last?.snapshot
+            let drawn = series[account.id] ?? AccountSeries()
             body += """
                 <section class="account">
                 <h2>\(escape(account.name.rawValue))</h2>
@@ -46,12 +94,12 @@ public enum UsageHTMLReport {
 
                 """
             for kind in [ChappieUsageWindow.Kind.fiveHour, .weekly] {
-                let series = Self.series(readings, kind)
-                let now = kind == .fiveHour ? latest?.shortWindow : latest?.longWindow
+                let used = kind == .fiveHour ? drawn.latest?.fiveHourUsed : drawn.latest?.weeklyUsed
+                let resetsAt = kind == .fiveHour ? drawn.latest?.fiveHourResetsAt : drawn.latest?.weeklyResetsAt
                 let caption = (kind == .fiveHour ? "5-hour window" : "weekly window")
-                    + (now.map { ", now \(format($0.usedPercent)) %" + ($0.resetsAt.map { ", resets \(formatter.string(from: $0))" } ?? "") } ?? "")
+                    + (used.map { ", now \(format($0)) %" + (resetsAt.map { ", resets \(formatter.string(from: Date(timeIntervalSince1970: Double($0))))" } ?? "") } ?? "")
                 body += "<figure>\n<figcaption>\(escape(caption))</figcaption>\n"
-                body += chart(series, account: account.name, kind: kind, start: start, end: end, formatter: formatter) + "\n</figure>\n"
+                body += chart(drawn[kind], account: account.name, kind: kind, start: start, end: end, formatter: formatter) + "\n</figure>\n"
             }
             body += "</section>\n"
         }
@@ -96,21 +144,6 @@ public enum UsageHTMLReport {
         formatter.timeZone = timeZone
         formatter.dateFormat = "yyyy-MM-dd HH:mm"
         return formatter
-    }
-
-    /// An account's readings of one window, and where it reset.
-    static func series(_ readings: [UsageSample], _ kind: ChappieUsageWindow.Kind) -> Series {
-        var series = Series()
-        var previous: Date?
-        for reading in readings {
-            guard let window = kind == .fiveHour ? reading.snapshot.shortWindow : reading.snapshot.longWindow else { continue }
-            series.points.append((reading.observedAt, min(100, max(0, window.usedPercent))))
-            if let resetsAt = window.resetsAt {
-                if let previous, previous != resetsAt { series.resets.append(reading.observedAt) }
-                previous = resetsAt
-            }
-        }
-        return series
     }
 
     /// Where the time axis is marked, and how: every 1, 2, 3, 6 or 12 hours of the zone's clock for
@@ -158,7 +191,8 @@ public enum UsageHTMLReport {
     static func chart(_ series: Series, account: AccountName, kind: ChappieUsageWindow.Kind, start: Date, end: Date, formatter: DateFormatter) -> String {
         let (width, height, left, bottom) = (480.0, 174.0, 34.0, 30.0)
         let span = max(end.timeIntervalSince(start), 1)
-        func x(_ date: Date) -> String { format(left + (width - left - 4) * min(1, max(0, date.timeIntervalSince(start) / span))) }
+        let origin = start.timeIntervalSince1970
+        func x(_ time: Double) -> String { format(left + (width - left - 4) * min(1, max(0, (time - origin) / span))) }
         func top(_ used: Double) -> Double { 4 + (height - bottom - 4) * (1 - used / 100) }
         func y(_ used: Double) -> String { format(top(used)) }
         var svg = """
@@ -172,8 +206,8 @@ public enum UsageHTMLReport {
             svg += "<text x=\"2\" y=\"\(format(top(level) + 3))\">\(Int(level)) %</text>\n"
         }
         for tick in ticks(from: start, to: end, timeZone: formatter.timeZone) {
-            svg += "<line class=\"tick\" x1=\"\(x(tick.date))\" x2=\"\(x(tick.date))\" y1=\"4\" y2=\"\(format(height - bottom))\"/>"
-            svg += "<text class=\"tick\" x=\"\(x(tick.date))\" y=\"\(format(height - bottom + 11))\" text-anchor=\"middle\">\(escape(tick.label))</text>\n"
+            svg += "<line class=\"tick\" x1=\"\(x(tick.date.timeIntervalSince1970))\" x2=\"\(x(tick.date.timeIntervalSince1970))\" y1=\"4\" y2=\"\(format(height - bottom))\"/>"
+            svg += "<text class=\"tick\" x=\"\(x(tick.date.timeIntervalSince1970))\" y=\"\(format(height - bottom + 11))\" text-anchor=\"middle\">\(escape(tick.label))</text>\n"
         }
         svg += "<text x=\"\(format(left))\" y=\"\(format(height - 4))\">\(escape(formatter.string(from: start)))</text>"
         svg += "<text x=\"\(format(width - 4))\" y=\"\(format(height - 4))\" text-anchor=\"end\">\(escape(formatter.string(from: end)))</text>\n"
@@ -181,12 +215,19 @@ public enum UsageHTMLReport {
             svg += "<line class=\"reset\" x1=\"\(x(reset))\" x2=\"\(x(reset))\" y1=\"4\" y2=\"\(format(height - bottom))\"><title>reset</title></line>\n"
         }
         if !series.points.isEmpty {
-            svg += "<polyline class=\"use\" points=\"\(series.points.map { "\(x($0.date)),\(y($0.used))" }.joined(separator: " "))\"/>\n"
+            svg += "<polyline class=\"use\" points=\""
+            for (index, point) in series.points.enumerated() {
+                if index > 0 { svg += " " }
+                svg += x(point.time)
+                svg += ","
+                svg += y(point.used)
+            }
+            svg += "\"/>\n"
             // A dot with its time and value (on hover) for each reading while they are 3 px apart on
             // average; past that the dots would merge, and the line's vertices are the readings.
             if Double(series.points.count) <= (width - left - 4) / 3 {
                 for point in series.points {
-                    svg += "<circle class=\"point\" cx=\"\(x(point.date))\" cy=\"\(y(point.used))\" r=\"1.8\"><title>\(escape(formatter.string(from: point.date))): \(format(point.used)) %</title></circle>\n"
+                    svg += "<circle class=\"point\" cx=\"\(x(point.time))\" cy=\"\(y(point.used))\" r=\"1.8\"><title>\(escape(formatter.string(from: Date(timeIntervalSince1970: point.time)))): \(format(point.used)) %</title></circle>\n"
                 }
             }
         } else {
@@ -211,9 +252,13 @@ public enum UsageHTMLReport {
         return escaped
     }
 
-    /// A number with at most one decimal.
+    /// A number with at most one decimal (`42`, `42.5`, `-0.3`); anything not finite is `0`. In
+    /// whole tenths, so that a chart of a million readings is written quickly.
     static func format(_ value: Double) -> String {
-        let rounded = (value * 10).rounded() / 10
-        return rounded == rounded.rounded() ? String(Int(rounded)) : String(rounded)
+        guard value.isFinite, abs(value) < 1e15 else { return "0" }
+        let tenths = Int((value * 10).rounded())
+        let magnitude = tenths.magnitude
+        let text = magnitude % 10 == 0 ? String(magnitude / 10) : "\(magnitude / 10).\(magnitude % 10)"
+        return tenths < 0 ? "-" + text : text
     }
 }

@@ -165,10 +165,7 @@ public struct UsageService: Sendable {
     /// The self-contained HTML report of these accounts (all when `names` is empty) over a period
     /// (``UsageHTMLReport``).
     public func htmlReport(of names: [AccountName], since: Date?, until: Date?, timeZone: TimeZone) async throws -> String {
-        let accounts = try await accounts(named: names)
-        var samples: [Int64: [UsageSample]] = [:]
-        for account in accounts { samples[account.id] = try await store.usageSamples(for: account, since: since, until: until) }
-        return UsageHTMLReport.render(accounts: accounts, samples: samples, since: since, until: until, timeZone: timeZone)
+        try await UsageHTMLReport.render(from: store, accounts: try await accounts(named: names), since: since, until: until, timeZone: timeZone)
     }
 
     /// Deletes readings older than `age` (by default the usage-retention setting, else 365 days).
