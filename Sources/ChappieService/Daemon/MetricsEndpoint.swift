@@ -109,14 +109,13 @@ final class MetricsEndpoint: Sendable {
         _ request: LocalHTTPServer.Request, metrics: DaemonMetrics, dashboard: Dashboard, expected: SecretBytes?, logger: Logger
     ) async -> LocalHTTPServer.Response {
         if let expected {
-            let header = request.header("Authorization") ?? ""
-            let scheme = "bearer "
-            let given = header.lowercased().hasPrefix(scheme) ? SecretBytes(utf8: String(header.dropFirst(scheme.count).drop { $0 == " " })) : nil
-            guard let given, given.constantTimeEquals(expected) else {
+            guard let given = presentedSecret(request.header("Authorization") ?? ""), given.constantTimeEquals(expected) else {
                 logRefusal("no valid bearer secret", request, logger: logger)
+                // Basic too, so that a browser asks for the secret (as the password) and sends it
+                // with the dashboard's own requests.
                 return LocalHTTPServer.Response(
                     status: 401, text: "a bearer secret is needed (Authorization: Bearer, from --http-token-file)\n",
-                    headers: [(name: "WWW-Authenticate", value: "Bearer realm=\"chappie\"")])
+                    headers: [(name: "WWW-Authenticate", value: "Bearer realm=\"chappie\""), (name: "WWW-Authenticate", value: "Basic realm=\"chappie\"")])
             }
         } else {
             guard let host = request.header("Host"), HTTPClient.isLoopback(host: hostName(host)) else {
@@ -145,6 +144,18 @@ final class MetricsEndpoint: Sendable {
             logger.warning("the store could not be read for an HTTP request", metadata: ["path": "\(request.path)", "error": "\(error)"])
             return LocalHTTPServer.Response(status: 503, text: "the store could not be read; see the daemon's log\n")
         }
+    }
+
+    /// The secret an `Authorization` header presents: `Bearer SECRET`, or `Basic` with the secret as
+    /// the password (any user name), which is how a browser sends it.
+    static func presentedSecret(_ header: String) -> SecretBytes? {
+        let lowered = header.lowercased()
+        if lowered.hasPrefix("bearer ") { return SecretBytes(utf8: String(header.dropFirst(7).drop { $0 == " " })) }
+        guard lowered.hasPrefix("basic "),
+              let decoded = Data(base64Encoded: String(header.dropFirst(6).drop { $0 == " " })),
+              let colon = decoded.firstIndex(of: UInt8(ascii: ":"))
+        else { return nil }
+        return SecretBytes(copying: decoded[decoded.index(after: colon)...])
     }
 
     /// The host of a `Host` header, without its port (`[::1]:9464` → `::1`).
