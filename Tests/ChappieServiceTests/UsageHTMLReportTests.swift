@@ -15,12 +15,12 @@ struct UsageHTMLReportTests {
     }
 
     /// An account's charts from readings at these minutes past a fixed start: 5-hour use and reset
-    /// time, weekly use.
+    /// time (minutes past the start), weekly use.
     private func series(_ id: Int64, _ values: [(minute: Int, five: Double, reset: Int, weekly: Double?)]) -> UsageHTMLReport.AccountSeries {
         var series = UsageHTMLReport.AccountSeries()
         for value in values {
             series.add(UsageReading(
-                accountID: id, observedAt: 1_800_000_000 + Double(value.minute * 60), fiveHourUsed: value.five, fiveHourResetsAt: Int64(value.reset),
+                accountID: id, observedAt: 1_800_000_000 + Double(value.minute * 60), fiveHourUsed: value.five, fiveHourResetsAt: 1_800_000_000 + Int64(value.reset * 60),
                 weeklyUsed: value.weekly, weeklyResetsAt: value.weekly == nil ? nil : 1_900_000_000, limitReached: false))
         }
         return series
@@ -31,8 +31,8 @@ struct UsageHTMLReportTests {
         let ada = try account(1, "ada", email: "ada@example.com")
         let bob = try account(2, "bob", email: "bob+<tag>&\"quote\"@example.com")
         let drawn: [Int64: UsageHTMLReport.AccountSeries] = [
-            1: series(1, [(0, 10, 100, 40), (60, 50, 100, 41), (120, 95, 100, 43), (300, 2, 200, 44), (360, 20, 200, 45)]),
-            2: series(2, [(0, 5, 100, nil), (30, 7, 100, nil)]),
+            1: series(1, [(0, 10, 300, 40), (60, 50, 300, 41), (120, 95, 300, 43), (300, 2, 600, 44), (360, 20, 600, 45)]),
+            2: series(2, [(0, 5, 300, nil), (30, 7, 300, nil)]),
         ]
         let page = UsageHTMLReport.render(
             accounts: [ada, bob], series: drawn, since: nil, until: Date(timeIntervalSince1970: 1_800_000_000 + 400 * 60),
@@ -88,8 +88,9 @@ struct UsageHTMLReportTests {
         let ada = try account(1, "ada", email: "ada@example.com")
         var values: [(minute: Int, five: Double, reset: Int, weekly: Double?)] = []
         for step in 0..<500 {
-            let five = Double(step % 50), weekly = Double(step) / 10
-            values.append((minute: step * 20, five: five, reset: 100 + step / 15, weekly: weekly))
+            // A 5-hour window every 15 readings, climbing 6 % a reading.
+            let five = Double(step % 15 * 6), weekly = Double(step) / 10
+            values.append((minute: step * 20, five: five, reset: (step / 15 + 1) * 300, weekly: weekly))
         }
         let page = UsageHTMLReport.render(
             accounts: [ada], series: [1: series(1, values)], since: nil, until: Date(timeIntervalSince1970: 1_800_000_000 + 500 * 20 * 60),

@@ -26,7 +26,7 @@ public struct UsageChart: Sendable {
 
     /// The window drawn.
     public var window: ChappieUsageWindow.Kind
-    /// The whole width, labels included (at least 20).
+    /// The whole width, labels included (20 to 1000).
     public var width: Int
     /// Rows of bars (at least 2).
     public var height: Int
@@ -38,7 +38,7 @@ public struct UsageChart: Sendable {
     /// A chart of one window; by default 8 rows high.
     public init(window: ChappieUsageWindow.Kind, width: Int, height: Int = 8, style: Style, timeZone: TimeZone = .current) {
         self.window = window
-        self.width = max(20, width)
+        self.width = min(1000, max(20, width))
         self.height = max(2, height)
         self.style = style
         self.timeZone = timeZone
@@ -74,13 +74,14 @@ public struct UsageChart: Sendable {
         // Each column's highest reading, and where a window began afresh.
         var peaks = [Double?](repeating: nil, count: columns)
         var resets = Set<Int>()
-        var previous: Date?
+        var tracker = WindowResets()
         for point in points {
             let index = column(point.date)
-            peaks[index] = max(peaks[index] ?? 0, min(100, max(0, point.used)))
-            if let resetsAt = point.resetsAt {
-                if let previous, previous != resetsAt { resets.insert(index) }
-                previous = resetsAt
+            let used = min(100, max(0, point.used))
+            peaks[index] = max(peaks[index] ?? 0, used)
+            let time = point.date.timeIntervalSince1970
+            if let reset = tracker.observe(time: time, used: used, resetsAt: point.resetsAt?.timeIntervalSince1970) {
+                resets.insert(column(Date(timeIntervalSince1970: reset)))
             }
         }
 
@@ -93,7 +94,7 @@ public struct UsageChart: Sendable {
         let formatter = UsageHTMLReport.minuteFormatter(timeZone)
         let title = "\(account): \(name) window, used %"
         let dated = title + "  (\(formatter.string(from: first.date)) → \(formatter.string(from: last.date)))"
-        var lines = [dated.count <= width ? dated : title]
+        var lines = [dated.count <= width ? dated : String(title.prefix(width))]
         let blocks: [Character] = style == .unicode ? [" ", "▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"] : [" ", ".", ".", ".", ".", "#", "#", "#", "#"]
         for row in (0..<height).reversed() {
             let label = row == height - 1 ? "100|" : row == 0 ? "  0|" : "   |"
@@ -102,7 +103,7 @@ public struct UsageChart: Sendable {
                 // How much of this row the bar fills, in eighths.
                 let filled = peak / 100 * Double(height) - Double(row)
                 if filled >= 1 { return blocks[8] }
-                if filled <= 0 { return row == 0 && peak > 0 ? blocks[1] : " " }
+                if filled <= 0 { return " " }
                 return blocks[max(1, Int((filled * 8).rounded(.down)))]
             }
             lines.append(label + String(cells).replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression))
@@ -111,9 +112,14 @@ public struct UsageChart: Sendable {
         lines.append("   +" + (0..<columns).map { resets.contains($0) ? mark : rule }.joined())
         formatter.dateFormat = span >= 86400 ? "MM-dd HH:mm" : "HH:mm"
         let start = formatter.string(from: first.date), end = formatter.string(from: last.date)
-        let gap = max(1, columns - start.count - end.count)
-        lines.append("    " + start + String(repeating: " ", count: gap) + end)
-        if !resets.isEmpty { lines.append("    \(mark) = the window reset") }
+        // Both times under the axis where they fit, else the first alone.
+        lines.append("    " + (start.count + 1 + end.count <= columns
+            ? start + String(repeating: " ", count: columns - start.count - end.count) + end
+            : String(start.prefix(columns))))
+        if !resets.isEmpty {
+            let legend = "    \(mark) = the window reset"
+            lines.append(legend.count <= width ? legend : "\(mark) = reset")
+        }
         return lines
     }
 }

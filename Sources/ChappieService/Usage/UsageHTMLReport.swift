@@ -14,18 +14,16 @@ enum UsageHTMLReport {
     struct Series: Sendable {
         /// Each reading's time (unix seconds) and use (0–100).
         var points: [(time: Double, used: Double)] = []
-        /// When a reading first showed a new reset time (unix seconds).
+        /// When the window reset (unix seconds; ``WindowResets``).
         var resets: [Double] = []
-        private var lastResetsAt: Int64?
+        private var tracker = WindowResets()
 
         /// Adds a reading of the window, if it reported one.
         mutating func add(at time: Double, used: Double?, resetsAt: Int64?) {
             guard let used else { return }
-            points.append((time, min(100, max(0, used))))
-            if let resetsAt {
-                if let lastResetsAt, lastResetsAt != resetsAt { resets.append(time) }
-                lastResetsAt = resetsAt
-            }
+            let clamped = min(100, max(0, used))
+            points.append((time, clamped))
+            if let reset = tracker.observe(time: time, used: clamped, resetsAt: resetsAt.map(Double.init)) { resets.append(reset) }
         }
     }
 
