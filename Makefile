@@ -2,6 +2,8 @@
 SWIFT ?= swift
 PREFIX ?= $(HOME)/.local
 SWIFT_BUILD_FLAGS ?=
+# Where the scripts find the binaries this build made (with the same flags).
+BIN = $$($(SWIFT) build --show-bin-path $(SWIFT_BUILD_FLAGS))
 
 .PHONY: deps build demo example interop test bench ui-check install migrations clean
 
@@ -13,13 +15,13 @@ build: deps
 	$(SWIFT) build $(SWIFT_BUILD_FLAGS)
 
 demo: build
-	@scripts/demo.sh
+	@CHAPPIE_BIN="$(BIN)" scripts/demo.sh
 
 example: build
-	@scripts/example.sh
+	@CHAPPIE_BIN="$(BIN)" scripts/example.sh
 
 interop: build
-	@scripts/interop.sh
+	@CHAPPIE_BIN="$(BIN)" scripts/interop.sh
 
 test: build
 	@# The metrics tests read /metrics back with prometheus_client's parser; the team-pool tests
@@ -35,7 +37,7 @@ ui-check:
 	@scripts/install-deps.sh chromium sqlite3 python3
 	$(SWIFT) build --product chappie $(SWIFT_BUILD_FLAGS)
 	$(SWIFT) build --product chappie-emulator $(SWIFT_BUILD_FLAGS)
-	@scripts/ui-check.sh
+	@CHAPPIE_BIN="$(BIN)" scripts/ui-check.sh
 
 bench:
 	@scripts/install-deps.sh sqlite3 postgresql

@@ -4,7 +4,7 @@
 # Starts chappie-emulator on an ephemeral loopback port and always stops it, even on failure.
 set -euo pipefail
 
-bin=$(swift build --show-bin-path)
+bin=${CHAPPIE_BIN:-$(swift build --show-bin-path)}
 work=$(mktemp -d -t chappie-demo.XXXXXX)
 chmod 700 "$work"
 . scripts/emulator-lib.sh

@@ -4,6 +4,8 @@
 
 emulator_pids=()
 daemon_pid=""
+# Other processes a script started, stopped by the cleanup too.
+other_pids=()
 started=$SECONDS
 
 # stop_process PID TENTHS: SIGTERM, up to TENTHS tenths of a second, then SIGKILL.
@@ -37,8 +39,8 @@ start_emulator() {
   esac
 }
 
-# install_cleanup NAME: on exit (also on failure, Ctrl-C or SIGTERM) stops the daemon and the
-# emulators, removes $work, and on failure says so with the exit status and the time taken.
+# install_cleanup NAME: on exit (also on failure, Ctrl-C or SIGTERM) stops the daemon, the
+# emulators and other_pids, removes $work, and on failure says so with the exit status and the time taken.
 install_cleanup() {
   cleanup_name=$1
   trap cleanup EXIT
@@ -48,7 +50,7 @@ install_cleanup() {
 cleanup() {
   status=$?
   stop_process "$daemon_pid" 50
-  for pid in "${emulator_pids[@]}"; do stop_process "$pid" 50; done
+  for pid in "${emulator_pids[@]}" "${other_pids[@]}"; do stop_process "$pid" 50; done
   rm -rf "$work"
   if [ $status -ne 0 ]; then
     echo "$cleanup_name: FAILED (exit $status) after $((SECONDS - started)) s; see the output above." >&2

@@ -4,7 +4,7 @@
 # Run from the repository root (make example does). The emulator always stops, even on failure.
 set -euo pipefail
 
-bin=$(swift build --show-bin-path)
+bin=${CHAPPIE_BIN:-$(swift build --show-bin-path)}
 work=$(mktemp -d -t chappie-example.XXXXXX)
 chmod 700 "$work"
 . scripts/emulator-lib.sh

@@ -6,7 +6,7 @@
 # Starts chappie-emulator on an ephemeral loopback port and always stops it, even on failure.
 set -euo pipefail
 
-bin=$(swift build --show-bin-path)
+bin=${CHAPPIE_BIN:-$(swift build --show-bin-path)}
 work=$(mktemp -d -t chappie-ui.XXXXXX)
 chmod 700 "$work"
 . scripts/emulator-lib.sh
@@ -33,28 +33,31 @@ set_usage() {
 
 echo "==> A week of history: a reading every 20 minutes per account, written straight into the store"
 # Only the credentials are sealed; usage_samples is plain SQLite, so a week can be made up here
-# instead of waited for. Each 5-hour window climbs to its own peak and resets; "team" also starts a
-# new weekly window five days ago.
+# instead of waited for. The accounts are polled first, so that the made-up windows line up with
+# the emulator's: its windows began when the accounts were made, a moment ago, so the made-up ones
+# end then (every chart shows a reset at its right edge). Each 5-hour window climbs to its own peak,
+# each week grows at its own rate.
+set_usage personal '{"five_hour_used_percent":35,"weekly_used_percent":3}'
+set_usage team '{"five_hour_used_percent":88,"weekly_used_percent":2}'
+set_usage spare '{"five_hour_used_percent":4,"weekly_used_percent":6}'
+"${chappie[@]}" usage poll --all "${service[@]}" > /dev/null
 db="$CHAPPIE_HOME/chappie.sqlite"
 now=$(date +%s)
-sqlite3 -batch "$db" "SELECT id FROM accounts ORDER BY id;" | awk -v now="$now" '
+sqlite3 -batch -separator ' ' "$db" \
+  "SELECT account_id, five_hour_resets_at, weekly_resets_at FROM usage_samples WHERE limit_id = 'codex' ORDER BY account_id;" \
+  | awk -v now="$now" '
   BEGIN { print "BEGIN;" }
   {
-    id = $1; start = now - 7 * 86400; weekStart = (id == 2) ? now - 5 * 86400 : start - 86400
-    for (t = start; t < now - 1200; t += 1200) {
-      window = int((t - start) / 18000); opened = start + window * 18000
-      peak = 30 + ((window * 37 + id * 11) % 70)
-      five = peak * (t - opened) / 18000
-      if (id == 2 && t < weekStart) { week = 60 + (t - start) / 86400 * 5 } else { week = (t - (id == 2 ? weekStart : start)) / 86400 * (4 + id * 3) }
-      weekReset = (id == 2 && t < weekStart) ? weekStart : (id == 2 ? weekStart : start - 86400) + 7 * 86400
-      printf "INSERT INTO usage_samples (account_id, observed_at, source, limit_id, plan, five_hour_used_percent, five_hour_window_minutes, five_hour_resets_at, weekly_used_percent, weekly_window_minutes, weekly_resets_at) VALUES (%d, %d, \"poll\", \"codex\", \"plus\", %.1f, 300, %d, %.1f, 10080, %d);\n", id, t, five, opened + 18000, week, weekReset
+    id = $1; end5 = $2; endWeek = $3; rate = 4 + id * 3
+    for (t = now - 7 * 86400; t < now - 1200; t += 1200) {
+      k = int((end5 - t - 1) / 18000); closes = end5 - k * 18000; opened = closes - 18000
+      peak = 30 + ((k * 37 + id * 11) % 70)
+      kw = int((endWeek - t - 1) / 604800); weekCloses = endWeek - kw * 604800
+      week = (t - (weekCloses - 604800)) / 86400 * rate; if (week > 100) week = 100
+      printf "INSERT INTO usage_samples (account_id, observed_at, source, limit_id, plan, five_hour_used_percent, five_hour_window_minutes, five_hour_resets_at, weekly_used_percent, weekly_window_minutes, weekly_resets_at) VALUES (%d, %d, \"poll\", \"codex\", \"plus\", %.1f, 300, %d, %.1f, 10080, %d);\n", id, t, peak * (t - opened) / 18000, closes, week, weekCloses
     }
   }
   END { print "COMMIT;" }' | sqlite3 -batch "$db"
-set_usage personal '{"five_hour_used_percent":35,"weekly_used_percent":50}'
-set_usage team '{"five_hour_used_percent":88,"weekly_used_percent":51}'
-set_usage spare '{"five_hour_used_percent":4,"weekly_used_percent":90}'
-"${chappie[@]}" usage poll --all "${service[@]}" > /dev/null
 # team is the active account and owns a Codex home, so both marks show.
 "${chappie[@]}" accounts switch team --codex-home "$work/codex" "${service[@]}" > /dev/null
 
@@ -80,30 +83,39 @@ curl -s "http://$dashboard/" > "$out/dashboard.html"
 "$browser" --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1200,1500 \
   --screenshot="$PWD/$out/dashboard.png" "http://$dashboard/" > "$work/chromium.log" 2>&1 \
   || { cat "$work/chromium.log" >&2; exit 1; }
+echo "==> The dashboard without its script, and a screenshot of it"
+# Headless chromium has no switch that turns JavaScript off (--blink-settings=scriptEnabled=false
+# makes it write no screenshot), so the page is shown with its one script cut out.
+sed '/^<script>/,/<\/script>$/d' "$out/dashboard.html" > "$out/dashboard-no-js.html"
+! grep -q '<script' "$out/dashboard-no-js.html" || { echo "the script was not cut out" >&2; exit 1; }
+"$browser" --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1200,1500 \
+  --screenshot="$PWD/$out/dashboard-no-js.png" "file://$PWD/$out/dashboard-no-js.html" > "$work/chromium.log" 2>&1 \
+  || { cat "$work/chromium.log" >&2; exit 1; }
 
 echo "==> The dashboard's script in the browser: an old page takes up a newer reading without a reload"
-# A small proxy answers the first GET / with the page as it was, then passes everything to the
-# daemon. Meanwhile a poll stores a newer reading of "spare". Chromium runs the page on virtual
+# A small proxy answers the first GET / with the page as it was (under the daemon's headers, its
+# Content-Security-Policy included), then passes everything to the daemon. Meanwhile a poll stores a newer reading of "spare". Chromium runs the page on virtual
 # time past the script's first 30 s tick; the DOM it ends with must show the new reading.
-old_read_at=$(grep -o 'data-account="spare" data-read-at="[^"]*"' "$out/dashboard.html")
-set_usage spare '{"five_hour_used_percent":77,"weekly_used_percent":91}'
+old_revision=$(grep -o 'data-account="spare" data-revision="[^"]*"' "$out/dashboard.html")
+set_usage spare '{"five_hour_used_percent":77,"weekly_used_percent":7}'
 "${chappie[@]}" usage poll spare "${service[@]}" > /dev/null
-new_read_at=$(curl -s "http://$dashboard/" | grep -o 'data-account="spare" data-read-at="[^"]*"')
-[ "$old_read_at" != "$new_read_at" ] || { echo "the poll did not change spare's newest reading" >&2; exit 1; }
+new_revision=$(curl -s "http://$dashboard/" | grep -o 'data-account="spare" data-revision="[^"]*"')
+[ "$old_revision" != "$new_revision" ] || { echo "the poll did not change spare's revision" >&2; exit 1; }
 timeout 150 python3 - "$dashboard" "$out/dashboard.html" > "$work/proxy.log" 2>&1 <<'PY' &
 import http.server, sys, urllib.request
 upstream, first_page = sys.argv[1], open(sys.argv[2], "rb").read()
 served = []
 class Proxy(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
+        with urllib.request.urlopen("http://" + upstream + self.path, timeout=20) as answer:
+            body, headers = answer.read(), answer.headers
         if self.path == "/" and not served:
             served.append(1)
-            body, kind = first_page, "text/html; charset=utf-8"
-        else:
-            with urllib.request.urlopen("http://" + upstream + self.path, timeout=20) as answer:
-                body, kind = answer.read(), answer.headers["Content-Type"]
+            body = first_page
         self.send_response(200)
-        self.send_header("Content-Type", kind)
+        for name in ("Content-Type", "Content-Security-Policy", "X-Content-Type-Options"):
+            if headers[name]:
+                self.send_header(name, headers[name])
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
@@ -114,6 +126,7 @@ for _ in range(20):
     server.handle_request()
 PY
 proxy_pid=$!
+other_pids+=("$proxy_pid")
 proxy_port=""
 for _ in $(seq 100); do proxy_port=$(head -1 "$work/proxy.log" 2>/dev/null || true); [ -n "$proxy_port" ] && break; sleep 0.1; done
 [ -n "$proxy_port" ] || { cat "$work/proxy.log" >&2; echo "the proxy did not start" >&2; exit 1; }
@@ -121,7 +134,8 @@ timeout 120 "$browser" --headless --no-sandbox --disable-gpu --virtual-time-budg
   "http://127.0.0.1:$proxy_port/" > "$out/dashboard-after-refresh.html" 2> "$work/chromium.log" \
   || { cat "$work/chromium.log" >&2; exit 1; }
 kill "$proxy_pid" 2>/dev/null || true
-if grep -q "$new_read_at" "$out/dashboard-after-refresh.html" && ! grep -q "$old_read_at" "$out/dashboard-after-refresh.html"; then
+if grep -q "$new_revision" "$out/dashboard-after-refresh.html" && ! grep -q "$old_revision" "$out/dashboard-after-refresh.html" \
+  && grep -q '>77</span> %' "$out/dashboard-after-refresh.html"; then
   echo "    the page took up spare's newer reading and its charts without a reload"
 else
   echo "the dashboard's script did not take up the newer reading: see $out/dashboard-after-refresh.html" >&2
@@ -130,4 +144,4 @@ fi
 
 echo
 echo "ui-check: wrote $out/report.html, $out/report.png, $out/dashboard.html, $out/dashboard.png,"
-echo "          $out/dashboard-after-refresh.html and $out/history-chart.txt; look at them."
+echo "          $out/dashboard-no-js.png, $out/dashboard-after-refresh.html and $out/history-chart.txt; look at them."

@@ -1,4 +1,5 @@
 import ChappieTestSupport
+import ChappieVault
 import Foundation
 import Testing
 
@@ -278,7 +279,15 @@ struct MetricsEndToEndTests {
         #expect(page.body.contains("(Asia/Kolkata)"))
         #expect(page.body.components(separatedBy: "<section class=\"account\"").count - 1 == 2)
         #expect(page.body.contains("<main id=\"accounts\">"))
-        #expect(page.body.contains("data-account=\"a\" data-read-at=\"\(readAt)\""))
+        let revision = try #require(rows.string(0, "revision"))
+        #expect(page.body.contains("data-account=\"a\" data-revision=\"\(revision)\""))
+        // The page's policy allows its own script by hash, and nothing from elsewhere.
+        let headers = try await runProcess(URL(fileURLWithPath: "/usr/bin/curl"), ["-s", "-D", "-", "-o", "/dev/null", "http://\(address)/"]).stdout
+        let policy = try #require(headers.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-security-policy:") })
+        let script = try #require(page.body.components(separatedBy: "<script>").last?.components(separatedBy: "</script>").first)
+        #expect(policy.contains("'sha256-\(Data(Sodium.sha256(Array(script.utf8))).base64EncodedString())'"), "\(policy)")
+        #expect(policy.contains("default-src 'none'") && policy.contains("frame-ancestors 'none'"))
+        #expect(headers.contains("X-Content-Type-Options: nosniff"))
         // Well-formed; a chart per account and window; nothing that could change state.
         let charts = try ChartPage(page.body)
         #expect(charts.charts.map(\.key) == ["a/5h", "a/weekly", "b/5h", "b/weekly"])
@@ -290,15 +299,22 @@ struct MetricsEndToEndTests {
         kolkata.dateFormat = "yyyy-MM-dd HH:mm"
         #expect(page.body.contains(">42</span> %, resets \(kolkata.string(from: resetsAt))"), "the 5-hour reset in Kolkata's time")
 
-        // A reading taken elsewhere (here, by the CLI) moves readAt, which tells the page's script to
-        // fetch the charts again; the page then carries the same time.
+        // A reading taken elsewhere (here, by the CLI) moves readAt and the revision, which tells the
+        // page's script to fetch the charts again; the page then carries the new revision.
         _ = try await setup.control("/_emulator/accounts/\(a)/usage", method: "POST", body: #"{"five_hour_used_percent":55}"#)
         #expect(try await setup.chappie(["usage", "poll", "a"]).status == 0)
         let after = JSONDocument(Data(try await fetch(address, "/api/accounts").body.utf8))
         let newer = try #require(after.string(0, "readAt"))
         #expect(newer != readAt)
         #expect((after.value([0, "fiveHour", "usedPercent"]) as? NSNumber)?.doubleValue == 55)
-        #expect(try await fetch(address, "/").body.contains("data-account=\"a\" data-read-at=\"\(newer)\""))
+        let newRevision = try #require(after.string(0, "revision"))
+        #expect(newRevision != revision)
+        #expect(after.string(1, "revision") == rows.string(1, "revision"), "b did not change")
+        #expect(try await fetch(address, "/").body.contains("data-account=\"a\" data-revision=\"\(newRevision)\""))
+        // Switching the active account makes no reading, but changes what the page shows.
+        #expect(try await setup.chappie(["accounts", "switch", "b"]).status == 0)
+        let switched = JSONDocument(Data(try await fetch(address, "/api/accounts").body.utf8))
+        #expect(switched.string(1, "revision") != after.string(1, "revision"))
 
         #expect(await setup.stop(daemon) == 0)
         let log = try String(contentsOf: setup.home.appendingPathComponent("daemon.log"), encoding: .utf8)

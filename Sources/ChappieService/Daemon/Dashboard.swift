@@ -1,16 +1,17 @@
 import ChappieCore
 import ChappieStore
+import ChappieVault
 import Foundation
 
 /// The daemon's dashboard, on the `--http` listener: `/` is a page of every account with its two
 /// windows as bars and as 7-day charts, `/api/accounts` the same numbers as JSON.
 ///
 /// The page is server-rendered HTML with inline SVG (``UsageHTMLReport``): it reads without
-/// JavaScript. A small inline script fetches `/api/accounts` every 30 seconds and updates the
-/// numbers, bars and statuses in place; when an account has a newer reading than the page shows
-/// (or accounts came or went), it fetches `/` and puts its accounts, charts included, in place of
-/// the old ones. It is read-only (no form, no action), and holds no token; e-mails appear as text,
-/// never in a URL.
+/// JavaScript. A small inline script fetches `/api/accounts` every 30 seconds; when an account's
+/// `revision` differs from the page's (anything shown changed: a reading, the status, the active
+/// account, a reset time passing) or accounts came or went, it fetches `/` and puts its accounts,
+/// charts included, in place of the old ones. It is read-only (no form, no action), and holds no
+/// token; e-mails appear as text, never in a URL.
 struct Dashboard: Sendable {
     let store: any AccountStore
     /// How times are written (the daemon's zone).
@@ -18,6 +19,7 @@ struct Dashboard: Sendable {
 
     /// One account's row: what the page and `/api/accounts` show.
     struct Row: Encodable {
+        /// A window's use and end, from the newest reading.
         struct Window: Encodable {
             var usedPercent: Double
             var resetsAt: Date?
@@ -35,58 +37,86 @@ struct Dashboard: Sendable {
         var binding: String?
         /// When the newest reading was taken.
         var readAt: Date?
+        /// A digest of everything the page shows of the account at the time of asking: the page
+        /// holds it too (`data-revision`), so its script knows when to take the page up again.
+        var revision = ""
     }
 
-    /// Every account's row, by name.
-    func rows() async throws -> [Row] {
-        rows(try await store.accounts(), latest: try await store.latestUsage())
+    /// Every account's row, by name, as of `now`.
+    func rows(now: Date = Date()) async throws -> [Row] {
+        rows(try await store.accounts(), latest: try await store.latestUsage(), now: now)
     }
 
     /// The rows of these accounts, from their newest readings.
-    private func rows(_ accounts: [Account], latest: [Int64: UsageSample]) -> [Row] {
+    private func rows(_ accounts: [Account], latest: [Int64: UsageSample], now: Date) -> [Row] {
         accounts.map { account in
             let snapshot = latest[account.id]?.snapshot
             let binding = snapshot?.bindingWindow
-            return Row(
+            var row = Row(
                 name: account.name.rawValue, email: account.info.email, plan: account.info.plan?.rawValue, status: account.status.rawValue,
                 active: account.isActive, codexHome: account.codexHome,
                 fiveHour: snapshot?.shortWindow.map { Row.Window(usedPercent: $0.usedPercent, resetsAt: $0.resetsAt) },
                 weekly: snapshot?.longWindow.map { Row.Window(usedPercent: $0.usedPercent, resetsAt: $0.resetsAt) },
                 binding: binding == nil ? nil : binding == snapshot?.shortWindow ? "5h" : "weekly", readAt: latest[account.id]?.observedAt)
+            let shown: [String?] = [
+                row.name, row.email, row.plan, row.status, "\(row.active)", row.codexHome, row.binding, row.readAt.map(Self.iso8601),
+            ] + [row.fiveHour, row.weekly].flatMap { window -> [String?] in
+                [window.map { "\($0.usedPercent)" }, window?.resetsAt.map(Self.iso8601), window?.resetsAt.map { "\($0 <= now)" }]
+            }
+            row.revision = Self.digest(shown.map { $0 ?? "-" }.joined(separator: "\u{1F}"))
+            return row
         }
     }
 
-    /// A time as `/api/accounts` writes it (to the millisecond, so that two readings a second apart
-    /// differ), and the page's `data-read-at` too, so that the two compare equal.
+    /// FNV-1a, 64 bits, in hexadecimal: enough to tell one state of a row from the next.
+    private static func digest(_ text: String) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in text.utf8 {
+            hash ^= UInt64(byte)
+            hash &*= 0x0000_0100_0000_01b3
+        }
+        return String(hash, radix: 16)
+    }
+
+    /// A time as `/api/accounts` writes it, to the millisecond (two readings a second apart differ).
     private static func iso8601(_ date: Date) -> String {
         date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
     }
 
     /// `/api/accounts`.
-    func json() async throws -> String {
+    func json(now: Date = Date()) async throws -> String {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .custom { date, encoder in
             var container = encoder.singleValueContainer()
             try container.encode(Self.iso8601(date))
         }
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: try encoder.encode(try await rows()), as: UTF8.self) + "\n"
+        return String(decoding: try encoder.encode(try await rows(now: now)), as: UTF8.self) + "\n"
     }
 
     /// `/`: the page.
     func page(now: Date = Date()) async throws -> String {
         let accounts = try await store.accounts()
-        let rows = rows(accounts, latest: try await store.latestUsage())
+        let rows = rows(accounts, latest: try await store.latestUsage(), now: now)
         let since = now.addingTimeInterval(-7 * 86400)
         let series = try await UsageHTMLReport.gather(from: store, accounts: accounts, since: since, until: now)
         let formatter = UsageHTMLReport.minuteFormatter(timeZone)
         let escape = UsageHTMLReport.escape
-        var body = "<h1>chappie</h1>\n<p class=\"period\">\(accounts.count) account\(accounts.count == 1 ? "" : "s"); charts over the last 7 days (\(escape(timeZone.identifier))); read <span id=\"read\">\(escape(formatter.string(from: now)))</span></p>\n<main id=\"accounts\">\n"
+        var body = """
+            <h1>chappie</h1>
+            <p class="period" id="period">\(accounts.count) account\(accounts.count == 1 ? "" : "s"); charts over the last 7 days \
+            (\(escape(timeZone.identifier))); read \(escape(formatter.string(from: now)))</p>
+            <main id="accounts">
+
+            """
         for (account, row) in zip(accounts, rows) {
             func bar(_ label: String, _ key: String, _ window: Row.Window?) -> String {
                 let used = window.map { UsageHTMLReport.format($0.usedPercent) } ?? "-"
                 let width = window.map { UsageHTMLReport.format(min(100, max(0, $0.usedPercent))) } ?? "0"
-                let reset = window?.resetsAt.map { ", resets " + escape(formatter.string(from: $0)) } ?? ""
+                // An end already past: the newest reading is older than it, and the window has reset since.
+                let reset = window?.resetsAt.map {
+                    $0 <= now ? ", reset at \(escape(formatter.string(from: $0))); no reading since" : ", resets " + escape(formatter.string(from: $0))
+                } ?? ""
                 return """
                     <div class="window\(row.binding == key ? " binding" : "")">\(label) <span class="used" data-field="\(key)">\(used)</span> %\(reset)\
                     <div class="bar"><span data-bar="\(key)" style="width: \(width)%"></span></div></div>
@@ -94,7 +124,7 @@ struct Dashboard: Sendable {
                     """
             }
             body += """
-                <section class="account" data-account="\(escape(row.name))" data-read-at="\(row.readAt.map { Self.iso8601($0) } ?? "")">
+                <section class="account" data-account="\(escape(row.name))" data-revision="\(row.revision)">
                 <h2>\(escape(row.name))\(row.active ? " <span class=\"active\">active</span>" : "")</h2>
                 <p class="who">\(escape(row.email ?? "no e-mail")), \(escape(row.plan ?? "no plan")), <span data-field="status">\(escape(row.status))</span>\
                 \(row.codexHome.map { ", Codex home " + escape($0) } ?? "")\(row.binding.map { ", binding window: \($0)" } ?? "")</p>
@@ -119,45 +149,37 @@ struct Dashboard: Sendable {
             .bar span { display: block; height: 8px; background: #2a6fdb; border-radius: 4px; }
             figure { display: inline-block; vertical-align: top; margin: 0 1.5em 0 0; }
             figcaption { font-size: 12px; color: #555; }
-            """, body: body + Self.refreshScript)
+            """, body: body + "<script>" + Self.script + "</script>\n")
     }
 
-    /// Every 30 s: the numbers, bars and statuses from `/api/accounts` in place, and the accounts
-    /// with their charts from `/` when a reading is newer than the page's (the page reads without it).
-    private static let refreshScript = """
-            <script>//<![CDATA[
-            // Every 30 s: numbers, bars and statuses from /api/accounts; the charts again from / when a
-            // reading is newer than the page's, or accounts came or went. The page itself reads without this.
-            function sections() { return Array.prototype.slice.call(document.querySelectorAll("section[data-account]")); }
-            function redraw() {
-              return fetch("/").then(function (r) { return r.text(); }).then(function (text) {
-                var fresh = new DOMParser().parseFromString(text, "text/html");
-                var accounts = fresh.getElementById("accounts"), read = fresh.getElementById("read");
-                if (accounts) { document.getElementById("accounts").replaceWith(accounts); }
-                if (read) { document.getElementById("read").replaceWith(read); }
+    /// Every 30 s, `/api/accounts`; when any account's revision differs from the page's, or accounts
+    /// came or went, the period line and the accounts from `/`, in place (the page reads without it).
+    static let script = """
+        //<![CDATA[
+        setInterval(function () {
+          fetch("/api/accounts").then(function (r) { return r.json(); }).then(function (rows) {
+            var shown = document.querySelectorAll("section[data-account]");
+            var stale = shown.length !== rows.length || rows.some(function (row, index) {
+              return shown[index].getAttribute("data-account") !== row.name || shown[index].getAttribute("data-revision") !== row.revision;
+            });
+            if (!stale) { return; }
+            return fetch("/").then(function (r) { return r.text(); }).then(function (text) {
+              var fresh = new DOMParser().parseFromString(text, "text/html");
+              ["period", "accounts"].forEach(function (id) {
+                var now = fresh.getElementById(id), old = document.getElementById(id);
+                if (now && old) { old.replaceWith(now); }
               });
-            }
-            setInterval(function () {
-              fetch("/api/accounts").then(function (r) { return r.json(); }).then(function (rows) {
-                var shown = sections();
-                var stale = shown.length !== rows.length;
-                rows.forEach(function (row, index) {
-                  var section = shown[index];
-                  if (!section || section.getAttribute("data-account") !== row.name) { stale = true; return; }
-                  if ((section.getAttribute("data-read-at") || "") !== (row.readAt || "")) { stale = true; }
-                  [["5h", row.fiveHour], ["weekly", row.weekly]].forEach(function (pair) {
-                    var used = section.querySelector('[data-field="' + pair[0] + '"]');
-                    var bar = section.querySelector('[data-bar="' + pair[0] + '"]');
-                    if (used && pair[1]) { used.textContent = Math.round(pair[1].usedPercent * 10) / 10; }
-                    if (bar && pair[1]) { bar.style.width = Math.min(100, Math.max(0, pair[1].usedPercent)) + "%"; }
-                  });
-                  var status = section.querySelector('[data-field="status"]');
-                  if (status) { status.textContent = row.status; }
-                });
-                if (stale) { return redraw(); }
-              }).catch(function () {});
-            }, 30000);
-            //]]></script>
+            });
+          }).catch(function () {});
+        }, 30000);
+        //]]>
+        """
 
-            """
+    /// The page's Content-Security-Policy: nothing from elsewhere, only this script (by its hash),
+    /// requests only to the daemon, no form, not framed.
+    static let contentSecurityPolicy: String = {
+        let hash = Data(Sodium.sha256(Array(script.utf8))).base64EncodedString()
+        return "default-src 'none'; script-src 'sha256-\(hash)'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self'; "
+            + "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    }()
 }

@@ -21,11 +21,7 @@ public struct PKCE: Sendable {
 
     /// The S256 challenge of a verifier.
     public static func challenge(for verifier: String) -> String {
-        _ = Sodium.initialised
-        var digest = [UInt8](repeating: 0, count: Int(crypto_hash_sha256_BYTES))
-        let input = Array(verifier.utf8)
-        crypto_hash_sha256(&digest, input, UInt64(input.count))
-        return base64URL(digest)
+        base64URL(Sodium.sha256(Array(verifier.utf8)))
     }
 
     private static func randomBase64URL(byteCount: Int) -> String {

@@ -12,4 +12,12 @@ public enum Sodium {
         _ = initialised
         return String(cString: sodium_version_string())
     }
+
+    /// SHA-256 of `bytes` (`crypto_hash_sha256`).
+    public static func sha256(_ bytes: [UInt8]) -> [UInt8] {
+        _ = initialised
+        var digest = [UInt8](repeating: 0, count: Int(crypto_hash_sha256_BYTES))
+        crypto_hash_sha256(&digest, bytes, UInt64(bytes.count))
+        return digest
+    }
 }
