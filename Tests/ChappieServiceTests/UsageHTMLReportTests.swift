@@ -81,6 +81,16 @@ struct UsageHTMLReportTests {
         #expect(UsageHTMLReport.ticks(from: end.addingTimeInterval(-7 * 86400 - 5), to: end, timeZone: kolkata).count == 7)
         #expect(season.allSatisfy { calendar.component(.hour, from: $0.date) == 0 })
         #expect(UsageHTMLReport.ticks(from: end, to: end, timeZone: utc).isEmpty)
+
+        // Santiago's clocks went from 00:00 to 01:00 on 2026-09-06: that day begins at 01:00, and
+        // the marks after it are at midnight again.
+        let santiago = try #require(TimeZone(identifier: "America/Santiago"))
+        var chile = Calendar(identifier: .gregorian)
+        chile.timeZone = santiago
+        let start = try #require(chile.date(from: DateComponents(year: 2026, month: 9, day: 3, hour: 12)))
+        let spring = UsageHTMLReport.ticks(from: start, to: start.addingTimeInterval(7 * 86400), timeZone: santiago)
+        #expect(spring.map(\.label) == ["Fri 4", "Sat 5", "Sun 6", "Mon 7", "Tue 8", "Wed 9", "Thu 10"])
+        #expect(spring.map { chile.component(.hour, from: $0.date) } == [0, 0, 1, 0, 0, 0, 0])
     }
 
     @Test("A dense chart keeps a vertex per reading and drops the dots that would merge")

@@ -256,10 +256,17 @@ struct MetricsEndToEndTests {
         #expect(open.stderr.contains("--http 0.0.0.0:0 is not a loopback address"), "\(open.stderr)")
         let both = try await setup.chappie(["daemon", "--http", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:9"])
         #expect(both.status == 2)
-        #expect(both.stderr.contains("give one of them"))
+        #expect(both.stderr.contains("two names for one listener"))
         let zone = try await setup.chappie(["daemon", "--http", "127.0.0.1:0", "--tz", "Mars/Olympus_Mons"])
         #expect(zone.status == 2)
         #expect(zone.stderr.contains("is not a time zone"))
+        #expect(try await setup.chappie(["daemon", "--tz", "UTC"]).stderr.contains("--tz is for the dashboard"))
+        // A port out of range, no port, and a name that only looks like loopback without the secret.
+        for bad in ["127.0.0.1:99999", "127.0.0.1", "localhost:-1", "dash.localhost:0", "[::2]:0"] {
+            let refused = try await setup.chappie(["daemon", "--http", bad])
+            #expect(refused.status == 2, "\(bad): \(refused.stderr)")
+            #expect(refused.stderr.contains("--http"), "\(bad): \(refused.stderr)")
+        }
 
         let daemon = try setup.startDaemon(["--poll-interval", "1h", "--http", "127.0.0.1:0", "--tz", "Asia/Kolkata"])
         let address = try #require(try await metricsAddress(setup), "the daemon did not log its address within 30 s")

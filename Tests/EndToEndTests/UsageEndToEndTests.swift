@@ -73,6 +73,7 @@ struct UsageEndToEndTests {
                 let readings = (0..<(rows.array()?.count ?? 0)).filter {
                     rows.string($0, "limit_id") == "codex" && rows.has($0, column) && !rows.isNull($0, column)
                 }.count
+                #expect(readings > 0, "\(name) \(window)")
                 #expect(charts.charts.first { $0.key == "\(name)/\(window)" }?.points == readings, "\(name) \(window): \(readings) readings")
             }
         }
@@ -80,6 +81,12 @@ struct UsageEndToEndTests {
         let onlyA = testbed.home.appendingPathComponent("usage-a.html")
         #expect(try await chappie(["usage", "report", "--format", "html", "--account", "a", "-o", onlyA.path]).status == 0)
         #expect(try ChartPage(String(contentsOf: onlyA, encoding: .utf8)).charts.map(\.key) == ["a/5h", "a/weekly"])
+        // Bad input: --by with html, a directory that does not exist, a bad zone for the terminal chart.
+        let grouped = try await chappie(["usage", "report", "--format", "html", "--by", "week"])
+        #expect(grouped.status == 2 && grouped.stderr.contains("--by is for the tables"))
+        let nowhere = try await chappie(["usage", "report", "--format", "html", "-o", testbed.home.appendingPathComponent("missing/usage.html").path])
+        #expect(nowhere.status == 1 && nowhere.stderr.contains("does not exist") && nowhere.stdout.isEmpty, "\(nowhere.stderr)")
+        #expect(try await chappie(["usage", "history", "a", "--chart", "--tz", "Mars/Olympus"]).status == 2)
         let token = try await chappie(["token", "a"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(!token.isEmpty && !text.contains(token))
         #expect(!text.contains("<script") && !text.contains("href=") && !text.contains("src="))

@@ -178,8 +178,9 @@ enum UsageHTMLReport {
         if date < start { date = calendar.date(byAdding: .day, value: 1, to: date) ?? end }
         while date <= end {
             ticks.append((date, label.string(from: date)))
+            // Midnight again each time: where a day begins at 01:00 (DST starting at midnight), the next still begins at 00:00.
             guard let next = calendar.date(byAdding: .day, value: days, to: date) else { break }
-            date = next
+            date = calendar.startOfDay(for: next)
         }
         return ticks
     }

@@ -56,12 +56,13 @@ extension ChappieCommand {
             }
             _ = try metricsListener()
             _ = try timeZone(tz)
+            if tz != nil, http == nil, metricsListen == nil { throw ValidationError("--tz is for the dashboard: give --http too") }
         }
 
         /// Where the dashboard and /metrics are served, from --http (or --metrics-listen) and --http-token-file.
         func metricsListener() throws -> MetricsListener? {
             if let http, let metricsListen, http != metricsListen {
-                throw ValidationError("--http and --metrics-listen name the same listener; give one of them")
+                throw ValidationError("--http and --metrics-listen are two names for one listener: give one address")
             }
             guard let address = http ?? metricsListen else {
                 if httpTokenFile != nil { throw ValidationError("--http-token-file is for --http; give both") }

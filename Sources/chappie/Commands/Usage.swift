@@ -186,16 +186,20 @@ extension ChappieCommand.Usage {
     struct Report: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "report",
             abstract: "Usage per hour, day, week, window or machine and account, as CSV (default off a terminal), JSON or a table; or charts in one HTML file.",
-            discussion: "The columns are stable and described in docs/cli.md. --format html writes a self-contained page with each account's windows as charts (--by does not apply).")
+            discussion: "The columns are stable and described in docs/cli.md. --format html writes a self-contained page with each account's windows as charts (without --by).")
 
         @OptionGroup var global: GlobalOptions
         @Option(help: "From this time (2026-11-01, 2026-11-01T08:00, or an age like 7d).") var since: String?
         @Option(help: "Up to this time (excluded).") var until: String?
-        @Option(help: "hour, day, week, window or machine.") var by: ReportGrouping = .day
+        @Option(help: "hour, day, week, window or machine (default: day).") var by: ReportGrouping?
         @Option(help: "Only this account (repeatable).", transform: parseAccountName) var account: [AccountName] = []
         @Option(help: "csv, json, table or html (default: table on a terminal, else csv).") var format: ReportFormat?
         @Option(help: "The time zone of periods and times, such as Europe/Paris (default: the system's).") var tz: String?
         @Option(name: [.short, .long], help: "Write to this file instead of standard output.") var output: String?
+
+        func validate() throws {
+            if format == .html, by != nil { throw ValidationError("--by is for the tables; --format html draws every reading, without grouping") }
+        }
 
         func run() async throws {
             let zone = try timeZone(tz)
@@ -208,7 +212,7 @@ extension ChappieCommand.Usage {
             }
             let report = try await global.services().usage.report(
                 of: account, since: try since.map { try parseTime($0, timeZone: zone) },
-                until: try until.map { try parseTime($0, timeZone: zone) }, grouping: by.grouping, timeZone: zone)
+                until: try until.map { try parseTime($0, timeZone: zone) }, grouping: (by ?? .day).grouping, timeZone: zone)
             try emit(report, format: format?.tabular ?? (global.json ? .json : nil), to: output)
         }
     }
@@ -283,6 +287,11 @@ func write(_ text: String, to path: String?) throws {
         return
     }
     let url = expandedPath(path)
+    var isDirectory: ObjCBool = false
+    let folder = url.deletingLastPathComponent()
+    guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+        throw CommandFailure(message: "cannot write \(url.path): the directory \(folder.path) does not exist", exitCode: .failure)
+    }
     do {
         try Data(text.utf8).write(to: url, options: .atomic)
     } catch {

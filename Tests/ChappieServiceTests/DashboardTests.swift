@@ -1,0 +1,76 @@
+import ChappieCore
+@testable import ChappieService
+import ChappieStore
+import ChappieTestSupport
+import Foundation
+import Testing
+
+@Suite("The daemon's dashboard, from a store with known readings")
+struct DashboardTests {
+    private let now = Date(timeIntervalSince1970: 1_800_000_000)
+
+    /// A store with ada (a hostile e-mail and plan; three readings in the last 7 days and one
+    /// before) and bob (no readings).
+    private func store() async throws -> (SQLiteAccountStore, URL) {
+        let home = try TestTokens.temporaryDirectory("chappie-dashboard")
+        let store = try await StoreOpener.open(StoreOptions(home: home.path, environment: [:])).local!
+        let ada = try await store.save(
+            info: ChappieAccountInfo(email: "ada+<script>alert('x')</script>@example.com", userID: "u-ada", accountID: "acct-ada", plan: ChappiePlan(rawValue: "pro<b>")),
+            credentials: Credentials(idToken: "i", accessToken: "access-secret", refreshToken: "refresh-secret"), accessTokenExpiresAt: nil,
+            refreshedAt: nil, name: try AccountName("ada"), event: .imported).account
+        _ = try await store.save(
+            info: ChappieAccountInfo(email: "bob@example.com", userID: "u-bob", accountID: "acct-bob", plan: .plus),
+            credentials: Credentials(idToken: "i", accessToken: "a", refreshToken: "r"), accessTokenExpiresAt: nil, refreshedAt: nil,
+            name: try AccountName("bob"), event: .imported)
+        for (hoursAgo, five) in [(8 * 24.0, 90.0), (30, 10), (20, 40), (1, 60)] {
+            let snapshot = ChappieUsageLimitSnapshot(
+                limitID: "codex", plan: nil,
+                shortWindow: ChappieUsageWindow(usedPercent: five, windowMinutes: 300, resetsAt: now.addingTimeInterval(3600)),
+                longWindow: ChappieUsageWindow(usedPercent: 20, windowMinutes: 10080, resetsAt: now.addingTimeInterval(86400)))
+            try await store.recordUsage([snapshot], for: ada, source: .poll, at: now.addingTimeInterval(-hoursAgo * 3600))
+        }
+        return (store, home)
+    }
+
+    @Test("A chart per account and window with a point per reading of the last 7 days; hostile text escaped; no token; one script, the known one")
+    func page() async throws {
+        let (store, home) = try await store()
+        defer { try? FileManager.default.removeItem(at: home) }
+        let dashboard = Dashboard(store: store, timeZone: try #require(TimeZone(identifier: "Asia/Kolkata")))
+        let page = try await dashboard.page(now: now)
+        let parsed = try ChartPage(page)
+        #expect(parsed.charts.map(\.key) == ["ada/5h", "ada/weekly", "bob/5h", "bob/weekly"])
+        #expect(parsed.charts.map(\.points) == [3, 3, 0, 0])
+        #expect(page.contains("ada+&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;@example.com") && page.contains("pro&lt;b&gt;"))
+        #expect(page.components(separatedBy: "<script").count == 2)
+        #expect(page.contains("<script>" + Dashboard.script + "</script>"))
+        #expect(!page.contains("access-secret") && !page.contains("refresh-secret"))
+        #expect(page.contains("(Asia/Kolkata)"))
+        // 1_800_000_000 + 1 h is 14:30 in Kolkata.
+        #expect(page.contains(">60</span> %, resets 2027-01-15 14:30"))
+
+        let json = try await dashboard.json(now: now)
+        #expect(!json.contains("access-secret") && !json.contains("refresh-secret"))
+        let rows = JSONDocument(Data(json.utf8))
+        #expect(rows.string(0, "name") == "ada" && rows.string(1, "name") == "bob")
+        #expect(rows.string(0, "readAt") == "2027-01-15T07:00:00.000Z")
+        for index in 0..<2 {
+            let revision = try #require(rows.string(index, "revision"))
+            #expect(page.contains("data-account=\"\(rows.string(index, "name") ?? "")\" data-revision=\"\(revision)\""))
+        }
+    }
+
+    @Test("A reset time passing changes the account's revision and says no reading came since; an account without readings keeps its revision")
+    func resetPassing() async throws {
+        let (store, home) = try await store()
+        defer { try? FileManager.default.removeItem(at: home) }
+        let dashboard = Dashboard(store: store, timeZone: try #require(TimeZone(identifier: "UTC")))
+        let before = try await dashboard.rows(now: now)
+        let later = now.addingTimeInterval(2 * 3600)
+        let after = try await dashboard.rows(now: later)
+        #expect(before[0].revision != after[0].revision)
+        #expect(before[1].revision == after[1].revision)
+        #expect(try await dashboard.page(now: later).contains(">60</span> %, reset at 2027-01-15 09:00; no reading since"))
+        #expect(try await dashboard.rows(now: now).map(\.revision) == before.map(\.revision))
+    }
+}
