@@ -66,6 +66,20 @@ struct DaemonEndToEndTests {
         #expect(try await setup.control("/_emulator/stats").int("refresh", "reuse_detected") == 0)
     }
 
+    @Test("SIGTERM at any moment of the start-up: the daemon ends by itself, never needing SIGKILL (no moment where the signal is dropped)")
+    func sigtermDuringStartUp() async throws {
+        let setup = try await setUp([], accounts: ["a"])
+        defer { Task { await setup.stop() } }
+        // From the first instructions to a running service group, 25 ms apart. Before chappie takes
+        // the signals the default action ends it (status 15); afterwards it stops cleanly (0).
+        for delay in stride(from: 0, through: 600, by: 25) {
+            let daemon = try setup.startDaemon(["--poll-interval", "60s"], log: "daemon-\(delay).log")
+            try await Task.sleep(for: .milliseconds(delay))
+            let status = await setup.stop(daemon)
+            #expect(status == 0 || status == SIGTERM, "SIGTERM after \(delay) ms: status \(status)")
+        }
+    }
+
     @Test("5xx, then dropped connections: the daemon keeps running, backs off, and recovers when the service does")
     func survivesFaults() async throws {
         let setup = try await setUp(["--access-token-ttl", "6"], accounts: ["a", "b"])

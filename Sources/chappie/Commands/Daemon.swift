@@ -81,12 +81,16 @@ extension ChappieCommand {
             ProcessLogging.configure(level: global.verbose ? .debug : Logger.Level(rawValue: logLevel) ?? .info, json: logFormat == .json)
             let logger = Logger(label: "chappie.daemon")
             // SIGTERM or SIGINT while the store opens (it may wait for a key lock) or while the
-            // data directory is claimed stops the daemon cleanly before it starts.
+            // data directory is claimed stops the daemon cleanly before it starts; from then on
+            // they stop the service group gracefully. One relay takes them from start to end, so
+            // that none is dropped between the two.
             let options = try global.serviceOptions()
             let socketOption = socket.map { expandedPath($0) }
+            let signals = SignalRelay()
+            defer { signals.close() }
             let started: (services: ChappieServices, instance: DaemonInstance, socket: URL)
             do {
-                started = try await cancellingOnSignals {
+                let startUp = Task {
                     let services = try await ChappieServices.open(options)
                     let instance = try services.claimDaemonInstance()
                     let socketURL = socketOption ?? options.daemonSocket
@@ -97,6 +101,8 @@ extension ChappieCommand {
                     try Task.checkCancellation()
                     return (services, instance, socketURL)
                 }
+                signals.onSignal { startUp.cancel() }
+                started = try await startUp.value
             } catch is CancellationError {
                 logger.info("stopped before it started")
                 return
@@ -108,8 +114,10 @@ extension ChappieCommand {
                 maximumBackoff: max(backoff, maxBackoff), requestTimeout: requestTimeout, metrics: try metricsListener(),
                 timeZone: try timeZone(tz))
             let daemon = services.daemon(configuration: configuration, instance: instance, logger: logger)
-            let group = ServiceGroup(configuration: ServiceGroupConfiguration(
-                services: [daemon], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+            let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [daemon], logger: logger))
+            // A signal that came after the start-up ended asks for the shutdown now, and the group
+            // stops as soon as it has started.
+            signals.onSignal { Task { await group.triggerGracefulShutdown() } }
             try await group.run()
         }
     }
