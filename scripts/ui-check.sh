@@ -16,6 +16,12 @@ mkdir -p "$out"
 
 browser=$(command -v chromium || command -v chromium-browser || true)
 [ -n "$browser" ] || { echo "chromium is not installed (make ui-check installs Debian's chromium)" >&2; exit 1; }
+# screenshot FILE URL: a 1200×1500 headless screenshot, at most 2 minutes.
+screenshot() {
+  timeout 120 "$browser" --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1200,1500 \
+    --screenshot="$PWD/$1" "$2" > "$work/chromium.log" 2>&1 \
+    || { cat "$work/chromium.log" >&2; echo "chromium could not take $1" >&2; exit 1; }
+}
 
 start_emulator emulator --auto-approve --auto-approve-delay 0
 address=$emulator_address
@@ -54,7 +60,7 @@ sqlite3 -batch -separator ' ' "$db" \
       peak = 30 + ((k * 37 + id * 11) % 70)
       kw = int((endWeek - t - 1) / 604800); weekCloses = endWeek - kw * 604800
       week = (t - (weekCloses - 604800)) / 86400 * rate; if (week > 100) week = 100
-      printf "INSERT INTO usage_samples (account_id, observed_at, source, limit_id, plan, five_hour_used_percent, five_hour_window_minutes, five_hour_resets_at, weekly_used_percent, weekly_window_minutes, weekly_resets_at) VALUES (%d, %d, \"poll\", \"codex\", \"plus\", %.1f, 300, %d, %.1f, 10080, %d);\n", id, t, peak * (t - opened) / 18000, closes, week, weekCloses
+      printf "INSERT INTO usage_samples (account_id, observed_at, source, limit_id, plan, five_hour_used_percent, five_hour_window_minutes, five_hour_resets_at, weekly_used_percent, weekly_window_minutes, weekly_resets_at) VALUES (%d, %d, \047poll\047, \047codex\047, \047plus\047, %.1f, 300, %d, %.1f, 10080, %d);\n", id, t, peak * (t - opened) / 18000, closes, week, weekCloses
     }
   }
   END { print "COMMIT;" }' | sqlite3 -batch "$db"
@@ -63,9 +69,7 @@ sqlite3 -batch -separator ' ' "$db" \
 
 echo "==> The HTML report, and a screenshot of it"
 "${chappie[@]}" usage report --format html --since 7d -o "$out/report.html" "${service[@]}"
-"$browser" --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1200,1500 \
-  --screenshot="$PWD/$out/report.png" "file://$PWD/$out/report.html" > "$work/chromium.log" 2>&1 \
-  || { cat "$work/chromium.log" >&2; exit 1; }
+screenshot "$out/report.png" "file://$PWD/$out/report.html"
 "${chappie[@]}" usage history personal --chart "${service[@]}" > "$out/history-chart.txt"
 
 echo "==> The daemon's dashboard, and a screenshot of it"
@@ -80,26 +84,23 @@ for _ in $(seq 100); do
 done
 [ -n "$dashboard" ] || { cat "$work/daemon.log" >&2; echo "the daemon did not say where its dashboard is" >&2; exit 1; }
 curl -s "http://$dashboard/" > "$out/dashboard.html"
-"$browser" --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1200,1500 \
-  --screenshot="$PWD/$out/dashboard.png" "http://$dashboard/" > "$work/chromium.log" 2>&1 \
-  || { cat "$work/chromium.log" >&2; exit 1; }
+screenshot "$out/dashboard.png" "http://$dashboard/"
 echo "==> The dashboard without its script, and a screenshot of it"
 # Headless chromium has no switch that turns JavaScript off (--blink-settings=scriptEnabled=false
 # makes it write no screenshot), so the page is shown with its one script cut out.
 sed '/^<script>/,/<\/script>$/d' "$out/dashboard.html" > "$out/dashboard-no-js.html"
 ! grep -q '<script' "$out/dashboard-no-js.html" || { echo "the script was not cut out" >&2; exit 1; }
-"$browser" --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1200,1500 \
-  --screenshot="$PWD/$out/dashboard-no-js.png" "file://$PWD/$out/dashboard-no-js.html" > "$work/chromium.log" 2>&1 \
-  || { cat "$work/chromium.log" >&2; exit 1; }
+screenshot "$out/dashboard-no-js.png" "file://$PWD/$out/dashboard-no-js.html"
 
 echo "==> The dashboard's script in the browser: an old page takes up a newer reading without a reload"
 # A small proxy answers the first GET / with the page as it was (under the daemon's headers, its
 # Content-Security-Policy included), then passes everything to the daemon. Meanwhile a poll stores a newer reading of "spare". Chromium runs the page on virtual
 # time past the script's first 30 s tick; the DOM it ends with must show the new reading.
-old_revision=$(grep -o 'data-account="spare" data-revision="[^"]*"' "$out/dashboard.html")
+old_revision=$(grep -o 'data-account="spare" data-revision="[^"]*"' "$out/dashboard.html" || true)
+[ -n "$old_revision" ] || { echo "the dashboard has no section for spare: see $out/dashboard.html" >&2; exit 1; }
 set_usage spare '{"five_hour_used_percent":77,"weekly_used_percent":7}'
 "${chappie[@]}" usage poll spare "${service[@]}" > /dev/null
-new_revision=$(curl -s "http://$dashboard/" | grep -o 'data-account="spare" data-revision="[^"]*"')
+new_revision=$(curl -s "http://$dashboard/" | grep -o 'data-account="spare" data-revision="[^"]*"' || true)
 [ "$old_revision" != "$new_revision" ] || { echo "the poll did not change spare's revision" >&2; exit 1; }
 timeout 150 python3 - "$dashboard" "$out/dashboard.html" > "$work/proxy.log" 2>&1 <<'PY' &
 import http.server, sys, urllib.request
@@ -129,7 +130,7 @@ proxy_pid=$!
 other_pids+=("$proxy_pid")
 proxy_port=""
 for _ in $(seq 100); do proxy_port=$(head -1 "$work/proxy.log" 2>/dev/null || true); [ -n "$proxy_port" ] && break; sleep 0.1; done
-[ -n "$proxy_port" ] || { cat "$work/proxy.log" >&2; echo "the proxy did not start" >&2; exit 1; }
+[[ "$proxy_port" =~ ^[0-9]+$ ]] || { cat "$work/proxy.log" >&2; echo "the proxy did not start" >&2; exit 1; }
 timeout 120 "$browser" --headless --no-sandbox --disable-gpu --virtual-time-budget=40000 --dump-dom \
   "http://127.0.0.1:$proxy_port/" > "$out/dashboard-after-refresh.html" 2> "$work/chromium.log" \
   || { cat "$work/chromium.log" >&2; exit 1; }

@@ -25,7 +25,7 @@ struct DashboardTests {
         for (hoursAgo, five) in [(8 * 24.0, 90.0), (30, 10), (20, 40), (1, 60)] {
             let snapshot = ChappieUsageLimitSnapshot(
                 limitID: "codex", plan: nil,
-                shortWindow: ChappieUsageWindow(usedPercent: five, windowMinutes: 300, resetsAt: now.addingTimeInterval(3600)),
+                shortWindow: ChappieUsageWindow(usedPercent: five, windowMinutes: 300, resetsAt: now.addingTimeInterval(20 * 60)),
                 longWindow: ChappieUsageWindow(usedPercent: 20, windowMinutes: 10080, resetsAt: now.addingTimeInterval(86400)))
             try await store.recordUsage([snapshot], for: ada, source: .poll, at: now.addingTimeInterval(-hoursAgo * 3600))
         }
@@ -46,8 +46,8 @@ struct DashboardTests {
         #expect(page.contains("<script>" + Dashboard.script + "</script>"))
         #expect(!page.contains("access-secret") && !page.contains("refresh-secret"))
         #expect(page.contains("(Asia/Kolkata)"))
-        // 1_800_000_000 + 1 h is 14:30 in Kolkata.
-        #expect(page.contains(">60</span> %, resets 2027-01-15 14:30"))
+        // 1_800_000_000 (08:00 UTC) + 20 min is 13:50 in Kolkata.
+        #expect(page.contains(">60</span> %, resets 2027-01-15 13:50"))
 
         let json = try await dashboard.json(now: now)
         #expect(!json.contains("access-secret") && !json.contains("refresh-secret"))
@@ -60,17 +60,20 @@ struct DashboardTests {
         }
     }
 
-    @Test("A reset time passing changes the account's revision and says no reading came since; an account without readings keeps its revision")
+    @Test("A reset time passing changes the account's revision and says no reading came since; an account without readings keeps its revision within the hour")
     func resetPassing() async throws {
         let (store, home) = try await store()
         defer { try? FileManager.default.removeItem(at: home) }
         let dashboard = Dashboard(store: store, timeZone: try #require(TimeZone(identifier: "UTC")))
         let before = try await dashboard.rows(now: now)
-        let later = now.addingTimeInterval(2 * 3600)
+        // Half an hour later (08:30; the hour began at 08:00 with `now`): the 5-hour end, 08:20, has passed.
+        let later = now.addingTimeInterval(30 * 60)
         let after = try await dashboard.rows(now: later)
         #expect(before[0].revision != after[0].revision)
         #expect(before[1].revision == after[1].revision)
-        #expect(try await dashboard.page(now: later).contains(">60</span> %, reset at 2027-01-15 09:00; no reading since"))
+        #expect(try await dashboard.page(now: later).contains(">60</span> %, reset at 2027-01-15 08:20; no reading since"))
+        // The next hour: every revision changes, as the charts' 7 days have moved on.
+        #expect(try await dashboard.rows(now: now.addingTimeInterval(3600))[1].revision != before[1].revision)
         #expect(try await dashboard.rows(now: now).map(\.revision) == before.map(\.revision))
     }
 }

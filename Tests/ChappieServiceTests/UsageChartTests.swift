@@ -79,6 +79,11 @@ struct UsageChartTests {
         let early = UsageChart(window: .fiveHour, width: 40, height: 2, style: .ascii, timeZone: utc)
             .lines(account: try AccountName("a"), samples: samples([(0, 40, 300), (60, 80, 300), (120, 5, 420)]))
         #expect(early.contains("    ^ = the window reset"))
+        // 36 columns over 120 minutes: the early reset at minute 120 is the last column.
+        #expect(early.contains("   +" + String(repeating: "-", count: 35) + "^"), "\(early)")
+        #expect(UsageChart(window: .weekly, width: 20, style: .ascii).lines(account: try AccountName("a-rather-long-account-name"), samples: [])
+            == ["a-rather-long-accoun"])
+        #expect(UsageChart(window: .fiveHour, width: 40, height: Int.max, style: .ascii).height == 100)
         #expect(UsageChart(window: .fiveHour, width: 9_999_999, style: .ascii).width == 1000)
         #expect(UsageChart(window: .fiveHour, width: -5, style: .ascii).width == 20)
     }

@@ -226,6 +226,9 @@ private final class RequestHandler: ChannelInboundHandler {
         headers.add(name: "Content-Length", value: String(response.body.count))
         headers.add(name: "Connection", value: "close")
         headers.add(name: "Cache-Control", value: "no-store")
+        // Every answer read as the type it says, and no referrer sent on from it.
+        headers.add(name: "X-Content-Type-Options", value: "nosniff")
+        headers.add(name: "Referrer-Policy", value: "no-referrer")
         for field in response.headers { headers.add(name: field.name, value: field.value) }
         let head = HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: response.status), headers: headers)
         context.write(wrapOutboundOut(.head(head)), promise: nil)

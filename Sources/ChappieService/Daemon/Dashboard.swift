@@ -9,7 +9,7 @@ import Foundation
 /// The page is server-rendered HTML with inline SVG (``UsageHTMLReport``): it reads without
 /// JavaScript. A small inline script fetches `/api/accounts` every 30 seconds; when an account's
 /// `revision` differs from the page's (anything shown changed: a reading, the status, the active
-/// account, a reset time passing) or accounts came or went, it fetches `/` and puts its accounts,
+/// account, a reset time passing; or the hour, as the charts' 7 days move on) or accounts came or went, it fetches `/` and puts its accounts,
 /// charts included, in place of the old ones. It is read-only (no form, no action), and holds no
 /// token; e-mails appear as text, never in a URL.
 struct Dashboard: Sendable {
@@ -37,8 +37,9 @@ struct Dashboard: Sendable {
         var binding: String?
         /// When the newest reading was taken.
         var readAt: Date?
-        /// A digest of everything the page shows of the account at the time of asking: the page
-        /// holds it too (`data-revision`), so its script knows when to take the page up again.
+        /// A digest of everything the page shows of the account at the time of asking, and of the
+        /// hour (the charts' 7 days move on): the page holds it too (`data-revision`), so its script
+        /// knows when to take the page up again.
         var revision = ""
     }
 
@@ -58,8 +59,9 @@ struct Dashboard: Sendable {
                 fiveHour: snapshot?.shortWindow.map { Row.Window(usedPercent: $0.usedPercent, resetsAt: $0.resetsAt) },
                 weekly: snapshot?.longWindow.map { Row.Window(usedPercent: $0.usedPercent, resetsAt: $0.resetsAt) },
                 binding: binding == nil ? nil : binding == snapshot?.shortWindow ? "5h" : "weekly", readAt: latest[account.id]?.observedAt)
+            // The hour too: the charts' 7 days move on, so an unchanged account is drawn again hourly.
             let shown: [String?] = [
-                row.name, row.email, row.plan, row.status, "\(row.active)", row.codexHome, row.binding, row.readAt.map(Self.iso8601),
+                "\(Int(now.timeIntervalSince1970 / 3600))", row.name, row.email, row.plan, row.status, "\(row.active)", row.codexHome, row.binding, row.readAt.map(Self.iso8601),
             ] + [row.fiveHour, row.weekly].flatMap { window -> [String?] in
                 [window.map { "\($0.usedPercent)" }, window?.resetsAt.map(Self.iso8601), window?.resetsAt.map { "\($0 <= now)" }]
             }
@@ -179,7 +181,7 @@ struct Dashboard: Sendable {
     /// requests only to the daemon, no form, not framed.
     static let contentSecurityPolicy: String = {
         let hash = Data(Sodium.sha256(Array(script.utf8))).base64EncodedString()
-        return "default-src 'none'; script-src 'sha256-\(hash)'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self'; "
+        return "default-src 'none'; script-src 'sha256-\(hash)'; style-src 'unsafe-inline'; connect-src 'self'; "
             + "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
     }()
 }

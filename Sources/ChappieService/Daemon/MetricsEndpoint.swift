@@ -135,21 +135,18 @@ final class MetricsEndpoint: Sendable {
         guard request.method == "GET" else {
             return LocalHTTPServer.Response(status: 405, text: "only GET is answered here\n", headers: [(name: "Allow", value: "GET")])
         }
-        // Read as what it is, never cached, no referrer; the page also under its own policy.
-        let headers: [(name: String, value: String)] = [
-            (name: "X-Content-Type-Options", value: "nosniff"), (name: "Cache-Control", value: "no-store"), (name: "Referrer-Policy", value: "no-referrer"),
-        ]
+        // Every answer is also no-store, nosniff and no-referrer (LocalHTTPServer); the page is under its own policy.
         do {
             switch request.path {
             case "/":
                 return LocalHTTPServer.Response(
                     status: 200, contentType: "text/html; charset=utf-8", text: try await dashboard.page(),
-                    headers: headers + [(name: "Content-Security-Policy", value: Dashboard.contentSecurityPolicy)])
+                    headers: [(name: "Content-Security-Policy", value: Dashboard.contentSecurityPolicy)])
             case "/api/accounts":
-                return LocalHTTPServer.Response(status: 200, contentType: "application/json", text: try await dashboard.json(), headers: headers)
+                return LocalHTTPServer.Response(status: 200, contentType: "application/json", text: try await dashboard.json())
             default:
                 return LocalHTTPServer.Response(
-                    status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", text: try await metrics.exposition(), headers: headers)
+                    status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", text: try await metrics.exposition())
             }
         } catch {
             logger.warning("the store could not be read for an HTTP request", metadata: ["path": "\(request.path)", "error": "\(error)"])

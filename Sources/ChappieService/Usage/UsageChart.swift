@@ -28,7 +28,7 @@ public struct UsageChart: Sendable {
     public var window: ChappieUsageWindow.Kind
     /// The whole width, labels included (20 to 1000).
     public var width: Int
-    /// Rows of bars (at least 2).
+    /// Rows of bars (2 to 100).
     public var height: Int
     /// How bars are drawn.
     public var style: Style
@@ -39,7 +39,7 @@ public struct UsageChart: Sendable {
     public init(window: ChappieUsageWindow.Kind, width: Int, height: Int = 8, style: Style, timeZone: TimeZone = .current) {
         self.window = window
         self.width = min(1000, max(20, width))
-        self.height = max(2, height)
+        self.height = min(100, max(2, height))
         self.style = style
         self.timeZone = timeZone
     }
@@ -65,7 +65,7 @@ public struct UsageChart: Sendable {
             return reading.map { (sample.observedAt, $0.usedPercent, $0.resetsAt) }
         }
         let name = window == .fiveHour ? "5-hour" : "weekly"
-        guard let first = points.first, let last = points.last else { return ["\(account): \(name) window: no readings"] }
+        guard let first = points.first, let last = points.last else { return [String("\(account): \(name) window: no readings".prefix(width))] }
         let gutter = 4
         let columns = width - gutter
         let span = max(last.date.timeIntervalSince(first.date), 1)
