@@ -270,6 +270,9 @@ struct MetricsEndToEndTests {
 
         let daemon = try setup.startDaemon(["--poll-interval", "1h", "--http", "127.0.0.1:0", "--tz", "Asia/Kolkata"])
         let address = try #require(try await metricsAddress(setup), "the daemon did not log its address within 30 s")
+        // `chappie status` says where the dashboard is.
+        #expect(JSONDocument(Data(try await setup.chappie(["status", "--json"]).stdout.utf8)).string("daemon", "dashboard") == "http://\(address)/")
+        #expect(try await setup.chappie(["status"]).stdout.contains("Dashboard: http://\(address)/"))
         // The daemon polls both accounts when it starts; wait for both readings.
         var rows = JSONDocument(Data())
         for _ in 0..<300 {

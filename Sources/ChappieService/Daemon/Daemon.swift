@@ -71,6 +71,7 @@ public final class Daemon: Service {
         if let listener = configuration.metrics {
             endpoint = try await MetricsEndpoint.start(listener, metrics: metrics, dashboard: Dashboard(store: store, timeZone: configuration.timeZone), logger: logger)
             let address = listener.address(port: endpoint?.server.port ?? listener.port)
+            await api.state.served(at: "http://\(address)/")
             logger.info("serving /metrics and the dashboard", metadata: [
                 "address": "\(address)", "dashboard": "http://\(address)/", "bearer_secret": "\(listener.tokenFile != nil)",
             ])

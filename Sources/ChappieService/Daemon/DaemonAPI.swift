@@ -30,7 +30,8 @@ struct DaemonAPI: Sendable {
                     pid: getpid(), startedAt: state.startedAt, lastRefreshAt: await state.lastRefreshAt, lastPollAt: await state.lastPollAt,
                     refreshes: await state.refreshes, refreshFailures: await state.refreshFailures, polls: await state.polls,
                     pollFailures: await state.pollFailures, switches: await state.switches,
-                    backingOff: Dictionary(uniqueKeysWithValues: backingOff.compactMap { id, date in names[id].map { ($0, date) } })),
+                    backingOff: Dictionary(uniqueKeysWithValues: backingOff.compactMap { id, date in names[id].map { ($0, date) } }),
+                    dashboard: await state.dashboard),
                     accounts: accounts)
             case "accounts":
                 return DaemonReply(ok: true, accounts: try await store.accounts())

@@ -68,6 +68,8 @@ public struct DaemonReply: Codable, Sendable {
         public var refreshes: Int, refreshFailures: Int, polls: Int, pollFailures: Int, switches: Int
         /// Accounts waiting after failures, with when they are tried again.
         public var backingOff: [String: Date]
+        /// Where the dashboard is served (`http://ADDRESS/`), when the daemon has `--http`.
+        public var dashboard: String?
     }
 
     /// Whether the request worked.

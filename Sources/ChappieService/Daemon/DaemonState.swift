@@ -17,12 +17,19 @@ actor DaemonState {
     private let maximumBackoff: Double
     /// The same events as Prometheus counters, with their outcome or reason.
     private let counters: DaemonCounters
+    /// Where the dashboard is served (`http://ADDRESS/`), once it listens.
+    private(set) var dashboard: String?
 
     init(initialBackoff: Duration, maximumBackoff: Duration, startedAt: Date, counters: DaemonCounters) {
         self.startedAt = startedAt
         self.counters = counters
         self.initialBackoff = max(0.1, Double(initialBackoff.components.seconds) + Double(initialBackoff.components.attoseconds) / 1e18)
         self.maximumBackoff = Double(maximumBackoff.components.seconds)
+    }
+
+    /// Records where the dashboard listens.
+    func served(at url: String) {
+        dashboard = url
     }
 
     func attempted(_ id: Int64) {
