@@ -76,7 +76,8 @@ struct DaemonEndToEndTests {
             let daemon = try setup.startDaemon(["--poll-interval", "60s"], log: "daemon-\(delay).log")
             try await Task.sleep(for: .milliseconds(delay))
             let status = await setup.stop(daemon)
-            #expect(status == 0 || status == SIGTERM, "SIGTERM after \(delay) ms: status \(status)")
+            let log = (try? String(contentsOf: setup.home.appendingPathComponent("daemon-\(delay).log"), encoding: .utf8)) ?? ""
+            #expect(status == 0 || status == SIGTERM, "SIGTERM after \(delay) ms: status \(status); log: \(log.suffix(1500))")
         }
     }
 

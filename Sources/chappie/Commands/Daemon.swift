@@ -86,8 +86,7 @@ extension ChappieCommand {
             // that none is dropped between the two.
             let options = try global.serviceOptions()
             let socketOption = socket.map { expandedPath($0) }
-            let signals = SignalRelay()
-            defer { signals.close() }
+            let signals = SignalRelay.shared
             let started: (services: ChappieServices, instance: DaemonInstance, socket: URL)
             do {
                 let startUp = Task {
@@ -150,6 +149,7 @@ extension ChappieCommand {
                 print("Daemon: running, pid \(daemon.pid), started \(Formatting.localTime(daemon.startedAt)) (\(Formatting.relative(daemon.startedAt)))")
                 print("Last refresh: \(daemon.lastRefreshAt.map { Formatting.relative($0) } ?? "none yet"); last poll: \(daemon.lastPollAt.map { Formatting.relative($0) } ?? "none yet")")
                 print("Refreshes: \(daemon.refreshes) (\(daemon.refreshFailures) failed); polls: \(daemon.polls) (\(daemon.pollFailures) failed); switches: \(daemon.switches)")
+                if let dashboard = daemon.dashboard { print("Dashboard: \(dashboard)") }
             } else {
                 print("Daemon: not running (start it with chappie daemon, or use cron: docs/operations.md)")
             }
