@@ -50,6 +50,8 @@ let package = Package(
         // libcurl's headers (libcurl4-openssl-dev) at build time; the library itself is loaded with
         // dlopen on the first request (see Sources/CCurl/include/ccurl.h), never linked.
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl")]),
+        // The CLI's signal handler, which must be async-signal-safe (Sources/CSignals/include/csignals.h).
+        .target(name: "CSignals"),
         .systemLibrary(
             name: "CZstd",
             pkgConfig: "libzstd",
@@ -129,7 +131,7 @@ let package = Package(
         .executableTarget(
             name: "chappie",
             dependencies: [
-                "ChappieService", "Chappie", "ChappieCore",
+                "ChappieService", "Chappie", "ChappieCore", "CSignals",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -27,6 +27,9 @@ struct ChappieCommand: AsyncParsableCommand {
     static func main() async {
         EnvironmentSecrets.take()
         ProcessReplacement.recordInheritedSignals()
+        // SIGINT and SIGTERM from here on go through the relay (default action until a command
+        // sets a handler), so that none is lost when a command starts taking them.
+        SignalRelay.install()
         // A closed pipe or socket is an error to handle, never a signal that ends chappie mid-refresh.
         signal(SIGPIPE, SIG_IGN)
         let arguments = GlobalOptionHoisting.reorder(Array(CommandLine.arguments.dropFirst()))

@@ -53,6 +53,12 @@ public enum ProcessReplacement {
         return (ignored, mask)
     }()
 
+    /// Whether `number` was ignored when chappie started (a script's `cmd &`, `nohup`): chappie
+    /// leaves such a signal ignored.
+    public static func ignoredAtStart(_ number: Int32) -> Bool {
+        inheritedSignals.ignored.contains(number)
+    }
+
     /// Notes the signal dispositions and mask chappie was started with; call it first thing, before
     /// chappie changes any.
     public static func recordInheritedSignals() {

@@ -89,6 +89,8 @@ extension ChappieCommand {
             let signals = SignalRelay.shared
             let started: (services: ChappieServices, instance: DaemonInstance, socket: URL)
             do {
+                let pending = PendingCancellation()
+                signals.onSignal { pending.cancel() }
                 let startUp = Task {
                     let services = try await ChappieServices.open(options)
                     let instance = try services.claimDaemonInstance()
@@ -100,7 +102,7 @@ extension ChappieCommand {
                     try Task.checkCancellation()
                     return (services, instance, socketURL)
                 }
-                signals.onSignal { startUp.cancel() }
+                pending.track { startUp.cancel() }
                 started = try await startUp.value
             } catch is CancellationError {
                 logger.info("stopped before it started")

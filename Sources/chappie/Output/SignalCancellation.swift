@@ -1,48 +1,38 @@
+import ChappieService
+import CSignals
 import Foundation
 import Synchronization
 
-/// The write end of ``SignalRelay``'s pipe, for its C signal handler, which can capture nothing.
-/// Set once, before the handler is installed, and never changed.
-private nonisolated(unsafe) var signalPipeWriteEnd: Int32 = -1
-
-/// The signal handler: one byte, the signal's number, into the pipe (`write` is async-signal-safe;
-/// the end is non-blocking, so a full pipe drops the byte instead of blocking).
-private func relaySignal(_ number: Int32) {
-    var byte = UInt8(truncatingIfNeeded: number)
-    _ = write(signalPipeWriteEnd, &byte, 1)
-}
-
-/// SIGINT (Ctrl-C) and SIGTERM for the whole process, once first used: each calls the handler of
-/// the moment instead of killing the process. A signal that came while a handler was being
-/// replaced is not lost: the next handler set is called at once. With no handler set, a signal has
-/// its default action, as if chappie had never caught it.
+/// SIGINT (Ctrl-C) and SIGTERM for the whole process, from ``install()`` at start-up: each calls
+/// the handler of the moment instead of killing the process. With no handler set, a signal has its
+/// default action, as if chappie had never caught it. Once a signal has come, every handler set
+/// later is called at once, so a process can hand its signals from one phase to the next (the
+/// daemon's start-up, then its service group) without losing one in between.
 ///
-/// A `sigaction` handler writing to a pipe (read by a thread of its own) takes the signals from the
-/// moment it is installed. A `DispatchSource` for signals was not enough: under load a SIGTERM
-/// sent just after it was made was sometimes lost, and a daemon ran on until SIGKILL.
+/// The handler itself is C (`CSignals`): it writes the signal's number to a pipe, which a thread of
+/// chappie's own reads. A `DispatchSource` was not enough: libdispatch installs its handler later,
+/// on its own thread, and under load a SIGTERM in between was lost (a daemon then ran on until
+/// SIGKILL). A signal ignored when chappie started stays ignored.
 final class SignalRelay: Sendable {
-    /// The relay, installed on first use.
+    /// The relay, made by ``install()``.
     static let shared = SignalRelay()
 
     private let state = Mutex<(received: Bool, handler: (@Sendable () -> Void)?)>((false, nil))
 
     private init() {
-        var ends: [Int32] = [-1, -1]
-        precondition(pipe(&ends) == 0, "chappie could not make a pipe for its signals: \(String(cString: strerror(errno)))")
-        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
-        _ = fcntl(ends[1], F_SETFL, fcntl(ends[1], F_GETFL) | O_NONBLOCK)
-        signalPipeWriteEnd = ends[1]
-        for number in [SIGINT, SIGTERM] {
-            var action = sigaction()
-            action.__sigaction_handler.sa_handler = relaySignal
-            action.sa_flags = SA_RESTART
-            sigemptyset(&action.sa_mask)
-            sigaction(number, &action, nil)
+        let readEnd = chappie_signal_relay_open()
+        precondition(readEnd >= 0, "chappie could not make a pipe for its signals: \(String(cString: strerror(errno)))")
+        for number in [SIGINT, SIGTERM] where !ProcessReplacement.ignoredAtStart(number) {
+            precondition(chappie_signal_relay_catch(number) == 0, "chappie could not take signal \(number): \(String(cString: strerror(errno)))")
         }
-        let readEnd = ends[0]
         let thread = Thread { [self] in readSignals(from: readEnd) }
         thread.name = "chappie-signals"
         thread.start()
+    }
+
+    /// Takes SIGINT and SIGTERM from now on; call it first thing.
+    static func install() {
+        _ = shared
     }
 
     /// Sets what a signal does from now on; calls it at once if a signal has already come.
@@ -65,7 +55,12 @@ final class SignalRelay: Sendable {
         while true {
             let count = read(descriptor, &byte, 1)
             if count < 0, errno == EINTR { continue }
-            guard count == 1 else { return }
+            guard count == 1 else {
+                // Cannot happen while the process lives; if it did, signals would go nowhere: give
+                // them back their default action rather than lose them.
+                for number in [SIGINT, SIGTERM] where !ProcessReplacement.ignoredAtStart(number) { signal(number, SIG_DFL) }
+                return
+            }
             let handler = state.withLock { state in
                 state.received = true
                 return state.handler
@@ -73,7 +68,6 @@ final class SignalRelay: Sendable {
             if let handler {
                 handler()
             } else {
-                // Nobody takes signals now: the default action, as if chappie had never caught it.
                 signal(Int32(byte), SIG_DFL)
                 kill(getpid(), Int32(byte))
             }
@@ -81,11 +75,37 @@ final class SignalRelay: Sendable {
     }
 }
 
+/// A task that a signal may cancel before it exists: ``track(_:)`` cancels it at once then.
+final class PendingCancellation: Sendable {
+    private let state = Mutex<(cancelled: Bool, cancel: (@Sendable () -> Void)?)>((false, nil))
+
+    /// Cancels the tracked task, or the one tracked next.
+    func cancel() {
+        let cancel = state.withLock { state in
+            state.cancelled = true
+            return state.cancel
+        }
+        cancel?()
+    }
+
+    /// Tracks a task by its `cancel`; calls it at once if ``cancel()`` came first.
+    func track(_ cancel: @escaping @Sendable () -> Void) {
+        let cancelled = state.withLock { state in
+            state.cancel = cancel
+            return state.cancelled
+        }
+        if cancelled { cancel() }
+    }
+}
+
 /// Runs `work` in a task that SIGINT (Ctrl-C) and SIGTERM cancel, instead of killing the process:
-/// a refresh already at the server is then finished and committed before chappie exits.
+/// a refresh already at the server is then finished and committed before chappie exits. The
+/// signals are taken before the work starts.
 func cancellingOnSignals<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) async throws -> T {
-    let task = Task { try await work() }
-    SignalRelay.shared.onSignal { task.cancel() }
+    let pending = PendingCancellation()
+    SignalRelay.shared.onSignal { pending.cancel() }
     defer { SignalRelay.shared.release() }
+    let task = Task { try await work() }
+    pending.track { task.cancel() }
     return try await task.value
 }
