@@ -106,7 +106,7 @@ private func poolRows(chappie: URL, server: PostgresServer, port: Int) async thr
     for (index, home) in homes.enumerated() {
         let share = Array(names[(index * 50)..<((index + 1) * 50)])
         let log = home.appendingPathComponent("refresh.log")
-        FileManager.default.createFile(atPath: log.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         let process = Process()
         process.executableURL = chappie
         process.arguments = ["refresh", "--quiet"] + share + ["--home", home.path, "--machine", "m\(index + 1)"] + service

@@ -1,6 +1,6 @@
 public import ChappieCore
 import ChappieStore
-public import Foundation
+import Foundation
 
 /// `chappie pool migrate --from-sqlite`: moves the accounts of a single-user (SQLite) store into the
 /// team pool, keeping each one's identity, settings and usage history.

@@ -1,5 +1,5 @@
 package import ChappieCore
-public import Foundation
+import Foundation
 import PostgresNIO
 
 extension PostgresAccountStore {

@@ -1,6 +1,6 @@
 public import ChappieCore
 package import ChappieVault
-public import Foundation
+package import Foundation
 import PostgresNIO
 import Synchronization
 

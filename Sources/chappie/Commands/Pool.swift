@@ -1,4 +1,5 @@
 import ArgumentParser
+import ChappieCore
 import ChappieService
 import Foundation
 
