@@ -27,7 +27,7 @@ struct ChappieCommand: AsyncParsableCommand {
     static func main() async {
         EnvironmentSecrets.take()
         ProcessReplacement.recordInheritedSignals()
-        // SIGINT and SIGTERM from here on go through the relay (default action until a command
+        // SIGINT, SIGTERM and SIGHUP from here on go through the relay (default action until a command
         // sets a handler), so that none is lost when a command starts taking them.
         SignalRelay.install()
         // A closed pipe or socket is an error to handle, never a signal that ends chappie mid-refresh.

@@ -143,6 +143,32 @@ struct LeaseEndToEndTests {
         #expect(more.status == 75, "\(more.stderr)")
     }
 
+    @Test("lease run passes SIGTERM and SIGHUP on to its command, leaves a Ctrl-C sent to chappie alone, returns the command's status and gives the lease back")
+    func runSignals() async throws {
+        let testbed = try await ChappieTestbed.start(emulatorArguments: Self.emulator)
+        defer { Task { await testbed.stop() } }
+        #expect(try await testbed.chappie(["accounts", "add", "solo"]).status == 0)
+        for (signal, status) in [(SIGTERM, Int32(7)), (SIGHUP, Int32(8))] {
+            let ready = testbed.home.appendingPathComponent("ready-\(signal)"), got = testbed.home.appendingPathComponent("got-\(signal)")
+            // The command says when it is running, then waits; the signal it is sent ends it with `status`.
+            let script = "trap 'echo got > \(got.path); exit \(status)' TERM HUP; echo ready > \(ready.path); while :; do sleep 0.05; done"
+            let job = try ChildProcess(try BuiltProducts.executable("chappie"), ["lease", "run"] + testbed.service + ["--", "sh", "-c", script])
+            for _ in 0..<600 where !FileManager.default.fileExists(atPath: ready.path) { try await Task.sleep(for: .milliseconds(50)) }
+            #expect(FileManager.default.fileExists(atPath: ready.path), "the command did not start")
+            // A Ctrl-C sent to chappie alone (not to the terminal's process group) ends neither.
+            kill(job.processIdentifier, SIGINT)
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(job.isRunning && !FileManager.default.fileExists(atPath: got.path))
+            kill(job.processIdentifier, signal)
+            for _ in 0..<600 where job.isRunning { try await Task.sleep(for: .milliseconds(50)) }
+            if job.isRunning { kill(job.processIdentifier, SIGKILL) }
+            job.waitUntilExit()
+            #expect(job.terminationStatus == status, "signal \(signal)")
+            #expect(FileManager.default.fileExists(atPath: got.path), "the command was told (signal \(signal))")
+            #expect(try await testbed.chappie(["lease", "list"]).stdout.contains("No leases."))
+        }
+    }
+
     @Test("Bad lease and pool input: a clear error, the right exit code, and nothing changed")
     func badInput() async throws {
         let bench = try await Bench.start(.sqlite)

@@ -9,7 +9,7 @@ public enum ProcessReplacement {
     ///
     /// Before the switch: buffered output is flushed; every descriptor above standard error but
     /// `keeping` is marked close-on-exec (the store, locks and sockets stay chappie's); the signals
-    /// chappie changes (SIGINT, SIGTERM, SIGPIPE) and the signal mask are put back as chappie found
+    /// chappie changes (SIGINT, SIGTERM, SIGHUP, SIGPIPE) and the signal mask are put back as chappie found
     /// them (``recordInheritedSignals()``), so `nohup` and a shell's ignored signals still hold.
     ///
     /// - Returns: Only when the command cannot be run: the exit status a shell would give (127 not
@@ -33,8 +33,8 @@ public enum ProcessReplacement {
         return (error == ENOENT ? 127 : 126, "cannot run \(command[0]): \(reason)")
     }
 
-    /// The signals chappie handles itself (Ctrl-C, termination, broken pipes).
-    static let changedSignals = [SIGINT, SIGTERM, SIGPIPE]
+    /// The signals chappie handles itself (Ctrl-C, termination, hang-up, broken pipes).
+    static let changedSignals = [SIGINT, SIGTERM, SIGHUP, SIGPIPE]
 
     /// Which of ``changedSignals`` were ignored when chappie started, and the signal mask then.
     static let inheritedSignals: (ignored: Set<Int32>, mask: sigset_t) = {

@@ -1,5 +1,4 @@
 import ChappieCore
-import Dispatch
 import Foundation
 
 extension LeaseService {
@@ -7,16 +6,17 @@ extension LeaseService {
     /// ``Granted/environment`` added to chappie's, renews the lease every third of its time to live
     /// while the command runs, and gives it back when the command ends, however it ends.
     ///
-    /// Ctrl-C reaches the command from the terminal, and chappie waits for it; a SIGTERM or SIGHUP
-    /// sent to chappie is passed on to it. The command starts with the signal dispositions and mask
-    /// chappie was started with.
+    /// The command starts with the signal dispositions and mask chappie was started with. Passing
+    /// chappie's own signals on to it is the caller's, from `started` (the CLI: SIGTERM and SIGHUP
+    /// passed on, Ctrl-C left to the command, which has it from the terminal).
     ///
     /// - Parameters:
+    ///   - started: Called with the command's process id once it runs.
     ///   - report: Told of waiting for a slot, of the lease taken, and of a renewal that failed.
     /// - Returns: The lease, and the command's exit status (128 + the signal that ended it; 127
     ///   when it is not found, 126 when it cannot run).
     public func run(
-        _ command: [String], request: LeaseRequest, report: @escaping @Sendable (String) -> Void
+        _ command: [String], request: LeaseRequest, started: @Sendable (Int32) -> Void = { _ in }, report: @escaping @Sendable (String) -> Void
     ) async throws -> (granted: Granted, status: Int32) {
         precondition(!command.isEmpty, "an empty command")
         let granted = try await acquire(request, waiting: report)
@@ -28,7 +28,7 @@ extension LeaseService {
             try? await release(granted.lease.id)
             return (granted, error.status)
         }
-        let forwarding = Self.forwardTermination(to: child)
+        started(child)
         let renewing = Task {
             let every = max(.seconds(1), request.ttl / 3)
             while !Task.isCancelled {
@@ -43,7 +43,6 @@ extension LeaseService {
         }
         let status = await Self.waitForExit(child)
         renewing.cancel()
-        withExtendedLifetime(forwarding) {}
         // Given back in a task of its own: whatever happens to the caller, the slot is freed.
         try? await Task { try await release(granted.lease.id) }.value
         return (granted, status)
@@ -85,19 +84,6 @@ extension LeaseService {
             throw SpawnFailure(status: result == ENOENT ? 127 : 126)
         }
         return child
-    }
-
-    /// While the returned sources live: Ctrl-C is left to the command (chappie waits for it), and
-    /// SIGTERM and SIGHUP sent to chappie are passed on to it.
-    private static func forwardTermination(to child: pid_t) -> [any DispatchSourceSignal] {
-        signal(SIGINT, SIG_IGN)
-        return [SIGTERM, SIGHUP].map { number in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { kill(child, number) }
-            source.resume()
-            return source
-        }
     }
 
     /// Waits for the command on a thread of its own (`waitpid` blocks); its exit status, or 128 +

@@ -90,7 +90,7 @@ extension ChappieCommand {
             let started: (services: ChappieServices, instance: DaemonInstance, socket: URL)
             do {
                 let pending = PendingCancellation()
-                signals.onSignal { pending.cancel() }
+                signals.onSignal { _ in pending.cancel() }
                 let startUp = Task {
                     let services = try await ChappieServices.open(options)
                     let instance = try services.claimDaemonInstance()
@@ -118,7 +118,7 @@ extension ChappieCommand {
             let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [daemon], logger: logger))
             // A signal that came after the start-up ended asks for the shutdown now, and the group
             // stops as soon as it has started.
-            signals.onSignal { Task { await group.triggerGracefulShutdown() } }
+            signals.onSignal { _ in Task { await group.triggerGracefulShutdown() } }
             try await group.run()
         }
     }

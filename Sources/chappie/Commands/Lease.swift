@@ -63,7 +63,15 @@ extension ChappieCommand {
                 // The program's name only: arguments may hold secrets, and the holder goes to the audit log.
                 let holder = "pid \(getpid()): " + URL(fileURLWithPath: command[0]).lastPathComponent.prefix(60)
                 let verbose = global.verbose
-                let (_, status) = try await services.leases.run(command, request: choice.request(holder: holder)) { message in
+                // While the command runs: SIGTERM and SIGHUP are passed on to it; Ctrl-C is left to it
+                // (it has it from the terminal), and chappie waits for it.
+                defer { SignalRelay.shared.release() }
+                let started: @Sendable (pid_t) -> Void = { child in
+                    SignalRelay.shared.onSignal { number in
+                        if number != SIGINT { kill(child, number) }
+                    }
+                }
+                let (_, status) = try await services.leases.run(command, request: choice.request(holder: holder), started: started) { message in
                     // Waiting and failures always; the lease taken only with --verbose.
                     if verbose || !message.hasPrefix("lease ") {
                         FileHandle.standardError.write(Data("chappie: \(TerminalText.sanitized(message))\n".utf8))

@@ -3,7 +3,7 @@ import CSignals
 import Foundation
 import Synchronization
 
-/// SIGINT (Ctrl-C) and SIGTERM for the whole process, from ``install()`` at start-up: each calls
+/// SIGINT (Ctrl-C), SIGTERM and SIGHUP for the whole process, from ``install()`` at start-up: each calls
 /// the handler of the moment instead of killing the process. With no handler set, a signal has its
 /// default action, as if chappie had never caught it. Once a signal has come, every handler set
 /// later is called at once, so a process can hand its signals from one phase to the next (the
@@ -17,12 +17,15 @@ final class SignalRelay: Sendable {
     /// The relay, made by ``install()``.
     static let shared = SignalRelay()
 
-    private let state = Mutex<(received: Bool, handler: (@Sendable () -> Void)?)>((false, nil))
+    /// The signals it takes.
+    static let numbers = [SIGINT, SIGTERM, SIGHUP]
+
+    private let state = Mutex<(received: Int32?, handler: (@Sendable (Int32) -> Void)?)>((nil, nil))
 
     private init() {
         let readEnd = chappie_signal_relay_open()
         precondition(readEnd >= 0, "chappie could not make a pipe for its signals: \(String(cString: strerror(errno)))")
-        for number in [SIGINT, SIGTERM] where !ProcessReplacement.ignoredAtStart(number) {
+        for number in Self.numbers where !ProcessReplacement.ignoredAtStart(number) {
             precondition(chappie_signal_relay_catch(number) == 0, "chappie could not take signal \(number): \(String(cString: strerror(errno)))")
         }
         let thread = Thread { [self] in readSignals(from: readEnd) }
@@ -30,18 +33,19 @@ final class SignalRelay: Sendable {
         thread.start()
     }
 
-    /// Takes SIGINT and SIGTERM from now on; call it first thing.
+    /// Takes the signals from now on; call it first thing.
     static func install() {
         _ = shared
     }
 
-    /// Sets what a signal does from now on; calls it at once if a signal has already come.
-    func onSignal(_ handler: @escaping @Sendable () -> Void) {
+    /// Sets what a signal does from now on, given its number; calls it at once with the last one if
+    /// a signal has already come.
+    func onSignal(_ handler: @escaping @Sendable (Int32) -> Void) {
         let received = state.withLock { state in
             state.handler = handler
             return state.received
         }
-        if received { handler() }
+        if let received { handler(received) }
     }
 
     /// Takes the handler away: a signal from now on has its default action.
@@ -58,18 +62,19 @@ final class SignalRelay: Sendable {
             guard count == 1 else {
                 // Cannot happen while the process lives; if it did, signals would go nowhere: give
                 // them back their default action rather than lose them.
-                for number in [SIGINT, SIGTERM] where !ProcessReplacement.ignoredAtStart(number) { signal(number, SIG_DFL) }
+                for number in Self.numbers where !ProcessReplacement.ignoredAtStart(number) { signal(number, SIG_DFL) }
                 return
             }
+            let number = Int32(byte)
             let handler = state.withLock { state in
-                state.received = true
+                state.received = number
                 return state.handler
             }
             if let handler {
-                handler()
+                handler(number)
             } else {
-                signal(Int32(byte), SIG_DFL)
-                kill(getpid(), Int32(byte))
+                signal(number, SIG_DFL)
+                kill(getpid(), number)
             }
         }
     }
@@ -98,12 +103,12 @@ final class PendingCancellation: Sendable {
     }
 }
 
-/// Runs `work` in a task that SIGINT (Ctrl-C) and SIGTERM cancel, instead of killing the process:
+/// Runs `work` in a task that SIGINT (Ctrl-C), SIGTERM and SIGHUP cancel, instead of killing the process:
 /// a refresh already at the server is then finished and committed before chappie exits. The
 /// signals are taken before the work starts.
 func cancellingOnSignals<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) async throws -> T {
     let pending = PendingCancellation()
-    SignalRelay.shared.onSignal { pending.cancel() }
+    SignalRelay.shared.onSignal { _ in pending.cancel() }
     defer { SignalRelay.shared.release() }
     let task = Task { try await work() }
     pending.track { task.cancel() }
