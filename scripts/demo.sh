@@ -47,16 +47,10 @@ step "chappie accounts add team, then spare (three accounts in all)"
 "${chappie[@]}" accounts add team "${service[@]}" 2> /dev/null
 "${chappie[@]}" accounts add spare "${service[@]}" 2> /dev/null
 
-account_id() {
-  "${chappie[@]}" accounts show "$1" --json | sed -n 's/.*"chatgptAccountID" : "\(.*\)".*/\1/p'
-}
-set_usage() {
-  curl -s -X POST -d "$2" "$address/_emulator/accounts/$(account_id "$1")/usage" > /dev/null
-}
 
 step "Some use at the emulator (personal 72 %, spare's week 80 %), then chappie usage (polls all three)"
-set_usage personal '{"five_hour_used_percent":72,"weekly_used_percent":30}'
-set_usage spare '{"five_hour_used_percent":10,"weekly_used_percent":80}'
+set_emulator_usage personal '{"five_hour_used_percent":72,"weekly_used_percent":30}'
+set_emulator_usage spare '{"five_hour_used_percent":10,"weekly_used_percent":80}'
 "${chappie[@]}" usage "${service[@]}"
 
 step "chappie accounts list (usage, headroom and its binding window)"
@@ -70,7 +64,7 @@ for _ in $(seq 100); do [ -S "$CHAPPIE_HOME/chappie.sock" ] && break; sleep 0.1;
 "${chappie[@]}" status
 
 step "personal reaches its 5-hour limit; the daemon switches to the account with the most headroom"
-set_usage personal '{"five_hour_used_percent":100}'
+set_emulator_usage personal '{"five_hour_used_percent":100}'
 for _ in $(seq 60); do
   [ "$("${chappie[@]}" accounts current)" != "personal" ] && break
   sleep 0.25

@@ -57,3 +57,14 @@ cleanup() {
   fi
   exit $status
 }
+
+# emulator_account_id NAME: the ChatGPT account id of chappie's account NAME (needs $chappie).
+emulator_account_id() {
+  "${chappie[@]}" accounts show "$1" --json | sed -n 's/.*"chatgptAccountID" : "\(.*\)".*/\1/p'
+}
+
+# set_emulator_usage NAME JSON: sets what the emulator reports as account NAME's use (needs
+# $chappie and $emulator_address).
+set_emulator_usage() {
+  curl -s -X POST -d "$2" "$emulator_address/_emulator/accounts/$(emulator_account_id "$1")/usage" > /dev/null
+}

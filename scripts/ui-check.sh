@@ -30,12 +30,6 @@ chappie=("$bin/chappie")
 service=(--issuer "$address" --backend "$address/backend-api")
 
 for name in personal team spare; do "${chappie[@]}" accounts add "$name" "${service[@]}" > /dev/null 2>&1; done
-account_id() {
-  "${chappie[@]}" accounts show "$1" --json | sed -n 's/.*"chatgptAccountID" : "\(.*\)".*/\1/p'
-}
-set_usage() {
-  curl -s -X POST -d "$2" "$address/_emulator/accounts/$(account_id "$1")/usage" > /dev/null
-}
 
 echo "==> A week of history: a reading every 20 minutes per account, written straight into the store"
 # Only the credentials are sealed; usage_samples is plain SQLite, so a week can be made up here
@@ -43,9 +37,9 @@ echo "==> A week of history: a reading every 20 minutes per account, written str
 # the emulator's: its windows began when the accounts were made, a moment ago, so the made-up ones
 # end then (every chart shows a reset at its right edge). Each 5-hour window climbs to its own peak,
 # each week grows at its own rate.
-set_usage personal '{"five_hour_used_percent":35,"weekly_used_percent":3}'
-set_usage team '{"five_hour_used_percent":88,"weekly_used_percent":2}'
-set_usage spare '{"five_hour_used_percent":4,"weekly_used_percent":6}'
+set_emulator_usage personal '{"five_hour_used_percent":35,"weekly_used_percent":3}'
+set_emulator_usage team '{"five_hour_used_percent":88,"weekly_used_percent":2}'
+set_emulator_usage spare '{"five_hour_used_percent":4,"weekly_used_percent":6}'
 "${chappie[@]}" usage poll --all "${service[@]}" > /dev/null
 db="$CHAPPIE_HOME/chappie.sqlite"
 now=$(date +%s)
@@ -77,8 +71,8 @@ echo "==> The daemon's dashboard, and a screenshot of it"
 daemon_pid=$!
 dashboard=""
 for _ in $(seq 100); do
-  # The JSON log line that says where it listens: "address":"127.0.0.1:PORT".
-  dashboard=$( (grep 'serving /metrics' "$work/daemon.log" || true) | grep -o '"address" *: *"[^"]*"' | head -1 | sed 's/.*"\([^"]*\)"$/\1/' || true)
+  # chappie status says where the dashboard is once the daemon listens: "Dashboard: http://ADDRESS/".
+  dashboard=$("${chappie[@]}" status "${service[@]}" 2> /dev/null | sed -n 's|^Dashboard: http://\(.*\)/$|\1|p' || true)
   if [ -n "$dashboard" ]; then break; fi
   sleep 0.1
 done
@@ -98,7 +92,7 @@ echo "==> The dashboard's script in the browser: an old page takes up a newer re
 # time past the script's first 30 s tick; the DOM it ends with must show the new reading.
 old_revision=$(grep -o 'data-account="spare" data-revision="[^"]*"' "$out/dashboard.html" || true)
 [ -n "$old_revision" ] || { echo "the dashboard has no section for spare: see $out/dashboard.html" >&2; exit 1; }
-set_usage spare '{"five_hour_used_percent":77,"weekly_used_percent":7}'
+set_emulator_usage spare '{"five_hour_used_percent":77,"weekly_used_percent":7}'
 "${chappie[@]}" usage poll spare "${service[@]}" > /dev/null
 new_revision=$(curl -s "http://$dashboard/" | grep -o 'data-account="spare" data-revision="[^"]*"' || true)
 [ "$old_revision" != "$new_revision" ] || { echo "the poll did not change spare's revision" >&2; exit 1; }

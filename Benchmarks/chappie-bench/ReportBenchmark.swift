@@ -24,6 +24,18 @@ func fillSamples(_ queue: DatabaseQueue, ids: [Int64], start: Double) throws {
     }
 }
 
+/// Three runs of `chappie` with `arguments`: the wall times in ms, sorted, and the peak RSS so far.
+private func threeRuns(_ chappie: URL, _ arguments: [String]) throws -> (sorted: [Double], peak: Double) {
+    var times: [Double] = []
+    var peak = 0.0
+    for _ in 0..<3 {
+        let run = try timeOnce(chappie, arguments)
+        times.append(run.milliseconds)
+        peak = max(peak, run.peakMiB)
+    }
+    return (times.sorted(), peak)
+}
+
 func runReport() async throws -> [String] {
     let home = FileManager.default.temporaryDirectory.appendingPathComponent("chappie-bench-report-\(UUID().uuidString)")
     defer { try? FileManager.default.removeItem(at: home) }
@@ -45,14 +57,7 @@ func runReport() async throws -> [String] {
     let chappie = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("chappie")
     let output = home.appendingPathComponent("report.csv")
     _ = FileManager.default.createFile(atPath: output.path, contents: nil)
-    var chappieTimes: [Double] = []
-    var peak = 0.0
-    for _ in 0..<3 {
-        let run = try timeOnce(chappie, ["usage", "report", "--by", "day", "--tz", "UTC", "-o", output.path, "--home", home.path])
-        chappieTimes.append(run.milliseconds)
-        peak = max(peak, run.peakMiB)
-    }
-    chappieTimes.sort()
+    let (chappieTimes, peak) = try threeRuns(chappie, ["usage", "report", "--by", "day", "--tz", "UTC", "-o", output.path, "--home", home.path])
     var lines = [String(format: "| `chappie usage report --by day`, 1,000,000 samples, 50 accounts, whole process, 3 runs | median %.0f ms | peak RSS %.0f MiB | min %.0f ms |",
                         quantile(chappieTimes, 0.5), peak, chappieTimes[0])]
     // The HTML report: the last 7 days (what the dashboard draws, at one reading every 3 minutes per
@@ -61,14 +66,7 @@ func runReport() async throws -> [String] {
     let lastWeek = ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: start + 20_000 * 180 - 7 * 86400))
     for (label, period) in [("the last 7 days (168,000 samples)", ["--since", lastWeek]), ("1,000,000 samples (42 days)", [String]())] {
         _ = FileManager.default.createFile(atPath: page.path, contents: nil)
-        var times: [Double] = []
-        var peakHTML = 0.0
-        for _ in 0..<3 {
-            let run = try timeOnce(chappie, ["usage", "report", "--format", "html", "--tz", "UTC", "-o", page.path, "--home", home.path] + period)
-            times.append(run.milliseconds)
-            peakHTML = max(peakHTML, run.peakMiB)
-        }
-        times.sort()
+        let (times, peakHTML) = try threeRuns(chappie, ["usage", "report", "--format", "html", "--tz", "UTC", "-o", page.path, "--home", home.path] + period)
         let size = (try FileManager.default.attributesOfItem(atPath: page.path)[.size] as? Int) ?? 0
         lines.append("| `chappie usage report --format html`, \(label), 50 accounts, whole process, 3 runs | "
             + String(format: "median %.0f ms | peak RSS %.0f MiB, page %.1f MB | min %.0f ms |", quantile(times, 0.5), peakHTML, Double(size) / 1_000_000, times[0]))

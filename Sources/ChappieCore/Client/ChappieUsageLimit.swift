@@ -34,7 +34,7 @@ public struct ChappieUsageLimit: Sendable, Hashable {
         guard let rateLimit else { return nil }
         let full = [rateLimit.shortWindow, rateLimit.longWindow].compactMap { $0 }.filter { $0.usedPercent >= 100 }
         guard let window = full.first ?? rateLimit.bindingWindow else { return nil }
-        return window.kind == .fiveHour || window.kind == .short ? "5-hour" : "weekly"
+        return window.kind.label
     }
 }
 

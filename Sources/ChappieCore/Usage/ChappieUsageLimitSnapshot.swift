@@ -36,6 +36,9 @@ public struct ChappieUsageWindow: Sendable, Hashable, Codable {
         case short
         /// Another window of a day or more (or of unknown length).
         case long
+
+        /// The window named for people: "5-hour" for a short one, "weekly" for a long one.
+        public var label: String { self == .fiveHour || self == .short ? "5-hour" : "weekly" }
     }
 }
 

@@ -115,11 +115,18 @@ public final class HTTPClient: Sendable {
         }
     }
 
-    /// Whether a host name or address is this machine's loopback (`localhost`, `127.0.0.0/8`, `::1`).
+    /// Whether a host name or address is this machine's loopback (`localhost` and `*.localhost`,
+    /// `127.0.0.0/8`, `::1`).
     public static func isLoopback(host: String) -> Bool {
+        isLoopbackAddress(host: host) || host.lowercased().hasSuffix(".localhost")
+    }
+
+    /// Whether a host is a loopback address or `localhost` itself: what a listener may bind to
+    /// without a secret (another name, `*.localhost` included, could resolve anywhere).
+    public static func isLoopbackAddress(host: String) -> Bool {
         var host = host.lowercased()
         if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        if host == "localhost" || host.hasSuffix(".localhost") || host == "::1" { return true }
+        if host == "localhost" || host == "::1" { return true }
         let octets = host.split(separator: ".", omittingEmptySubsequences: false)
         return octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil }
     }

@@ -1,3 +1,4 @@
+import ChappieCore
 import Foundation
 
 /// A one-purpose HTTP listener on `127.0.0.1` for an OAuth redirect to come back to (the browser
@@ -79,8 +80,7 @@ package final class LoopbackCallbackServer: Sendable {
 
     /// The answer as a small HTML page.
     private static func page(_ answer: Answer) -> LocalHTTPServer.Response {
-        let escaped = answer.message.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-            .replacingOccurrences(of: ">", with: "&gt;")
+        let escaped = HTMLText.escaped(answer.message)
         return LocalHTTPServer.Response(
             status: answer.status, contentType: "text/html; charset=utf-8",
             text: "<!doctype html><meta charset=\"utf-8\"><title>chappie</title><p>\(escaped)</p>\n")

@@ -14,8 +14,8 @@ import Foundation
 /// token; e-mails appear as text, never in a URL.
 struct Dashboard: Sendable {
     let store: any AccountStore
-    /// How times are written (the daemon's zone).
-    var timeZone: TimeZone = .current
+    /// How times are written (the daemon's zone, or `--tz`).
+    let timeZone: TimeZone
 
     /// One account's row: what the page and `/api/accounts` show.
     struct Row: Encodable {
@@ -103,7 +103,8 @@ struct Dashboard: Sendable {
         let since = now.addingTimeInterval(-7 * 86400)
         let series = try await UsageHTMLReport.gather(from: store, accounts: accounts, since: since, until: now)
         let formatter = UsageHTMLReport.minuteFormatter(timeZone)
-        let escape = UsageHTMLReport.escape
+        let escape = HTMLText.escaped
+        let axis = UsageHTMLReport.TimeAxis(start: since, end: now, formatter: formatter)
         var body = """
             <h1>chappie</h1>
             <p class="period" id="period">\(accounts.count) account\(accounts.count == 1 ? "" : "s"); charts over the last 7 days \
@@ -134,9 +135,9 @@ struct Dashboard: Sendable {
                 """
             body += "<div class=\"windows\">\n" + bar("5-hour", "5h", row.fiveHour) + bar("weekly", "weekly", row.weekly) + "</div>\n<div class=\"charts\">\n"
             for kind in [ChappieUsageWindow.Kind.fiveHour, .weekly] {
-                body += "<figure><figcaption>\(kind == .fiveHour ? "5-hour" : "weekly") window, last 7 days</figcaption>\n"
+                body += "<figure><figcaption>\(kind.label) window, last 7 days</figcaption>\n"
                 body += UsageHTMLReport.chart(
-                    series[account.id]?[kind] ?? UsageHTMLReport.Series(), account: account.name, kind: kind, start: since, end: now, formatter: formatter)
+                    series[account.id]?[kind] ?? UsageHTMLReport.Series(), account: account.name, kind: kind, axis: axis)
                 body += "\n</figure>\n"
             }
             body += "</div>\n</section>\n"

@@ -48,10 +48,7 @@ public struct MetricsListener: Sendable, Equatable {
     /// Whether only this machine can connect: a loopback address (`127.x.x.x`, `::1`) or
     /// `localhost`. Other names (`*.localhost` among them) could resolve anywhere, so they need the
     /// secret as any other address does.
-    public var isLoopback: Bool {
-        let name = host.lowercased()
-        return name == "localhost" || (!name.hasSuffix(".localhost") && HTTPClient.isLoopback(host: name))
-    }
+    public var isLoopback: Bool { HTTPClient.isLoopbackAddress(host: host) }
 
     /// `HOST:PORT` with an IPv6 host in brackets, for a URL or a log line.
     public func address(port: Int) -> String {

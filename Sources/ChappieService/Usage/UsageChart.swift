@@ -64,7 +64,7 @@ public struct UsageChart: Sendable {
             let reading = window == .fiveHour ? sample.snapshot.shortWindow : sample.snapshot.longWindow
             return reading.map { (sample.observedAt, $0.usedPercent, $0.resetsAt) }
         }
-        let name = window == .fiveHour ? "5-hour" : "weekly"
+        let name = window.label
         guard let first = points.first, let last = points.last else { return [String("\(account): \(name) window: no readings".prefix(width))] }
         let gutter = 4
         let columns = width - gutter
@@ -92,6 +92,7 @@ public struct UsageChart: Sendable {
         }
 
         let formatter = UsageHTMLReport.minuteFormatter(timeZone)
+        let axisFormatter = UsageHTMLReport.minuteFormatter(timeZone, format: span >= 86400 ? "MM-dd HH:mm" : "HH:mm")
         let title = "\(account): \(name) window, used %"
         let dated = title + "  (\(formatter.string(from: first.date)) → \(formatter.string(from: last.date)))"
         var lines = [dated.count <= width ? dated : String(title.prefix(width))]
@@ -110,8 +111,7 @@ public struct UsageChart: Sendable {
         }
         let (rule, mark) = style == .unicode ? ("─", "┴") : ("-", "^")
         lines.append("   +" + (0..<columns).map { resets.contains($0) ? mark : rule }.joined())
-        formatter.dateFormat = span >= 86400 ? "MM-dd HH:mm" : "HH:mm"
-        let start = formatter.string(from: first.date), end = formatter.string(from: last.date)
+        let start = axisFormatter.string(from: first.date), end = axisFormatter.string(from: last.date)
         // Both times under the axis where they fit, else the first alone.
         lines.append("    " + (start.count + 1 + end.count <= columns
             ? start + String(repeating: " ", count: columns - start.count - end.count) + end

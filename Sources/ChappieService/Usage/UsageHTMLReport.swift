@@ -76,28 +76,29 @@ enum UsageHTMLReport {
         }.min()
         let start = since ?? first.map { Date(timeIntervalSince1970: $0) } ?? now
         let end = until ?? now
+        let axis = TimeAxis(start: start, end: end, formatter: formatter)
         var body = """
             <h1>chappie usage</h1>
-            <p class="period">\(escape(formatter.string(from: start))) to \(escape(formatter.string(from: end))) (\(escape(timeZone.identifier))), \
-            \(accounts.count) account\(accounts.count == 1 ? "" : "s"), made \(escape(formatter.string(from: now)))</p>
+            <p class="period">\(HTMLText.escaped(formatter.string(from: start))) to \(HTMLText.escaped(formatter.string(from: end))) (\(HTMLText.escaped(timeZone.identifier))), \
+            \(accounts.count) account\(accounts.count == 1 ? "" : "s"), made \(HTMLText.escaped(formatter.string(from: now)))</p>
 
             """
         for account in accounts {
             let drawn = series[account.id] ?? AccountSeries()
             body += """
                 <section class="account">
-                <h2>\(escape(account.name.rawValue))</h2>
-                <p class="who">\(escape(account.info.email ?? "no e-mail")), \(escape(account.info.plan?.rawValue ?? "no plan")), \
-                \(escape(account.status.rawValue))\(account.isActive ? ", active" : "")</p>
+                <h2>\(HTMLText.escaped(account.name.rawValue))</h2>
+                <p class="who">\(HTMLText.escaped(account.info.email ?? "no e-mail")), \(HTMLText.escaped(account.info.plan?.rawValue ?? "no plan")), \
+                \(HTMLText.escaped(account.status.rawValue))\(account.isActive ? ", active" : "")</p>
 
                 """
             for kind in [ChappieUsageWindow.Kind.fiveHour, .weekly] {
                 let used = kind == .fiveHour ? drawn.latest?.fiveHourUsed : drawn.latest?.weeklyUsed
                 let resetsAt = kind == .fiveHour ? drawn.latest?.fiveHourResetsAt : drawn.latest?.weeklyResetsAt
-                let caption = (kind == .fiveHour ? "5-hour window" : "weekly window")
+                let caption = "\(kind.label) window"
                     + (used.map { ", now \(format($0)) %" + (resetsAt.map { ", resets \(formatter.string(from: Date(timeIntervalSince1970: Double($0))))" } ?? "") } ?? "")
-                body += "<figure>\n<figcaption>\(escape(caption))</figcaption>\n"
-                body += chart(drawn[kind], account: account.name, kind: kind, start: start, end: end, formatter: formatter) + "\n</figure>\n"
+                body += "<figure>\n<figcaption>\(HTMLText.escaped(caption))</figcaption>\n"
+                body += chart(drawn[kind], account: account.name, kind: kind, axis: axis) + "\n</figure>\n"
             }
             body += "</section>\n"
         }
@@ -114,7 +115,7 @@ enum UsageHTMLReport {
         <html xmlns="http://www.w3.org/1999/xhtml" lang="en">
         <head>
         <meta charset="utf-8"/>
-        <title>\(escape(title))</title>
+        <title>\(HTMLText.escaped(title))</title>
         <style>
         body { font: 14px/1.4 system-ui, sans-serif; margin: 2em; color: #222; }
         section.account { margin-bottom: 2em; }
@@ -135,12 +136,12 @@ enum UsageHTMLReport {
         """
     }
 
-    /// Times to the minute, `2026-11-24 08:00`, in a zone.
-    static func minuteFormatter(_ timeZone: TimeZone) -> DateFormatter {
+    /// Times in a zone, to the minute (`2026-11-24 08:00`) or in another `format`, in English.
+    static func minuteFormatter(_ timeZone: TimeZone, format: String = "yyyy-MM-dd HH:mm") -> DateFormatter {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = timeZone
-        formatter.dateFormat = "yyyy-MM-dd HH:mm"
+        formatter.dateFormat = format
         return formatter
     }
 
@@ -150,19 +151,12 @@ enum UsageHTMLReport {
     static func ticks(from start: Date, to end: Date, timeZone: TimeZone) -> [(date: Date, label: String)] {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
-        func formatter(_ format: String) -> DateFormatter {
-            let formatter = DateFormatter()
-            formatter.locale = Locale(identifier: "en_US_POSIX")
-            formatter.timeZone = timeZone
-            formatter.dateFormat = format
-            return formatter
-        }
         let span = end.timeIntervalSince(start)
         guard span > 0 else { return [] }
-        let day = formatter("EEE d")
+        let day = minuteFormatter(timeZone, format: "EEE d")
         var ticks: [(date: Date, label: String)] = []
         if let hours = [1, 2, 3, 6, 12].first(where: { span / Double($0 * 3600) <= 7.5 }) {
-            let clock = formatter("HH:mm")
+            let clock = minuteFormatter(timeZone, format: "HH:mm")
             var date = calendar.dateInterval(of: .hour, for: start)?.start ?? start
             while date <= end {
                 if date >= start, calendar.component(.hour, from: date) % hours == 0 {
@@ -173,7 +167,7 @@ enum UsageHTMLReport {
             return ticks
         }
         let days = Int((span / (7.5 * 86400)).rounded(.up))
-        let label = days == 1 ? day : formatter("MMM d")
+        let label = days == 1 ? day : minuteFormatter(timeZone, format: "MMM d")
         var date = calendar.startOfDay(for: start)
         if date < start { date = calendar.date(byAdding: .day, value: 1, to: date) ?? end }
         while date <= end {
@@ -185,9 +179,27 @@ enum UsageHTMLReport {
         return ticks
     }
 
-    /// One chart: 0–100 % up, the period across (marked by ``ticks(from:to:timeZone:)``), a point
-    /// per reading joined by a line (a vertex each, and a dot each while there is room for them).
-    static func chart(_ series: Series, account: AccountName, kind: ChappieUsageWindow.Kind, start: Date, end: Date, formatter: DateFormatter) -> String {
+    /// The period every chart of a page spans, with its marks, worked out once per page.
+    struct TimeAxis {
+        let start: Date
+        let end: Date
+        /// How times are written (``minuteFormatter(_:)`` in the page's zone).
+        let formatter: DateFormatter
+        /// ``ticks(from:to:timeZone:)`` of the period.
+        let ticks: [(date: Date, label: String)]
+
+        init(start: Date, end: Date, formatter: DateFormatter) {
+            self.start = start
+            self.end = end
+            self.formatter = formatter
+            ticks = UsageHTMLReport.ticks(from: start, to: end, timeZone: formatter.timeZone)
+        }
+    }
+
+    /// One chart: 0–100 % up, the period across (marked by the axis' ticks), a point per reading
+    /// joined by a line (a vertex each, and a dot each while there is room for them).
+    static func chart(_ series: Series, account: AccountName, kind: ChappieUsageWindow.Kind, axis: TimeAxis) -> String {
+        let (start, end, formatter) = (axis.start, axis.end, axis.formatter)
         let (width, height, left, bottom) = (480.0, 174.0, 34.0, 30.0)
         let span = max(end.timeIntervalSince(start), 1)
         let origin = start.timeIntervalSince1970
@@ -195,21 +207,21 @@ enum UsageHTMLReport {
         func top(_ used: Double) -> Double { 4 + (height - bottom - 4) * (1 - used / 100) }
         func y(_ used: Double) -> String { format(top(used)) }
         var svg = """
-            <svg class="chart" data-account="\(escape(account.rawValue))" data-window="\(kind == .fiveHour ? "5h" : "weekly")" \
+            <svg class="chart" data-account="\(HTMLText.escaped(account.rawValue))" data-window="\(kind.rawValue)" \
             data-points="\(series.points.count)" xmlns="http://www.w3.org/2000/svg" width="\(Int(width))" height="\(Int(height))" \
-            viewBox="0 0 \(Int(width)) \(Int(height))" role="img" aria-label="\(escape(account.rawValue)) \(kind == .fiveHour ? "5-hour" : "weekly") window">
+            viewBox="0 0 \(Int(width)) \(Int(height))" role="img" aria-label="\(HTMLText.escaped(account.rawValue)) \(kind.label) window">
 
             """
         for level in [0.0, 50, 100] {
             svg += "<line class=\"grid\" x1=\"\(format(left))\" x2=\"\(format(width - 4))\" y1=\"\(y(level))\" y2=\"\(y(level))\"/>"
             svg += "<text x=\"2\" y=\"\(format(top(level) + 3))\">\(Int(level)) %</text>\n"
         }
-        for tick in ticks(from: start, to: end, timeZone: formatter.timeZone) {
+        for tick in axis.ticks {
             svg += "<line class=\"tick\" x1=\"\(x(tick.date.timeIntervalSince1970))\" x2=\"\(x(tick.date.timeIntervalSince1970))\" y1=\"4\" y2=\"\(format(height - bottom))\"/>"
-            svg += "<text class=\"tick\" x=\"\(x(tick.date.timeIntervalSince1970))\" y=\"\(format(height - bottom + 11))\" text-anchor=\"middle\">\(escape(tick.label))</text>\n"
+            svg += "<text class=\"tick\" x=\"\(x(tick.date.timeIntervalSince1970))\" y=\"\(format(height - bottom + 11))\" text-anchor=\"middle\">\(HTMLText.escaped(tick.label))</text>\n"
         }
-        svg += "<text x=\"\(format(left))\" y=\"\(format(height - 4))\">\(escape(formatter.string(from: start)))</text>"
-        svg += "<text x=\"\(format(width - 4))\" y=\"\(format(height - 4))\" text-anchor=\"end\">\(escape(formatter.string(from: end)))</text>\n"
+        svg += "<text x=\"\(format(left))\" y=\"\(format(height - 4))\">\(HTMLText.escaped(formatter.string(from: start)))</text>"
+        svg += "<text x=\"\(format(width - 4))\" y=\"\(format(height - 4))\" text-anchor=\"end\">\(HTMLText.escaped(formatter.string(from: end)))</text>\n"
         for reset in series.resets {
             svg += "<line class=\"reset\" x1=\"\(x(reset))\" x2=\"\(x(reset))\" y1=\"4\" y2=\"\(format(height - bottom))\"><title>reset</title></line>\n"
         }
@@ -226,29 +238,13 @@ enum UsageHTMLReport {
             // average; past that the dots would merge, and the line's vertices are the readings.
             if Double(series.points.count) <= (width - left - 4) / 3 {
                 for point in series.points {
-                    svg += "<circle class=\"point\" cx=\"\(x(point.time))\" cy=\"\(y(point.used))\" r=\"1.8\"><title>\(escape(formatter.string(from: Date(timeIntervalSince1970: point.time)))): \(format(point.used)) %</title></circle>\n"
+                    svg += "<circle class=\"point\" cx=\"\(x(point.time))\" cy=\"\(y(point.used))\" r=\"1.8\"><title>\(HTMLText.escaped(formatter.string(from: Date(timeIntervalSince1970: point.time)))): \(format(point.used)) %</title></circle>\n"
                 }
             }
         } else {
             svg += "<text x=\"\(format(width / 2))\" y=\"\(format(height / 2))\" text-anchor=\"middle\">no readings</text>\n"
         }
         return svg + "</svg>"
-    }
-
-    /// Text made safe for HTML and XML: `&`, `<`, `>`, `"` and `'` escaped.
-    static func escape(_ text: String) -> String {
-        var escaped = ""
-        for character in text {
-            switch character {
-            case "&": escaped += "&amp;"
-            case "<": escaped += "&lt;"
-            case ">": escaped += "&gt;"
-            case "\"": escaped += "&quot;"
-            case "'": escaped += "&#39;"
-            default: escaped.append(character)
-            }
-        }
-        return escaped
     }
 
     /// A number with at most one decimal (`42`, `42.5`, `-0.3`); anything not finite is `0`. In

@@ -86,12 +86,11 @@ extension ChappieCommand {
             // that none is dropped between the two.
             let options = try global.serviceOptions()
             let socketOption = socket.map { expandedPath($0) }
-            let signals = SignalRelay.shared
             let started: (services: ChappieServices, instance: DaemonInstance, socket: URL)
             do {
-                let pending = PendingCancellation()
-                signals.onSignal { _ in pending.cancel() }
-                let startUp = Task {
+                // The start-up's handler stays until the service group's replaces it (below), so a
+                // signal in between is remembered rather than given its default action.
+                started = try await cancellingOnSignals(releasing: false) {
                     let services = try await ChappieServices.open(options)
                     let instance = try services.claimDaemonInstance()
                     let socketURL = socketOption ?? options.daemonSocket
@@ -102,8 +101,6 @@ extension ChappieCommand {
                     try Task.checkCancellation()
                     return (services, instance, socketURL)
                 }
-                pending.track { startUp.cancel() }
-                started = try await startUp.value
             } catch is CancellationError {
                 logger.info("stopped before it started")
                 return
@@ -118,7 +115,7 @@ extension ChappieCommand {
             let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [daemon], logger: logger))
             // A signal that came after the start-up ended asks for the shutdown now, and the group
             // stops as soon as it has started.
-            signals.onSignal { _ in Task { await group.triggerGracefulShutdown() } }
+            SignalRelay.shared.onSignal { _ in Task { await group.triggerGracefulShutdown() } }
             try await group.run()
         }
     }

@@ -81,7 +81,7 @@ final class SignalRelay: Sendable {
 }
 
 /// A task that a signal may cancel before it exists: ``track(_:)`` cancels it at once then.
-final class PendingCancellation: Sendable {
+private final class PendingCancellation: Sendable {
     private let state = Mutex<(cancelled: Bool, cancel: (@Sendable () -> Void)?)>((false, nil))
 
     /// Cancels the tracked task, or the one tracked next.
@@ -106,10 +106,13 @@ final class PendingCancellation: Sendable {
 /// Runs `work` in a task that SIGINT (Ctrl-C), SIGTERM and SIGHUP cancel, instead of killing the process:
 /// a refresh already at the server is then finished and committed before chappie exits. The
 /// signals are taken before the work starts.
-func cancellingOnSignals<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) async throws -> T {
+///
+/// - Parameter releasing: Whether signals get their default action back afterwards; `false` when
+///   the caller sets the next handler itself (a signal in between then reaches that handler).
+func cancellingOnSignals<T: Sendable>(releasing: Bool = true, _ work: @escaping @Sendable () async throws -> T) async throws -> T {
     let pending = PendingCancellation()
     SignalRelay.shared.onSignal { _ in pending.cancel() }
-    defer { SignalRelay.shared.release() }
+    defer { if releasing { SignalRelay.shared.release() } }
     let task = Task { try await work() }
     pending.track { task.cancel() }
     return try await task.value
