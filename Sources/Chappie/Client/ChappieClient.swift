@@ -278,8 +278,8 @@ public final class ChappieClient: Sendable {
         return ChappieUsageLimit(
             type: "usage_limit_reached", message: error["message"] as? String,
             plan: (error["plan_type"] as? String).map(ChappiePlan.init(rawValue:)),
-            resetsAt: (error["resets_at"] as? NSNumber).map { Date(timeIntervalSince1970: $0.doubleValue) },
-            resetsInSeconds: (error["resets_in_seconds"] as? NSNumber)?.doubleValue,
+            resetsAt: WireNumber.date(error["resets_at"]),
+            resetsInSeconds: WireNumber.integer(error["resets_in_seconds"], in: 0...WireNumber.longestSeconds).map(Double.init),
             rateLimit: ChappieUsageLimitSnapshot.fromHeaders { headers[$0] })
     }
 }

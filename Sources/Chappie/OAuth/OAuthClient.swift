@@ -73,9 +73,8 @@ package struct OAuthClient: Sendable {
             let code = (object["user_code"] ?? object["usercode"]) as? String
         else { throw .invalidResponse }
         // `interval` is a string holding an integer on the real service; accept a number too. 0 or
-        // missing would mean "no sleep": clamp to one second.
-        let seconds = (object["interval"] as? String).flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
-            ?? (object["interval"] as? NSNumber)?.intValue ?? 5
+        // missing would mean "no sleep", a huge one never polling again: clamp to 1–60 seconds.
+        let seconds = min(60, WireNumber.integer(object["interval"], in: 0...3600) ?? 5)
         let expiresAt = (object["expires_at"] as? String).flatMap { try? Date($0, strategy: .iso8601) }
         let serverNow = response.headers["Date"].flatMap(HTTPHeaders.httpDate) ?? Date()
         let lifetime = expiresAt.map { Duration.milliseconds(Int64(max(0, $0.timeIntervalSince(serverNow)) * 1000)) }

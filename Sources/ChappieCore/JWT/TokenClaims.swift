@@ -10,9 +10,9 @@ public import Foundation
 public struct TokenClaims: Sendable, Hashable {
     /// The account the token speaks for.
     public var account: ChappieAccountInfo
-    /// The `exp` claim, when present.
+    /// The `exp` claim, when present and a time between 1970 and 9999.
     public var expiresAt: Date?
-    /// The `iat` claim, when present.
+    /// The `iat` claim, likewise.
     public var issuedAt: Date?
 
     private static let authNamespace = "https://api.openai.com/auth"
@@ -35,13 +35,9 @@ public struct TokenClaims: Sendable, Hashable {
             accountID: auth["chatgpt_account_id"] as? String,
             plan: (auth["chatgpt_plan_type"] as? String).map(ChappiePlan.init(rawValue:)),
             isFedRAMPAccount: auth["chatgpt_account_is_fedramp"] as? Bool ?? false)
-        expiresAt = Self.date(object["exp"])
-        issuedAt = Self.date(object["iat"])
-    }
-
-    private static func date(_ value: Any?) -> Date? {
-        guard let number = value as? NSNumber else { return nil }
-        return Date(timeIntervalSince1970: number.doubleValue)
+        // A time that is not finite or lies outside 1970–9999 is unknown, never stored as given.
+        expiresAt = WireNumber.date(object["exp"])
+        issuedAt = WireNumber.date(object["iat"])
     }
 
     private static func base64URLDecode(_ text: Substring) -> Data? {

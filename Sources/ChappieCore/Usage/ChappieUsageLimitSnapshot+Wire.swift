@@ -5,9 +5,10 @@ extension ChappieUsageLimitSnapshot {
     /// when no window is present. `header` looks a header up case-insensitively.
     public static func fromHeaders(_ header: (String) -> String?) -> ChappieUsageLimitSnapshot? {
         func window(_ slot: String) -> ChappieUsageWindow? {
-            guard let used = header("x-codex-\(slot)-used-percent").flatMap(Double.init) else { return nil }
-            let minutes = header("x-codex-\(slot)-window-minutes").flatMap(Int.init)
-            let reset = header("x-codex-\(slot)-reset-at").flatMap(Double.init).map { Date(timeIntervalSince1970: $0) }
+            guard let used = header("x-codex-\(slot)-used-percent").flatMap(Double.init).flatMap(WireNumber.percent) else { return nil }
+            let minutes = header("x-codex-\(slot)-window-minutes").flatMap(Double.init)
+                .flatMap { WireNumber.integer($0, in: 1...WireNumber.longestSeconds / 60) }
+            let reset = header("x-codex-\(slot)-reset-at").flatMap(Double.init).flatMap(WireNumber.date(unixSeconds:))
             // Present only if used ≠ 0, the window has a length, or a reset time is given.
             guard used != 0 || (minutes ?? 0) != 0 || reset != nil else { return nil }
             return ChappieUsageWindow(usedPercent: used, windowMinutes: minutes, resetsAt: reset)
@@ -32,10 +33,10 @@ extension ChappieUsageLimitSnapshot {
     public static func fromRateLimitsEvent(_ event: [String: Any]) -> ChappieUsageLimitSnapshot? {
         let limits = event["rate_limits"] as? [String: Any] ?? [:]
         let windows = ["primary", "secondary"].compactMap { key -> ChappieUsageWindow? in
-            guard let window = limits[key] as? [String: Any], let used = (window["used_percent"] as? NSNumber)?.doubleValue else { return nil }
+            guard let window = limits[key] as? [String: Any], let used = WireNumber.percent(window["used_percent"]) else { return nil }
             return ChappieUsageWindow(
-                usedPercent: used, windowMinutes: (window["window_minutes"] as? NSNumber)?.intValue,
-                resetsAt: (window["reset_at"] as? NSNumber).map { Date(timeIntervalSince1970: $0.doubleValue) })
+                usedPercent: used, windowMinutes: WireNumber.integer(window["window_minutes"], in: 1...WireNumber.longestSeconds / 60),
+                resetsAt: WireNumber.date(window["reset_at"]))
         }
         guard !windows.isEmpty else { return nil }
         let id = (event["metered_limit_name"] as? String ?? event["limit_name"] as? String ?? "codex")

@@ -9,11 +9,25 @@ public struct ChappieUsageWindow: Sendable, Hashable, Codable {
     /// When the window starts afresh.
     public var resetsAt: Date?
 
-    /// Creates a window.
+    /// Creates a window. The percentage is clamped to 0–100, so that a value read back from an
+    /// older store or from a caller cannot break arithmetic on it.
     public init(usedPercent: Double, windowMinutes: Int?, resetsAt: Date?) {
-        self.usedPercent = usedPercent
+        self.usedPercent = WireNumber.percent(usedPercent) ?? (usedPercent > 0 ? 100 : 0)
         self.windowMinutes = windowMinutes
         self.resetsAt = resetsAt
+    }
+
+    /// Decodes a window through ``init(usedPercent:windowMinutes:resetsAt:)``, which clamps it.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            usedPercent: try container.decode(Double.self, forKey: .usedPercent),
+            windowMinutes: try container.decodeIfPresent(Int.self, forKey: .windowMinutes),
+            resetsAt: try container.decodeIfPresent(Date.self, forKey: .resetsAt))
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case usedPercent, windowMinutes, resetsAt
     }
 
     /// What kind of window this is, by its length (never by its slot in the reply).
@@ -139,14 +153,14 @@ public struct ChappieUsageLimitSnapshot: Sendable, Hashable, Codable {
         limitID: String, name: String?, plan: ChappiePlan?, rateLimit: [String: Any]?, credits: ChappieCredits?, reachedType: String?
     ) -> ChappieUsageLimitSnapshot {
         let windows = ["primary_window", "secondary_window"].compactMap { key -> ChappieUsageWindow? in
-            guard let window = rateLimit?[key] as? [String: Any], let used = (window["used_percent"] as? NSNumber)?.doubleValue else {
+            // Numbers out of range never crash or reach the store: the percentage is clamped to
+            // 0–100, a length or time that cannot be is unknown (WireNumber).
+            guard let window = rateLimit?[key] as? [String: Any], let used = WireNumber.percent(window["used_percent"]) else {
                 return nil
             }
-            let seconds = (window["limit_window_seconds"] as? NSNumber)?.intValue ?? 0
             // window_minutes = ceil(limit_window_seconds / 60), unset when ≤ 0 (§6.1).
-            let minutes = seconds > 0 ? (seconds + 59) / 60 : nil
-            let resetsAt = (window["reset_at"] as? NSNumber).map { Date(timeIntervalSince1970: $0.doubleValue) }
-            return ChappieUsageWindow(usedPercent: max(0, used), windowMinutes: minutes, resetsAt: resetsAt)
+            let minutes = WireNumber.integer(window["limit_window_seconds"], in: 1...WireNumber.longestSeconds).map { ($0 + 59) / 60 }
+            return ChappieUsageWindow(usedPercent: used, windowMinutes: minutes, resetsAt: WireNumber.date(window["reset_at"]))
         }
         var snapshot = ChappieUsageLimitSnapshot(
             limitID: limitID, limitName: name, plan: plan, shortWindow: nil, longWindow: nil, credits: credits,

@@ -155,9 +155,9 @@ package struct CodexAuthFile: Sendable, RedactedDescription {
             parts.tm_hour, parts.tm_min, parts.tm_sec, micros)
     }
 
-    /// Parses RFC 3339 with or without fractional seconds.
+    /// Parses RFC 3339 with or without fractional seconds; a time outside 1970–9999 is unknown.
     static func parseRFC3339(_ text: String) -> Date? {
-        if let date = try? Date(text, strategy: .iso8601) { return date }
-        return try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+        let date = (try? Date(text, strategy: .iso8601)) ?? (try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
+        return date.flatMap { WireNumber.date(unixSeconds: $0.timeIntervalSince1970) }
     }
 }

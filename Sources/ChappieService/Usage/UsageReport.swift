@@ -151,6 +151,8 @@ public struct UsageReport: Sendable {
 
     /// At most two decimals, no trailing zeros: 37, 37.5, 37.33.
     static func format(_ value: Double) -> String {
+        // A stored value no reply could give now (older stores took any number) prints, never traps.
+        guard value.isFinite, abs(value) < 1e15 else { return value.isFinite ? "\(value)" : "0" }
         let rounded = (value * 100).rounded() / 100
         if rounded == rounded.rounded() { return String(Int(rounded)) }
         var text = String(format: "%.2f", rounded)

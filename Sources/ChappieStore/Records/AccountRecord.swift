@@ -87,3 +87,29 @@ struct AccountRecord: Codable, FetchableRecord, MutablePersistableRecord {
             isActive: id == activeID, maxLeases: maxLeases)
     }
 }
+
+extension AccountRecord {
+    /// Decodes a row; a time that does not read back (an older chappie stored whatever a token
+    /// claimed, such as a year past 9999) is unknown rather than making every account unreadable.
+    init(from decoder: any Decoder) throws {
+        let row = try decoder.container(keyedBy: CodingKeys.self)
+        func time(_ key: CodingKeys) -> Date? { (try? row.decodeIfPresent(Date.self, forKey: key)) ?? nil }
+        id = try row.decodeIfPresent(Int64.self, forKey: .id)
+        uuid = try row.decode(String.self, forKey: .uuid)
+        name = try row.decode(String.self, forKey: .name)
+        email = try row.decodeIfPresent(String.self, forKey: .email)
+        chatgptAccountId = try row.decodeIfPresent(String.self, forKey: .chatgptAccountId)
+        chatgptUserId = try row.decodeIfPresent(String.self, forKey: .chatgptUserId)
+        plan = try row.decodeIfPresent(String.self, forKey: .plan)
+        isFedramp = try row.decode(Bool.self, forKey: .isFedramp)
+        status = try row.decode(String.self, forKey: .status)
+        accessExpiresAt = time(.accessExpiresAt)
+        lastRefreshAt = time(.lastRefreshAt)
+        lastError = try row.decodeIfPresent(String.self, forKey: .lastError)
+        codexHome = try row.decodeIfPresent(String.self, forKey: .codexHome)
+        reservePercent = (try? row.decodeIfPresent(Double.self, forKey: .reservePercent)) ?? nil
+        maxLeases = try row.decode(Int.self, forKey: .maxLeases)
+        createdAt = time(.createdAt) ?? Date(timeIntervalSince1970: 0)
+        updatedAt = time(.updatedAt) ?? Date(timeIntervalSince1970: 0)
+    }
+}

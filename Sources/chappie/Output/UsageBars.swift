@@ -4,7 +4,7 @@ import Foundation
 
 /// A bar of 10 cells for a percentage.
 func usageBar(_ percent: Double) -> String {
-    let filled = max(0, min(10, Int((percent / 10).rounded())))
+    let filled = percent.isFinite ? Int(max(0, min(10, (percent / 10).rounded()))) : 0
     return "[" + String(repeating: "#", count: filled) + String(repeating: ".", count: 10 - filled) + "]"
 }
 
