@@ -107,7 +107,8 @@ public struct ChappieServices: Sendable {
         settings = SettingsService(store: store)
         keys = KeyService(opened: opened, options: options.storeOptions)
         exec = ExecService(store: store, tokens: tokens, environment: accounts.environment)
-        backups = BackupService(store: store)
+        backups = BackupService(
+            store: store, ownFiles: OwnFiles(location: store.location, source: opened.source, environment: ProcessInfo.processInfo.environment))
         leases = LeaseService(store: store, usage: usage)
     }
 

@@ -96,23 +96,27 @@ public struct BackupService: Sendable {
 
     /// The store.
     package let store: any AccountStore
+    /// What a backup may never be written over.
+    let ownFiles: OwnFiles
 
-    /// Creates the service.
-    package init(store: any AccountStore) {
+    /// Creates the service; `ownFiles` lists the store's files, which a backup never replaces
+    /// (by default those of its location).
+    package init(store: any AccountStore, ownFiles: OwnFiles? = nil) {
         self.store = store
+        self.ownFiles = ownFiles ?? OwnFiles(location: store.location, source: nil, environment: [:])
     }
 
     /// Writes every account, the settings and (with `usage`) the usage history to `file`, sealed
-    /// under `passphrase` (Argon2id, XChaCha20-Poly1305), mode 0600, through a temporary file.
+    /// under `passphrase` (Argon2id, XChaCha20-Poly1305), mode 0600, through a temporary file in
+    /// its directory renamed over it (an existing file is never truncated in place). Never over
+    /// one of chappie's own files (``OwnFiles``) or inside its directories.
     ///
     /// - Throws: ``StoreError`` when an account's credentials do not open (nothing is written: a
     ///   backup that silently lacks an account would be found out too late); ``VaultError``.
     public func backup(to file: URL, passphrase source: PassphraseSource, usage: Bool, replacing: Bool = false) async throws -> BackupSummary {
-        let database = store.location.directory.appendingPathComponent(StoreDatabase.fileName).path
-        let ownFiles = [database, database + "-wal", database + "-shm", store.location.defaultKeyFile.path]
-        if ownFiles.contains(file.standardizedFileURL.path) {
-            throw ServiceError(.invalidInput, "\(file.path) is one of chappie's own data or key files; write the backup elsewhere")
-        }
+        var ownFiles = ownFiles
+        ownFiles.files += [source.file].compactMap { $0 }
+        if let refusal = ownFiles.refusal(forWriting: file) { throw ServiceError(.invalidInput, "\(refusal); nothing was written") }
         if FileManager.default.fileExists(atPath: file.path), !replacing {
             throw ServiceError(.invalidInput, "\(file.path) exists; pass --force to replace it")
         }
@@ -155,8 +159,8 @@ public struct BackupService: Sendable {
 
     /// Merges a backup into this store. Accounts are matched by ChatGPT account and user id: one
     /// this store lacks is added (a name already taken by another account skips it); one it has is
-    /// updated only when the backup's tokens are newer (`last_refresh`), never replacing newer
-    /// ones. Settings this store lacks are taken; usage readings it lacks are added.
+    /// updated only when the backup's tokens are known to be newer (``order(backup:live:)``),
+    /// never replacing newer ones. Settings this store lacks are taken; usage readings it lacks are added.
     ///
     /// - Throws: ``ServiceError`` `.invalidInput` for a wrong passphrase or a damaged file (nothing
     ///   changed); ``StoreError``.
@@ -208,18 +212,40 @@ public struct BackupService: Sendable {
             if let stored, stored.refreshToken == credentials.refreshToken {
                 return (.init(name: entry.name, outcome: .skipped, reason: "already holds the same tokens, as \(current.name)"), current)
             }
-            let theirs = entry.lastRefreshAt ?? .distantPast
-            if stored != nil, theirs <= (current.lastRefreshAt ?? .distantPast) {
-                return (.init(name: entry.name, outcome: .skipped, reason: "\(current.name) here holds newer tokens than the backup"), current)
+            if let stored {
+                switch Self.order(backup: (credentials, entry.lastRefreshAt), live: (stored, current.lastRefreshAt)) {
+                case .backupNewer: break
+                case .liveNewer:
+                    return (.init(name: entry.name, outcome: .skipped, reason: "\(current.name) here holds newer tokens than the backup"), current)
+                case .unknown:
+                    let reason = "cannot tell whether the backup's tokens are newer than those of \(current.name) here, so this store's are kept"
+                    return (.init(name: entry.name, outcome: .skipped, reason: reason), current)
+                }
             }
             let updated = try await store.withKeyHeld {
                 try await store.updateCredentials(
-                    of: current, to: credentials, accessTokenExpiresAt: entry.accessTokenExpiresAt, refreshedAt: theirs, event: .restored,
-                    detail: "newer tokens from a backup")
+                    of: current, to: credentials, accessTokenExpiresAt: entry.accessTokenExpiresAt, refreshedAt: entry.lastRefreshAt ?? Date(),
+                    event: .restored, detail: "newer tokens from a backup")
             }
             let reason = stored == nil ? "its credentials here did not open" : "the backup's tokens are newer"
             return (.init(name: entry.name, outcome: .updated, reason: "\(reason) (as \(current.name))"), updated)
         }
+    }
+
+    /// Which of two sets of one account's tokens is newer.
+    enum TokenOrder: Equatable { case backupNewer, liveNewer, unknown }
+
+    /// Orders the backup's tokens against the live ones by when the issuer made them: the access
+    /// token's `iat` (else the id_token's), which every token the issuer makes carries; then by the
+    /// recorded last refresh when both sides have one. Anything else is `unknown`, and the live
+    /// tokens stay: replacing newer tokens with spent ones signs the account out at its next refresh.
+    static func order(backup: (Credentials, refreshedAt: Date?), live: (Credentials, refreshedAt: Date?)) -> TokenOrder {
+        func issued(_ credentials: Credentials) -> Date? {
+            (try? TokenClaims(jwt: credentials.accessToken))?.issuedAt ?? (try? TokenClaims(jwt: credentials.idToken))?.issuedAt
+        }
+        if let theirs = issued(backup.0), let ours = issued(live.0), theirs != ours { return theirs > ours ? .backupNewer : .liveNewer }
+        if let theirs = backup.refreshedAt, let ours = live.refreshedAt, theirs != ours { return theirs > ours ? .backupNewer : .liveNewer }
+        return .unknown
     }
 
     /// Adds the readings the account lacks (same time, source and limit); returns how many.
