@@ -6,11 +6,19 @@ enum UnixSocket {
     /// The most a request line may be.
     static let maximumRequestBytes = 64 * 1024
 
-    /// Binds and listens at `path` with mode 0600 (an old socket file is replaced).
+    /// Binds and listens at `path` with mode 0600. An old socket there is replaced; anything else
+    /// (a regular file, a link, a directory) is refused and left as it is: `--socket` pointed at
+    /// the wrong path must not delete a file.
     static func listen(at path: String) throws(ServiceError) -> Int32 {
+        var existing = stat()
+        if lstat(path, &existing) == 0 {
+            guard existing.st_mode & S_IFMT == S_IFSOCK else {
+                throw ServiceError(.configuration, "\(path) exists and is not a socket; chappie will not replace it: choose another --socket path")
+            }
+        }
+        var address = try socketAddress(path)
         let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw ServiceError(.configuration, "cannot create a socket: \(String(cString: strerror(errno)))") }
-        var address = try socketAddress(path)
         unlink(path)
         // The socket is created under a restrictive umask so that it is never, even briefly, open to others.
         let oldMask = umask(0o177)
