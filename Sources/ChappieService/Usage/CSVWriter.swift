@@ -1,3 +1,4 @@
+import ChappieCore
 import Foundation
 
 /// RFC 4180 CSV: fields with a comma, a double quote, CR or LF are quoted, quotes doubled, lines
@@ -18,8 +19,10 @@ public enum CSVWriter {
         return "'" + text
     }
 
-    /// One field, quoted when it must be.
+    /// One field, quoted when it must be; control characters from outside (an e-mail holding ESC)
+    /// are left out and line breaks become spaces, so no field changes a terminal that shows it.
     public static func field(_ value: String) -> String {
+        let value = TerminalText.sanitized(value)
         let special = value.contains { $0 == "," || $0 == "\"" || $0 == "\r" || $0 == "\n" || $0 == "\r\n" }
         let padded = value.first?.isWhitespace == true || value.last?.isWhitespace == true
         guard special || padded else { return value }
