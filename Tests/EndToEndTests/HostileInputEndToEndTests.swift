@@ -1,0 +1,208 @@
+import ChappieTestSupport
+import Foundation
+import Testing
+
+/// The attack review's breaks (issue 26), each as the attacker ran it against the real binary.
+@Suite("Nothing fed to chappie loses an account")
+struct HostileInputEndToEndTests {
+    /// A testbed with one signed-in account, `work`.
+    static func testbedWithAccount() async throws -> ChappieTestbed {
+        let testbed = try await ChappieTestbed.start()
+        let added = try await testbed.chappie(["accounts", "add", "work"])
+        #expect(added.status == 0, "\(added.stderr)")
+        return testbed
+    }
+
+    @Test("A backup is never written over the database, its WAL, or the key in use, through a link or not; an existing file is replaced, not truncated")
+    func backupNeverOverwritesOwnFiles() async throws {
+        let testbed = try await Self.testbedWithAccount()
+        defer { Task { await testbed.stop() } }
+        let elsewhere = try TestTokens.temporaryDirectory("chappie-elsewhere")
+        defer { try? FileManager.default.removeItem(at: elsewhere) }
+        let secret: [String: String?] = ["CHAPPIE_BACKUP_PASSPHRASE": "correct horse battery staple"]
+        let link = elsewhere.appendingPathComponent("L")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: testbed.home)
+        let database = try Data(contentsOf: testbed.home.appendingPathComponent("chappie.sqlite"))
+        let key = try Data(contentsOf: testbed.home.appendingPathComponent("chappie.key"))
+
+        for target in ["L/chappie.sqlite", "L/chappie.sqlite-wal", "L/chappie.key", "L/./chappie.sqlite", "L/recovery-new.backup"] {
+            let refused = try await testbed.chappie(["backup", elsewhere.appendingPathComponent(target).path, "--force"], environment: secret)
+            #expect(refused.status == 1, "\(target): \(refused.stdout)")
+            #expect(refused.stderr.contains("chappie's own"), "\(target): \(refused.stderr)")
+            #expect(!refused.stdout.contains("Wrote"))
+        }
+        // The key in use, named with --key-file, wherever it is.
+        let keyFile = elsewhere.appendingPathComponent("my.key")
+        try key.write(to: keyFile)
+        chmod(keyFile.path, 0o600)
+        let viaKeyFile = try await testbed.chappie(["--key-file", keyFile.path, "backup", keyFile.path, "--force"], environment: secret)
+        #expect(viaKeyFile.status == 1)
+        #expect(viaKeyFile.stderr.contains("own data or key files"), "\(viaKeyFile.stderr)")
+        #expect(try Data(contentsOf: keyFile) == key)
+        let hardLink = elsewhere.appendingPathComponent("hard.key")
+        #expect(Glibc.link(keyFile.path, hardLink.path) == 0)
+        #expect(try await testbed.chappie(["--key-file", keyFile.path, "backup", hardLink.path, "--force"], environment: secret).status == 1)
+
+        #expect(try Data(contentsOf: testbed.home.appendingPathComponent("chappie.key")) == key)
+        #expect(try Data(contentsOf: testbed.home.appendingPathComponent("chappie.sqlite")).count >= database.count / 2)
+        let token = try await testbed.chappie(["token", "work"])
+        #expect(token.status == 0, "the store still opens: \(token.stderr)")
+
+        // An ordinary file is replaced by a rename: another name for the old file keeps the old bytes.
+        let target = elsewhere.appendingPathComponent("old.backup")
+        try Data("old contents".utf8).write(to: target)
+        let other = elsewhere.appendingPathComponent("other-name")
+        #expect(Glibc.link(target.path, other.path) == 0)
+        let written = try await testbed.chappie(["backup", target.path, "--force"], environment: secret)
+        #expect(written.status == 0, "\(written.stderr)")
+        #expect(try Data(contentsOf: other) == Data("old contents".utf8))
+        #expect(try Data(contentsOf: target).starts(with: Data("chappie-backup 1\n".utf8)))
+        let missing = try await testbed.chappie(["backup", elsewhere.appendingPathComponent("nowhere/x.backup").path], environment: secret)
+        #expect(missing.status == 1)
+        #expect(missing.stderr.contains("does not exist"), "\(missing.stderr)")
+    }
+
+    /// An auth.json whose tokens claim times no clock reaches, as the attacker wrote them.
+    static func authJSON(exp: String, accountID: String) -> Data {
+        func encode(_ text: String) -> String {
+            Data(text.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                .replacingOccurrences(of: "=", with: "")
+        }
+        let auth = #""https://api.openai.com/auth": {"chatgpt_account_id": "\#(accountID)", "chatgpt_user_id": "user-odd", "chatgpt_plan_type": "plus"}"#
+        let idToken = encode(#"{"alg":"RS256"}"#) + "." + encode(#"{"email": "odd@example.com", "exp": \#(exp), "iat": \#(exp), \#(auth)}"#) + ".c2ln"
+        let access = encode(#"{"alg":"RS256"}"#) + "." + encode(#"{"exp": \#(exp), "iat": \#(exp), \#(auth)}"#) + ".c2ln"
+        return Data("""
+            {"auth_mode": "chatgpt", "OPENAI_API_KEY": null, "last_refresh": "+292277026596-12-04T15:30:07Z",
+             "tokens": {"id_token": "\(idToken)", "access_token": "\(access)", "refresh_token": "rt_odd_refresh", "account_id": "\(accountID)"}}
+            """.utf8)
+    }
+
+    @Test("An imported token whose exp is out of range leaves every command working", arguments: [
+        "9223372036854775807", "-9223372036854775808", "1e308",
+    ])
+    func outOfRangeClaims(_ exp: String) async throws {
+        let testbed = try await Self.testbedWithAccount()
+        defer { Task { await testbed.stop() } }
+        let file = testbed.home.appendingPathComponent("odd-auth.json")
+        try Self.authJSON(exp: exp, accountID: "acct-odd").write(to: file)
+        let imported = try await testbed.chappie(["accounts", "import", file.path, "--name", "odd"])
+        #expect(imported.status == 0, "\(imported.stderr)")
+
+        let list = try await testbed.chappie(["accounts", "list", "--json"])
+        #expect(list.status == 0, "\(list.stderr)")
+        let accounts = try #require(JSONDocument(Data(list.stdout.utf8)).array() as? [[String: Any]])
+        #expect(Set(accounts.compactMap { $0["name"] as? String }) == ["odd", "work"])
+        for command in [["status"], ["accounts", "show", "odd"], ["usage", "history", "work"]] {
+            let result = try await testbed.chappie(command)
+            #expect(result.status == 0, "\(command): \(result.stderr)")
+            #expect(!result.stderr.contains("decode"), "\(command): \(result.stderr)")
+        }
+        // work still refreshes; odd's made-up refresh token is refused by the issuer, not by the store.
+        let refresh = try await testbed.chappie(["refresh", "--all", "--json"])
+        #expect(!refresh.stdout.contains("decode"), "\(refresh.stdout)")
+        let lines = try #require(JSONDocument(Data(refresh.stdout.utf8)).array() as? [[String: Any]], "\(refresh.stderr)")
+        let work = try #require(lines.first { $0["name"] as? String == "work" })
+        #expect(work["error"] == nil, "\(work)")
+        let backup = try await testbed.chappie(
+            ["backup", testbed.home.deletingLastPathComponent().appendingPathComponent("odd-\(UUID().uuidString).backup").path],
+            environment: ["CHAPPIE_BACKUP_PASSPHRASE": "pass phrase"])
+        #expect(backup.status == 0, "\(backup.stderr)")
+        let removed = try await testbed.chappie(["accounts", "remove", "odd", "--yes"])
+        #expect(removed.status == 0, "\(removed.stderr) \(removed.stdout)")
+        #expect(try await testbed.chappie(["token", "work"]).status == 0)
+    }
+
+    @Test("A usage reply with numbers out of range crashes nothing and stores what it can", arguments: [
+        "9223372036854775807", "-9223372036854775808", "1e308",
+    ])
+    func outOfRangeUsage(_ number: String) async throws {
+        let testbed = try await Self.testbedWithAccount()
+        defer { Task { await testbed.stop() } }
+        let body = """
+            {"plan_type":"plus","rate_limit":{"allowed":true,"limit_reached":false,\
+            "primary_window":{"used_percent":\(number),"limit_window_seconds":\(number),"reset_after_seconds":\(number),"reset_at":\(number)},\
+            "secondary_window":{"used_percent":\(number),"limit_window_seconds":604800,"reset_after_seconds":\(number),"reset_at":\(number)}}}
+            """
+        let fault = try JSONSerialization.data(withJSONObject: ["kind": "status", "status": 200, "body": body, "path": "/backend-api/wham/usage", "count": 5])
+        _ = try await testbed.control("/_emulator/faults", method: "POST", body: String(decoding: fault, as: UTF8.self))
+        let polled = try await testbed.chappie(["usage", "--json"])
+        #expect(polled.status == 0, "\(polled.stderr)")
+        for command in [["accounts", "list"], ["usage", "history", "work"], ["usage", "report", "--format", "csv"], ["usage", "report", "--format", "html"], ["status"]] {
+            let result = try await testbed.chappie(command)
+            #expect(result.status == 0, "\(command): \(result.status) \(result.stderr)")
+        }
+        let history = try await testbed.chappie(["usage", "history", "work", "--json"])
+        let readings = try #require(JSONDocument(Data(history.stdout.utf8)).array() as? [[String: Any]])
+        #expect(!readings.isEmpty)
+        #expect(!history.stdout.contains("e+"), "no number out of range is shown: \(history.stdout)")
+    }
+
+    @Test("restore keeps newer live tokens that have no last_refresh (imported from an auth.json without one)")
+    func restoreOrdersByIssueTime() async throws {
+        let testbed = try await Self.testbedWithAccount()
+        defer { Task { await testbed.stop() } }
+        let elsewhere = try TestTokens.temporaryDirectory("chappie-restore-order")
+        defer { try? FileManager.default.removeItem(at: elsewhere) }
+        let secret: [String: String?] = ["CHAPPIE_BACKUP_PASSPHRASE": "pass phrase"]
+        let backup = elsewhere.appendingPathComponent("old.backup")
+        #expect(try await testbed.chappie(["backup", backup.path], environment: secret).status == 0)
+        // The live tokens move on (a refresh), then come back through an auth.json without last_refresh.
+        try await Task.sleep(for: .seconds(1.1))
+        #expect(try await testbed.chappie(["refresh", "work"]).status == 0)
+        let codexHome = elsewhere.appendingPathComponent("codex")
+        #expect(try await testbed.chappie(["accounts", "switch", "work", "--codex-home", codexHome.path]).status == 0)
+        let authFile = codexHome.appendingPathComponent("auth.json")
+        var auth = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: authFile)) as? [String: Any])
+        auth["last_refresh"] = nil
+        let stripped = elsewhere.appendingPathComponent("auth-without-last-refresh.json")
+        try JSONSerialization.data(withJSONObject: auth).write(to: stripped)
+        #expect(try await testbed.chappie(["accounts", "remove", "work", "--yes"]).status == 0)
+        let imported = try await testbed.chappie(["accounts", "import", stripped.path, "--name", "work"])
+        #expect(imported.status == 0, "\(imported.stderr)")
+
+        let restored = try await testbed.chappie(["restore", backup.path, "--json"], environment: secret)
+        #expect(restored.status == 0, "\(restored.stderr)")
+        #expect(JSONDocument(Data(restored.stdout.utf8)).string("accounts", 0, "outcome") == "skipped", "\(restored.stdout)")
+        let refreshed = try await testbed.chappie(["refresh", "work"])
+        #expect(refreshed.status == 0, "the live refresh token is still the one the issuer knows: \(refreshed.stderr)")
+        let stats = try await testbed.control("/_emulator/stats")
+        #expect(stats.int("refresh", "reuse_detected") == 0, "\(stats)")
+    }
+
+    @Test("Control characters in an e-mail reach no output format: CSV (by day, window, machine), HTML (well-formed XML), the table")
+    func controlCharactersInOutput() async throws {
+        let testbed = try await ChappieTestbed.start()
+        defer { Task { await testbed.stop() } }
+        let hostile = "evil\u{1B}]2;pwned\u{07}\u{1B}[31m\u{0C}\u{85}@example.com"
+        let next = try JSONSerialization.data(withJSONObject: ["email": hostile, "account_id": "acct-evil", "user_id": "user-evil"])
+        _ = try await testbed.control("/_emulator/device/next", method: "POST", body: String(decoding: next, as: UTF8.self))
+        #expect(try await testbed.chappie(["accounts", "add", "evil"]).status == 0)
+        #expect(try await testbed.chappie(["usage"]).status == 0)
+        for arguments in [["usage", "report", "--format", "csv"], ["usage", "report", "--format", "csv", "--by", "window"],
+                          ["usage", "report", "--format", "csv", "--by", "machine"], ["usage", "report", "--format", "html"],
+                          ["usage", "report"], ["accounts", "list"], ["usage", "history", "evil", "--format", "csv"]] {
+            let result = try await testbed.chappie(arguments)
+            #expect(result.status == 0, "\(arguments): \(result.stderr)")
+            let controls = result.stdout.unicodeScalars.filter { ($0.value < 0x20 && !"\n\r\t".unicodeScalars.contains($0)) || (0x7F...0x9F).contains($0.value) }
+            #expect(controls.isEmpty, "\(arguments) printed \(controls.map { String($0.value, radix: 16) })")
+            if arguments.contains("html") { _ = try ChartPage(result.stdout) }
+        }
+    }
+
+    @Test("--socket pointed at a regular file or a link is refused and the file kept")
+    func socketNeverDeletesAFile() async throws {
+        let testbed = try await ChappieTestbed.start()
+        defer { Task { await testbed.stop() } }
+        let file = testbed.home.appendingPathComponent("precious.txt")
+        try Data("keep me".utf8).write(to: file)
+        let link = testbed.home.appendingPathComponent("link.sock")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: file)
+        for path in [file, link] {
+            let result = try await testbed.chappie(["daemon", "--socket", path.path], timeout: .seconds(60))
+            #expect(result.status == 78, "\(result.stderr)")
+            #expect(result.stderr.contains("is not a socket"), "\(result.stderr)")
+            #expect(try Data(contentsOf: file) == Data("keep me".utf8))
+        }
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link.path) == file.path)
+    }
+}
