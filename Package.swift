@@ -52,6 +52,8 @@ let package = Package(
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl")]),
         // The CLI's signal handler, which must be async-signal-safe (Sources/CSignals/include/csignals.h).
         .target(name: "CSignals"),
+        // prctl and O_TMPFILE, which Swift cannot reach (Sources/CProcess/include/cprocess.h).
+        .target(name: "CProcess"),
         .systemLibrary(
             name: "CZstd",
             pkgConfig: "libzstd",
@@ -76,7 +78,7 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        .target(name: "ChappieVault", dependencies: ["ChappieCore", "CSodium"], swiftSettings: swiftSettings),
+        .target(name: "ChappieVault", dependencies: ["ChappieCore", "CSodium", "CProcess"], swiftSettings: swiftSettings),
         .target(
             name: "ChappieStore",
             dependencies: [

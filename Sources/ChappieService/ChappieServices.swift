@@ -57,8 +57,10 @@ public enum EnvironmentSecrets {
     static let newPassphrase = SecretEnvironment.take("CHAPPIE_NEW_PASSPHRASE")
     static let backupPassphrase = SecretEnvironment.take("CHAPPIE_BACKUP_PASSPHRASE")
 
-    /// Takes them all now, before anything reads the environment.
+    /// Makes the process non-dumpable (``ProcessHardening``), then takes them all, before anything
+    /// reads the environment.
     public static func take() {
+        ProcessHardening.apply()
         _ = (passphrase, newPassphrase, backupPassphrase)
     }
 }

@@ -1,0 +1,17 @@
+#define _GNU_SOURCE
+#include "cprocess.h"
+
+#include <fcntl.h>
+#include <sys/prctl.h>
+
+int chappie_process_set_dumpable(int dumpable) {
+    return prctl(PR_SET_DUMPABLE, dumpable ? 1 : 0, 0, 0, 0);
+}
+
+int chappie_process_is_dumpable(void) {
+    return prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
+}
+
+int chappie_process_open_unnamed(const char *directory, unsigned int mode) {
+    return open(directory, O_TMPFILE | O_WRONLY | O_CLOEXEC, mode);
+}

@@ -1,0 +1,20 @@
+#ifndef CHAPPIE_CPROCESS_H
+#define CHAPPIE_CPROCESS_H
+
+// Process-level calls Swift cannot make itself: prctl is variadic, and O_TMPFILE is a macro Swift
+// does not import.
+
+/// Whether another process of the same user may attach to this one or read its memory and
+/// environment in /proc (PR_SET_DUMPABLE). Returns 0, or -1 with errno set.
+int chappie_process_set_dumpable(int dumpable);
+
+/// Returns 1 when this process may be dumped and read by its user's other processes, 0 when not,
+/// -1 with errno set.
+int chappie_process_is_dumpable(void);
+
+/// Opens an unnamed file in `directory` for writing (O_TMPFILE), with `mode`: it has no name until
+/// linked, so nothing of it is left behind if chappie dies first. Returns the descriptor, or -1 with
+/// errno set (EOPNOTSUPP or EISDIR where the file system or kernel cannot).
+int chappie_process_open_unnamed(const char *directory, unsigned int mode);
+
+#endif
