@@ -38,6 +38,10 @@ public enum StoreOpener {
             throw StoreError(.poolAddress, "the store is the team pool \(address), which this API cannot open (it reads the local store only)")
         }
         let database = try StoreDatabase.open(at: options.location)
+        // Temporary files a killed chappie left (tokens or a key in clear) go first.
+        for directory in [options.location.directory, options.location.keyDirectory, options.location.directory.appendingPathComponent("recovery")] {
+            PrivateFile.removeStaleTemporaries(in: directory)
+        }
         let setup = database.keySetup
         var preferPassphrase = false
         if case .passphrase = setup { preferPassphrase = true }
