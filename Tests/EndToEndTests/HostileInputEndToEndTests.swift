@@ -205,4 +205,59 @@ struct HostileInputEndToEndTests {
         }
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link.path) == file.path)
     }
+
+    @Test("restore looks at a file's header before reading it: a huge file is refused unread")
+    func restoreBoundsWhatItReads() async throws {
+        let testbed = try await ChappieTestbed.start()
+        defer { Task { await testbed.stop() } }
+        let secret: [String: String?] = ["CHAPPIE_BACKUP_PASSPHRASE": "pass phrase"]
+        let huge = testbed.home.appendingPathComponent("huge.backup")
+        try Data("chappie-backup 1\n{\"format\":\"chappie-backup\"}\n".utf8).write(to: huge)
+        let handle = try FileHandle(forWritingTo: huge)
+        try handle.truncate(atOffset: 600 << 20)  // sparse: no disk is used
+        try handle.close()
+        let refused = try await testbed.chappie(["restore", huge.path], environment: secret)
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("larger than a chappie backup can be"), "\(refused.stderr)")
+        try Data(repeating: 0x41, count: 100).write(to: huge)
+        let junk = try await testbed.chappie(["restore", huge.path], environment: secret)
+        #expect(junk.status == 1)
+        #expect(junk.stderr.contains("is not a chappie backup"), "\(junk.stderr)")
+        let directory = try await testbed.chappie(["restore", testbed.home.path], environment: secret)
+        #expect(directory.status == 1)
+        #expect(directory.stderr.contains("not a regular file"), "\(directory.stderr)")
+    }
+
+    @Test("A passphrase given in the environment cannot be read from /proc by chappie's children")
+    func passphraseLeavesNoTraceInProc() async throws {
+        let testbed = try await ChappieTestbed.start()
+        defer { Task { await testbed.stop() } }
+        let passphrase = "hostile-review-passphrase-\(UUID().uuidString)"
+        let environment: [String: String?] = ["CHAPPIE_PASSPHRASE": passphrase, "VISIBLE_MARKER": "marker-is-visible"]
+        #expect(try await testbed.chappie(["accounts", "add", "solo"], environment: environment).status == 0)
+        // The command reads its parent's (chappie's) environment: as root it can, and must not find the passphrase.
+        let script = #"tr '\0' '\n' < /proc/$PPID/environ"#
+        let asRoot = try await testbed.chappie(["lease", "run", "--", "sh", "-c", script], environment: environment)
+        #expect(asRoot.status == 0, "\(asRoot.stderr)")
+        #expect(asRoot.stdout.contains("VISIBLE_MARKER=marker-is-visible"), "the read worked")
+        #expect(!asRoot.stdout.contains(passphrase))
+        #expect(!asRoot.stderr.contains(passphrase))
+    }
+
+    @Test("chappie is not dumpable: a command it runs as the same user cannot read its /proc files",
+        .enabled(if: geteuid() == 0, "runs chappie as nobody, so that /proc's checks apply"))
+    func notDumpable() async throws {
+        let testbed = try await ChappieTestbed.start()
+        defer { Task { await testbed.stop() } }
+        #expect(try await testbed.chappie(["accounts", "add", "solo"]).status == 0)
+        #expect(try await runProcess(URL(fileURLWithPath: "/bin/chown"), ["-R", "65534:65534", testbed.home.path]).status == 0)
+        let script = #"cat /proc/$PPID/environ >/dev/null && echo READABLE || echo REFUSED"#
+        let result = try await runProcess(
+            URL(fileURLWithPath: "/usr/bin/setpriv"),
+            ["--reuid=65534", "--regid=65534", "--clear-groups", try BuiltProducts.executable("chappie").path, "lease", "run"] + testbed.service
+                + ["--", "sh", "-c", script],
+            environment: ["CHAPPIE_PASSPHRASE": nil, "CHAPPIE_KEY_FILE": nil, "HOME": testbed.home.path], timeout: .seconds(60))
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("REFUSED"), "\(result.stdout) \(result.stderr)")
+    }
 }

@@ -178,6 +178,9 @@ struct MetricsEndToEndTests {
         // Without a secret, only a loopback Host is answered (no DNS rebinding from a browser).
         #expect(try await fetch(address, "/metrics", headers: ["Host: rebound.example:9464"]).status == 403)
         #expect(try await fetch(address, "/metrics", headers: ["Host: localhost:9464"]).status == 200)
+        // Strict: a name under .localhost is a name like any other (issue 26).
+        #expect(try await fetch(address, "/metrics", headers: ["Host: evil.localhost:9464"]).status == 403)
+        #expect(try await fetch(address, "/metrics", headers: ["Host: [::1]:9464"]).status == 200)
         #expect(await setup.stop(daemon) == 0)
     }
 

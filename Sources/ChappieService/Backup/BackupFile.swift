@@ -58,6 +58,41 @@ package struct BackupFile {
         return Data(header.utf8) + box.nonce + box.ciphertext
     }
 
+    /// The largest backup read: far above a store's worth of accounts and a year of readings, and
+    /// far below what would exhaust a machine's memory.
+    package static let maximumBytes = 512 << 20
+
+    /// The longest header line read before the file is known to be a backup.
+    static let maximumHeaderBytes = 4096
+
+    /// Reads a backup file, looking at its first two lines before anything else: a file that is not
+    /// a chappie backup is refused having read at most ``maximumHeaderBytes``, and one larger than
+    /// ``maximumBytes`` is refused unread.
+    ///
+    /// - Throws: ``ServiceError`` `.invalidInput` saying what is wrong.
+    static func read(_ url: URL) throws(ServiceError) -> Data {
+        guard let handle = FileHandle(forReadingAtPath: url.path) else {
+            throw ServiceError(.invalidInput, "cannot read \(url.path): no such file, or not readable")
+        }
+        defer { try? handle.close() }
+        var status = stat()
+        guard fstat(handle.fileDescriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
+            throw ServiceError(.invalidInput, "\(url.path) is not a regular file, so it is not a chappie backup")
+        }
+        let head = (try? handle.read(upToCount: magic.utf8.count + 1 + maximumHeaderBytes + 1)) ?? Data()
+        let lines = head.split(separator: 0x0A, maxSplits: 2, omittingEmptySubsequences: false)
+        guard lines.count == 3, String(decoding: lines[0], as: UTF8.self) == magic else {
+            throw ServiceError(.invalidInput, "\(url.path) is not a chappie backup (it does not start with \"\(magic)\" and a header line)")
+        }
+        guard status.st_size <= maximumBytes else {
+            throw ServiceError(.invalidInput, "\(url.path) is larger than a chappie backup can be (\(maximumBytes >> 20) MiB); nothing was read")
+        }
+        guard let rest = try? handle.readToEnd() ?? Data(), head.count + rest.count <= maximumBytes else {
+            throw ServiceError(.invalidInput, "cannot read \(url.path) whole, or it grew past \(maximumBytes >> 20) MiB")
+        }
+        return head + rest
+    }
+
     /// Opens a backup.
     ///
     /// - Throws: ``ServiceError`` `.invalidInput` for a file that is not a chappie backup, of a

@@ -165,9 +165,7 @@ public struct BackupService: Sendable {
     /// - Throws: ``ServiceError`` `.invalidInput` for a wrong passphrase or a damaged file (nothing
     ///   changed); ``StoreError``.
     public func restore(from file: URL, passphrase source: PassphraseSource) async throws -> RestoreSummary {
-        guard let data = FileManager.default.contents(atPath: file.path) else {
-            throw ServiceError(.invalidInput, "cannot read \(file.path): no such file, or not readable")
-        }
+        let data = try BackupFile.read(file)
         let passphrase = try source.passphrase(confirming: false)
         let payload = try BackupFile.open(data, passphrase: passphrase, path: file.path)
         // Every entry is checked before anything is written: a bad one changes nothing.

@@ -120,7 +120,7 @@ final class MetricsEndpoint: Sendable {
                     headers: [(name: "WWW-Authenticate", value: "Bearer realm=\"chappie\""), (name: "WWW-Authenticate", value: "Basic realm=\"chappie\"")])
             }
         } else {
-            guard let host = request.header("Host"), HTTPClient.isLoopback(host: hostName(host)) else {
+            guard let host = request.header("Host"), HTTPClient.isLoopbackAddress(host: hostName(host)) else {
                 logRefusal("the Host header does not name loopback", request, logger: logger)
                 return LocalHTTPServer.Response(status: 403, text: "only a loopback Host is answered without a bearer secret\n")
             }

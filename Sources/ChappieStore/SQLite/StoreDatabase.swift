@@ -53,6 +53,7 @@ public final class StoreDatabase: Sendable {
     public static func open(at location: StoreLocation, busyTimeout: TimeInterval = 10) throws(StoreError) -> StoreDatabase {
         let file = fileURL(in: location)
         try FilePermissions.ensurePrivateDirectory(location.directory)
+        for suffix in ["-wal", "-shm", "-journal"] { try FilePermissions.refuseLink(URL(fileURLWithPath: file.path + suffix)) }
         try FilePermissions.ensurePrivateFile(file)
         // A read-only database would be found out only at the first write, after a refresh token
         // was redeemed: refuse it before anything happens.

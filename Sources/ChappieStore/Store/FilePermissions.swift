@@ -25,17 +25,33 @@ package enum FilePermissions {
         }
     }
 
-    /// Creates the file 0600 if missing, or narrows an existing one to 0600.
+    /// Creates the file 0600 if missing, or narrows an existing one to 0600. A symbolic link or
+    /// anything but a regular file is refused (``refuseLink(_:)``).
     package static func ensurePrivateFile(_ file: URL) throws(StoreError) {
-        let descriptor = open(file.path, O_RDONLY | O_CREAT | O_CLOEXEC, 0o600)
+        let descriptor = open(file.path, O_RDONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard descriptor >= 0 else {
+            if errno == ELOOP { throw linkRefusal(file) }
             throw StoreError(.io, "cannot open \(file.path): \(String(cString: strerror(errno)))")
         }
         defer { close(descriptor) }
         var info = stat()
         fstat(descriptor, &info)
+        guard info.st_mode & S_IFMT == S_IFREG else { throw StoreError(.io, "\(file.path) is not a regular file; chappie will not use it") }
         if info.st_mode & 0o077 != 0, fchmod(descriptor, 0o600) != 0 {
             throw StoreError(.io, "cannot make \(file.path) private (chmod 600): \(String(cString: strerror(errno)))")
         }
+    }
+
+    /// Refuses a path of chappie's own (the database's WAL and shared memory, a recovery file or
+    /// directory) that is a symbolic link: whoever placed it could point chappie's writes, a chmod
+    /// or a new database at any file of the user's.
+    package static func refuseLink(_ url: URL) throws(StoreError) {
+        var info = stat()
+        if lstat(url.path, &info) == 0, info.st_mode & S_IFMT == S_IFLNK { throw linkRefusal(url) }
+    }
+
+    private static func linkRefusal(_ url: URL) -> StoreError {
+        StoreError(
+            .io, "\(url.path) is a symbolic link; chappie uses its own files only where they are, never through a link: put the file itself there")
     }
 }

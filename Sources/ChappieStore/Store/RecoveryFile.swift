@@ -31,6 +31,7 @@ extension RecoveryFile {
     static func keep(
         _ credentials: Credentials, of account: Account, key: SecretKey, baseNonce: Data?, accessExpiresAt: Date?, refreshedAt: Date, at url: URL
     ) throws(StoreError) {
+        try FilePermissions.refuseLink(url.deletingLastPathComponent())
         try FilePermissions.ensurePrivateDirectory(url.deletingLastPathComponent())
         do {
             let box = try CredentialSealing.seal(credentials, key: key, accountID: account.id, uuid: account.uuid)
@@ -46,6 +47,8 @@ extension RecoveryFile {
     /// What the recovery file at `url` is worth against the account's stored credential (its nonce
     /// and time, `nil` when there is none).
     static func state(at url: URL, accountID: Int64, uuid: UUID, key: SecretKey, storedNonce: Data?, storedAt: Date?) -> RecoveryState {
+        // Kept for a person to look at, never followed: a link could name any file of the user's.
+        if (try? FilePermissions.refuseLink(url)) == nil { return .unreadable("\(url.path) is a symbolic link, not a recovery file") }
         guard let data = FileManager.default.contents(atPath: url.path) else { return .none }
         guard let file = try? JSONDecoder().decode(RecoveryFile.self, from: data), file.accountId == accountID else {
             return .unreadable("\(url.path) is not a recovery file of this account")
