@@ -33,7 +33,7 @@ struct BackupEndToEndTests {
         let token = try await chappie(source, ["token", "work"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
 
         let file = other.appendingPathComponent("moved.backup")
-        #expect(try await chappie(source, ["backup", source.appendingPathComponent("chappie.sqlite").path]).stderr.contains("own data"))
+        #expect(try await chappie(source, ["backup", source.appendingPathComponent("chappie.sqlite").path]).stderr.contains("chappie's own"))
         let written = try await chappie(source, ["backup", file.path, "--usage", "--json"])
         #expect(written.status == 0, "\(written.stderr)")
         #expect(JSONDocument(Data(written.stdout.utf8)).int("accounts") == 2)

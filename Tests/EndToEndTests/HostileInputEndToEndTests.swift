@@ -260,4 +260,55 @@ struct HostileInputEndToEndTests {
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("REFUSED"), "\(result.stdout) \(result.stderr)")
     }
+
+    @Test("A refresh reply naming another account, or with tokens that do not parse, is quarantined, never stored; an odd one is stored")
+    func refreshRepliesAreChecked() async throws {
+        let testbed = try await Self.testbedWithAccount()
+        defer { Task { await testbed.stop() } }
+        let list = JSONDocument(Data(try await testbed.chappie(["accounts", "list", "--json"]).stdout.utf8))
+        let accountID = try #require(list.string(0, "chatgptAccountID"), "\(list)")
+        let userID = try #require(list.string(0, "chatgptUserID"))
+        func reply(_ body: [String: Any]) async throws {
+            let text = String(decoding: try JSONSerialization.data(withJSONObject: body), as: UTF8.self)
+            let fault = try JSONSerialization.data(withJSONObject: ["kind": "status", "status": 200, "body": text, "path": "/oauth/token", "count": 1])
+            _ = try await testbed.control("/_emulator/faults", method: "POST", body: String(decoding: fault, as: UTF8.self))
+        }
+        let other = TestTokens.idToken(email: "mallory@example.com", accountID: "acct-mallory", userID: "user-mallory")
+        for body in [
+            ["id_token": other, "access_token": TestTokens.accessToken(accountID: "acct-mallory", expiresAt: Date().addingTimeInterval(3600)), "refresh_token": "rt_mallory"],
+            ["id_token": TestTokens.idToken(email: "work@example.com", accountID: accountID, userID: "user-mallory"), "refresh_token": "rt_mallory"],
+            ["access_token": "not-a-jwt", "refresh_token": "rt_mallory"],
+        ] {
+            try await reply(body)
+            let refreshed = try await testbed.chappie(["refresh", "work"])
+            #expect(refreshed.status != 0)
+            #expect(refreshed.stderr.contains("was not stored"), "\(refreshed.stderr)")
+            #expect(!refreshed.stderr.contains("rt_mallory") && !refreshed.stderr.contains(other))
+            let shown = JSONDocument(Data(try await testbed.chappie(["accounts", "show", "work", "--json"]).stdout.utf8))
+            #expect(shown.string("status") == "reauth_required", "\(shown)")
+            #expect((shown.string("lastError") ?? "").contains("quarantine"), "\(shown)")
+            #expect(try await testbed.chappie(["token", "work"]).status != 0, "a quarantined reply reaches no command")
+            // Sign in again for the next round.
+            _ = try await testbed.control("/_emulator/device/next", method: "POST", body: #"{"account_id": "\#(accountID)", "user_id": "\#(userID)"}"#)
+            #expect(try await testbed.chappie(["accounts", "add", "work"]).status == 0)
+        }
+        let quarantine = testbed.home.appendingPathComponent("quarantine")
+        let files = try FileManager.default.contentsOfDirectory(atPath: quarantine.path)
+        #expect(files.count == 3)
+        for file in files {
+            let data = try Data(contentsOf: quarantine.appendingPathComponent(file))
+            #expect(data.range(of: Data("rt_mallory".utf8)) == nil, "sealed, not in clear")
+            #expect(try FileManager.default.attributesOfItem(atPath: quarantine.appendingPathComponent(file).path)[.posixPermissions] as? Int == 0o600)
+        }
+
+        // Only odd: the same account, a time out of range. Stored, its expiry unknown.
+        let odd = TestTokens.jwt(["exp": 1e308, "https://api.openai.com/auth": ["chatgpt_account_id": accountID]])
+        try await reply(["access_token": odd, "refresh_token": "rt_odd_but_ours"])
+        let stored = try await testbed.chappie(["refresh", "work"])
+        #expect(stored.status == 0, "\(stored.stderr)")
+        let shown = JSONDocument(Data(try await testbed.chappie(["accounts", "show", "work", "--json"]).stdout.utf8))
+        #expect(shown.string("status") == "ok")
+        #expect(shown.string("accessTokenExpiresAt") == nil, "unknown, not a year no store can read")
+        #expect(try await testbed.chappie(["token", "work"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines) == odd)
+    }
 }

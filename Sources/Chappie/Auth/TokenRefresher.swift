@@ -206,6 +206,11 @@ package struct TokenRefresher: Sendable {
         let credentials = Credentials(
             idToken: refreshed.idToken ?? stored.idToken, accessToken: refreshed.accessToken ?? stored.accessToken,
             refreshToken: refreshed.refreshToken ?? stored.refreshToken)
+        // Tokens that do not parse, or that name another account or user, are never stored or used:
+        // they are kept aside for a person, and the account says why.
+        if let problem = Self.mismatch(refreshed, for: account) {
+            return try await quarantine(credentials, of: account, because: problem)
+        }
         // Commit before anything else uses or reports the new tokens.
         let updated: Account
         do {
@@ -228,6 +233,36 @@ package struct TokenRefresher: Sendable {
         }
         observe(.redeemed)
         return Fresh(credentials: credentials, account: updated, outcome: .refreshed, expiresAt: expiry(credentials))
+    }
+
+    /// What is wrong with a refresh reply's tokens for `account`, or `nil` when they may be stored:
+    /// each token sent must be a JWT, and name the account's ChatGPT account and user where it names
+    /// one. A reply that is only odd (a time out of range, an unknown plan) is stored: the old
+    /// refresh token is spent, so refusing it would lose the account.
+    static func mismatch(_ reply: OAuthClient.RefreshedTokens, for account: Account) -> String? {
+        for (name, token) in [("id_token", reply.idToken), ("access_token", reply.accessToken)] {
+            guard let token else { continue }
+            guard let claims = try? TokenClaims(jwt: token) else { return "its \(name) is not a JWT" }
+            if let ours = account.info.accountID, let theirs = claims.account.accountID, theirs != ours {
+                return "its \(name) names another ChatGPT account"
+            }
+            if let ours = account.info.userID, let theirs = claims.account.userID, theirs != ours {
+                return "its \(name) names another ChatGPT user"
+            }
+        }
+        if reply.refreshToken?.isEmpty == true { return "its refresh_token is empty" }
+        return nil
+    }
+
+    /// Keeps a reply that must not be used in the store's quarantine and signs the account out with
+    /// the reason: its old refresh token is spent, and the reply is a person's to judge.
+    private func quarantine(_ credentials: Credentials, of account: Account, because problem: String) async throws -> Fresh {
+        let file = try await Task { try await store.quarantine(credentials, of: account) }.value
+        let message = "the issuer's refresh reply for \(account.name) was not stored: \(problem). It is kept sealed in \(file.path), "
+            + "which chappie never uses by itself; sign the account in again (chappie accounts add \(account.name))"
+        try await store.recordFailure(of: account, message: message, status: .reauthRequired, event: .refreshFailed)
+        observe(.refused(oauthError: nil))
+        throw ChappieAuthError.unknown(message)
     }
 
     /// Commits redeemed tokens, trying `commitAttempts` times with doubling waits; when the store

@@ -174,6 +174,10 @@ extension PostgresAccountStore {
         return url
     }
 
+    package func quarantine(_ credentials: Credentials, of account: Account) async throws(StoreError) -> URL {
+        try RecoveryFile.quarantine(credentials, of: account, key: key, in: location)
+    }
+
     func removeRecoveryFile(for account: Account) {
         let url = recoveryURL(for: account)
         if unlink(url.path) == 0 { PrivateFile.syncDirectory(url.deletingLastPathComponent()) }

@@ -32,6 +32,10 @@ extension SQLiteAccountStore {
         return url
     }
 
+    package func quarantine(_ credentials: Credentials, of account: Account) async throws(StoreError) -> URL {
+        try RecoveryFile.quarantine(credentials, of: account, key: key, in: location)
+    }
+
     /// What this account's recovery file is worth against its stored credential row.
     func recoveryState(for account: Account, stored: CredentialRecord?) -> RecoveryState {
         recoveryState(for: account.id, uuid: account.uuid, stored: stored)

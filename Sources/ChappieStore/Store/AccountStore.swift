@@ -76,6 +76,10 @@ package protocol AccountStore: Sendable {
     /// finds them and the next open adopts them. Call it holding the account's refresh lock.
     func keepForRecovery(_ credentials: Credentials, of account: Account, accessTokenExpiresAt: Date?, refreshedAt: Date)
         async throws(StoreError) -> URL
+    /// Keeps tokens that must not be used (a refresh reply naming another account, or tokens that do
+    /// not parse) sealed in `quarantine/` in the data directory, which nothing adopts by itself: a
+    /// person decides. Returns the file.
+    func quarantine(_ credentials: Credentials, of account: Account) async throws(StoreError) -> URL
     /// Records a failure on an account: with `status` `.reauthRequired` it needs a new sign-in.
     func recordFailure(of account: Account, message: String, status: AccountStatus?, event: AuditEventKind) async throws(StoreError)
     /// How many credentials each key id seals (normally all under the store's key).

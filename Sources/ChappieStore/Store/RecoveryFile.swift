@@ -44,6 +44,16 @@ extension RecoveryFile {
         }
     }
 
+    /// Seals tokens that must not be used into `quarantine/account-UUID-TIME.sealed` in the data
+    /// directory (0600 in 0700), in the recovery file's format: nothing reads that directory, so they
+    /// are never adopted by themselves.
+    static func quarantine(_ credentials: Credentials, of account: Account, key: SecretKey, in location: StoreLocation) throws(StoreError) -> URL {
+        let name = "account-\(account.uuid.uuidString.lowercased())-\(Int(Date().timeIntervalSince1970 * 1000)).sealed"
+        let url = location.directory.appendingPathComponent("quarantine").appendingPathComponent(name)
+        try keep(credentials, of: account, key: key, baseNonce: nil, accessExpiresAt: nil, refreshedAt: Date(), at: url)
+        return url
+    }
+
     /// What the recovery file at `url` is worth against the account's stored credential (its nonce
     /// and time, `nil` when there is none).
     static func state(at url: URL, accountID: Int64, uuid: UUID, key: SecretKey, storedNonce: Data?, storedAt: Date?) -> RecoveryState {
