@@ -171,7 +171,9 @@ public final class Emulator: Sendable {
             case .latency(let seconds)?:
                 try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
             case .drop?:
-                return Reply(status: 200, headers: [], body: .bytes(Data(" ".utf8))).response(truncate: true)
+                // A status line, then the connection ends mid-body: what a client sees when the
+                // network fails on the way (a one-byte body would arrive whole, and look like an answer).
+                return Reply(status: 200, headers: [], body: .bytes(Data(repeating: 0x20, count: 64))).response(truncate: true)
             case .status(let status, let body, let retryAfter)?:
                 var reply = body.map { Reply(status: status, headers: [("Content-Type", "application/json")], body: .bytes(Data($0.utf8))) }
                     ?? Reply.openAIError(status, message: "Injected failure (status \(status)).", type: "server_error", code: nil)

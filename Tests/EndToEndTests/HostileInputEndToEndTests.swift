@@ -311,4 +311,17 @@ struct HostileInputEndToEndTests {
         #expect(shown.string("accessTokenExpiresAt") == nil, "unknown, not a year no store can read")
         #expect(try await testbed.chappie(["token", "work"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines) == odd)
     }
+
+    @Test("A dropped or cut answer of the token endpoint is a temporary failure (75), and the account stays usable", arguments: ["drop", "truncated"])
+    func droppedTokenAnswer(_ kind: String) async throws {
+        let testbed = try await Self.testbedWithAccount()
+        defer { Task { await testbed.stop() } }
+        _ = try await testbed.control("/_emulator/faults", method: "POST", body: #"{"kind": "\#(kind)", "path": "/oauth/token", "count": 1}"#)
+        let refreshed = try await testbed.chappie(["refresh", "work"])
+        #expect(refreshed.status == 75, "\(refreshed.stderr)")
+        #expect(refreshed.stderr.contains("later") || refreshed.stderr.contains("again"), "\(refreshed.stderr)")
+        let shown = JSONDocument(Data(try await testbed.chappie(["accounts", "show", "work", "--json"]).stdout.utf8))
+        #expect(shown.string("status") == "ok", "a network failure signs nothing out: \(shown)")
+        if kind == "drop" { #expect(try await testbed.chappie(["refresh", "work"]).status == 0, "nothing was redeemed") }
+    }
 }
