@@ -1,4 +1,3 @@
-import ChappieCore
 import Foundation
 
 /// RFC 4180 CSV: fields with a comma, a double quote, CR or LF are quoted, quotes doubled, lines
@@ -19,10 +18,13 @@ public enum CSVWriter {
         return "'" + text
     }
 
-    /// One field, quoted when it must be; control characters from outside (an e-mail holding ESC)
-    /// are left out and line breaks become spaces, so no field changes a terminal that shows it.
+    /// One field, quoted when it must be. Control characters from outside (an e-mail holding ESC)
+    /// are left out, so that no field changes a terminal that shows the file; tabs and line breaks,
+    /// which quoting carries, stay.
     public static func field(_ value: String) -> String {
-        let value = TerminalText.sanitized(value)
+        let value = String(String.UnicodeScalarView(value.unicodeScalars.filter { scalar in
+            !((0x00...0x1F).contains(scalar.value) || (0x7F...0x9F).contains(scalar.value)) || "\t\r\n".unicodeScalars.contains(scalar)
+        }))
         let special = value.contains { $0 == "," || $0 == "\"" || $0 == "\r" || $0 == "\n" || $0 == "\r\n" }
         let padded = value.first?.isWhitespace == true || value.last?.isWhitespace == true
         guard special || padded else { return value }
