@@ -239,7 +239,7 @@ package struct TokenRefresher: Sendable {
     /// each token sent must be a JWT, and name the account's ChatGPT account and user where it names
     /// one. A reply that is only odd (a time out of range, an unknown plan) is stored: the old
     /// refresh token is spent, so refusing it would lose the account.
-    static func mismatch(_ reply: OAuthClient.RefreshedTokens, for account: Account) -> String? {
+    package static func mismatch(_ reply: OAuthClient.RefreshedTokens, for account: Account) -> String? {
         for (name, token) in [("id_token", reply.idToken), ("access_token", reply.accessToken)] {
             guard let token else { continue }
             guard let claims = try? TokenClaims(jwt: token) else { return "its \(name) is not a JWT" }

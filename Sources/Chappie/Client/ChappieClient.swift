@@ -1,7 +1,7 @@
 public import ChappieCore
-import ChappieNet
+package import ChappieNet
 import ChappieStore
-import Foundation
+package import Foundation
 import Synchronization
 
 /// Sends prompts for one account and streams the replies over WebSocket or HTTP/SSE
@@ -271,7 +271,7 @@ public final class ChappieClient: Sendable {
     }
 
     /// A 429 body that says `usage_limit_reached` (§7.1), with the windows from the headers.
-    static func usageLimit(_ body: Data, headers: HTTPHeaders) -> ChappieUsageLimit? {
+    package static func usageLimit(_ body: Data, headers: HTTPHeaders) -> ChappieUsageLimit? {
         guard let object = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any],
             let error = object["error"] as? [String: Any], error["type"] as? String == "usage_limit_reached"
         else { return nil }

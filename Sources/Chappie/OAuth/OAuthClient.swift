@@ -1,7 +1,7 @@
 package import ChappieCore
 package import ChappieNet
 import ChappieStore
-import Foundation
+package import Foundation
 
 /// The issuer's endpoints, spoken exactly as openai-protocol.md §1 and §3 describe them.
 package struct OAuthClient: Sendable {
@@ -69,15 +69,20 @@ package struct OAuthClient: Sendable {
                 "device-code sign-in is not enabled: turn on \"device code authorization for Codex\" in ChatGPT Settings → Security (a workspace admin may have to allow it), or sign in through the browser (chappie accounts add --browser)")
         }
         guard response.isSuccess else { throw Self.failure(response) }
-        guard let object = Self.object(response.body), let id = object["device_auth_id"] as? String,
+        return try Self.deviceCode(from: response.body, serverDate: response.headers["Date"].flatMap(HTTPHeaders.httpDate) ?? Date())
+    }
+
+    /// Reads a usercode reply (§1.1); `serverDate` is the reply's `Date`, which the lifetime counts from.
+    package static func deviceCode(from body: Data, serverDate: Date) throws(ChappieAuthError) -> DeviceCode {
+        guard let object = Self.object(body), let id = object["device_auth_id"] as? String,
             let code = (object["user_code"] ?? object["usercode"]) as? String
         else { throw .invalidResponse }
         // `interval` is a string holding an integer on the real service; accept a number too. 0 or
         // missing would mean "no sleep", a huge one never polling again: clamp to 1–60 seconds.
         let seconds = min(60, WireNumber.integer(object["interval"], in: 0...3600) ?? 5)
         let expiresAt = (object["expires_at"] as? String).flatMap { try? Date($0, strategy: .iso8601) }
-        let serverNow = response.headers["Date"].flatMap(HTTPHeaders.httpDate) ?? Date()
-        let lifetime = expiresAt.map { Duration.milliseconds(Int64(max(0, $0.timeIntervalSince(serverNow)) * 1000)) }
+            .flatMap { WireNumber.date(unixSeconds: $0.timeIntervalSince1970) }
+        let lifetime = expiresAt.map { Duration.milliseconds(Int64(min(Double(WireNumber.longestSeconds), max(0, $0.timeIntervalSince(serverDate))) * 1000)) }
         return DeviceCode(deviceAuthID: id, userCode: code, interval: .seconds(max(1, seconds)), lifetime: lifetime)
     }
 
@@ -107,7 +112,12 @@ package struct OAuthClient: Sendable {
             if response.status == 403 || response.status == 404 { return .pending(slowDown: error.code == "slow_down") }
             throw Self.failure(response)
         }
-        guard let object = Self.object(response.body), let authorizationCode = object["authorization_code"] as? String,
+        return try Self.approval(from: response.body)
+    }
+
+    /// Reads an approved poll's reply (§1.3).
+    package static func approval(from body: Data) throws(ChappieAuthError) -> PollResult {
+        guard let object = Self.object(body), let authorizationCode = object["authorization_code"] as? String,
             let verifier = object["code_verifier"] as? String
         else { throw .invalidResponse }
         return .approved(authorizationCode: authorizationCode, codeVerifier: verifier)
@@ -127,7 +137,12 @@ package struct OAuthClient: Sendable {
         request.totalTimeout = exchangeTimeout
         let response = try await execute(request, timedOut: .callbackTimeout)
         guard response.isSuccess else { throw Self.failure(response) }
-        guard let object = Self.object(response.body), let id = object["id_token"] as? String, let access = object["access_token"] as? String
+        return try Self.exchangedTokens(from: response.body)
+    }
+
+    /// Reads a code exchange's reply (§1.4): all three tokens, the refresh token not empty.
+    package static func exchangedTokens(from body: Data) throws(ChappieAuthError) -> Credentials {
+        guard let object = Self.object(body), let id = object["id_token"] as? String, let access = object["access_token"] as? String
         else { throw .invalidResponse }
         guard let refresh = object["refresh_token"] as? String, !refresh.isEmpty else { throw .missingRefreshToken }
         return Credentials(idToken: id, accessToken: access, refreshToken: refresh)
@@ -139,7 +154,12 @@ package struct OAuthClient: Sendable {
             json: ["client_id": Self.clientID, "grant_type": "refresh_token", "refresh_token": refreshToken], to: endpoints.tokenURL,
             carriesCredentials: true)
         guard response.isSuccess else { throw Self.failure(response) }
-        guard let object = Self.object(response.body) else { throw .invalidResponse }
+        return try Self.refreshedTokens(from: response.body)
+    }
+
+    /// Reads a refresh's reply (§3.1): each token optional.
+    package static func refreshedTokens(from body: Data) throws(ChappieAuthError) -> RefreshedTokens {
+        guard let object = Self.object(body) else { throw .invalidResponse }
         return RefreshedTokens(
             idToken: object["id_token"] as? String, accessToken: object["access_token"] as? String,
             refreshToken: object["refresh_token"] as? String)

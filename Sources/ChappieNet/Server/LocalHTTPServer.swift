@@ -1,7 +1,7 @@
 import Foundation
-import NIOCore
+package import NIOCore
 import Synchronization
-import NIOHTTP1
+package import NIOHTTP1
 import NIOPosix
 
 /// A small HTTP/1.1 listener for chappie's own pages: the browser sign-in's callback on
@@ -81,10 +81,7 @@ package final class LocalHTTPServer: Sendable {
             let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
                 .childChannelInitializer { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                        try channel.pipeline.syncOperations.addHandler(RequestHandler(handler: handler, open: open))
-                    }
+                    channel.eventLoop.makeCompletedFuture { try configure(channel, open: open, handler: handler) }
                 }
             do {
                 let channel = try await bootstrap.bind(host: host, port: port).get()
@@ -94,6 +91,12 @@ package final class LocalHTTPServer: Sendable {
             }
         }
         throw ListenFailure(message: "cannot listen on \(host) port \(ports.map(String.init).joined(separator: " or ")) (\(failure))")
+    }
+
+    /// One connection's handlers: NIO's HTTP/1 server codec, then chappie's request handler.
+    fileprivate static func configure(_ channel: any Channel, open: OpenConnections, handler: @escaping @Sendable (Request) async -> Response) throws {
+        try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
+        try channel.pipeline.syncOperations.addHandler(RequestHandler(handler: handler, open: open))
     }
 
     private init(port: Int, channel: any Channel) {
@@ -203,12 +206,7 @@ private final class RequestHandler: ChannelInboundHandler {
             self.head = nil
             answering = true
             open.answering(ObjectIdentifier(self))
-            let components = URLComponents(string: head.uri)
-            var query: [String: String] = [:]
-            for item in components?.queryItems ?? [] { query[item.name] = item.value ?? "" }
-            let request = LocalHTTPServer.Request(
-                method: head.method.rawValue, path: components?.path ?? head.uri, query: query,
-                headers: head.headers.map { (name: $0.name, value: $0.value) })
+            let request = LocalHTTPServer.Request(head)
             let handler = self.handler
             let promise = context.eventLoop.makePromise(of: LocalHTTPServer.Response.self)
             promise.completeWithTask { await handler(request) }
@@ -235,5 +233,17 @@ private final class RequestHandler: ChannelInboundHandler {
         context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: response.body)))), promise: nil)
         let channel = context.channel
         context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
+    }
+}
+
+extension LocalHTTPServer.Request {
+    /// The request a parsed head names: its path and query taken apart.
+    package init(_ head: HTTPRequestHead) {
+        let components = URLComponents(string: head.uri)
+        var query: [String: String] = [:]
+        for item in components?.queryItems ?? [] { query[item.name] = item.value ?? "" }
+        self.init(
+            method: head.method.rawValue, path: components?.path ?? head.uri, query: query,
+            headers: head.headers.map { (name: $0.name, value: $0.value) })
     }
 }

@@ -1,4 +1,4 @@
-import ChappieCore
+package import ChappieCore
 package import ChappieVault
 package import Foundation
 
@@ -23,7 +23,7 @@ package struct BackupFile {
         /// The store's settings that are set, by name (`codex-home`, `usage-retention`).
         var settings: [String: String]
         /// Usage readings by account name, when `--usage` was given.
-        var usage: [String: [UsageSample]]?
+        package var usage: [String: [UsageSample]]?
     }
 
     /// One account: its name, tokens and the state restore compares.
@@ -39,7 +39,7 @@ package struct BackupFile {
     }
 
     /// The second line.
-    struct Header: Codable {
+    package struct Header: Codable {
         var format = "chappie-backup"
         var version = 1
         var kdf: PassphraseKDF
@@ -99,6 +99,28 @@ package struct BackupFile {
     ///   newer version, or that does not open (a wrong passphrase or a damaged file: the two cannot
     ///   be told apart).
     static func open(_ data: Data, passphrase: SecretBytes, path: String) throws -> Payload {
+        let (header, headerText, sealed) = try parseHeader(data, path: path)
+        let key: SecretKey
+        do {
+            key = try header.kdf.deriveKey(from: passphrase)
+        } catch {
+            throw ServiceError(.invalidInput, "\(path) is damaged: \(error.message)")
+        }
+        let plaintext: SecretBytes
+        do {
+            plaintext = try SealedBox(nonce: sealed.prefix(SealedBox.nonceByteCount), ciphertext: sealed.dropFirst(SealedBox.nonceByteCount))
+                .open(key: key, associatedData: headerText)
+        } catch {
+            throw ServiceError(.invalidInput, "\(path) does not open: the passphrase is wrong or the file is damaged. Nothing was changed")
+        }
+        return try plaintext.withUnsafeBytes { bytes throws(ServiceError) in try decodePayload(Data(bytes), path: path) }
+    }
+
+    /// The header of a backup (checked: format, version, key-derivation costs), the header's text
+    /// (the associated data) and the sealed rest.
+    ///
+    /// - Throws: ``ServiceError`` `.invalidInput` saying what is wrong.
+    package static func parseHeader(_ data: Data, path: String) throws(ServiceError) -> (header: Header, text: String, sealed: Data) {
         let lines = data.split(separator: 0x0A, maxSplits: 2, omittingEmptySubsequences: false)
         guard lines.count == 3, String(decoding: lines[0], as: UTF8.self) == magic else {
             throw ServiceError(.invalidInput, "\(path) is not a chappie backup (it does not start with \"\(magic)\")")
@@ -114,25 +136,23 @@ package struct BackupFile {
         guard header.kdf.opsLimit <= 4, header.kdf.memLimit <= 1 << 30 else {
             throw ServiceError(.invalidInput, "\(path) is damaged: its key-derivation costs are out of range")
         }
-        let key: SecretKey
-        do {
-            key = try header.kdf.deriveKey(from: passphrase)
-        } catch {
-            throw ServiceError(.invalidInput, "\(path) is damaged: \(error.message)")
-        }
-        let headerText = String(decoding: data.prefix(lines[0].count + lines[1].count + 2), as: UTF8.self)
-        let plaintext: SecretBytes
-        do {
-            let sealed = Data(lines[2])
-            plaintext = try SealedBox(nonce: sealed.prefix(SealedBox.nonceByteCount), ciphertext: sealed.dropFirst(SealedBox.nonceByteCount))
-                .open(key: key, associatedData: headerText)
-        } catch {
-            throw ServiceError(.invalidInput, "\(path) does not open: the passphrase is wrong or the file is damaged. Nothing was changed")
-        }
+        return (header, String(decoding: data.prefix(lines[0].count + lines[1].count + 2), as: UTF8.self), Data(lines[2]))
+    }
+
+    /// The payload of an opened backup; times and numbers out of range are refused with the file.
+    ///
+    /// - Throws: ``ServiceError`` `.invalidInput` when it is not a version 1 payload.
+    package static func decodePayload(_ data: Data, path: String) throws(ServiceError) -> Payload {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
-        guard let payload = try? plaintext.withUnsafeBytes({ try decoder.decode(Payload.self, from: Data($0)) }), payload.version == 1 else {
+        guard let payload = try? decoder.decode(Payload.self, from: data), payload.version == 1 else {
             throw ServiceError(.invalidInput, "\(path) opened, but its contents are not a version 1 chappie backup. Nothing was changed")
+        }
+        let times = payload.accounts.flatMap { [$0.accessTokenExpiresAt, $0.lastRefreshAt, $0.createdAt] }.compactMap { $0 }
+        guard times.allSatisfy({ WireNumber.date(unixSeconds: $0.timeIntervalSince1970) != nil }),
+            payload.accounts.allSatisfy({ $0.reservePercent.map { (0...100).contains($0) } ?? true })
+        else {
+            throw ServiceError(.invalidInput, "\(path) holds a time or a reserve out of range. Nothing was changed")
         }
         return payload
     }

@@ -65,6 +65,11 @@ package struct CodexAuthFile: Sendable, RedactedDescription {
         guard let data = FileManager.default.contents(atPath: url.path) else {
             throw ServiceError(.invalidInput, "cannot read \(url.path): no such file, or not readable")
         }
+        return try parse(data, from: url)
+    }
+
+    /// Checks the contents of an `auth.json` read from `url` (named in the errors).
+    package static func parse(_ data: Data, from url: URL) throws(ServiceError) -> CodexAuthFile {
         guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
             throw ServiceError(.invalidInput, "\(url.path) is not a JSON object, so it is not a Codex auth.json")
         }

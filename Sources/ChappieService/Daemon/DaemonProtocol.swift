@@ -11,6 +11,11 @@ public struct DaemonRequest: Codable, Sendable {
     /// For `token`: refresh when the token expires within this many seconds.
     public var marginSeconds: Int?
 
+    /// Reads one request line; `nil` when it is not a JSON object with a `command`.
+    public static func decode(line: Data) -> DaemonRequest? {
+        try? JSONDecoder().decode(DaemonRequest.self, from: line)
+    }
+
     /// Creates a request.
     public init(command: String, account: String? = nil, marginSeconds: Int? = nil) {
         self.command = command

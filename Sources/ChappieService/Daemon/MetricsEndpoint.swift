@@ -1,5 +1,5 @@
 import ChappieNet
-import ChappieVault
+package import ChappieVault
 public import Foundation
 import Logging
 import Synchronization
@@ -61,7 +61,7 @@ public struct MetricsListener: Sendable, Equatable {
 /// bearer secret, every request must carry `Authorization: Bearer SECRET`; without one (loopback
 /// only), the `Host` must name loopback too, so that a web page in a local browser cannot read it
 /// through a name it rebinds to 127.0.0.1.
-final class MetricsEndpoint: Sendable {
+package final class MetricsEndpoint: Sendable {
     /// The listener, once started.
     let server: LocalHTTPServer
 
@@ -153,7 +153,7 @@ final class MetricsEndpoint: Sendable {
 
     /// The secret an `Authorization` header presents: `Bearer SECRET`, or `Basic` with the secret as
     /// the password (any user name), which is how a browser sends it.
-    static func presentedSecret(_ header: String) -> SecretBytes? {
+    package static func presentedSecret(_ header: String) -> SecretBytes? {
         let lowered = header.lowercased()
         if lowered.hasPrefix("bearer ") { return SecretBytes(utf8: String(header.dropFirst(7).drop { $0 == " " })) }
         guard lowered.hasPrefix("basic "),
@@ -164,7 +164,7 @@ final class MetricsEndpoint: Sendable {
     }
 
     /// The host of a `Host` header, without its port (`[::1]:9464` → `::1`).
-    static func hostName(_ header: String) -> String {
+    package static func hostName(_ header: String) -> String {
         if header.hasPrefix("["), let end = header.firstIndex(of: "]") { return String(header[header.index(after: header.startIndex)..<end]) }
         return String(header.prefix { $0 != ":" })
     }

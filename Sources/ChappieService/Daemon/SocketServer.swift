@@ -240,7 +240,7 @@ final class SocketServer: Sendable {
         }
 
         mutating func dispatch(_ connection: Connection, line: Data) {
-            guard let request = try? JSONDecoder().decode(DaemonRequest.self, from: line) else {
+            guard let request = DaemonRequest.decode(line: line) else {
                 respond(connection, .failure("the request is not a JSON object with a \"command\"", exitCode: ChappieExitCode.usage), drainAfter: false)
                 return
             }
