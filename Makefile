@@ -5,7 +5,7 @@ SWIFT_BUILD_FLAGS ?=
 # Where the scripts find the binaries this build made (with the same flags).
 BIN = $$($(SWIFT) build --show-bin-path $(SWIFT_BUILD_FLAGS))
 
-.PHONY: deps build demo example interop test bench ui-check install migrations clean
+.PHONY: deps build demo example interop test bench fuzz ui-check install migrations clean
 
 deps:
 	@scripts/install-deps.sh
@@ -32,6 +32,12 @@ test: build
 	$(SWIFT) build --product generate-manual $(SWIFT_BUILD_FLAGS)
 	@echo "==> Running the test suite"
 	$(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS)
+
+# Every decoder of outside input under libFuzzer and AddressSanitizer, FUZZ_SECONDS (60) each;
+# not part of make test (docs/security.md, "Fuzzing").
+fuzz: deps
+	@scripts/install-deps.sh python3
+	@scripts/fuzz.sh
 
 ui-check:
 	@scripts/install-deps.sh chromium sqlite3 python3

@@ -105,6 +105,19 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // Every decoder of outside input behind one entry (make fuzz; the property tests).
+        .target(
+            name: "ChappieFuzzing",
+            dependencies: [
+                "Chappie", "ChappieService", "ChappieNet", "ChappieCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
         // The stand-in for auth.openai.com and chatgpt.com/backend-api. Imports no chappie library.
         .target(
             name: "ChappieEmulator",
@@ -216,7 +229,7 @@ let package = Package(
             name: "ChappieServiceTests",
             dependencies: [
                 "ChappieService", "ChappieStore", "ChappieVault", "ChappieCore", "Chappie", "ChappieTestSupport", "ChappieEmulator",
-                "ChappieNet", .product(name: "SwiftCSV", package: "SwiftCSV"),
+                "ChappieNet", "ChappieFuzzing", .product(name: "SwiftCSV", package: "SwiftCSV"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -229,3 +242,13 @@ let package = Package(
         ),
     ]
 )
+
+// `make fuzz` only (CHAPPIE_FUZZ=1, its own scratch path): the libFuzzer entry, built with
+// `--sanitize fuzzer --sanitize address`. Without libFuzzer's own `main` it could not link, so an
+// ordinary build does not see it.
+if Context.environment["CHAPPIE_FUZZ"] != nil {
+    package.products.append(.executable(name: "chappie-fuzz", targets: ["chappie-fuzz"]))
+    package.targets.append(.executableTarget(
+        name: "chappie-fuzz", dependencies: ["ChappieFuzzing"], path: "Fuzz/chappie-fuzz",
+        swiftSettings: swiftSettings + [.unsafeFlags(["-parse-as-library"])]))
+}

@@ -1,0 +1,174 @@
+import Chappie
+import ChappieCore
+package import ChappieNet
+import ChappieService
+package import Foundation
+import NIOCore
+import NIOEmbedded
+import NIOHTTP1
+import NIOWebSocket
+
+/// Every decoder of outside input, each fed arbitrary bytes: what `make fuzz` runs under libFuzzer
+/// (with AddressSanitizer) and what `make test` runs on generated hostile values. A decoder may
+/// refuse any input with its error; it may never crash, and what it accepts must hold the promises
+/// chappie relies on (``run(_:)`` returns the broken ones).
+package enum FuzzTarget: String, CaseIterable, Sendable {
+    /// An id_token or access token's claims (`TokenClaims`).
+    case jwtClaims = "jwt-claims"
+    /// A Codex `auth.json`, as `accounts import` and the Codex-home adoption read it.
+    case codexAuthFile = "auth-json"
+    /// A `wham/usage` reply and a `codex.rate_limits` event.
+    case usageReply = "usage-reply"
+    /// `x-codex-*` rate-limit headers and a 429's body.
+    case rateLimitHeaders = "rate-limit-headers"
+    /// The token endpoint's replies: code exchange, refresh, OAuth error bodies.
+    case tokenReply = "token-reply"
+    /// The device-code endpoints' replies: the user code and an approved poll.
+    case deviceCodeReply = "device-code-reply"
+    /// A streamed reply's Server-Sent Events, fed in chunks.
+    case serverSentEvents = "sse"
+    /// WebSocket frames as the client's frame decoder reads them, and their text as events.
+    case webSocketFrames = "websocket-frames"
+    /// A backup file's header and payload.
+    case backupFile = "backup-file"
+    /// A request line to the daemon's Unix socket.
+    case socketRequest = "socket-request"
+    /// Bytes sent to a local HTTP listener (the dashboard, `/metrics`, the sign-in callback).
+    case httpRequest = "http-request"
+
+    /// Feeds `data` to the target's decoders; returns the promises an accepted value broke.
+    package func run(_ data: Data) -> [String] {
+        var broken: [String] = []
+        func require(_ condition: Bool, _ promise: @autoclosure () -> String) {
+            if !condition { broken.append(promise()) }
+        }
+        func inRange(_ date: Date?) -> Bool { date.map { WireNumber.date(unixSeconds: $0.timeIntervalSince1970) != nil } ?? true }
+        func check(_ window: ChappieUsageWindow?) {
+            guard let window else { return }
+            require((0...100).contains(window.usedPercent), "a window's use is within 0–100")
+            require(window.windowMinutes.map { (1...WireNumber.longestSeconds / 60).contains($0) } ?? true, "a window's length is within range")
+            require(inRange(window.resetsAt), "a reset time is within 1970–9999")
+        }
+        func check(_ snapshot: ChappieUsageLimitSnapshot?) {
+            check(snapshot?.shortWindow)
+            check(snapshot?.longWindow)
+        }
+        let text = String(decoding: data, as: UTF8.self)
+
+        switch self {
+        case .jwtClaims:
+            do {
+                let claims = try TokenClaims(jwt: text)
+                require(inRange(claims.expiresAt) && inRange(claims.issuedAt), "claim times are within 1970–9999")
+            } catch {
+                require(text.count < 12 || !error.description.contains(text), "an error never holds the token")
+            }
+        case .codexAuthFile:
+            if let file = try? CodexAuthFile.parse(data, from: URL(fileURLWithPath: "/fuzz/auth.json")) {
+                require(inRange(file.accessTokenExpiresAt) && inRange(file.lastRefresh), "auth.json times are within 1970–9999")
+                require(!file.credentials.refreshToken.isEmpty, "an accepted auth.json has a refresh token")
+            }
+        case .usageReply:
+            for snapshot in (try? ChappieUsageLimitSnapshot.decodeUsage(data)) ?? [] { check(snapshot) }
+            if let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] {
+                check(ChappieUsageLimitSnapshot.fromRateLimitsEvent(object))
+            }
+        case .rateLimitHeaders:
+            var headers = HTTPHeaders()
+            for line in text.split(whereSeparator: \.isNewline) {
+                guard let colon = line.firstIndex(of: ":") else { continue }
+                headers.add(name: String(line[..<colon]), value: String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces))
+            }
+            check(ChappieUsageLimitSnapshot.fromHeaders { headers[$0] })
+            if let limit = ChappieClient.usageLimit(data, headers: headers) {
+                check(limit.rateLimit)
+                require(inRange(limit.resetsAt), "a limit's reset is within 1970–9999")
+                require(limit.resetsInSeconds.map { $0 >= 0 && $0.isFinite } ?? true, "a limit resets in a finite time")
+            }
+            _ = HTTPHeaders.retryAfter(text)
+        case .tokenReply:
+            _ = try? OAuthClient.exchangedTokens(from: data)
+            if let reply = try? OAuthClient.refreshedTokens(from: data), let account = Self.account {
+                _ = TokenRefresher.mismatch(reply, for: account)
+            }
+            let error = OAuthErrorBody(data)
+            let redacted = OAuthErrorBody.redacted(data)
+            _ = ChappieAuthError(tokenEndpointDescription: redacted)
+            _ = error.description
+        case .deviceCodeReply:
+            if let code = try? OAuthClient.deviceCode(from: data, serverDate: Date(timeIntervalSince1970: 1_795_000_000)) {
+                require(code.interval >= .seconds(1) && code.interval <= .seconds(60), "the poll interval is 1–60 s")
+                require(code.lifetime.map { $0 >= .zero } ?? true, "a code's lifetime is not negative")
+            }
+            _ = try? OAuthClient.approval(from: data)
+        case .serverSentEvents:
+            var decoder = ServerSentEventDecoder()
+            var offset = 0
+            // The first bytes choose the chunk sizes, so that the fuzzer explores the splits too.
+            let sizes = data.prefix(4).map { max(1, Int($0)) }
+            var index = 0
+            while offset < data.count {
+                let size = sizes.isEmpty ? data.count : sizes[index % sizes.count]
+                let chunk = data[offset..<min(data.count, offset + size)]
+                for event in decoder.decode(Data(chunk)) {
+                    if let object = (try? JSONSerialization.jsonObject(with: Data(event.data.utf8))) as? [String: Any] {
+                        check(ChappieUsageLimitSnapshot.fromRateLimitsEvent(object))
+                    }
+                }
+                offset += size
+                index += 1
+            }
+            _ = decoder.finish()
+        case .webSocketFrames:
+            let channel = EmbeddedChannel()
+            defer { _ = try? channel.finish() }
+            guard (try? channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(WebSocketFrameDecoder(maxFrameSize: 1 << 16)))) != nil else {
+                return ["the frame decoder could not be set up"]
+            }
+            _ = try? channel.writeInbound(channel.allocator.buffer(bytes: data))
+            while let frame = try? channel.readInbound(as: WebSocketFrame.self) {
+                require(frame.length <= 1 << 16, "no frame is larger than the client accepts")
+                guard frame.opcode == .text else { continue }
+                var payload = frame.unmaskedData
+                let text = payload.readString(length: payload.readableBytes) ?? ""
+                if let object = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] {
+                    check(ChappieUsageLimitSnapshot.fromRateLimitsEvent(object))
+                }
+            }
+        case .backupFile:
+            _ = try? BackupFile.parseHeader(data, path: "/fuzz/backup")
+            if let payload = try? BackupFile.decodePayload(data, path: "/fuzz/backup") {
+                for samples in (payload.usage ?? [:]).values { samples.forEach { check($0.snapshot) } }
+            }
+        case .socketRequest:
+            if let request = DaemonRequest.decode(line: data) {
+                _ = try? AccountName(request.account ?? "")
+                _ = Duration.seconds(request.marginSeconds ?? 300)
+            }
+        case .httpRequest:
+            // NIO's HTTP/1 parser as the listener configures it, then what chappie reads of each head.
+            let channel = EmbeddedChannel()
+            defer { _ = try? channel.finish() }
+            guard (try? channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)))) != nil else {
+                return ["the HTTP parser could not be set up"]
+            }
+            _ = try? channel.writeInbound(channel.allocator.buffer(bytes: data))
+            while let part = try? channel.readInbound(as: HTTPServerRequestPart.self) {
+                guard case .head(let head) = part else { continue }
+                let request = LocalHTTPServer.Request(head)
+                _ = request.header("Host").map(MetricsEndpoint.hostName).map { HTTPClient.isLoopbackAddress(host: $0) }
+                _ = MetricsEndpoint.presentedSecret(request.header("Authorization") ?? "")
+            }
+        }
+        return broken
+    }
+
+    /// The account a refresh reply is checked against.
+    private static let account = (try? AccountName("fuzz")).map { name in
+        Account(
+        id: 1, uuid: UUID(), name: name,
+        info: ChappieAccountInfo(email: "fuzz@example.com", userID: "user-fuzz", accountID: "acct-fuzz", plan: .plus),
+        status: .ok, accessTokenExpiresAt: nil, lastRefreshAt: nil, lastError: nil, codexHome: nil, reservePercent: nil,
+        createdAt: Date(timeIntervalSince1970: 0), updatedAt: Date(timeIntervalSince1970: 0), isActive: false, maxLeases: 1)
+    }
+}
