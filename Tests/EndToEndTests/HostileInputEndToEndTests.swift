@@ -324,4 +324,16 @@ struct HostileInputEndToEndTests {
         #expect(shown.string("status") == "ok", "a network failure signs nothing out: \(shown)")
         if kind == "drop" { #expect(try await testbed.chappie(["refresh", "work"]).status == 0, "nothing was redeemed") }
     }
+
+    @Test("A slow issuer (35 s to answer a refresh) loses nothing: the answer is awaited and stored")
+    func slowIssuer() async throws {
+        let testbed = try await Self.testbedWithAccount()
+        defer { Task { await testbed.stop() } }
+        _ = try await testbed.control("/_emulator/faults", method: "POST", body: #"{"kind": "latency", "ms": 35000, "path": "/oauth/token", "count": 1}"#)
+        let refreshed = try await testbed.chappie(["refresh", "work"], timeout: .seconds(180))
+        #expect(refreshed.status == 0, "\(refreshed.stderr)")
+        #expect(try await testbed.chappie(["refresh", "work"]).status == 0, "the stored refresh token is the issuer's newest")
+        let stats = try await testbed.control("/_emulator/stats")
+        #expect(stats.int("refresh", "reuse_detected") == 0, "\(stats)")
+    }
 }

@@ -192,7 +192,12 @@ package struct TokenRefresher: Sendable {
             "expires_in_s": "\(expiry(stored).map { String(Int($0.timeIntervalSinceNow)) } ?? "unknown")",
         ])
         let redeemable = current
-        return try await store.withKeyHeld { try await redeem(stored, account: redeemable, mirror: mirror) }
+        return try await store.withKeyHeld {
+            // A refresh not yet sent is not started once the caller is cancelled (Ctrl-C, SIGTERM);
+            // one already sent is awaited and stored whatever the caller does.
+            try Task.checkCancellation()
+            return try await redeem(stored, account: redeemable, mirror: mirror)
+        }
     }
 
     private func redeem(_ stored: Credentials, account: Account, mirror: (any CredentialMirror)?) async throws -> Fresh {

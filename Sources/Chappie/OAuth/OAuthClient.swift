@@ -148,11 +148,13 @@ package struct OAuthClient: Sendable {
         return Credentials(idToken: id, accessToken: access, refreshToken: refresh)
     }
 
-    /// Redeems a refresh token with a JSON body (§3.1). Each refresh token works once.
+    /// Redeems a refresh token with a JSON body (§3.1). Each refresh token works once: once sent,
+    /// the answer is awaited for ``RefreshBounds/answerTimeout`` (120 s), not the 30 s of other
+    /// requests, since the issuer may already have rotated the token.
     package func refresh(_ refreshToken: String) async throws(ChappieAuthError) -> RefreshedTokens {
         let response = try await send(
             json: ["client_id": Self.clientID, "grant_type": "refresh_token", "refresh_token": refreshToken], to: endpoints.tokenURL,
-            carriesCredentials: true)
+            carriesCredentials: true, timeout: RefreshBounds.answerTimeout)
         guard response.isSuccess else { throw Self.failure(response) }
         return try Self.refreshedTokens(from: response.body)
     }
@@ -179,10 +181,14 @@ package struct OAuthClient: Sendable {
 
     // MARK: Wire helpers
 
-    private func send(json: [String: String], to url: URL, carriesCredentials: Bool = false) async throws(ChappieAuthError) -> HTTPResponse {
+    private func send(
+        json: [String: String], to url: URL, carriesCredentials: Bool = false, timeout: Duration? = nil
+    ) async throws(ChappieAuthError) -> HTTPResponse {
         var request = HTTPRequest(url: url, method: .post, headers: ["Content-Type": "application/json", "Accept": "application/json"])
         request.body = try? JSONSerialization.data(withJSONObject: json, options: [.sortedKeys])
         request.bodyCarriesCredentials = carriesCredentials
+        request.totalTimeout = timeout
+        request.idleTimeout = timeout
         return try await execute(request)
     }
 

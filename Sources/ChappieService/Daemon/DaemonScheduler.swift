@@ -56,6 +56,8 @@ struct DaemonScheduler: Sendable {
 
     private func refresh(_ accounts: [Account]) async {
         _ = await boundedMap(accounts, concurrency: configuration.concurrency) { account in
+            // Stopping (SIGTERM): refreshes already at the issuer finish; no new one starts.
+            guard !Task.isCancelled else { return }
             await state.attempted(account.id)
             // The refresher's margin includes this account's jitter, so that a due account is refreshed.
             let refresher = usage.tokens.refresher(margin: configuration.refreshMargin + .seconds(jitter(for: account)))

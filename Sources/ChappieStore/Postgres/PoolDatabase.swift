@@ -293,6 +293,9 @@ public final class PoolDatabase: Sendable {
             try await Self.within(deadline, what: "taking a refresh lock") {
                 try await connection.query("BEGIN", logger: Self.logger)
                 try await connection.query("SET LOCAL lock_timeout = \(unescaped: "'\(lockTimeout.components.seconds)s'")", logger: Self.logger)
+                // The lock lives as long as this transaction: a server-wide idle timeout shorter than a
+                // refresh's wait for the issuer would end it mid-refresh and let another machine redeem.
+                try await connection.query("SET LOCAL idle_in_transaction_session_timeout = 0", logger: Self.logger)
             }
             try await Self.within(lockTimeout + deadline, what: "waiting for a refresh lock") {
                 for id in ids {

@@ -221,7 +221,7 @@ extension PostgresAccountStore {
         let sorted = Set(ids).sorted()
         // This machine's processes queue on their files first: one connection per machine waits on the pool.
         var locks: [FileLock] = []
-        for id in sorted { locks.append(try await FileLock.acquire(lockURL(forAccountID: id))) }
+        for id in sorted { locks.append(try await FileLock.acquireRefreshLock(lockURL(forAccountID: id))) }
         defer { withExtendedLifetime(locks) {} }
         return try await database.holdingRefreshLocks(sorted) {
             try await self.claimRefresh(of: sorted)

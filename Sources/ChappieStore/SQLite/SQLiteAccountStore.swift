@@ -240,7 +240,7 @@ public final class SQLiteAccountStore: AccountStore {
 
     nonisolated(nonsending) public func withRefreshLock<T>(onAccounts ids: [Int64], _ body: () async throws -> T) async throws -> T {
         var locks: [FileLock] = []
-        for id in Set(ids).sorted() { locks.append(try await FileLock.acquire(lockURL(forAccountID: id))) }
+        for id in Set(ids).sorted() { locks.append(try await FileLock.acquireRefreshLock(lockURL(forAccountID: id))) }
         defer { withExtendedLifetime(locks) {} }
         return try await body()
     }

@@ -65,7 +65,7 @@ public final class FileLock: Sendable {
             }
             guard clock.now < deadline else {
                 close(descriptor)
-                throw StoreError(.io, "\(url.path) stayed locked for \(timeout) by another chappie process")
+                throw StoreError(.unavailable, "\(url.path) stayed locked for \(timeout) by another chappie process; try again shortly")
             }
             do {
                 try await Task.sleep(for: pause)
@@ -77,6 +77,18 @@ public final class FileLock: Sendable {
         }
         if waited { logTaken(url, after: clock.now - started) }
         return FileLock(descriptor: descriptor, url: url)
+    }
+
+    /// An account's refresh lock. Its holder may be waiting up to ``RefreshBounds/answerTimeout``
+    /// for the issuer, so a wait that ends says so, as a temporary failure (exit code 75).
+    public static func acquireRefreshLock(_ url: URL, timeout: Duration = .seconds(60)) async throws -> FileLock {
+        do {
+            return try await acquire(url, timeout: timeout)
+        } catch let error as StoreError where error.code == .unavailable {
+            throw StoreError(
+                .unavailable,
+                "a refresh of this account is in flight in another chappie process (the issuer has up to \(RefreshBounds.answerTimeout.components.seconds) s to answer it); try again shortly")
+        }
     }
 
     /// Takes the lock, blocking this thread at most `timeout` (for synchronous paths such as opening
@@ -97,7 +109,7 @@ public final class FileLock: Sendable {
             }
             guard clock.now < deadline else {
                 close(descriptor)
-                throw StoreError(.io, "\(url.path) stayed locked for \(timeout) by another chappie process")
+                throw StoreError(.unavailable, "\(url.path) stayed locked for \(timeout) by another chappie process; try again shortly")
             }
             usleep(useconds_t(pause * 1000))
             pause = min(pause * 2, 50)

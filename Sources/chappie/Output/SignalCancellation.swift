@@ -1,3 +1,4 @@
+import ChappieCore
 import ChappieService
 import CSignals
 import Foundation
@@ -111,7 +112,15 @@ private final class PendingCancellation: Sendable {
 ///   the caller sets the next handler itself (a signal in between then reaches that handler).
 func cancellingOnSignals<T: Sendable>(releasing: Bool = true, _ work: @escaping @Sendable () async throws -> T) async throws -> T {
     let pending = PendingCancellation()
-    SignalRelay.shared.onSignal { _ in pending.cancel() }
+    let told = Atomic<Bool>(false)
+    SignalRelay.shared.onSignal { _ in
+        // Said once: a refresh the issuer may already have answered is never abandoned.
+        if !told.exchange(true, ordering: .relaxed) {
+            FileHandle.standardError.write(Data(
+                "chappie: stopping; a refresh already sent waits for the issuer's answer (up to \(RefreshBounds.answerTimeout.components.seconds) s) and is stored first\n".utf8))
+        }
+        pending.cancel()
+    }
     defer { if releasing { SignalRelay.shared.release() } }
     let task = Task { try await work() }
     pending.track { task.cancel() }
