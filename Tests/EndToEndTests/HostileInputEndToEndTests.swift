@@ -2,6 +2,15 @@ import ChappieTestSupport
 import Foundation
 import Testing
 
+/// Whether this machine lets a test mount a file system in a mount namespace of its own (root, and a
+/// container that allows `unshare -m`).
+private let canMountPrivately: Bool = {
+    guard let process = try? ChildProcess(URL(fileURLWithPath: "/usr/bin/unshare"), ["-m", "sh", "-c", "mount -t tmpfs -o size=1m tmpfs /mnt"]) else {
+        return false
+    }
+    return process.terminationStatus == 0
+}()
+
 /// The attack review's breaks (issue 26), each as the attacker ran it against the real binary.
 @Suite("Nothing fed to chappie loses an account")
 struct HostileInputEndToEndTests {
@@ -335,5 +344,58 @@ struct HostileInputEndToEndTests {
         #expect(try await testbed.chappie(["refresh", "work"]).status == 0, "the stored refresh token is the issuer's newest")
         let stats = try await testbed.control("/_emulator/stats")
         #expect(stats.int("refresh", "reuse_detected") == 0, "\(stats)")
+    }
+
+    @Test("A disk that fills up while a refresh is at the issuer loses nothing; a full disk redeems nothing",
+        .enabled(if: canMountPrivately, "needs root and unshare -m for a small tmpfs of its own"))
+    func fullDisk() async throws {
+        let testbed = try await Self.testbedWithAccount()
+        defer { Task { await testbed.stop() } }
+        #expect(try await testbed.chappie(["refresh", "work"]).status == 0)
+        let scratch = try TestTokens.temporaryDirectory("chappie-full-disk")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let mount = scratch.appendingPathComponent("mnt"), out = scratch.appendingPathComponent("out")
+        try FileManager.default.createDirectory(at: mount, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+        let chappie = ([try BuiltProducts.executable("chappie").path, "--home", mount.path, "--issuer", testbed.emulator.issuer,
+                        "--backend", testbed.emulator.backend]).map { "'\($0)'" }.joined(separator: " ")
+        let script = """
+            set -u
+            mount -t tmpfs -o size=4m,mode=0700 tmpfs '\(mount.path)' || exit 90
+            cp -a '\(testbed.home.path)/.' '\(mount.path)/'
+            fill() { dd if=/dev/zero of='\(mount.path)/filler' bs=4k >/dev/null 2>&1; true; }
+            # Full before the refresh starts (no slot reserved yet): nothing may be redeemed.
+            rm -f '\(mount.path)'/recovery/*.slot
+            fill
+            \(chappie) refresh work > '\(out.path)/full.out' 2> '\(out.path)/full.err'; echo $? > '\(out.path)/full.status'
+            rm -f '\(mount.path)/filler'
+            # Full while the issuer takes its time: the slot was reserved before the request went out.
+            curl -s -X POST -H 'Content-Type: application/json' -d '{"kind":"latency","ms":3000,"path":"/oauth/token","count":1}' \
+                '\(testbed.emulator.issuer)/_emulator/faults' > /dev/null
+            \(chappie) refresh work > '\(out.path)/during.out' 2> '\(out.path)/during.err' & pid=$!
+            sleep 1.5
+            fill
+            wait $pid; echo $? > '\(out.path)/during.status'
+            rm -f '\(mount.path)/filler'
+            \(chappie) token work > '\(out.path)/token.out' 2> '\(out.path)/token.err'; echo $? > '\(out.path)/token.status'
+            \(chappie) refresh work > /dev/null 2> '\(out.path)/again.err'; echo $? > '\(out.path)/again.status'
+            """
+        let before = try await testbed.control("/_emulator/stats").int("refresh", "redemptions") ?? -1
+        let run = try await runProcess(URL(fileURLWithPath: "/usr/bin/unshare"), ["-m", "sh", "-c", script], timeout: .seconds(180))
+        #expect(run.status == 0, "\(run.stderr)")
+        func read(_ name: String) -> String {
+            (try? String(contentsOf: out.appendingPathComponent(name), encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+        }
+        #expect(read("full.status") == "75", "\(read("full.err"))")
+        #expect(read("full.err").contains("Nothing was redeemed") || read("full.err").contains("is full"), "\(read("full.err"))")
+        // The refresh during the fill either committed or kept its tokens in the slot; either way they are not lost.
+        let during = read("during.status"), duringError = read("during.err")
+        #expect(during == "0" || duringError.contains("kept sealed"), "\(during): \(duringError)")
+        #expect(read("token.status") == "0", "\(read("token.err"))")
+        #expect(read("again.status") == "0", "\(read("again.err"))")
+        let stats = try await testbed.control("/_emulator/stats")
+        #expect(stats.int("refresh", "reuse_detected") == 0, "\(stats)")
+        #expect(stats.int("refresh", "redemptions") == before + 2, "the full disk's refresh redeemed nothing: \(stats)")
+        print("full disk: during the fill the refresh \(during == "0" ? "committed" : "kept its tokens in the recovery slot")")
     }
 }

@@ -196,6 +196,8 @@ package struct TokenRefresher: Sendable {
             // A refresh not yet sent is not started once the caller is cancelled (Ctrl-C, SIGTERM);
             // one already sent is awaited and stored whatever the caller does.
             try Task.checkCancellation()
+            // Room for the recovery file first: on a full disk nothing is redeemed.
+            try await store.reserveRecovery(for: redeemable)
             return try await redeem(stored, account: redeemable, mirror: mirror)
         }
     }

@@ -178,9 +178,12 @@ extension PostgresAccountStore {
         try RecoveryFile.quarantine(credentials, of: account, key: key, in: location)
     }
 
+    package func reserveRecovery(for account: Account) async throws(StoreError) {
+        try RecoveryFile.reserveSlot(for: recoveryURL(for: account))
+    }
+
     func removeRecoveryFile(for account: Account) {
-        let url = recoveryURL(for: account)
-        if unlink(url.path) == 0 { PrivateFile.syncDirectory(url.deletingLastPathComponent()) }
+        RecoveryFile.remove(at: recoveryURL(for: account))
     }
 
     /// Adopts this machine's pending recovery files into the pool, each under its account's refresh
@@ -195,7 +198,7 @@ extension PostgresAccountStore {
             names.contains(where: { $0.hasPrefix("pool-") }), let accounts = try? await accounts()
         else { return [] }
         var adopted: [AccountName] = []
-        for account in accounts where names.contains(recoveryURL(for: account).lastPathComponent) {
+        for account in accounts where RecoveryFile.pendingData(at: recoveryURL(for: account)) != nil {
             let settled: Bool? = try? await withRefreshLock(on: account) {
                 let stored = try await self.database.read { connection in try await self.storedCredential(accountID: account.id, connection) }
                 switch self.recoveryState(for: account, stored: stored) {

@@ -58,8 +58,14 @@ extension SQLiteAccountStore {
         // Opening the store is synchronous: this runs once, before any operation.
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: recoveryDirectory.path) else { return [] }
         var adopted: [AccountName] = []
-        for name in names where name.hasPrefix("account-") && name.hasSuffix(".sealed") {
-            guard let id = Int64(name.dropFirst("account-".count).dropLast(".sealed".count)),
+        // A slot holds tokens only when its file could not be renamed; an empty one is a reservation.
+        let stems = Set(names.compactMap { name -> String? in
+            let stem = (name as NSString).deletingPathExtension
+            guard name.hasSuffix(".sealed") || name.hasSuffix(".slot") else { return nil }
+            return RecoveryFile.pendingData(at: recoveryDirectory.appendingPathComponent(stem + ".sealed")) == nil ? nil : stem
+        })
+        for name in stems where name.hasPrefix("account-") {
+            guard let id = Int64(name.dropFirst("account-".count)),
                 let lock = try? FileLock.tryAcquire(lockURL(forAccountID: id))
             else { continue }
             if let account = try? adoptRecovery(accountID: id) { adopted.append(account) }
@@ -105,7 +111,10 @@ extension SQLiteAccountStore {
 
     /// Removes an account's recovery file once the database holds tokens at least as new.
     func removeRecoveryFile(for accountID: Int64) {
-        let url = recoveryURL(for: accountID)
-        if unlink(url.path) == 0 { PrivateFile.syncDirectory(recoveryDirectory) }
+        RecoveryFile.remove(at: recoveryURL(for: accountID))
+    }
+
+    package func reserveRecovery(for account: Account) async throws(StoreError) {
+        try RecoveryFile.reserveSlot(for: recoveryURL(for: account.id))
     }
 }

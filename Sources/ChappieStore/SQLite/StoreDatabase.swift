@@ -36,6 +36,12 @@ public final class StoreDatabase: Sendable {
         self.keySetup = keySetup
     }
 
+    /// Whether the file system holding `directory` has no block left for this user.
+    static func diskIsFull(_ directory: URL) -> Bool {
+        var info = statvfs()
+        return statvfs(directory.path, &info) == 0 && info.f_bavail == 0
+    }
+
     /// The database file.
     public static func fileURL(in location: StoreLocation) -> URL {
         location.directory.appendingPathComponent(fileName)
@@ -79,6 +85,11 @@ public final class StoreDatabase: Sendable {
         do {
             pool = try DatabasePool(path: file.path, configuration: configuration)
         } catch {
+            // A full disk makes SQLite fail with an I/O error at open: say what it is, as a
+            // temporary failure, rather than call a healthy database damaged.
+            if Self.diskIsFull(location.directory) {
+                throw StoreError(.unavailable, "the disk holding \(location.directory.path) is full; free some space and try again (nothing was changed)")
+            }
             throw StoreError(.corrupt, "\(file.path) cannot be opened as a chappie database (\(Self.reason(error)))")
         }
         var migrator = DatabaseMigrator()

@@ -76,6 +76,12 @@ package protocol AccountStore: Sendable {
     /// finds them and the next open adopts them. Call it holding the account's refresh lock.
     func keepForRecovery(_ credentials: Credentials, of account: Account, accessTokenExpiresAt: Date?, refreshedAt: Date)
         async throws(StoreError) -> URL
+    /// Reserves room for the account's recovery file before its refresh token is redeemed, so that
+    /// tokens whose commit fails can still be kept on a disk that filled up meanwhile. Call it
+    /// holding the account's refresh lock.
+    ///
+    /// - Throws: ``StoreError`` `.unavailable` when there is no room: then nothing may be redeemed.
+    func reserveRecovery(for account: Account) async throws(StoreError)
     /// Keeps tokens that must not be used (a refresh reply naming another account, or tokens that do
     /// not parse) sealed in `quarantine/` in the data directory, which nothing adopts by itself: a
     /// person decides. Returns the file.

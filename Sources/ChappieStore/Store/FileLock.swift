@@ -84,7 +84,8 @@ public final class FileLock: Sendable {
     public static func acquireRefreshLock(_ url: URL, timeout: Duration = .seconds(60)) async throws -> FileLock {
         do {
             return try await acquire(url, timeout: timeout)
-        } catch let error as StoreError where error.code == .unavailable {
+        } catch {
+            guard (error as? StoreError)?.code == .unavailable else { throw error }
             throw StoreError(
                 .unavailable,
                 "a refresh of this account is in flight in another chappie process (the issuer has up to \(RefreshBounds.answerTimeout.components.seconds) s to answer it); try again shortly")

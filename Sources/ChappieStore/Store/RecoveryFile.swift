@@ -38,7 +38,15 @@ extension RecoveryFile {
             let file = RecoveryFile(
                 accountId: account.id, keyId: key.id, savedAt: Date(), baseNonce: baseNonce, accessExpiresAt: accessExpiresAt,
                 refreshedAt: refreshedAt, nonce: box.nonce, ciphertext: box.ciphertext)
-            try PrivateFile.write(SecretBytes(copying: try JSONEncoder().encode(file)), to: url)
+            let bytes = SecretBytes(copying: try JSONEncoder().encode(file))
+            // Into the slot reserved before the refresh was sent: no new block is needed, so a disk
+            // that filled up meanwhile still takes it. Then named as the recovery file (a rename,
+            // which needs no data block); if even that fails, readers find it in the slot.
+            if writeInPlace(bytes, into: slotURL(for: url)) {
+                if rename(slotURL(for: url).path, url.path) == 0 { PrivateFile.syncDirectory(url.deletingLastPathComponent()) }
+                return
+            }
+            try PrivateFile.write(bytes, to: url)
         } catch {
             throw StoreError(.io, "cannot write the recovery file \(url.path): \(error)")
         }
@@ -54,12 +62,78 @@ extension RecoveryFile {
         return url
     }
 
+    /// How much a recovery slot reserves: several times a sealed set of tokens.
+    static let slotBytes = 64 * 1024
+
+    /// The slot beside a recovery file (`account-ID.slot`): space reserved before a refresh is
+    /// sent, which the redeemed tokens are written into if their commit fails.
+    static func slotURL(for url: URL) -> URL {
+        url.deletingPathExtension().appendingPathExtension("slot")
+    }
+
+    /// Reserves the slot of the recovery file at `url` (0600, allocated on disk, synced). Called
+    /// before a refresh token is redeemed: if the disk has no room for it, nothing is redeemed.
+    ///
+    /// - Throws: ``StoreError`` `.unavailable` when the space cannot be reserved.
+    static func reserveSlot(for url: URL) throws(StoreError) {
+        let directory = url.deletingLastPathComponent()
+        try FilePermissions.refuseLink(directory)
+        try FilePermissions.ensurePrivateDirectory(directory)
+        let slot = slotURL(for: url)
+        let descriptor = open(slot.path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard descriptor >= 0 else { throw noRoom(directory, String(cString: strerror(errno))) }
+        defer { close(descriptor) }
+        var result = posix_fallocate(descriptor, 0, off_t(slotBytes))
+        if result == EOPNOTSUPP || result == EINVAL {
+            // A file system without fallocate: the same blocks, written.
+            let zeros = [UInt8](repeating: 0, count: slotBytes)
+            result = pwrite(descriptor, zeros, zeros.count, 0) == zeros.count ? 0 : errno
+        }
+        guard result == 0, fsync(descriptor) == 0 else { throw noRoom(directory, String(cString: strerror(result == 0 ? errno : result))) }
+    }
+
+    private static func noRoom(_ directory: URL, _ reason: String) -> StoreError {
+        StoreError(
+            .unavailable,
+            "cannot reserve room in \(directory.path) to keep refreshed tokens safe (\(reason)); free some space and try again. Nothing was redeemed")
+    }
+
+    /// Writes `bytes` at the start of the reserved slot and cuts it to their length, synced; `false`
+    /// when there is no slot large enough.
+    private static func writeInPlace(_ bytes: SecretBytes, into slot: URL) -> Bool {
+        let descriptor = open(slot.path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG, Int(info.st_size) >= bytes.count else { return false }
+        let written = bytes.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
+        return written == bytes.count && ftruncate(descriptor, off_t(bytes.count)) == 0 && fsync(descriptor) == 0
+    }
+
+    /// The bytes of the recovery file at `url`, or of its slot when the tokens stayed there; `nil`
+    /// when neither holds any (a reserved slot reads as zeros).
+    static func pendingData(at url: URL) -> Data? {
+        if let data = FileManager.default.contents(atPath: url.path) { return data }
+        let slot = slotURL(for: url)
+        guard (try? FilePermissions.refuseLink(slot)) != nil, let handle = FileHandle(forReadingAtPath: slot.path) else { return nil }
+        defer { try? handle.close() }
+        guard let first = try? handle.read(upToCount: 1), first.first.map({ $0 != 0 }) == true else { return nil }
+        return first + ((try? handle.readToEnd()) ?? Data())
+    }
+
+    /// Removes the recovery file at `url`, and its slot when the tokens were left there.
+    static func remove(at url: URL) {
+        var removed = unlink(url.path) == 0
+        if FileManager.default.contents(atPath: url.path) == nil, pendingData(at: url) != nil { removed = unlink(slotURL(for: url).path) == 0 || removed }
+        if removed { PrivateFile.syncDirectory(url.deletingLastPathComponent()) }
+    }
+
     /// What the recovery file at `url` is worth against the account's stored credential (its nonce
     /// and time, `nil` when there is none).
     static func state(at url: URL, accountID: Int64, uuid: UUID, key: SecretKey, storedNonce: Data?, storedAt: Date?) -> RecoveryState {
         // Kept for a person to look at, never followed: a link could name any file of the user's.
         if (try? FilePermissions.refuseLink(url)) == nil { return .unreadable("\(url.path) is a symbolic link, not a recovery file") }
-        guard let data = FileManager.default.contents(atPath: url.path) else { return .none }
+        guard let data = pendingData(at: url) else { return .none }
         guard let file = try? JSONDecoder().decode(RecoveryFile.self, from: data), file.accountId == accountID else {
             return .unreadable("\(url.path) is not a recovery file of this account")
         }
