@@ -398,4 +398,44 @@ struct HostileInputEndToEndTests {
         #expect(stats.int("refresh", "redemptions") == before + 2, "the full disk's refresh redeemed nothing: \(stats)")
         print("full disk: during the fill the refresh \(during == "0" ? "committed" : "kept its tokens in the recovery slot")")
     }
+
+    @Test("A Codex home that another user can write is neither written, nor adopted from, nor refreshed past; root's sticky /tmp is fine",
+        .enabled(if: geteuid() == 0, "hands a directory to another user"))
+    func codexHomeOthersCanWrite() async throws {
+        let testbed = try await Self.testbedWithAccount()
+        defer { Task { await testbed.stop() } }
+        // Under /tmp (root's, sticky): allowed.
+        let parent = URL(fileURLWithPath: "/tmp").appendingPathComponent("chappie-shared-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: parent, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        defer { try? FileManager.default.removeItem(at: parent) }
+        let home = parent.appendingPathComponent("codex")
+        let switched = try await testbed.chappie(["accounts", "switch", "work", "--codex-home", home.path])
+        #expect(switched.status == 0, "\(switched.stderr)")
+        let written = try Data(contentsOf: home.appendingPathComponent("auth.json"))
+
+        // The parent opened to everyone (0777, not sticky), as in the attack: another user could
+        // replace auth.json with forged tokens naming the account.
+        chmod(parent.path, 0o777)
+        let forged = TestTokens.codexAuthJSON(email: "work@example.com", accountID: "acct-x", userID: "user-x", marker: "forged")
+        try forged.write(to: home.appendingPathComponent("auth.json"))
+        let refresh = try await testbed.chappie(["refresh", "work"])
+        #expect(refresh.status == 78, "\(refresh.stderr)")
+        #expect(refresh.stderr.contains("can be written by every user") && refresh.stderr.contains("chmod go-w \(parent.path)"), "\(refresh.stderr)")
+        #expect(try Data(contentsOf: home.appendingPathComponent("auth.json")) == forged, "chappie wrote nothing there")
+        let again = try await testbed.chappie(["accounts", "switch", "work", "--codex-home", home.path])
+        #expect(again.status == 78, "\(again.stderr)")
+        #expect(!(try await testbed.chappie(["token", "work"]).stdout.contains("forged")), "nothing was adopted")
+        // Owned by another user: refused too.
+        chmod(parent.path, 0o755)
+        #expect(chown(home.path, 65534, 65534) == 0)
+        let owned = try await testbed.chappie(["refresh", "work"])
+        #expect(owned.status == 78 && owned.stderr.contains("belongs to another user"), "\(owned.stderr)")
+        // Fixed: the account refreshes again, and writes its home.
+        #expect(chown(home.path, 0, 0) == 0)
+        try written.write(to: home.appendingPathComponent("auth.json"))
+        let fixed = try await testbed.chappie(["refresh", "work"])
+        #expect(fixed.status == 0, "\(fixed.stderr)")
+        let stats = try await testbed.control("/_emulator/stats")
+        #expect(stats.int("refresh", "reuse_detected") == 0, "\(stats)")
+    }
 }

@@ -15,6 +15,8 @@ package protocol CredentialMirror: Sendable {
     ///
     /// - Returns: `false` when the mirror holds another account's login and was left alone.
     func publish(_ credentials: Credentials, for account: Account) throws -> Bool
+    /// Why the mirror must be neither read nor written (another user could change it), or `nil`.
+    func refusal() -> String?
 }
 
 /// Keeps an account's tokens fresh without ever redeeming a refresh token twice, and without ever
@@ -167,6 +169,13 @@ package struct TokenRefresher: Sendable {
     ) async throws -> Fresh {
         var current = account
         var stored = try await store.credentials(for: current)
+        // A home another user can write could hold forged tokens, or newer ones chappie cannot
+        // trust: then chappie must not redeem its own (possibly spent) token either.
+        if let mirror, let refusal = mirror.refusal() {
+            let message = "\(current.name) was not refreshed: \(refusal)"
+            try? await store.recordFailure(of: current, message: message, status: nil, event: .refreshFailed)
+            throw StoreError(.io, message)
+        }
         if let mirror, let newer = mirror.newerCredentials(than: stored, for: current) {
             Self.logger.debug("adopting newer tokens Codex left in the account's home", metadata: [
                 "account": "\(current.name)", "home": "\(mirror.lockURL.deletingLastPathComponent().path)",

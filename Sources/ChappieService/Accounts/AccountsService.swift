@@ -193,6 +193,7 @@ public struct AccountsService: Sendable {
             return SwitchOutcome(account: try await store.activate(name), codexAuthFile: nil)
         }
         let mirror = CodexMirror(home: home)
+        if let refusal = mirror.refusal() { throw ServiceError(.configuration, "\(refusal); nothing was written") }
         for _ in 0..<5 {
             let involved = try await involvement(of: account, in: mirror)
             let outcome: SwitchOutcome? = try await store.withRefreshLock(onAccounts: Array(involved.accountIDs)) {

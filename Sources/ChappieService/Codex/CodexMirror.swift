@@ -30,7 +30,7 @@ public struct CodexMirror: CredentialMirror {
     /// account's). An older file (one chappie has since refreshed past) is never adopted, since its
     /// refresh token was already redeemed.
     package func newerCredentials(than current: Credentials, for account: Account) -> Credentials? {
-        guard let auth = try? CodexAuthFile.read(file), auth.belongs(to: account), auth.isNewer(than: current, of: account) else { return nil }
+        guard refusal() == nil, let auth = try? CodexAuthFile.read(file), auth.belongs(to: account), auth.isNewer(than: current, of: account) else { return nil }
         return auth.credentials
     }
 
@@ -47,6 +47,12 @@ public struct CodexMirror: CredentialMirror {
             of: account, to: newer, accessTokenExpiresAt: newer.accessTokenExpiresAt, refreshedAt: Date(), event: .adopted,
             detail: "tokens the Codex CLI refreshed in \(home.path), taken \(taken)")
         return (updated, newer)
+    }
+
+    /// Why this home must be neither read nor written: `auth.json` or a directory above it belongs
+    /// to another user or can be written by one (``SafePath``).
+    package func refusal() -> String? {
+        SafePath.refusal(file)
     }
 
     /// The in-use lock `chappie exec` holds (shared, inherited by its command) in this home.
@@ -71,6 +77,7 @@ public struct CodexMirror: CredentialMirror {
     /// holds this account; a file holding anything else (another login, an API key, unreadable
     /// text) is left alone.
     package func publish(_ credentials: Credentials, for account: Account) throws -> Bool {
+        if let refusal = refusal() { throw ServiceError(.configuration, refusal) }
         if FileManager.default.fileExists(atPath: file.path) {
             guard let current = try? CodexAuthFile.read(file), current.belongs(to: account) else { return false }
         }
