@@ -29,14 +29,32 @@ struct BrowserSignInTests {
         }
     }
 
-    /// A browser: GET the authorize URL, then follow its redirect to the loopback listener.
-    private func follow(_ url: URL, with client: HTTPClient) async throws -> (status: Int, location: URLComponents, page: String) {
+    /// The listener's URL with its host as the address it listens on.
+    private func loopback(_ url: URL) throws -> URL {
+        var components = try #require(URLComponents(url: url, resolvingAgainstBaseURL: false))
+        components.host = "127.0.0.1"
+        return try #require(components.url)
+    }
+
+    /// A browser opening the start URL: its cookie and the authorize URL it redirects to.
+    private func start(_ url: URL, with client: HTTPClient) async throws -> (cookie: String, authorize: URL) {
+        let started = try await client.execute(HTTPRequest(url: try loopback(url)))
+        #expect(started.status == 302)
+        let setCookie = try #require(started.headers["Set-Cookie"])
+        #expect(setCookie.contains("HttpOnly") && setCookie.contains("SameSite=Lax"))
+        let authorize = try #require(started.headers["Location"].flatMap(URL.init(string:)))
+        return (String(setCookie.prefix { $0 != ";" }), authorize)
+    }
+
+    /// A browser: GET the authorize URL, then follow its redirect to the loopback listener with the cookie.
+    private func follow(_ url: URL, cookie: String, with client: HTTPClient) async throws -> (status: Int, location: URLComponents, page: String) {
         let authorize = try await client.execute(HTTPRequest(url: url))
         #expect(authorize.status == 302)
         let location = try #require(authorize.headers["Location"].flatMap(URLComponents.init(string:)))
-        var callback = location
-        callback.host = "127.0.0.1"
-        let page = try await client.execute(HTTPRequest(url: try #require(callback.url)))
+        // Without the cookie the callback is refused (prepared by someone who only read the URLs), and the wait goes on.
+        let callback = try loopback(try #require(location.url))
+        #expect(try await client.execute(HTTPRequest(url: callback)).status == 400)
+        let page = try await client.execute(HTTPRequest(url: callback, headers: ["Cookie": cookie]))
         return (page.status, location, String(decoding: page.body, as: UTF8.self))
     }
 
@@ -46,8 +64,11 @@ struct BrowserSignInTests {
             let seen = Seen()
             let signIn = BrowserSignIn(oauth: try oauth(emulator), ports: [0])
             async let result = signIn.run { step in seen.steps.withLock { $0.append(step) } }
-            let url = try await seen.until { seen.url }
+            let startURL = try await seen.until { seen.url }
             let port = try await seen.until { seen.port }
+            #expect(startURL.host == "localhost" && startURL.port == port && startURL.path.hasPrefix("/start/"))
+            #expect(!startURL.absoluteString.contains("state") && !startURL.absoluteString.contains("challenge"))
+            let (cookie, url) = try await start(startURL, with: emulator.client)
             let query = Dictionary(uniqueKeysWithValues: (URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? []).map { ($0.name, $0.value ?? "") })
             #expect(url.path == "/oauth/authorize")
             #expect(query["response_type"] == "code")
@@ -61,7 +82,7 @@ struct BrowserSignInTests {
             #expect(query["codex_cli_simplified_flow"] == "true")
             #expect(query["originator"] == "codex_cli_rs")
 
-            let followed = try await follow(url, with: emulator.client)
+            let followed = try await follow(url, cookie: cookie, with: emulator.client)
             #expect(followed.status == 200)
             #expect(followed.page.contains("You can close this tab"))
             let signedIn = try await result
@@ -138,6 +159,41 @@ struct BrowserSignInTests {
             let none = BrowserSignIn(oauth: try oauth(emulator), ports: [taken.port])
             await #expect(throws: ChappieAuthError.self) { _ = try await none.run() }
             await taken.close()
+        }
+    }
+
+    @Test("A second fetch of the start URL ends the sign-in and stores nothing")
+    func startTwice() async throws {
+        try await withEmulator { emulator in
+            let seen = Seen()
+            let signIn = BrowserSignIn(oauth: try oauth(emulator), ports: [0])
+            let task = Task { try await signIn.run { step in seen.steps.withLock { $0.append(step) } } }
+            let startURL = try await seen.until { seen.url }
+            _ = try await start(startURL, with: emulator.client)
+            let second = try await emulator.client.execute(HTTPRequest(url: try loopback(startURL)))
+            #expect(second.status == 409)
+            await #expect { _ = try await task.value } throws: { error in
+                guard case .authorizationDenied(let reason) = error as? ChappieAuthError else { return false }
+                return reason.contains("opened a second time")
+            }
+        }
+    }
+
+    @Test("Another user's connection is refused, whatever it knows", .enabled(if: geteuid() == 0, "runs curl as nobody"))
+    func otherUserRefused() async throws {
+        try await withEmulator { emulator in
+            let seen = Seen()
+            let signIn = BrowserSignIn(oauth: try oauth(emulator), ports: [0], callbackTimeout: .seconds(30))
+            let task = Task { try await signIn.run { step in seen.steps.withLock { $0.append(step) } } }
+            let startURL = try loopback(try await seen.until { seen.url })
+            let asNobody = try await runProcess(
+                URL(fileURLWithPath: "/usr/bin/setpriv"),
+                ["--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", startURL.absoluteString])
+            #expect(asNobody.stdout == "403", "\(asNobody.stdout) \(asNobody.stderr)")
+            // The start URL is still unopened: the user's own browser goes on.
+            #expect(try await emulator.client.execute(HTTPRequest(url: startURL)).status == 302)
+            task.cancel()
+            _ = try? await task.value
         }
     }
 }

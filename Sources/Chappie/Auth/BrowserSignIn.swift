@@ -2,10 +2,18 @@ package import ChappieCore
 import ChappieNet
 import ChappieVault
 package import Foundation
+import Synchronization
 
 /// The browser sign-in of openai-protocol.md §2 (authorization code with PKCE), for workspaces
 /// where device codes are disabled: a loopback listener for the redirect, the authorize URL for the
 /// user's browser, a `state` check, and the code exchange with the verifier.
+///
+/// The browser is not given the authorize URL, whose `state` and PKCE challenge another local user
+/// could read on its command line in /proc, but a one-time start URL on the listener. Its first
+/// fetch sets a cookie holding a second secret (HttpOnly, SameSite=Lax, for `localhost`, so that it
+/// comes back with the issuer's redirect) and redirects to the authorize URL; the callback must
+/// carry that cookie. A second fetch of the start URL ends the sign-in, since someone else may have
+/// opened it first. The listener serves only connections of the user running chappie.
 ///
 /// ```swift
 /// let result = try await BrowserSignIn(oauth: oauth).run { step in
@@ -15,8 +23,9 @@ package import Foundation
 package struct BrowserSignIn: Sendable {
     /// Where the sign-in is.
     package enum Step: Sendable {
-        /// Listening on `port`: the user must open `authorizeURL`, before `expiresAt`.
-        case waiting(authorizeURL: URL, port: Int, expiresAt: Date)
+        /// Listening on `port`: the user must open `startURL` (which leads to the authorize URL),
+        /// before `expiresAt`.
+        case waiting(startURL: URL, port: Int, expiresAt: Date)
         /// The browser came back with a code: exchanging it.
         case exchangingCode
     }
@@ -53,19 +62,27 @@ package struct BrowserSignIn: Sendable {
     ///   cancelled, `.networkFailure` when no port is free, and the exchange's errors.
     package func run(progress: @Sendable (Step) async -> Void = { _ in }) async throws(ChappieAuthError) -> DeviceCodeSignIn.Result {
         let pkce = PKCE()
+        let secrets = Secrets()
         let server: LoopbackCallbackServer
+        let authorize = Mutex<URL?>(nil)
         do {
-            server = try await LoopbackCallbackServer.listen(ports: ports) { request in Self.answer(request, state: pkce.state) }
+            server = try await LoopbackCallbackServer.listen(ports: ports) { request in
+                Self.answer(request, state: pkce.state, secrets: secrets, authorizeURL: authorize.withLock { $0 })
+            }
         } catch {
             throw .networkFailure(error.message)
         }
         let redirectURI = "http://localhost:\(server.port)/auth/callback"
+        authorize.withLock { $0 = authorizeURL(pkce: pkce, redirectURI: redirectURI) }
         let result: Result<DeviceCodeSignIn.Result, ChappieAuthError>
         do throws(ChappieAuthError) {
-            await progress(.waiting(
-                authorizeURL: authorizeURL(pkce: pkce, redirectURI: redirectURI), port: server.port,
-                expiresAt: Date().addingTimeInterval(Double(callbackTimeout.components.seconds))))
+            let startURL = URL(string: "http://localhost:\(server.port)\(secrets.startPath)")!
+            await progress(.waiting(startURL: startURL, port: server.port, expiresAt: Date().addingTimeInterval(Double(callbackTimeout.components.seconds))))
             let callback = try await firstCallback(from: server)
+            if callback.path == secrets.startPath {
+                throw .authorizationDenied(
+                    "the sign-in's start page was opened a second time, so someone else may have opened it first; nothing was stored. Start again")
+            }
             if let error = callback.query["error"] {
                 let description = callback.query["error_description"] ?? error
                 throw .authorizationDenied(
@@ -121,12 +138,46 @@ package struct BrowserSignIn: Sendable {
         return try outcome.get()
     }
 
-    /// What the listener answers the browser: only `/auth/callback` with our `state` is taken.
-    private static func answer(_ request: LoopbackCallbackServer.Request, state: String) -> LoopbackCallbackServer.Answer {
+    /// The one-time start URL's path and the cookie's value: random, never on a command line.
+    private final class Secrets: Sendable {
+        let startPath = "/start/" + PKCE.randomBase64URL(byteCount: 32)
+        let cookie = PKCE.randomBase64URL(byteCount: 32)
+        /// How many times the start URL was fetched.
+        let starts = Mutex(0)
+    }
+
+    /// The cookie's name.
+    static let cookieName = "chappie_sign_in"
+
+    /// What the listener answers the browser: the start URL once (a cookie and a redirect to the
+    /// authorize URL; a second fetch ends the sign-in), then only `/auth/callback` with our `state`
+    /// and our cookie.
+    private static func answer(
+        _ request: LoopbackCallbackServer.Request, state: String, secrets: Secrets, authorizeURL: URL?
+    ) -> LoopbackCallbackServer.Answer {
+        if request.path == secrets.startPath, let authorizeURL {
+            let fetches = secrets.starts.withLock { count in
+                count += 1
+                return count
+            }
+            guard fetches == 1 else {
+                return .init(
+                    status: 409, message: "This sign-in's start page was already opened once, perhaps by someone else: the sign-in is stopped. Start again from the terminal.",
+                    deliver: true)
+            }
+            return .init(
+                status: 302, message: "Continue to sign in.", deliver: false, location: authorizeURL.absoluteString,
+                setCookie: "\(cookieName)=\(secrets.cookie); Path=/auth/callback; HttpOnly; SameSite=Lax; Max-Age=1800")
+        }
         guard request.path == "/auth/callback" else { return .init(status: 404, message: "Not found.", deliver: false) }
         guard request.query["state"] == state else {
             return .init(
                 status: 400, message: "This sign-in was not started by the chappie waiting here (its state does not match). Start again from the terminal.",
+                deliver: false)
+        }
+        guard request.cookies[cookieName] == secrets.cookie else {
+            return .init(
+                status: 400, message: "This callback did not come from the browser that started the sign-in (its cookie is missing). Start again from the terminal.",
                 deliver: false)
         }
         if let error = request.query["error"] {

@@ -12,6 +12,8 @@ package final class LoopbackCallbackServer: Sendable {
         package var path: String
         /// The query's names and values, percent-decoded (the last of a repeated name wins).
         package var query: [String: String]
+        /// The cookies the browser sent, by name.
+        package var cookies: [String: String] = [:]
     }
 
     /// What to answer a request with, and whether to hand it on.
@@ -22,12 +24,18 @@ package final class LoopbackCallbackServer: Sendable {
         package var message: String
         /// Whether ``requests`` gets the request.
         package var deliver: Bool
+        /// Where to send the browser on (a `302` with this `Location`).
+        package var location: String?
+        /// A cookie to set (`Set-Cookie`).
+        package var setCookie: String?
 
         /// An answer.
-        package init(status: Int, message: String, deliver: Bool) {
+        package init(status: Int, message: String, deliver: Bool, location: String? = nil, setCookie: String? = nil) {
             self.status = status
             self.message = message
             self.deliver = deliver
+            self.location = location
+            self.setCookie = setCookie
         }
     }
 
@@ -50,11 +58,16 @@ package final class LoopbackCallbackServer: Sendable {
     package static func listen(ports: [Int], respond: @escaping @Sendable (Request) -> Answer) async throws(ListenFailure) -> LoopbackCallbackServer {
         let (requests, continuation) = AsyncStream.makeStream(of: Request.self)
         do {
-            let server = try await LocalHTTPServer.listen(host: "127.0.0.1", ports: ports) { request in
+            let server = try await LocalHTTPServer.listen(host: "127.0.0.1", ports: ports, identifyingPeers: true) { request in
+                // Another local user may have read this listener's URLs (a command line is public in
+                // /proc): only connections of the user running chappie are served.
+                guard request.peerUID == getuid() else {
+                    return page(Answer(status: 403, message: "This sign-in belongs to another user of this machine.", deliver: false))
+                }
                 guard request.method == "GET" else {
                     return page(Answer(status: 405, message: "Only GET is answered here.", deliver: false))
                 }
-                let delivered = Request(path: request.path, query: request.query)
+                let delivered = Request(path: request.path, query: request.query, cookies: cookies(request.header("Cookie") ?? ""))
                 let answer = respond(delivered)
                 if answer.deliver { continuation.yield(delivered) }
                 return page(answer)
@@ -78,11 +91,24 @@ package final class LoopbackCallbackServer: Sendable {
         continuation.finish()
     }
 
-    /// The answer as a small HTML page.
+    /// The answer as a small HTML page (or a redirect).
     private static func page(_ answer: Answer) -> LocalHTTPServer.Response {
         let escaped = HTMLText.escaped(answer.message)
+        var headers: [(name: String, value: String)] = []
+        if let location = answer.location { headers.append((name: "Location", value: location)) }
+        if let cookie = answer.setCookie { headers.append((name: "Set-Cookie", value: cookie)) }
         return LocalHTTPServer.Response(
             status: answer.status, contentType: "text/html; charset=utf-8",
-            text: "<!doctype html><meta charset=\"utf-8\"><title>chappie</title><p>\(escaped)</p>\n")
+            text: "<!doctype html><meta charset=\"utf-8\"><title>chappie</title><p>\(escaped)</p>\n", headers: headers)
+    }
+
+    /// A `Cookie` header's pairs (`a=1; b=2`).
+    private static func cookies(_ header: String) -> [String: String] {
+        var cookies: [String: String] = [:]
+        for pair in header.split(separator: ";") {
+            let parts = pair.split(separator: "=", maxSplits: 1)
+            if parts.count == 2 { cookies[parts[0].trimmingCharacters(in: .whitespaces)] = parts[1].trimmingCharacters(in: .whitespaces) }
+        }
+        return cookies
     }
 }

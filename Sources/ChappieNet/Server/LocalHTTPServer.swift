@@ -23,6 +23,9 @@ package final class LocalHTTPServer: Sendable {
         package var query: [String: String]
         /// The header fields, in order.
         package var headers: [(name: String, value: String)]
+        /// The uid of the process that connected, when the listener identifies its peers and the
+        /// kernel told (``listen(host:ports:identifyingPeers:handler:)``).
+        package var peerUID: UInt32? = nil
 
         /// The first value of a header field, by case-insensitive name.
         package func header(_ name: String) -> String? {
@@ -73,7 +76,7 @@ package final class LocalHTTPServer: Sendable {
     ///
     /// - Throws: ``ListenFailure`` naming the address and ports when none can be listened on.
     package static func listen(
-        host: String, ports: [Int], handler: @escaping @Sendable (Request) async -> Response
+        host: String, ports: [Int], identifyingPeers: Bool = false, handler: @escaping @Sendable (Request) async -> Response
     ) async throws(ListenFailure) -> LocalHTTPServer {
         var failure = ""
         let open = OpenConnections()
@@ -81,7 +84,7 @@ package final class LocalHTTPServer: Sendable {
             let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
                 .childChannelInitializer { channel in
-                    channel.eventLoop.makeCompletedFuture { try configure(channel, open: open, handler: handler) }
+                    channel.eventLoop.makeCompletedFuture { try configure(channel, open: open, identifyingPeers: identifyingPeers, handler: handler) }
                 }
             do {
                 let channel = try await bootstrap.bind(host: host, port: port).get()
@@ -94,9 +97,11 @@ package final class LocalHTTPServer: Sendable {
     }
 
     /// One connection's handlers: NIO's HTTP/1 server codec, then chappie's request handler.
-    fileprivate static func configure(_ channel: any Channel, open: OpenConnections, handler: @escaping @Sendable (Request) async -> Response) throws {
+    fileprivate static func configure(
+        _ channel: any Channel, open: OpenConnections, identifyingPeers: Bool, handler: @escaping @Sendable (Request) async -> Response
+    ) throws {
         try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-        try channel.pipeline.syncOperations.addHandler(RequestHandler(handler: handler, open: open))
+        try channel.pipeline.syncOperations.addHandler(RequestHandler(handler: handler, open: open, identifyingPeers: identifyingPeers))
     }
 
     private init(port: Int, channel: any Channel) {
@@ -160,9 +165,13 @@ private final class RequestHandler: ChannelInboundHandler {
     /// The closes scheduled at accept (request deadline, lifetime), cancelled when the connection ends.
     private var deadlines: [Scheduled<Void>] = []
 
-    init(handler: @escaping @Sendable (LocalHTTPServer.Request) async -> LocalHTTPServer.Response, open: OpenConnections) {
+    /// Whether each request is told which uid connected (``LoopbackPeer``).
+    private let identifyingPeers: Bool
+
+    init(handler: @escaping @Sendable (LocalHTTPServer.Request) async -> LocalHTTPServer.Response, open: OpenConnections, identifyingPeers: Bool) {
         self.handler = handler
         self.open = open
+        self.identifyingPeers = identifyingPeers
     }
 
     func channelActive(context: ChannelHandlerContext) {
@@ -206,7 +215,8 @@ private final class RequestHandler: ChannelInboundHandler {
             self.head = nil
             answering = true
             open.answering(ObjectIdentifier(self))
-            let request = LocalHTTPServer.Request(head)
+            var request = LocalHTTPServer.Request(head)
+            if identifyingPeers { request.peerUID = LoopbackPeer.uid(of: context.channel) }
             let handler = self.handler
             let promise = context.eventLoop.makePromise(of: LocalHTTPServer.Response.self)
             promise.completeWithTask { await handler(request) }

@@ -24,7 +24,8 @@ public struct PKCE: Sendable {
         base64URL(Sodium.sha256(Array(verifier.utf8)))
     }
 
-    private static func randomBase64URL(byteCount: Int) -> String {
+    /// `byteCount` random bytes from libsodium, base64url: a secret for a URL or a cookie.
+    public static func randomBase64URL(byteCount: Int) -> String {
         var bytes = [UInt8](repeating: 0, count: byteCount)
         randombytes_buf(&bytes, byteCount)
         return base64URL(bytes)
