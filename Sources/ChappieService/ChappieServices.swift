@@ -117,6 +117,14 @@ public struct ChappieServices: Sendable {
     /// The data directory.
     public var dataDirectory: URL { store.location.directory }
 
+    /// Why a command's output may not be written to `file` (one of chappie's own files, inside its
+    /// directories, a missing directory, not a regular file), or `nil` when it may.
+    public static func refusalToWrite(_ file: URL, options: ServiceOptions) -> String? {
+        let keyFile = options.keyFile.map { URL(fileURLWithPath: ($0 as NSString).expandingTildeInPath) }
+        return OwnFiles(location: options.location, source: keyFile.map(KeySource.keyFile), environment: ProcessInfo.processInfo.environment)
+            .refusal(forWriting: file)
+    }
+
     /// The newest entries of the audit log, newest first.
     public func auditLog(limit: Int) async throws -> [AuditEvent] {
         try await store.events(limit: limit)

@@ -1,3 +1,4 @@
+import ChappieCore
 /// A failure of the account store. Messages name accounts and files, never secrets or SQL arguments.
 public struct StoreError: Error, Sendable, CustomStringConvertible {
     /// What kind of failure.
@@ -52,5 +53,16 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     /// Whether the cause is the configuration or the key (exit code 78).
     public var isConfigurationProblem: Bool {
         [.wrongKey, .missingKey, .corrupt, .newerSchema, .io, .poolAddress].contains(code)
+    }
+}
+
+extension StoreError {
+    /// A sign-in or import under `name` returned another ChatGPT account or user than the one of
+    /// that name: refused, since taking it would store someone else's login under a known name.
+    static func signedInAsAnother(_ name: AccountName, holder: String?, signedIn: String?) -> StoreError {
+        StoreError(
+            .nameTaken,
+            "another account is already named \(name) (\(holder ?? "no e-mail")), and these tokens are of another ChatGPT user (\(signedIn ?? "no e-mail")); "
+                + "nothing was stored: sign in as \(holder ?? "that account") to renew \(name), or choose another name")
     }
 }

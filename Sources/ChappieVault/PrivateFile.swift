@@ -13,7 +13,7 @@ public enum PrivateFile {
     /// - Throws: ``VaultError/Kind/keyFile`` naming the file when it cannot be written.
     public static func write(_ bytes: SecretBytes, to url: URL) throws(VaultError) {
         let directory = url.deletingLastPathComponent()
-        removeStaleTemporaries(in: directory)
+        removeStaleTemporaries(in: directory, of: url.lastPathComponent)
         let temporary = directory.appendingPathComponent(".\(url.lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp")
         if !writeUnnamed(bytes, directory: directory, linkingAs: temporary) {
             try writeNamed(bytes, at: temporary, in: directory)
@@ -66,9 +66,12 @@ public enum PrivateFile {
 
     /// Removes the temporary files (`.NAME.PID.RANDOM.tmp`) that a chappie killed mid-write left in
     /// `directory`, those of processes no longer running: they may hold tokens or a key in clear.
-    public static func removeStaleTemporaries(in directory: URL) {
+    /// With `target`, only those of that file (in a directory of the user's, such as a Codex home
+    /// or where a backup goes, other programs' files are never touched); without, every one (for
+    /// chappie's own directories).
+    public static func removeStaleTemporaries(in directory: URL, of target: String? = nil) {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return }
-        for name in names where name.hasPrefix(".") && name.hasSuffix(".tmp") {
+        for name in names where name.hasPrefix(target.map { ".\($0)." } ?? ".") && name.hasSuffix(".tmp") {
             let parts = name.dropLast(".tmp".count).split(separator: ".")
             guard parts.count >= 3, let pid = pid_t(parts[parts.count - 2]), UInt32(parts[parts.count - 1]) != nil, pid > 0 else { continue }
             if pid != getpid(), kill(pid, 0) != 0, errno == ESRCH {

@@ -29,6 +29,8 @@ struct DecoderPropertyTests {
         (FuzzTarget.jwtClaims, "e30.eyJleHAiOjFlMzA4LCJpYXQiOi05MjIzMzcyMDM2ODU0Nzc1ODA4fQ.c2ln"),
         (FuzzTarget.deviceCodeReply, #"{"device_auth_id":"d","user_code":"U","interval":1e308,"expires_at":"9999-12-31T23:59:59Z"}"#),
         (FuzzTarget.rateLimitHeaders, "x-codex-primary-used-percent: 1e308\nx-codex-primary-window-minutes: 9223372036854775807\nx-codex-primary-reset-at: nan"),
+        // jwt-claims, found by make fuzz: ")" and NULs made the check itself match "found 1)".
+        (FuzzTarget.jwtClaims, ")" + String(repeating: "\u{0}", count: 91)),
     ])
     func regressions(_ target: FuzzTarget, _ input: String) {
         #expect(target.run(Data(input.utf8)).isEmpty)

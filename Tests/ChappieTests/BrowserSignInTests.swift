@@ -173,7 +173,7 @@ struct BrowserSignInTests {
             let second = try await emulator.client.execute(HTTPRequest(url: try loopback(startURL)))
             #expect(second.status == 409)
             await #expect { _ = try await task.value } throws: { error in
-                guard case .authorizationDenied(let reason) = error as? ChappieAuthError else { return false }
+                guard case .unknown(let reason) = error as? ChappieAuthError else { return false }
                 return reason.contains("opened a second time")
             }
         }

@@ -46,8 +46,12 @@ struct HostileInputEndToEndTests {
         chmod(keyFile.path, 0o600)
         let viaKeyFile = try await testbed.chappie(["--key-file", keyFile.path, "backup", keyFile.path, "--force"], environment: secret)
         #expect(viaKeyFile.status == 1)
-        #expect(viaKeyFile.stderr.contains("own data or key files"), "\(viaKeyFile.stderr)")
+        #expect(viaKeyFile.stderr.contains("chappie's own"), "\(viaKeyFile.stderr)")
         #expect(try Data(contentsOf: keyFile) == key)
+        let besideKey = try await testbed.chappie(["--key-file", keyFile.path, "backup", elsewhere.appendingPathComponent("beside-the-key").path], environment: secret)
+        #expect(besideKey.status == 1 && besideKey.stderr.contains("chappie's own directory"), "the key file's directory: \(besideKey.stderr)")
+        let report = try await testbed.chappie(["usage", "report", "-o", testbed.home.appendingPathComponent("chappie.sqlite").path])
+        #expect(report.status == 1 && report.stderr.contains("chappie's own"), "usage report -o: \(report.stderr)")
         let hardLink = elsewhere.appendingPathComponent("hard.key")
         #expect(Glibc.link(keyFile.path, hardLink.path) == 0)
         #expect(try await testbed.chappie(["--key-file", keyFile.path, "backup", hardLink.path, "--force"], environment: secret).status == 1)
@@ -66,6 +70,27 @@ struct HostileInputEndToEndTests {
         #expect(written.status == 0, "\(written.stderr)")
         #expect(try Data(contentsOf: other) == Data("old contents".utf8))
         #expect(try Data(contentsOf: target).starts(with: Data("chappie-backup 1\n".utf8)))
+        // A bind mount names the data directory by another path: compared by device and inode.
+        if canMountPrivately {
+            let bind = elsewhere.appendingPathComponent("bind")
+            try FileManager.default.createDirectory(at: bind, withIntermediateDirectories: true)
+            let command = ([try BuiltProducts.executable("chappie").path] + testbed.service + ["backup", bind.appendingPathComponent("locks/x").path, "--force"])
+                .map { "'\($0)'" }.joined(separator: " ")
+            let bound = try await runProcess(
+                URL(fileURLWithPath: "/usr/bin/unshare"), ["-m", "sh", "-c", "mount --bind '\(testbed.home.path)' '\(bind.path)' && exec \(command)"],
+                environment: secret)
+            #expect(bound.status == 1 && bound.stderr.contains("chappie's own directory"), "\(bound.stderr)")
+        }
+        // A socket (a daemon's, wherever --socket put it) is not a file to write over.
+        let socketPath = elsewhere.appendingPathComponent("s.sock").path
+        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in _ = socketPath.utf8CString.withUnsafeBytes { buffer.copyMemory(from: $0) } }
+        #expect(withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } } == 0)
+        defer { close(listener) }
+        let overSocket = try await testbed.chappie(["backup", socketPath, "--force"], environment: secret)
+        #expect(overSocket.status == 1 && overSocket.stderr.contains("not a regular file"), "\(overSocket.stderr)")
         let missing = try await testbed.chappie(["backup", elsewhere.appendingPathComponent("nowhere/x.backup").path], environment: secret)
         #expect(missing.status == 1)
         #expect(missing.stderr.contains("does not exist"), "\(missing.stderr)")
@@ -237,7 +262,8 @@ struct HostileInputEndToEndTests {
         #expect(directory.stderr.contains("not a regular file"), "\(directory.stderr)")
     }
 
-    @Test("A passphrase given in the environment cannot be read from /proc by chappie's children")
+    @Test("A passphrase given in the environment cannot be read from /proc by chappie's children",
+        .enabled(if: geteuid() == 0, "reads a non-dumpable process's environ, which only root can"))
     func passphraseLeavesNoTraceInProc() async throws {
         let testbed = try await ChappieTestbed.start()
         defer { Task { await testbed.stop() } }
@@ -287,6 +313,7 @@ struct HostileInputEndToEndTests {
             ["id_token": other, "access_token": TestTokens.accessToken(accountID: "acct-mallory", expiresAt: Date().addingTimeInterval(3600)), "refresh_token": "rt_mallory"],
             ["id_token": TestTokens.idToken(email: "work@example.com", accountID: accountID, userID: "user-mallory"), "refresh_token": "rt_mallory"],
             ["access_token": "not-a-jwt", "refresh_token": "rt_mallory"],
+            [:],
         ] {
             try await reply(body)
             let refreshed = try await testbed.chappie(["refresh", "work"])
@@ -297,13 +324,16 @@ struct HostileInputEndToEndTests {
             #expect(shown.string("status") == "reauth_required", "\(shown)")
             #expect((shown.string("lastError") ?? "").contains("quarantine"), "\(shown)")
             #expect(try await testbed.chappie(["token", "work"]).status != 0, "a quarantined reply reaches no command")
+            // The stored refresh token is spent: naming the account again does not present it again.
+            let again = try await testbed.chappie(["refresh", "work"])
+            #expect(again.status != 0 && again.stderr.contains("was not stored"), "\(again.stderr)")
             // Sign in again for the next round.
             _ = try await testbed.control("/_emulator/device/next", method: "POST", body: #"{"account_id": "\#(accountID)", "user_id": "\#(userID)"}"#)
             #expect(try await testbed.chappie(["accounts", "add", "work"]).status == 0)
         }
         let quarantine = testbed.home.appendingPathComponent("quarantine")
         let files = try FileManager.default.contentsOfDirectory(atPath: quarantine.path)
-        #expect(files.count == 3)
+        #expect(files.count == 4)
         for file in files {
             let data = try Data(contentsOf: quarantine.appendingPathComponent(file))
             #expect(data.range(of: Data("rt_mallory".utf8)) == nil, "sealed, not in clear")
@@ -319,6 +349,15 @@ struct HostileInputEndToEndTests {
         #expect(shown.string("status") == "ok")
         #expect(shown.string("accessTokenExpiresAt") == nil, "unknown, not a year no store can read")
         #expect(try await testbed.chappie(["token", "work"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines) == odd)
+
+        // A 2xx answer that cannot be read: the token was taken, so the account is signed out, and
+        // naming it again presents nothing.
+        _ = try await testbed.control("/_emulator/faults", method: "POST", body: #"{"kind": "malformed", "path": "/oauth/token", "count": 1}"#)
+        let malformed = try await testbed.chappie(["refresh", "work", "--json"])
+        #expect(malformed.status != 0 && malformed.stdout.contains("could not be read"), "\(malformed.stdout)")
+        #expect(try await testbed.chappie(["refresh", "work"]).status != 0)
+        let stats = try await testbed.control("/_emulator/stats")
+        #expect(stats.int("refresh", "reuse_detected") == 0, "no spent refresh token was presented again: \(stats)")
     }
 
     @Test("A dropped or cut answer of the token endpoint is a temporary failure (75), and the account stays usable", arguments: ["drop", "truncated"])
@@ -413,6 +452,13 @@ struct HostileInputEndToEndTests {
         #expect(switched.status == 0, "\(switched.stderr)")
         let written = try Data(contentsOf: home.appendingPathComponent("auth.json"))
 
+        // A home that is itself sticky and open to all (1777) is refused: anyone could add files beside auth.json.
+        let stickyHome = parent.appendingPathComponent("sticky")
+        try FileManager.default.createDirectory(at: stickyHome, withIntermediateDirectories: true)
+        chmod(stickyHome.path, 0o1777)
+        let sticky = try await testbed.chappie(["accounts", "switch", "work", "--codex-home", stickyHome.path])
+        #expect(sticky.status == 78 && sticky.stderr.contains("every user"), "\(sticky.stderr)")
+
         // The parent opened to everyone (0777, not sticky), as in the attack: another user could
         // replace auth.json with forged tokens naming the account.
         chmod(parent.path, 0o777)
@@ -437,5 +483,19 @@ struct HostileInputEndToEndTests {
         #expect(fixed.status == 0, "\(fixed.stderr)")
         let stats = try await testbed.control("/_emulator/stats")
         #expect(stats.int("refresh", "reuse_detected") == 0, "\(stats)")
+    }
+
+    @Test("Signing an account in again must return the same ChatGPT user: another is refused and nothing is stored")
+    func signInAgainAsAnother() async throws {
+        let testbed = try await Self.testbedWithAccount()
+        defer { Task { await testbed.stop() } }
+        _ = try await testbed.control("/_emulator/device/next", method: "POST", body: #"{"email": "mallory@example.com", "account_id": "acct-m", "user_id": "user-m"}"#)
+        let again = try await testbed.chappie(["accounts", "add", "work"])
+        #expect(again.status != 0)
+        #expect(again.stderr.contains("another ChatGPT user (mallory@example.com)") && again.stderr.contains("nothing was stored"), "\(again.stderr)")
+        let list = try await testbed.chappie(["accounts", "list", "--json"])
+        let accounts = try #require(JSONDocument(Data(list.stdout.utf8)).array() as? [[String: Any]])
+        #expect(accounts.count == 1)
+        #expect(accounts.first?["email"] as? String != "mallory@example.com")
     }
 }

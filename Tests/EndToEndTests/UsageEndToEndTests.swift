@@ -41,7 +41,11 @@ struct UsageEndToEndTests {
         #expect(try await chappie(["accounts", "set", "c", "--reserve", "150"]).status == 2)
         #expect(try await chappie(["accounts", "switch", "--best", "c"]).status == 2)
 
-        let file = home.appendingPathComponent("report.csv")
+        // Never into chappie's own directories (issue 26): a report goes elsewhere.
+        #expect(try await chappie(["usage", "report", "-o", home.appendingPathComponent("report.csv").path]).status == 1)
+        let reports = try TestTokens.temporaryDirectory("chappie-reports")
+        defer { try? FileManager.default.removeItem(at: reports) }
+        let file = reports.appendingPathComponent("report.csv")
         #expect(try await chappie(["usage", "report", "--by", "day", "--tz", "UTC", "-o", file.path]).status == 0)
         let csv = try String(contentsOf: file, encoding: .utf8)
         #expect(csv.hasPrefix("period_start,period_end,account,email,plan,samples,"))
@@ -60,7 +64,9 @@ struct UsageEndToEndTests {
         #expect(chart.stdout.contains("#"), "a's weekly window is at 95 %: its bar fills the rows")
         #expect(try await chappie(["usage", "history", "a", "--chart", "--format", "csv"]).status == 2)
         // The HTML report: one self-contained file, a chart per account and window, never a token.
-        let page = testbed.home.appendingPathComponent("usage.html")
+        let pages = try TestTokens.temporaryDirectory("chappie-pages")
+        defer { try? FileManager.default.removeItem(at: pages) }
+        let page = pages.appendingPathComponent("usage.html")
         let html = try await chappie(["usage", "report", "--format", "html", "-o", page.path])
         #expect(html.status == 0, "\(html.stderr)")
         let text = try String(contentsOf: page, encoding: .utf8)
@@ -78,7 +84,7 @@ struct UsageEndToEndTests {
             }
         }
         #expect(!charts.elements.contains("script") && !charts.elements.contains("img") && !charts.elements.contains("link"))
-        let onlyA = testbed.home.appendingPathComponent("usage-a.html")
+        let onlyA = pages.appendingPathComponent("usage-a.html")
         #expect(try await chappie(["usage", "report", "--format", "html", "--account", "a", "-o", onlyA.path]).status == 0)
         #expect(try ChartPage(String(contentsOf: onlyA, encoding: .utf8)).charts.map(\.key) == ["a/5h", "a/weekly"])
         // Bad input: --by with html, a directory that does not exist, a bad zone for the terminal chart.

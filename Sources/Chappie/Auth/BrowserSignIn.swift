@@ -76,12 +76,11 @@ package struct BrowserSignIn: Sendable {
         authorize.withLock { $0 = authorizeURL(pkce: pkce, redirectURI: redirectURI) }
         let result: Result<DeviceCodeSignIn.Result, ChappieAuthError>
         do throws(ChappieAuthError) {
-            let startURL = URL(string: "http://localhost:\(server.port)\(secrets.startPath)")!
+            guard let startURL = URL(string: "http://localhost:\(server.port)\(secrets.startPath)") else { throw .invalidResponse }
             await progress(.waiting(startURL: startURL, port: server.port, expiresAt: Date().addingTimeInterval(Double(callbackTimeout.components.seconds))))
             let callback = try await firstCallback(from: server)
             if callback.path == secrets.startPath {
-                throw .authorizationDenied(
-                    "the sign-in's start page was opened a second time, so someone else may have opened it first; nothing was stored. Start again")
+                throw .unknown("the sign-in's start page was opened a second time, so someone else may have opened it first; nothing was stored. Start again")
             }
             if let error = callback.query["error"] {
                 let description = callback.query["error_description"] ?? error

@@ -142,7 +142,7 @@ package struct TokenRefresher: Sendable {
     private func decide(_ account: Account, force: Bool, retrySignedOut: Bool) async throws -> Fresh {
         let seen = try await store.credentials(for: account)
         let signedOut = account.status == .reauthRequired
-        if signedOut, !retrySignedOut { throw Self.signedOutError(account) }
+        if signedOut, !retrySignedOut || !Self.issuerSignedOut(account) { throw Self.signedOutError(account) }
         let mirror = mirror(account)
         // Codex may have refreshed in the home this account owns (its stored token may even be
         // revoked): newer tokens there are adopted, under the locks, before anything is handed out.
@@ -152,6 +152,8 @@ package struct TokenRefresher: Sendable {
         }
 
         return try await store.withRefreshLock(on: account) {
+            // A home others can write is refused before anything is made in it (its lock file).
+            if let mirror, let refusal = mirror.refusal() { throw try await refuse(account, because: refusal) }
             var mirrorLock: FileLock?
             if let mirror { mirrorLock = try await FileLock.acquire(mirror.lockURL) }
             defer { withExtendedLifetime(mirrorLock) {} }
@@ -171,11 +173,7 @@ package struct TokenRefresher: Sendable {
         var stored = try await store.credentials(for: current)
         // A home another user can write could hold forged tokens, or newer ones chappie cannot
         // trust: then chappie must not redeem its own (possibly spent) token either.
-        if let mirror, let refusal = mirror.refusal() {
-            let message = "\(current.name) was not refreshed: \(refusal)"
-            try? await store.recordFailure(of: current, message: message, status: nil, event: .refreshFailed)
-            throw StoreError(.io, message)
-        }
+        if let mirror, let refusal = mirror.refusal() { throw try await refuse(current, because: refusal) }
         if let mirror, let newer = mirror.newerCredentials(than: stored, for: current) {
             Self.logger.debug("adopting newer tokens Codex left in the account's home", metadata: [
                 "account": "\(current.name)", "home": "\(mirror.lockURL.deletingLastPathComponent().path)",
@@ -186,7 +184,7 @@ package struct TokenRefresher: Sendable {
             stored = newer
             observe(.adopted)
         }
-        if current.status == .reauthRequired, !retrySignedOut { throw Self.signedOutError(current) }
+        if current.status == .reauthRequired, !retrySignedOut || !Self.issuerSignedOut(current) { throw Self.signedOutError(current) }
         if stored.refreshToken != seen.refreshToken && !isExpiring(stored, account: current) {
             Self.logger.debug("another process refreshed while this one waited for the lock; its tokens are used", metadata: ["account": "\(current.name)"])
             return Fresh(credentials: stored, account: current, outcome: .adopted, expiresAt: expiry(stored))
@@ -216,6 +214,13 @@ package struct TokenRefresher: Sendable {
         switch await attemptRefresh(stored.refreshToken) {
         case .success(let tokens):
             refreshed = tokens
+        case .failure(.invalidResponse):
+            // The issuer answered 2xx, so it took the refresh token, but its answer cannot be read:
+            // the stored token is spent. Signing out beats presenting it again (reuse revokes all).
+            let message = "the issuer accepted \(account.name)'s refresh token but its answer could not be read, so the new tokens are lost; sign the account in again (chappie accounts add \(account.name))"
+            try await store.recordFailure(of: account, message: message, status: .reauthRequired, event: .refreshFailed)
+            observe(.refused(oauthError: nil))
+            throw ChappieAuthError.unknown(message)
         case .failure(let error):
             return try await handleRefreshFailure(error, stored: stored, account: account, mirror: mirror)
         }
@@ -251,6 +256,14 @@ package struct TokenRefresher: Sendable {
         return Fresh(credentials: credentials, account: updated, outcome: .refreshed, expiresAt: expiry(credentials))
     }
 
+    /// The failure for an account whose Codex home another user can change, recorded on it: its
+    /// stored token may be one Codex already spent, so it is not redeemed either.
+    private func refuse(_ account: Account, because refusal: String) async throws -> StoreError {
+        let message = "\(account.name) was not refreshed: \(refusal)"
+        try? await store.recordFailure(of: account, message: message, status: nil, event: .refreshFailed)
+        return StoreError(.io, message)
+    }
+
     /// What is wrong with a refresh reply's tokens for `account`, or `nil` when they may be stored:
     /// each token sent must be a JWT, and name the account's ChatGPT account and user where it names
     /// one. A reply that is only odd (a time out of range, an unknown plan) is stored: the old
@@ -267,15 +280,20 @@ package struct TokenRefresher: Sendable {
             }
         }
         if reply.refreshToken?.isEmpty == true { return "its refresh_token is empty" }
+        if reply.accessToken == nil { return "it holds no access_token" }
         return nil
     }
 
     /// Keeps a reply that must not be used in the store's quarantine and signs the account out with
     /// the reason: its old refresh token is spent, and the reply is a person's to judge.
     private func quarantine(_ credentials: Credentials, of account: Account, because problem: String) async throws -> Fresh {
-        let file = try await Task { try await store.quarantine(credentials, of: account) }.value
-        let message = "the issuer's refresh reply for \(account.name) was not stored: \(problem). It is kept sealed in \(file.path), "
-            + "which chappie never uses by itself; sign the account in again (chappie accounts add \(account.name))"
+        let kept: String
+        do {
+            kept = "It is kept sealed in \(try await Task { try await store.quarantine(credentials, of: account) }.value.path), which chappie never uses by itself"
+        } catch {
+            kept = "It could not be kept aside (\(error))"
+        }
+        let message = "the issuer's refresh reply for \(account.name) was not stored: \(problem). \(kept); sign the account in again (chappie accounts add \(account.name))"
         try await store.recordFailure(of: account, message: message, status: .reauthRequired, event: .refreshFailed)
         observe(.refused(oauthError: nil))
         throw ChappieAuthError.unknown(message)
@@ -372,8 +390,17 @@ package struct TokenRefresher: Sendable {
         if let said = account.lastError, let parsed = ChappieAuthError(tokenEndpointDescription: said), parsed.requiresReauthentication {
             return parsed
         }
+        if let said = account.lastError, !issuerSignedOut(account) { return .unknown(said) }
         return .tokenExchangeFailed(
             statusCode: 401, body: ChappieAuthError.body(summary: "invalid_grant: account \(account.name) was signed out; sign it in again"))
+    }
+
+    /// Whether the account was signed out by the issuer's refusal, which one more try cannot make
+    /// worse. One signed out by chappie (a quarantined or unreadable refresh reply) holds a refresh
+    /// token the issuer already spent: presenting it again would make the issuer revoke the family.
+    static func issuerSignedOut(_ account: Account) -> Bool {
+        guard let said = account.lastError else { return true }
+        return ChappieAuthError(tokenEndpointDescription: said) != nil
     }
 
     /// Whether the access token expires within the margin; a token without a readable `exp` is

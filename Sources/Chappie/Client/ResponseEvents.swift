@@ -137,7 +137,7 @@ struct ResponseEventReader {
             throw AttemptFailure.connectionLimitReached
         case "error" where object["status"] != nil || object["status_code"] != nil:
             // A WebSocket's wrapped HTTP error (§7.1): handled as that status over HTTP.
-            let status = WireNumber.integer(object["status"] ?? object["status_code"], in: 0...999) ?? 0
+            let status = WireNumber.integer(object["status"], in: 0...999) ?? WireNumber.integer(object["status_code"], in: 0...999) ?? 0
             var headers = HTTPHeaders()
             for (name, value) in object["headers"] as? [String: Any] ?? [:] {
                 if let value = value as? String ?? (value as? NSNumber)?.stringValue { headers.add(name: name, value: value) }

@@ -71,9 +71,12 @@ package struct BackupFile {
     ///
     /// - Throws: ``ServiceError`` `.invalidInput` saying what is wrong.
     static func read(_ url: URL) throws(ServiceError) -> Data {
-        guard let handle = FileHandle(forReadingAtPath: url.path) else {
+        // Non-blocking, so that a pipe with no writer is refused below rather than waited on.
+        let descriptor = Glibc.open(url.path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else {
             throw ServiceError(.invalidInput, "cannot read \(url.path): no such file, or not readable")
         }
+        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         defer { try? handle.close() }
         var status = stat()
         guard fstat(handle.fileDescriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {

@@ -21,8 +21,11 @@ package struct OwnFiles: Sendable {
         var files = [database, database + "-wal", database + "-shm"].map(URL.init(fileURLWithPath:))
         files += [location.defaultKeyFile, location.directory.appendingPathComponent(StoreOptions.storeURLFileName)]
         files.append(DaemonClient.defaultSocket(in: location))
+        var directories = [location.directory, location.keyDirectory]
         switch source {
-        case .keyFile(let url)?, .systemdCredential(let url)?, .defaultKeyFile(let url)?: files.append(url)
+        case .keyFile(let url)?, .systemdCredential(let url)?, .defaultKeyFile(let url)?:
+            files.append(url)
+            directories.append(url.deletingLastPathComponent())
         case .passphrase?, nil: break
         }
         for name in ["CHAPPIE_KEY_FILE", "CHAPPIE_STORE_PASSWORD_FILE"] {
@@ -32,7 +35,7 @@ package struct OwnFiles: Sendable {
             files.append(URL(fileURLWithPath: directory).appendingPathComponent("chappie.key"))
         }
         self.files = files + others
-        directories = [location.directory, location.keyDirectory]
+        self.directories = directories
     }
 
     /// Why `target` may not be written, or `nil` when it may: it is (through any link) one of the
@@ -40,17 +43,25 @@ package struct OwnFiles: Sendable {
     package func refusal(forWriting target: URL) -> String? {
         let parent = target.deletingLastPathComponent()
         guard let resolvedParent = Self.resolved(parent) else { return "the directory \(parent.path) does not exist" }
-        for directory in directories {
-            guard let own = Self.resolved(directory) else { continue }
-            if resolvedParent == own || resolvedParent.hasPrefix(own.hasSuffix("/") ? own : own + "/") {
+        // By device and inode, up every directory above the target: a bind mount or a link names
+        // the same directory by another path.
+        let own = Dictionary(directories.compactMap { directory in FileIdentity(directory.path).map { ($0, directory) } }, uniquingKeysWith: { first, _ in first })
+        var current = resolvedParent
+        while true {
+            if let identity = FileIdentity(current), let directory = own[identity] {
                 return "\(target.path) is inside chappie's own directory \(directory.path); write it elsewhere"
             }
+            guard current != "/", !current.isEmpty else { break }
+            current = (current as NSString).deletingLastPathComponent
         }
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: target.path, isDirectory: &isDirectory), isDirectory.boolValue {
-            return "\(target.path) is a directory"
+        var info = stat()
+        if lstat(target.path, &info) == 0, info.st_mode & S_IFMT != S_IFREG, info.st_mode & S_IFMT != S_IFLNK {
+            return "\(target.path) is not a regular file (a directory, socket, pipe or device); write to a file"
         }
         guard let identity = FileIdentity(target.path) else { return nil }
+        if stat(target.path, &info) == 0, info.st_mode & S_IFMT != S_IFREG {
+            return "\(target.path) leads to something that is not a regular file; write to a file"
+        }
         if files.contains(where: { FileIdentity($0.path) == identity }) {
             return "\(target.path) is one of chappie's own data or key files; write it elsewhere"
         }

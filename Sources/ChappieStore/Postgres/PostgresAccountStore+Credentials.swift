@@ -195,7 +195,8 @@ extension PostgresAccountStore {
     public func adoptRecoveredTokens() async -> [AccountName] {
         let directory = location.directory.appendingPathComponent("recovery")
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path),
-            names.contains(where: { $0.hasPrefix("pool-") }), let accounts = try? await accounts()
+            names.contains(where: { $0.hasPrefix("pool-") && ($0.hasSuffix(".sealed") || RecoveryFile.pendingData(at: directory.appendingPathComponent(($0 as NSString).deletingPathExtension + ".sealed")) != nil) }),
+            let accounts = try? await accounts()
         else { return [] }
         var adopted: [AccountName] = []
         for account in accounts where RecoveryFile.pendingData(at: recoveryURL(for: account)) != nil {

@@ -138,8 +138,8 @@ public final class PostgresAccountStore: AccountStore {
             var record = try await self.matching(info, connection) ?? AccountRecord.new(at: now)
             let created = record.id == nil
             if let name, name.rawValue != record.name {
-                if try await self.record(named: name, connection) != nil {
-                    throw StoreError(.nameTaken, "another account is already named \(name); choose another name")
+                if let holder = try await self.record(named: name, connection) {
+                    throw StoreError.signedInAsAnother(name, holder: holder.email, signedIn: info.email)
                 }
                 record.name = name.rawValue
             } else if created {

@@ -109,8 +109,8 @@ public final class SQLiteAccountStore: AccountStore {
             var record = try Self.matching(info, db) ?? AccountRecord.new(at: now)
             let created = record.id == nil
             if let name, name.rawValue != record.name {
-                if try AccountRecord.filter(AccountRecord.Columns.name == name.rawValue).fetchCount(db) > 0 {
-                    throw StoreError(.nameTaken, "another account is already named \(name); choose another name")
+                if let holder = try AccountRecord.filter(AccountRecord.Columns.name == name.rawValue).fetchOne(db) {
+                    throw StoreError.signedInAsAnother(name, holder: holder.email, signedIn: info.email)
                 }
                 record.name = name.rawValue
             } else if created {

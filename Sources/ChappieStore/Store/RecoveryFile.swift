@@ -80,6 +80,13 @@ extension RecoveryFile {
         try FilePermissions.refuseLink(directory)
         try FilePermissions.ensurePrivateDirectory(directory)
         let slot = slotURL(for: url)
+        try FilePermissions.refuseLink(slot)
+        // Tokens left in the slot (its rename failed) are named as the recovery file first, never
+        // padded with the new reservation's zeros.
+        if FileManager.default.contents(atPath: url.path) == nil, pendingData(at: url) != nil {
+            guard rename(slot.path, url.path) == 0 else { throw noRoom(directory, String(cString: strerror(errno))) }
+            PrivateFile.syncDirectory(directory)
+        }
         let descriptor = open(slot.path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard descriptor >= 0 else { throw noRoom(directory, String(cString: strerror(errno))) }
         defer { close(descriptor) }
@@ -118,7 +125,10 @@ extension RecoveryFile {
         guard (try? FilePermissions.refuseLink(slot)) != nil, let handle = FileHandle(forReadingAtPath: slot.path) else { return nil }
         defer { try? handle.close() }
         guard let first = try? handle.read(upToCount: 1), first.first.map({ $0 != 0 }) == true else { return nil }
-        return first + ((try? handle.readToEnd()) ?? Data())
+        // A chappie killed between writing and cutting the slot leaves the reservation's zeros after the tokens.
+        var data = first + ((try? handle.readToEnd()) ?? Data())
+        while data.last == 0 { data.removeLast() }
+        return data
     }
 
     /// Removes the recovery file at `url`, and its slot when the tokens were left there.

@@ -32,6 +32,4 @@ public enum ProcessHardening {
         _ = chappie_process_set_dumpable(0)
     }
 
-    /// Whether the process is dumpable (for `doctor` and tests).
-    public static var isDumpable: Bool { chappie_process_is_dumpable() == 1 }
 }

@@ -179,7 +179,7 @@ extension ChappieCommand.Usage {
                     .integer(s.limitReached ? 1 : 0),
                 ]
             }
-            try emit(UsageReport(columns: columns, rows: rows), format: format ?? (global.json ? .json : nil), to: nil)
+            try emit(UsageReport(columns: columns, rows: rows), format: format ?? (global.json ? .json : nil), to: nil, options: try global.serviceOptions())
         }
     }
 
@@ -207,13 +207,13 @@ extension ChappieCommand.Usage {
                 let page = try await global.services().usage.htmlReport(
                     of: account, since: try since.map { try parseTime($0, timeZone: zone) },
                     until: try until.map { try parseTime($0, timeZone: zone) }, timeZone: zone)
-                try write(page, to: output)
+                try write(page, to: output, options: try global.serviceOptions())
                 return
             }
             let report = try await global.services().usage.report(
                 of: account, since: try since.map { try parseTime($0, timeZone: zone) },
                 until: try until.map { try parseTime($0, timeZone: zone) }, grouping: (by ?? .day).grouping, timeZone: zone)
-            try emit(report, format: format?.tabular ?? (global.json ? .json : nil), to: output)
+            try emit(report, format: format?.tabular ?? (global.json ? .json : nil), to: output, options: try global.serviceOptions())
         }
     }
 
@@ -253,7 +253,7 @@ enum ReportGrouping: String, ExpressibleByArgument, CaseIterable {
 }
 
 /// Writes a report as CSV, JSON or a table; CSV by default when standard output is not a terminal.
-func emit(_ report: UsageReport, format: OutputFormat?, to path: String?) throws {
+func emit(_ report: UsageReport, format: OutputFormat?, to path: String?, options: ServiceOptions) throws {
     let format = format ?? (path == nil && isatty(STDOUT_FILENO) == 1 ? .table : .csv)
     let text: String
     switch format {
@@ -277,20 +277,19 @@ func emit(_ report: UsageReport, format: OutputFormat?, to path: String?) throws
         let data = try JSONSerialization.data(withJSONObject: objects, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
         text = String(decoding: data, as: UTF8.self) + "\n"
     }
-    try write(text, to: path)
+    try write(text, to: path, options: options)
 }
 
-/// Writes text to a file (replaced atomically) or, without one, to standard output.
-func write(_ text: String, to path: String?) throws {
+/// Writes text to a file (replaced atomically) or, without one, to standard output; never over one
+/// of chappie's own files.
+func write(_ text: String, to path: String?, options: ServiceOptions) throws {
     guard let path else {
         FileHandle.standardOutput.write(Data(text.utf8))
         return
     }
     let url = expandedPath(path)
-    var isDirectory: ObjCBool = false
-    let folder = url.deletingLastPathComponent()
-    guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isDirectory), isDirectory.boolValue else {
-        throw CommandFailure(message: "cannot write \(url.path): the directory \(folder.path) does not exist", exitCode: .failure)
+    if let refusal = ChappieServices.refusalToWrite(url, options: options) {
+        throw CommandFailure(message: "cannot write \(url.path): \(refusal)", exitCode: .failure)
     }
     do {
         try Data(text.utf8).write(to: url, options: .atomic)
