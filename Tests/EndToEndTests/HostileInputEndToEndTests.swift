@@ -2,15 +2,6 @@ import ChappieTestSupport
 import Foundation
 import Testing
 
-/// Whether this machine lets a test mount a file system in a mount namespace of its own (root, and a
-/// container that allows `unshare -m`).
-private let canMountPrivately: Bool = {
-    guard let process = try? ChildProcess(URL(fileURLWithPath: "/usr/bin/unshare"), ["-m", "sh", "-c", "mount -t tmpfs -o size=1m tmpfs /mnt"]) else {
-        return false
-    }
-    return process.terminationStatus == 0
-}()
-
 /// The attack review's breaks (issue 26), each as the attacker ran it against the real binary.
 @Suite("Nothing fed to chappie loses an account")
 struct HostileInputEndToEndTests {

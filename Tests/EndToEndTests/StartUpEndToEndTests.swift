@@ -2,15 +2,6 @@ import ChappieTestSupport
 import Foundation
 import Testing
 
-/// Whether this machine lets a test hide a library in a mount namespace of its own (root, and a
-/// container that allows `unshare -m`).
-private let canHideLibraries: Bool = {
-    guard let process = try? ChildProcess(URL(fileURLWithPath: "/usr/bin/unshare"), ["-m", "sh", "-c", "mount --bind /dev/null /dev/null"]) else {
-        return false
-    }
-    return process.terminationStatus == 0
-}()
-
 @Suite("Start-up: libcurl stays out of a process until it makes a request")
 struct StartUpEndToEndTests {
     @Test("The chappie binary does not link libcurl (it links libsodium and SQLite)")
@@ -24,7 +15,7 @@ struct StartUpEndToEndTests {
     }
 
     @Test("Without libcurl: accounts list works, doctor says MISSING and exits non-zero, a sign-in fails saying what to install",
-          .enabled(if: canHideLibraries, "needs root and unshare -m to hide libcurl"))
+          .enabled(if: canMountPrivately, "needs root and unshare -m to hide libcurl"))
     func withoutLibcurl() async throws {
         let setup = try await ChappieTestbed.start(emulatorArguments: ["--auto-approve", "--auto-approve-delay", "0", "--device-code-interval", "1"])
         defer { Task { await setup.stop() } }
