@@ -217,7 +217,7 @@ package struct TokenRefresher: Sendable {
         case .failure(.invalidResponse):
             // The issuer answered 2xx, so it took the refresh token, but its answer cannot be read:
             // the stored token is spent. Signing out beats presenting it again (reuse revokes all).
-            let message = "the issuer accepted \(account.name)'s refresh token but its answer could not be read, so the new tokens are lost; sign the account in again (chappie accounts add \(account.name))"
+            let message = Self.spentTokenMarker + "the issuer accepted \(account.name)'s refresh token but its answer could not be read, so the new tokens are lost; sign the account in again (chappie accounts add \(account.name))"
             try await store.recordFailure(of: account, message: message, status: .reauthRequired, event: .refreshFailed)
             observe(.refused(oauthError: nil))
             throw ChappieAuthError.unknown(message)
@@ -293,7 +293,7 @@ package struct TokenRefresher: Sendable {
         } catch {
             kept = "It could not be kept aside (\(error))"
         }
-        let message = "the issuer's refresh reply for \(account.name) was not stored: \(problem). \(kept); sign the account in again (chappie accounts add \(account.name))"
+        let message = Self.spentTokenMarker + "the issuer's refresh reply for \(account.name) was not stored: \(problem). \(kept); sign the account in again (chappie accounts add \(account.name))"
         try await store.recordFailure(of: account, message: message, status: .reauthRequired, event: .refreshFailed)
         observe(.refused(oauthError: nil))
         throw ChappieAuthError.unknown(message)
@@ -390,7 +390,9 @@ package struct TokenRefresher: Sendable {
         if let said = account.lastError, let parsed = ChappieAuthError(tokenEndpointDescription: said), parsed.requiresReauthentication {
             return parsed
         }
-        if let said = account.lastError, !issuerSignedOut(account) { return .unknown(said) }
+        if let said = account.lastError, !issuerSignedOut(account) {
+            return .tokenExchangeFailed(statusCode: 401, body: ChappieAuthError.body(summary: "invalid_grant: \(said)"))
+        }
         return .tokenExchangeFailed(
             statusCode: 401, body: ChappieAuthError.body(summary: "invalid_grant: account \(account.name) was signed out; sign it in again"))
     }
@@ -399,9 +401,11 @@ package struct TokenRefresher: Sendable {
     /// worse. One signed out by chappie (a quarantined or unreadable refresh reply) holds a refresh
     /// token the issuer already spent: presenting it again would make the issuer revoke the family.
     static func issuerSignedOut(_ account: Account) -> Bool {
-        guard let said = account.lastError else { return true }
-        return ChappieAuthError(tokenEndpointDescription: said) != nil
+        !(account.lastError?.hasPrefix(spentTokenMarker) ?? false)
     }
+
+    /// How the reason of a sign-out by chappie itself begins (its stored refresh token is spent).
+    static let spentTokenMarker = "refresh token spent: "
 
     /// Whether the access token expires within the margin; a token without a readable `exp` is
     /// refreshed 8 days after the last refresh, as Codex does.
