@@ -1,6 +1,6 @@
 import Chappie
 import ChappieCore
-package import ChappieNet
+import ChappieNet
 import ChappieService
 package import Foundation
 import NIOCore

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// Whether this machine lets a test mount in a mount namespace of its own (root, and a container
 /// that allows `unshare -m`): to hide a library, or to give chappie a small file system to fill.

@@ -77,7 +77,7 @@ struct HostileInputEndToEndTests {
         let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { buffer in _ = socketPath.utf8CString.withUnsafeBytes { buffer.copyMemory(from: $0) } }
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in socketPath.utf8CString.withUnsafeBytes { buffer.copyMemory(from: $0) } }
         #expect(withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } } == 0)
         defer { close(listener) }
         let overSocket = try await testbed.chappie(["backup", socketPath, "--force"], environment: secret)

@@ -1,5 +1,5 @@
 import Foundation
-package import NIOCore
+import NIOCore
 import Synchronization
 package import NIOHTTP1
 import NIOPosix
@@ -215,8 +215,9 @@ private final class RequestHandler: ChannelInboundHandler {
             self.head = nil
             answering = true
             open.answering(ObjectIdentifier(self))
-            var request = LocalHTTPServer.Request(head)
-            if identifyingPeers { request.peerUID = LoopbackPeer.uid(of: context.channel) }
+            var identified = LocalHTTPServer.Request(head)
+            if identifyingPeers { identified.peerUID = LoopbackPeer.uid(of: context.channel) }
+            let request = identified
             let handler = self.handler
             let promise = context.eventLoop.makePromise(of: LocalHTTPServer.Response.self)
             promise.completeWithTask { await handler(request) }
