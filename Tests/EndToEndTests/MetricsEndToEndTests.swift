@@ -341,4 +341,36 @@ struct MetricsEndToEndTests {
         #expect(log.contains("\"dashboard\":\"http://\(address)/\"") || log.contains("http://\(address)/"))
         #expect(!log.contains("@example.com") && !log.contains("eyJ"))
     }
+
+    @Test("Under a flood of dashboard requests another client's scrapes still succeed (at least 99 %), and idle connections lock nobody out")
+    func floodAndIdle() async throws {
+        let setup = try await ChappieTestbed.start()
+        defer { Task { await setup.stop() } }
+        for name in ["a", "b", "c"] { #expect(try await setup.chappie(["accounts", "add", name]).status == 0) }
+        #expect(try await setup.chappie(["usage"]).status == 0)
+        let daemon = try setup.startDaemon(["--http", "127.0.0.1:0"])
+        let address = try #require(try await metricsAddress(setup), "the daemon did not log its address within 30 s")
+        // 24 clients send complete GET / requests as fast as they are answered, while one scrapes 200 times.
+        let stop = setup.home.appendingPathComponent("flood.stop")
+        let script = """
+            for i in $(seq 24); do (while [ ! -f '\(stop.path)' ]; do curl -s -o /dev/null http://\(address)/; done) & done
+            sleep 1
+            ok=0
+            for i in $(seq 200); do [ "$(curl -s -m 20 -o /dev/null -w '%{http_code}' http://\(address)/metrics)" = 200 ] && ok=$((ok+1)); done
+            touch '\(stop.path)'; wait
+            echo "$ok"
+            """
+        let flood = try await runProcess(URL(fileURLWithPath: "/bin/bash"), ["-c", script], timeout: .seconds(600))
+        let succeeded = try #require(Int(flood.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), "\(flood.stdout) \(flood.stderr)")
+        #expect(succeeded >= 198, "\(succeeded) of 200 scrapes succeeded under the flood")
+        // 20 connections that never send a request: a scrape still gets its turn once they have idled a second.
+        let idle = """
+            import socket, subprocess
+            held = [socket.create_connection(("127.0.0.1", \(address.split(separator: ":").last ?? "0"))) for _ in range(20)]
+            print(subprocess.run(["curl", "-s", "-m", "20", "-o", "/dev/null", "-w", "%{http_code}", "http://\(address)/metrics"], capture_output=True, text=True).stdout)
+            """
+        let behindIdle = try await runProcess(URL(fileURLWithPath: "/usr/bin/python3"), ["-c", idle], timeout: .seconds(60))
+        #expect(behindIdle.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "200", "\(behindIdle.stdout) \(behindIdle.stderr)")
+        #expect(await setup.stop(daemon) == 0)
+    }
 }

@@ -9,9 +9,11 @@ import NIOPosix
 /// the connection is closed after the answer. Nothing served here takes a body: a request that
 /// declares one is answered 413 at once. A connection has 10 seconds from its accept to send its
 /// request and lives at most 30, however slowly anything trickles in. At most 16 are open at a
-/// time: past that, the oldest one still waiting for its request is closed for the new one (or the
-/// new one, when all are being answered), so that idle connections can neither hold the process's
-/// descriptors nor lock out a scrape.
+/// time: past that, the oldest one that has idled a second without its request is closed for the
+/// new one; when none has, the listener stops accepting until a slot is free, and new connections
+/// wait in the kernel's queue in the order they came. So idle connections can neither hold the
+/// process's descriptors nor lock out a scrape, and a client flooding the listener with requests
+/// only takes its turns.
 package final class LocalHTTPServer: Sendable {
     /// A request: its method, path, query and headers.
     package struct Request: Sendable {
@@ -83,11 +85,13 @@ package final class LocalHTTPServer: Sendable {
         for port in ports {
             let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                .serverChannelOption(.backlog, value: 256)
                 .childChannelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture { try configure(channel, open: open, identifyingPeers: identifyingPeers, handler: handler) }
                 }
             do {
                 let channel = try await bootstrap.bind(host: host, port: port).get()
+                open.listening(on: channel)
                 return LocalHTTPServer(port: channel.localAddress?.port ?? port, channel: channel)
             } catch {
                 failure = "\(error)"
@@ -121,22 +125,56 @@ private final class OpenConnections: Sendable {
         let id: ObjectIdentifier
         let channel: any Channel
         var waiting: Bool
+        let accepted = ContinuousClock.now
+
+        /// Still without its request a second after its accept: idle, or trickling bytes in.
+        var idle: Bool { waiting && ContinuousClock.now - accepted > .seconds(1) }
     }
 
     private let entries = Mutex<[Entry]>([])
+    /// The listening channel, whose accepting pauses while every slot is being answered.
+    private let server = Mutex<(any Channel)?>(nil)
+
+    /// The listener, once bound.
+    func listening(on channel: any Channel) {
+        server.withLock { $0 = channel }
+    }
 
     /// Takes a new connection; returns the connection to close for it, if the limit is reached:
-    /// the oldest still waiting, else the new one itself.
+    /// the oldest that has been idle (no request a second after its accept), so that idle
+    /// connections cannot lock others out. Otherwise none is closed: the listener stops accepting
+    /// until a slot is free, and new connections wait in the kernel's queue in the order they
+    /// came. A client that floods the listener then only takes its turns, and another client's
+    /// scrape gets its own.
     func admit(_ id: ObjectIdentifier, _ channel: any Channel) -> (any Channel)? {
-        entries.withLock { entries in
+        let (evicted, full) = entries.withLock { entries in
             var evicted: (any Channel)?
-            if entries.count >= LocalHTTPServer.connectionLimit {
-                guard let oldest = entries.firstIndex(where: \.waiting) else { return channel }
+            if entries.count >= LocalHTTPServer.connectionLimit, let oldest = entries.firstIndex(where: \.idle) {
                 evicted = entries.remove(at: oldest).channel
             }
             entries.append(Entry(id: id, channel: channel, waiting: true))
-            return evicted
+            return (evicted, entries.count >= LocalHTTPServer.connectionLimit)
         }
+        if full { accepting(false) }
+        return evicted
+    }
+
+    private func accepting(_ on: Bool) {
+        guard let server = server.withLock({ $0 }) else { return }
+        server.setOption(ChannelOptions.autoRead, value: on).whenFailure { _ in }
+        // Paused with idle connections among the full slots: they are closed a second later (no
+        // newcomer can arrive to push them out meanwhile), and accepting resumes.
+        if !on { server.eventLoop.scheduleTask(in: .milliseconds(1100)) { self.closeIdle() } }
+    }
+
+    private func closeIdle() {
+        let idle = entries.withLock { entries in
+            let idle = entries.filter(\.idle)
+            entries.removeAll(where: \.idle)
+            return idle
+        }
+        idle.forEach { $0.channel.close(promise: nil) }
+        if !idle.isEmpty { accepting(true) }
     }
 
     /// The connection's request has arrived: it is no longer the one to close first.
@@ -146,9 +184,13 @@ private final class OpenConnections: Sendable {
         }
     }
 
-    /// The connection closed.
+    /// The connection closed: a slot is free, so the listener accepts again.
     func remove(_ id: ObjectIdentifier) {
-        entries.withLock { entries in entries.removeAll { $0.id == id } }
+        let free = entries.withLock { entries in
+            entries.removeAll { $0.id == id }
+            return entries.count < LocalHTTPServer.connectionLimit
+        }
+        if free { accepting(true) }
     }
 }
 
@@ -176,10 +218,7 @@ private final class RequestHandler: ChannelInboundHandler {
 
     func channelActive(context: ChannelHandlerContext) {
         let channel = context.channel
-        if let evicted = open.admit(ObjectIdentifier(self), channel) {
-            evicted.close(promise: nil)
-            if evicted === channel { return }
-        }
+        open.admit(ObjectIdentifier(self), channel)?.close(promise: nil)
         let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
         deadlines = [
             context.eventLoop.scheduleTask(in: LocalHTTPServer.requestDeadline) {
