@@ -38,6 +38,20 @@ struct WebSocketClientTests {
         #expect(HTTPHeaders.retryAfter("Sat Nov  4 22:13:25 2023", now: Date(timeIntervalSince1970: 1_699_135_995)) == 10)
     }
 
+    @Test("HTTP dates are read by hand: the calendar checked, a two-digit year within 50 years, GMT only, nothing out of range")
+    func httpDates() {
+        let now = Date(timeIntervalSince1970: 1_700_000_000)  // 2023
+        #expect(HTTPHeaders.httpDate("Thu, 29 Feb 2024 00:00:00 GMT", now: now) == Date(timeIntervalSince1970: 1_709_164_800))
+        #expect(HTTPHeaders.httpDate("Thu, 01 Jan 1970 00:00:00 GMT", now: now) == Date(timeIntervalSince1970: 0))
+        #expect(HTTPHeaders.httpDate("Fri, 31 Dec 9999 23:59:59 GMT", now: now) == Date(timeIntervalSince1970: 253_402_300_799))
+        #expect(HTTPHeaders.httpDate("Sunday, 06-Nov-94 08:49:37 GMT", now: now) == Date(timeIntervalSince1970: 784_111_777))
+        #expect(HTTPHeaders.httpDate("Monday, 01-Jan-70 00:00:00 GMT", now: now) == Date(timeIntervalSince1970: 3_155_760_000), "2070 is within 50 years of 2023")
+        for bad in ["Fri, 30 Feb 2024 00:00:00 GMT", "Sun, 06 Nov 1994 08:49:37 PST", "Sun, 06 Nov 1994 24:00:00 GMT", "Sun, 06 Nov 99999 08:49:37 GMT",
+                    "Sun, 06 Nov 1969 08:49:37 GMT", "Sun, 06 Foo 1994 08:49:37 GMT", "Sun Nov 0 08:49:37 1994", "Sun, 06 Nov 1994 08:49 GMT", ""] {
+            #expect(HTTPHeaders.httpDate(bad, now: now) == nil, "\(bad)")
+        }
+    }
+
     @Test("The proxy for a URL: https_proxy for wss, http_proxy for ws, NO_PROXY and loopback bypass it")
     func proxyEnvironment() {
         let wss = URL(string: "wss://chatgpt.com/backend-api/codex/responses")!

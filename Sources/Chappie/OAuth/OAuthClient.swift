@@ -69,7 +69,7 @@ package struct OAuthClient: Sendable {
                 "device-code sign-in is not enabled: turn on \"device code authorization for Codex\" in ChatGPT Settings → Security (a workspace admin may have to allow it), or sign in through the browser (chappie accounts add --browser)")
         }
         guard response.isSuccess else { throw Self.failure(response) }
-        return try Self.deviceCode(from: response.body, serverDate: response.headers["Date"].flatMap(HTTPHeaders.httpDate) ?? Date())
+        return try Self.deviceCode(from: response.body, serverDate: response.headers["Date"].flatMap { HTTPHeaders.httpDate($0) } ?? Date())
     }
 
     /// Reads a usercode reply (§1.1); `serverDate` is the reply's `Date`, which the lifetime counts from.

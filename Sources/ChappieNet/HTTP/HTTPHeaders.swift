@@ -87,23 +87,66 @@ extension HTTPHeaders {
         let value = field.trimmingCharacters(in: .whitespaces)
         guard !value.isEmpty else { return nil }
         if let seconds = Double(value), seconds.isFinite { return Swift.max(0, seconds) }
-        return httpDate(value).map { Swift.max(0, $0.timeIntervalSince(now)) }
+        return httpDate(value, now: now).map { Swift.max(0, $0.timeIntervalSince(now)) }
     }
 
-    /// An HTTP date (`Date`, `Retry-After`, …) in any of RFC 9110's three forms; `nil` when unreadable.
-    public static func httpDate(_ field: String) -> Date? {
-        // asctime pads a one-digit day with a space: fold runs of spaces.
-        let value = field.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ")
-        for format in Self.httpDateFormats {
-            let formatter = DateFormatter()
-            formatter.locale = Locale(identifier: "en_US_POSIX")
-            formatter.timeZone = TimeZone(identifier: "GMT")
-            formatter.dateFormat = format
-            if let date = formatter.date(from: value) { return date }
+    /// An HTTP date (`Date`, `Retry-After`, …) in any of RFC 9110's three forms; `nil` when
+    /// unreadable. Read by hand rather than with DateFormatter: a server's header is outside input,
+    /// and three formatters made for every header cost far more than the parse.
+    ///
+    /// - IMF-fixdate: `Sun, 06 Nov 1994 08:49:37 GMT`
+    /// - RFC 850: `Sunday, 06-Nov-94 08:49:37 GMT` (a two-digit year more than 50 years ahead is
+    ///   taken as the past century's, as RFC 9110 §5.6.7 says)
+    /// - asctime: `Sun Nov  6 08:49:37 1994`
+    public static func httpDate(_ field: String, now: Date = Date()) -> Date? {
+        let parts = field.split(whereSeparator: { $0 == " " || $0 == "," })
+        let day: Int?, month: Int?, year: Int?, time: Substring
+        switch parts.count {
+        case 6 where ["GMT", "UTC"].contains(parts[5]):
+            (day, month, year, time) = (Int(parts[1]), monthNumber(parts[2]), Int(parts[3]), parts[4])
+        case 4 where ["GMT", "UTC"].contains(parts[3]):
+            let date = parts[1].split(separator: "-")
+            guard date.count == 3, date[2].count == 2, let twoDigits = Int(date[2]) else { return nil }
+            let thisYear = Calendar(identifier: .gregorian).dateComponents(in: TimeZone(identifier: "GMT") ?? .current, from: now).year ?? 2000
+            var full = thisYear - thisYear % 100 + twoDigits
+            if full > thisYear + 50 { full -= 100 }
+            (day, month, year, time) = (Int(date[0]), monthNumber(date[1]), full, parts[2])
+        case 5:
+            (day, month, year, time) = (Int(parts[2]), monthNumber(parts[1]), Int(parts[4]), parts[3])
+        default:
+            return nil
         }
-        return nil
+        let clock = time.split(separator: ":").compactMap { Int($0) }
+        guard let day, let month, let year, (1970...9999).contains(year), clock.count == 3,
+            (1...daysIn(month: month, year: year)).contains(day), (0...23).contains(clock[0]), (0...59).contains(clock[1]), (0...60).contains(clock[2])
+        else { return nil }
+        let seconds = (daysSinceEpoch(year: year, month: month, day: day) * 86400) + clock[0] * 3600 + clock[1] * 60 + clock[2]
+        return Date(timeIntervalSince1970: Double(seconds))
     }
 
-    /// IMF-fixdate, then the obsolete RFC 850 and asctime forms recipients must accept.
-    private static let httpDateFormats = ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"]
+    private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+
+    private static func monthNumber(_ name: Substring) -> Int? {
+        months.firstIndex(of: String(name)).map { $0 + 1 }
+    }
+
+    private static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
+        case 4, 6, 9, 11: 30
+        case 1...12: 31
+        default: 0
+        }
+    }
+
+    /// Days from 1970-01-01 to a date of the proleptic Gregorian calendar (Howard Hinnant's
+    /// days_from_civil).
+    private static func daysSinceEpoch(year: Int, month: Int, day: Int) -> Int {
+        let shifted = month <= 2 ? year - 1 : year
+        let era = shifted / 400
+        let yearOfEra = shifted - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
 }
