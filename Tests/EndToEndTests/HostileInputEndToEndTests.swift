@@ -489,4 +489,45 @@ struct HostileInputEndToEndTests {
         #expect(accounts.count == 1)
         #expect(accounts.first?["email"] as? String != "mallory@example.com")
     }
+
+    @Test("chappie's own files are never used through a link, and temporary files a killed chappie left are removed")
+    func linksAndLeftovers() async throws {
+        let testbed = try await Self.testbedWithAccount()
+        defer { Task { await testbed.stop() } }
+        let elsewhere = try TestTokens.temporaryDirectory("chappie-links")
+        defer { try? FileManager.default.removeItem(at: elsewhere) }
+        // Temporary files of processes that no longer run are removed at the next open; a running one's are kept.
+        let dead = testbed.home.appendingPathComponent(".chappie.key.new.2147483646.7.tmp")
+        let alive = testbed.home.appendingPathComponent(".chappie.key.new.\(getpid()).7.tmp")
+        try Data("key in clear".utf8).write(to: dead)
+        try Data("being written".utf8).write(to: alive)
+        #expect(try await testbed.chappie(["accounts", "list"]).status == 0)
+        #expect(!FileManager.default.fileExists(atPath: dead.path))
+        #expect(FileManager.default.fileExists(atPath: alive.path))
+
+        // The database's WAL replaced by a link to a file of the user's: refused, and the file untouched.
+        let victim = elsewhere.appendingPathComponent("victim")
+        try Data("precious".utf8).write(to: victim)
+        chmod(victim.path, 0o644)
+        let wal = testbed.home.appendingPathComponent("chappie.sqlite-wal")
+        try? FileManager.default.removeItem(at: wal)
+        try FileManager.default.createSymbolicLink(at: wal, withDestinationURL: victim)
+        let refused = try await testbed.chappie(["accounts", "list"])
+        #expect(refused.status == 78, "\(refused.stderr)")
+        #expect(refused.stderr.contains("symbolic link"), "\(refused.stderr)")
+        #expect(try Data(contentsOf: victim) == Data("precious".utf8))
+        #expect(try FileManager.default.attributesOfItem(atPath: victim.path)[.posixPermissions] as? Int == 0o644)
+        try FileManager.default.removeItem(at: wal)
+
+        // The database itself a link: refused as well.
+        let database = testbed.home.appendingPathComponent("chappie.sqlite")
+        let moved = elsewhere.appendingPathComponent("chappie.sqlite")
+        try FileManager.default.moveItem(at: database, to: moved)
+        try FileManager.default.createSymbolicLink(at: database, withDestinationURL: moved)
+        let linked = try await testbed.chappie(["accounts", "list"])
+        #expect(linked.status == 78 && linked.stderr.contains("symbolic link"), "\(linked.stderr)")
+        try FileManager.default.removeItem(at: database)
+        try FileManager.default.moveItem(at: moved, to: database)
+        #expect(try await testbed.chappie(["token", "work"]).status == 0, "with the file itself back, the store opens")
+    }
 }
