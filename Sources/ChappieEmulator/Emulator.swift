@@ -5,7 +5,7 @@ public import Logging
 import ServiceLifecycle
 import UnixSignals
 
-/// A local stand-in for `auth.openai.com` and `chatgpt.com/backend-api`, following openai-protocol.md.
+/// A local stand-in for `auth.openai.com` and `chatgpt.com/backend-api`, following docs/protocol.md.
 ///
 /// It serves the issuer's paths (`/api/accounts/deviceauth/*`, `/oauth/*`) and the backend's
 /// (`/backend-api/wham/usage`, `/backend-api/codex/responses` over HTTP/SSE and WebSocket,

@@ -5,7 +5,7 @@ import ChappieTestSupport
 import Foundation
 import Testing
 
-@Suite("Emulator: device-code sign-in (openai-protocol.md §1)")
+@Suite("Emulator: device-code sign-in (docs/protocol.md §1)")
 struct DeviceCodeTests {
     private let start = #"{"client_id":"app_EMoamEEZ73f0CkXaXp7hrann"}"#
 

@@ -91,7 +91,7 @@ struct ClientTests {
         }
     }
 
-    @Test("A full window: usageLimitReached with plan, reset and windows, after the backoff's retries (seed 000)")
+    @Test("A full window: usageLimitReached with plan, reset and windows, after the backoff's retries (docs/sdk.md)")
     func usageLimit() async throws {
         try await withSetup { setup in
             try await setup.setUsage(#"{"five_hour_used_percent":100}"#)

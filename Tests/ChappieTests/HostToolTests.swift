@@ -22,7 +22,7 @@ private struct ClockArguments: Decodable {
     let zone: String
 }
 
-@Suite("Host tools: calls run by the client and answered in follow-up turns, policies, approvals, limits (seeds 000, 001)")
+@Suite("Host tools: calls run by the client and answered in follow-up turns, policies, approvals, limits (docs/sdk.md)")
 struct HostToolTests {
     private let tests = ClientTests()
 

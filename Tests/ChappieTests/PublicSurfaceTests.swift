@@ -2,7 +2,7 @@ import ChappieTestSupport
 import Foundation
 import Testing
 
-@Suite("The SDK's public API hands out no raw token (seed 002)")
+@Suite("The SDK's public API hands out no raw token (docs/sdk.md)")
 struct PublicSurfaceTests {
     /// The modules an SDK user can import, and what no public declaration there may name.
     private static let modules = ["Chappie", "ChappieCore", "ChappieStore"]

@@ -5,7 +5,7 @@ import ChappieTestSupport
 import Foundation
 import Testing
 
-/// The seed-003 sample, unchanged: it must compile (it is not run, as it would open the store of the
+/// The streaming sample of docs/sdk.md, unchanged: it must compile (it is not run, as it would open the store of the
 /// environment's home).
 @MainActor
 private func seed003Sample() -> (ChappieAuthSession, ChappieClient) {
@@ -18,7 +18,7 @@ private func seed003Sample() -> (ChappieAuthSession, ChappieClient) {
     return (authSession, client)
 }
 
-@Suite("Streaming over WebSocket: the default transport, reconnects, replay, fall-back (seeds 001, 003)")
+@Suite("Streaming over WebSocket: the default transport, reconnects, replay, fall-back (docs/sdk.md)")
 struct WebSocketStreamingTests {
     private let tests = ClientTests()
     private static let prompt = "tell me something new"
@@ -225,7 +225,7 @@ struct WebSocketStreamingTests {
         }
     }
 
-    @Test("The seed-003 configuration reaches the client: .httpSSEOnly from ChappieConfiguration")
+    @Test("The sample configuration of docs/sdk.md reaches the client: .httpSSEOnly from ChappieConfiguration")
     func seedConfiguration() async throws {
         let config = ChappieConfiguration(streamingTransportPolicy: .httpSSEOnly, rateLimitBackoff: .disabled)
         let client = Chappie.client(configuration: config)

@@ -4,7 +4,7 @@ import ChappieVault
 package import Foundation
 import Synchronization
 
-/// The browser sign-in of openai-protocol.md §2 (authorization code with PKCE), for workspaces
+/// The browser sign-in of docs/protocol.md §2 (authorization code with PKCE), for workspaces
 /// where device codes are disabled: a loopback listener for the redirect, the authorize URL for the
 /// user's browser, a `state` check, and the code exchange with the verifier.
 ///
@@ -36,7 +36,7 @@ package struct BrowserSignIn: Sendable {
     package static let scope = "openid profile email offline_access api.connectors.read api.connectors.invoke"
 
     /// The `originator` of the authorize URL: the Codex CLI's own, since chappie signs in as Codex's
-    /// OAuth client and other values are not documented (openai-protocol.md §2).
+    /// OAuth client and other values are not documented (docs/protocol.md §2).
     package static let originator = "codex_cli_rs"
 
     /// The issuer client.

@@ -5,7 +5,7 @@ import Foundation
 public import Observation
 
 /// One account's sign-in session: observable state, device-code sign-in, sign-out and refresh
-/// (seed 002). Tokens never leave the store through it.
+/// (docs/sdk.md). Tokens never leave the store through it.
 ///
 /// It is `@Observable` (Swift Observation) and also publishes every state on ``states`` for command
 /// lines and services. It restores a stored session when created.

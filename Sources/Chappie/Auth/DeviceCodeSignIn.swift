@@ -2,7 +2,7 @@ package import ChappieCore
 import ChappieStore
 package import Foundation
 
-/// The device-code sign-in of openai-protocol.md §1, from the user code to stored-ready tokens.
+/// The device-code sign-in of docs/protocol.md §1, from the user code to stored-ready tokens.
 ///
 /// ```swift
 /// let result = try await DeviceCodeSignIn(oauth: oauth).run { state in print(state) }

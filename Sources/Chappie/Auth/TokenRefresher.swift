@@ -20,7 +20,7 @@ package protocol CredentialMirror: Sendable {
 }
 
 /// Keeps an account's tokens fresh without ever redeeming a refresh token twice, and without ever
-/// dropping tokens it redeemed (design.md, The token lifecycle; openai-protocol.md §3 and §9).
+/// dropping tokens it redeemed (docs/security.md; docs/protocol.md §3 and §9).
 ///
 /// A refresh holds the account's exclusive `flock` (released by the kernel if the process dies),
 /// re-reads the stored tokens after taking it and skips the call when another process already

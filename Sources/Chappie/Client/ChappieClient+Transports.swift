@@ -37,7 +37,7 @@ extension ChappieClient {
 
     // MARK: WebSocket (§8.2)
 
-    /// One attempt over a WebSocket of its own (seed 003): the upgrade with the handshake headers,
+    /// One attempt over a WebSocket of its own (docs/sdk.md): the upgrade with the handshake headers,
     /// one `response.create` text frame, then the server's frames through the same event reading.
     func streamOverWebSocket(_ turn: inout ResponseTurn) async throws {
         var headers = handshakeHeaders(turn)

@@ -5,7 +5,7 @@ package import Foundation
 import Synchronization
 
 /// Sends prompts for one account and streams the replies over WebSocket or HTTP/SSE
-/// (`…/backend-api/codex/responses`, openai-protocol.md §8.1–§8.2).
+/// (`…/backend-api/codex/responses`, docs/protocol.md §8.1–§8.2).
 ///
 /// The transport follows ``ChappieStreamingTransportPolicy``: by default each streaming request
 /// opens a WebSocket; a failed socket reconnects within the turn (replayed text is not delivered
@@ -324,7 +324,7 @@ struct TransportChoice {
         return current
     }
 
-    /// Never back to WebSocket (seed 001).
+    /// Never back to WebSocket (docs/sdk.md).
     mutating func fallBack(because reason: String) {
         if fallbackReason == nil { fallbackReason = reason }
     }

@@ -2,7 +2,7 @@ import ChappieCore
 import Foundation
 import Synchronization
 
-/// One item of the `input` a request sends (openai-protocol.md §8.1, tool items): the HTTP path is
+/// One item of the `input` a request sends (docs/protocol.md §8.1, tool items): the HTTP path is
 /// stateless, so each follow-up turn sends the whole conversation again.
 enum ConversationItem: Sendable {
     /// A message.

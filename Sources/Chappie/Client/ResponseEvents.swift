@@ -81,7 +81,7 @@ enum AttemptFailure: Error {
 }
 
 /// Reads the JSON events of a streamed reply (the SSE `data` or the WebSocket text frame), the same
-/// way for both transports (openai-protocol.md §8.1, §8.2).
+/// way for both transports (docs/protocol.md §8.1, §8.2).
 struct ResponseEventReader {
     let store: any AccountStore
     let account: Account

@@ -1,7 +1,7 @@
 import ChappieCore
 import Foundation
 
-/// The `ResponsesApiRequest` fields of openai-protocol.md §8.1, shared by the HTTP body and the
+/// The `ResponsesApiRequest` fields of docs/protocol.md §8.1, shared by the HTTP body and the
 /// WebSocket's flat `response.create` frame (§8.2).
 enum ResponsesRequestBody {
     /// The fields, with `prompt_cache_key` set to the client's session: the request's options, the

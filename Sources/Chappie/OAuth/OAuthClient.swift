@@ -3,7 +3,7 @@ package import ChappieNet
 import ChappieStore
 package import Foundation
 
-/// The issuer's endpoints, spoken exactly as openai-protocol.md §1 and §3 describe them.
+/// The issuer's endpoints, spoken exactly as docs/protocol.md §1 and §3 describe them.
 package struct OAuthClient: Sendable {
     /// The Codex CLI's OAuth client id.
     package static let clientID = "app_EMoamEEZ73f0CkXaXp7hrann"

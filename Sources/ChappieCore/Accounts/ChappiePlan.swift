@@ -1,6 +1,6 @@
 /// A ChatGPT plan, decoded leniently from the `chatgpt_plan_type` claim or the usage `plan_type`.
 ///
-/// Unknown strings are kept as ``unknown(_:)`` rather than rejected (openai-protocol.md §4.3).
+/// Unknown strings are kept as ``unknown(_:)`` rather than rejected (docs/protocol.md §4.3).
 public enum ChappiePlan: Sendable, Hashable, Codable, CustomStringConvertible {
     /// `free`.
     case free

@@ -1,6 +1,6 @@
 public import Foundation
 
-/// A failure of signing in or of keeping a session's tokens fresh (seed 002).
+/// A failure of signing in or of keeping a session's tokens fresh (docs/sdk.md).
 ///
 /// ```swift
 /// do {

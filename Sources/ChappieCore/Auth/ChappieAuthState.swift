@@ -1,6 +1,6 @@
 public import Foundation
 
-/// Where a session is in its sign-in lifecycle (seed 002).
+/// Where a session is in its sign-in lifecycle (docs/sdk.md).
 public enum ChappieAuthState: Sendable, Hashable {
     /// No credential is stored.
     case signedOut

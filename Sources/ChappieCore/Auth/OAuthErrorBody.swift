@@ -1,6 +1,6 @@
 public import Foundation
 
-/// An error body from the issuer (openai-protocol.md §3.2): OAuth's `{"error":"code",
+/// An error body from the issuer (docs/protocol.md §3.2): OAuth's `{"error":"code",
 /// "error_description":…}` or OpenAI's `{"error":{"code","message"}}`, read without trusting it.
 public struct OAuthErrorBody: Sendable, Hashable {
     /// The error code, lower-cased: `error` as a string, else `error.code`, else `code`. Only a JSON

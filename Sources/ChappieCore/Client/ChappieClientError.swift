@@ -1,6 +1,6 @@
 public import Foundation
 
-/// A failure of a request made with `ChappieClient` (seed 000).
+/// A failure of a request made with `ChappieClient` (docs/sdk.md).
 ///
 /// ```swift
 /// do {
@@ -39,18 +39,18 @@ public enum ChappieClientError: Error, Sendable, Hashable, LocalizedError {
     /// The reply could not be understood; the string says what was wrong.
     case invalidResponse(String)
     /// The client's configuration cannot work (a host tool's name, a transport the environment
-    /// rules out); the string says what to change. Not in the seeds: chappie's own.
+    /// rules out); the string says what to change. Not in docs/sdk.md's original list: chappie's own.
     case invalidConfiguration(String)
     /// The access token needed refreshing and the refresh failed in a way that leaves the account
     /// signed in (the issuer unreachable or failing, an answer not understood, a client fault); the
-    /// recovery is the auth error's. Not in the seeds: it keeps the refresh failure's class.
+    /// recovery is the auth error's. Not in docs/sdk.md's original list: it keeps the refresh failure's class.
     case tokenRefreshFailed(ChappieAuthError)
     /// The credential store could not be opened or read (its key, its file, its permissions); the
-    /// string says why, never with a secret. Not in the seeds: where Apple's SDK has the Keychain,
+    /// string says why, never with a secret. Not in docs/sdk.md's original list: where Apple's SDK has the Keychain,
     /// chappie has a sealed SQLite store that can fail on its own.
     case credentialStoreUnavailable(String)
 
-    /// What to do about it (seed 004).
+    /// What to do about it (docs/sdk.md).
     public var recovery: ChappieErrorRecovery {
         switch self {
         case .missingCredential, .missingRefreshToken, .missingAccountID, .reauthenticationRequired: .signInAgain

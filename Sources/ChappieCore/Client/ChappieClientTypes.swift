@@ -38,7 +38,7 @@ public struct ChappieRateLimitBackoffPolicy: Sendable, Hashable {
     }
 }
 
-/// Which transport streams replies (seeds 001 and 003).
+/// Which transport streams replies (docs/sdk.md).
 ///
 /// With the default policy every streaming request opens a WebSocket to
 /// `wss://…/backend-api/codex/responses`. A turn whose socket fails (refused upgrade, drop, binary
@@ -105,7 +105,7 @@ public struct ChappieInputMessage: Sendable, Hashable {
     }
 }
 
-/// A full request: model, instructions, messages and per-request options (openai-protocol.md §8.1).
+/// A full request: model, instructions, messages and per-request options (docs/protocol.md §8.1).
 public struct ChappieResponseRequest: Sendable, Hashable {
     /// Reasoning effort.
     public enum ReasoningEffort: String, Sendable, Hashable, CaseIterable {

@@ -1,6 +1,6 @@
 public import Foundation
 
-/// What a 429 `usage_limit_reached` reply says (openai-protocol.md §7.1), for
+/// What a 429 `usage_limit_reached` reply says (docs/protocol.md §7.1), for
 /// ``ChappieClientError/usageLimitReached(_:)``.
 public struct ChappieUsageLimit: Sendable, Hashable {
     /// The error type, normally `usage_limit_reached`.

@@ -1,4 +1,4 @@
-/// What to do about a failure: the one classification every chappie error maps to (seed 004).
+/// What to do about a failure: the one classification every chappie error maps to (docs/sdk.md).
 ///
 /// ```swift
 /// switch error.recovery {
@@ -18,7 +18,7 @@ public enum ChappieErrorRecovery: Sendable, Hashable, CustomStringConvertible {
         case after(seconds: Double)
     }
 
-    /// What a permanent failure asks of the developer or the user (seed 004's non-recoverable actions).
+    /// What a permanent failure asks of the developer or the user (docs/sdk.md's non-recoverable actions).
     public enum PermanentAction: String, Sendable, Hashable, CaseIterable {
         /// The configuration is wrong: the client's, the store's key, the OAuth client; change it.
         case fixConfiguration = "fix the configuration"
@@ -36,7 +36,7 @@ public enum ChappieErrorRecovery: Sendable, Hashable, CustomStringConvertible {
     /// Retrying does not help; the action says what does.
     case permanent(PermanentAction)
 
-    /// The exit code a command-line tool reports for this class (design.md, Errors): 75 for retry
+    /// The exit code a command-line tool reports for this class (docs/errors.md): 75 for retry
     /// later, 77 for sign in again, 78 for a configuration to fix, 1 for other permanent failures.
     public var exitCode: Int32 {
         switch self {

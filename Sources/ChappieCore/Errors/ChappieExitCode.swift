@@ -1,4 +1,4 @@
-/// chappie's exit codes (design.md, Errors): the one list the command line, the daemon's socket and
+/// chappie's exit codes (docs/errors.md): the one list the command line, the daemon's socket and
 /// the error classes use.
 public enum ChappieExitCode {
     /// Success.

@@ -1,6 +1,6 @@
 public import Foundation
 
-/// A function the model may call, run on this machine by the client (seeds 000 and 001).
+/// A function the model may call, run on this machine by the client (docs/sdk.md).
 ///
 /// The client sends each registered tool's name, description and parameter schema with every
 /// request. When the model calls one, the client emits ``ChappieStreamEvent/toolCallRequested(_:)``,

@@ -74,7 +74,7 @@ public struct ChappieCredits: Sendable, Hashable, Codable {
 }
 
 /// An account's usage limits at one moment: the SDK's view of `GET /backend-api/wham/usage`, the
-/// rate-limit headers and `codex.rate_limits` events (openai-protocol.md §6).
+/// rate-limit headers and `codex.rate_limits` events (docs/protocol.md §6).
 ///
 /// Windows are sorted by length: ``shortWindow`` is the 5-hour one and ``longWindow`` the weekly one,
 /// whichever slot the service put them in (some plans send only a weekly window, in

@@ -1,4 +1,4 @@
-/// Constants of the real service that the emulator reproduces (openai-protocol.md §0, §1, §6).
+/// Constants of the real service that the emulator reproduces (docs/protocol.md §0, §1, §6).
 enum OpenAIProtocol {
     /// The Codex CLI's OAuth client id.
     static let clientID = "app_EMoamEEZ73f0CkXaXp7hrann"

@@ -1,7 +1,7 @@
 import Foundation
 
 /// One event of a streamed reply: the SSE `event:` name and its JSON `data:`, which is also the
-/// WebSocket text frame (openai-protocol.md §8.1, §8.2).
+/// WebSocket text frame (docs/protocol.md §8.1, §8.2).
 struct StreamEvent: Sendable {
     var type: String
     var data: String

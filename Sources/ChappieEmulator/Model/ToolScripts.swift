@@ -2,7 +2,7 @@ import Foundation
 
 /// The scripted model for host tools: turns queued through `/_emulator/tools/script` ask for a named
 /// tool; the follow-up request must carry each call with its `function_call_output`
-/// (openai-protocol.md §8.1, tool items), and is answered with text that quotes the output, or with
+/// (docs/protocol.md §8.1, tool items), and is answered with text that quotes the output, or with
 /// the next call while the script has rounds left.
 struct ToolScripts {
     /// A queued script: which tool the model calls, with what, and for how many rounds (`nil`: forever).

@@ -184,7 +184,7 @@ struct ReplyError: Error {
 
 extension BackendRoutes {
     /// `GET /backend-api/codex/models?client_version=…`: the model list in the `ModelsResponse` shape
-    /// the Codex CLI reads (`{"models":[ModelInfo…]}`, openai-protocol.md §8.1, §8.3).
+    /// the Codex CLI reads (`{"models":[ModelInfo…]}`, docs/protocol.md §8.1, §8.3).
     func models() -> Reply {
         func model(_ slug: String, _ name: String, _ description: String, priority: Int) -> JSON {
             .object([

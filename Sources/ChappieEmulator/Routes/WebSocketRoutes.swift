@@ -3,7 +3,7 @@ import NIOCore
 import NIOHTTP1
 import WSCore
 
-/// The backend's WebSocket transport (openai-protocol.md §8.2): `GET /backend-api/codex/responses`
+/// The backend's WebSocket transport (docs/protocol.md §8.2): `GET /backend-api/codex/responses`
 /// with `Upgrade: websocket`, the same bearer and account rules as HTTP, the rate-limit headers on
 /// the `101`, then one flat `{"type":"response.create", …}` text frame per turn answered with the
 /// same events as SSE, one text frame each; failures as wrapped error frames.

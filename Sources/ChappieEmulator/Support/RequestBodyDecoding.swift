@@ -4,7 +4,7 @@ import Foundation
 import NIOCore
 
 /// Undoes a request's `Content-Encoding` (`zstd`, `gzip`, or none), as the real backend does for
-/// the Codex CLI's compressed request bodies (openai-protocol.md §8.3).
+/// the Codex CLI's compressed request bodies (docs/protocol.md §8.3).
 enum RequestBodyDecoding {
     /// Decoding failed: the encoding is unknown, or the body is not valid in it.
     struct Failure: Error {

@@ -3,7 +3,7 @@ import ChappieStore
 import ChappieVault
 package import Foundation
 
-/// The Codex CLI's `auth.json` (openai-protocol.md §5): read to import an account, written to make
+/// The Codex CLI's `auth.json` (docs/protocol.md §5): read to import an account, written to make
 /// Codex use one. Prints redacted.
 package struct CodexAuthFile: Sendable, RedactedDescription {
     /// Who the account is, from the id_token (falling back to `tokens.account_id` for the account id).

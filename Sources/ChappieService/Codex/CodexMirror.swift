@@ -4,7 +4,7 @@ package import ChappieStore
 public import Foundation
 
 /// The Codex CLI's `auth.json` in the Codex home an account owns: the refresher adopts tokens
-/// Codex refreshed there, and writes its own refreshes back (openai-protocol.md §9.3) — both only
+/// Codex refreshed there, and writes its own refreshes back (docs/protocol.md §9.3) — both only
 /// while the file holds that same account, so a login the user made with `codex login`, or the
 /// account `switch` moved there since, is never overwritten.
 ///

@@ -4,7 +4,7 @@ import ChappieStore
 import ChappieVault
 
 /// What an error of chappie's libraries means for a person and a script: a message and an exit
-/// code (design.md, Errors) — the one mapping the command line and the daemon's socket use.
+/// code (docs/errors.md) — the one mapping the command line and the daemon's socket use.
 public struct FailureDescription: Sendable, Equatable {
     /// What happened and what to do.
     public var message: String

@@ -1,7 +1,7 @@
 public import ChappieVault
 import Foundation
 
-/// Opens the store with the key from the first source that applies (design.md, Keys), creating the
+/// Opens the store with the key from the first source that applies (docs/security.md, "Where the key comes from"), creating the
 /// default key file for a new store and finishing a key rotation a crash interrupted.
 public enum StoreOpener {
     /// An unlocked store and where its key came from.

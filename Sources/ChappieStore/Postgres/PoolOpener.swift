@@ -4,7 +4,7 @@ import Foundation
 import PostgresNIO
 
 /// Opens the team pool with this machine's key: the same sources as for the local store
-/// (design.md, Keys), proved against the pool's key check. The first machine to open a new pool
+/// (docs/security.md, "Where the key comes from"), proved against the pool's key check. The first machine to open a new pool
 /// sets its key; every other machine must have that key (docs/team-pool.md).
 enum PoolOpener {
     static func open(_ address: PoolAddress, options: StoreOptions) async throws -> StoreOpener.Opened {

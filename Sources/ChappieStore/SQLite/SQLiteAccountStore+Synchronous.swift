@@ -4,7 +4,7 @@ import GRDB
 extension SQLiteAccountStore {
     /// The account with this name, read at once on the calling thread; `nil` when there is none.
     ///
-    /// Only for the SDK session's synchronous API (seed 002: a session restores its account when it
+    /// Only for the SDK session's synchronous API (docs/sdk.md: a session restores its account when it
     /// is created); everything else uses the asynchronous ``account(named:)``.
     public func accountNow(named name: AccountName) throws(StoreError) -> Account? {
         try readNow { db in
@@ -14,7 +14,7 @@ extension SQLiteAccountStore {
 
     /// Removes an account at once on the calling thread, as ``remove(_:)`` does.
     ///
-    /// Only for the SDK session's synchronous `signOut()` (seed 002).
+    /// Only for the SDK session's synchronous `signOut()` (docs/sdk.md).
     public func removeNow(_ name: AccountName) throws(StoreError) {
         let id = try writeNow { db in try Self.deleteAccount(named: name, db) }
         removeRecoveryFile(for: id)

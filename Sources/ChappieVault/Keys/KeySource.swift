@@ -1,6 +1,6 @@
 public import Foundation
 
-/// Where the master key comes from, in the order chappie looks (design.md, Keys).
+/// Where the master key comes from, in the order chappie looks (docs/security.md, "Where the key comes from").
 public enum KeySource: Sendable, Equatable, CustomStringConvertible {
     /// `--key-file` or `$CHAPPIE_KEY_FILE`.
     case keyFile(URL)

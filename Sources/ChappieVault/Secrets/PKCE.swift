@@ -1,7 +1,7 @@
 internal import CSodium
 import Foundation
 
-/// The random values of an OAuth sign-in through the browser (openai-protocol.md §2): a PKCE
+/// The random values of an OAuth sign-in through the browser (docs/protocol.md §2): a PKCE
 /// verifier and its S256 challenge, and a `state`, all base64url without padding.
 public struct PKCE: Sendable {
     /// 64 random bytes, base64url: sent only with the code exchange.
