@@ -56,10 +56,15 @@ struct DaemonEndToEndTests {
         defer { Task { await setup.stop() } }
         _ = try await setup.control("/_emulator/faults", method: "POST", body: #"{"kind":"latency","ms":300,"count":100000,"path":"/oauth/token"}"#)
         for round in 0..<4 {
-            let daemon = try setup.startDaemon(["--refresh-margin", "3s", "--poll-interval", "60s"])
-            try await Task.sleep(for: .milliseconds(Int.random(in: 400...1200)))
+            let log = "daemon-\(round).log"
+            let daemon = try setup.startDaemon(["--refresh-margin", "3s", "--poll-interval", "60s"], log: log)
+            // A signal before the daemon has started ends it by its default action (see the next
+            // test); this one is about a signal while its refreshes are at the server.
+            try await setup.waitForLog(log, containing: "daemon started")
+            try await Task.sleep(for: .milliseconds(Int.random(in: 0...800)))
             // stop() sends SIGTERM and waits for the exit (SIGKILL only after 30 s): exit 0 means it stopped cleanly.
-            #expect(await setup.stop(daemon) == 0, "round \(round)")
+            let status = await setup.stop(daemon)
+            #expect(status == 0, "round \(round): status \(status); log: \(setup.log(log).suffix(1500))")
             let refresh = try await setup.chappie(["refresh", "--all"])
             #expect(refresh.status == 0, "round \(round): \(refresh.stderr)")
         }
@@ -77,7 +82,7 @@ struct DaemonEndToEndTests {
             let daemon = try setup.startDaemon(["--poll-interval", "60s"], log: "daemon-\(delay).log")
             try await Task.sleep(for: .milliseconds(delay))
             let status = await setup.stop(daemon)
-            let log = (try? String(contentsOf: setup.home.appendingPathComponent("daemon-\(delay).log"), encoding: .utf8)) ?? ""
+            let log = setup.log("daemon-\(delay).log")
             #expect(status == 0 || status == SIGTERM, "SIGTERM after \(delay) ms: status \(status); log: \(log.suffix(1500))")
             if log.contains("daemon started") {
                 #expect(status == 0 && log.contains("daemon stopped"), "SIGTERM after \(delay) ms, once started: status \(status); log: \(log.suffix(1500))")
@@ -299,6 +304,19 @@ extension ChappieTestbed {
             try await Task.sleep(for: .milliseconds(50))
         }
         try #require(FileManager.default.fileExists(atPath: socket), "the daemon's socket did not appear within 30 s", sourceLocation: sourceLocation)
+    }
+
+    /// The daemon's log so far.
+    func log(_ name: String) -> String {
+        (try? String(contentsOf: home.appendingPathComponent(name), encoding: .utf8)) ?? ""
+    }
+
+    /// Waits (up to 30 s) until the daemon's log has a line with the text.
+    func waitForLog(_ name: String, containing text: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        for _ in 0..<600 where !log(name).contains(text) {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        try #require(log(name).contains(text), "\(name) has no \"\(text)\" after 30 s: \(log(name).suffix(1500))", sourceLocation: sourceLocation)
     }
 
     func stop(_ daemon: ChildProcess) async -> Int32 {
