@@ -24,6 +24,9 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         public static let io = Code("file error")
         /// The account is held elsewhere in the team pool (its Codex home on another machine).
         public static let inUseElsewhere = Code("in use elsewhere")
+        /// The account is being moved to the team pool by a `pool migrate` that did not finish:
+        /// its tokens are not used in this store.
+        public static let moving = Code("moving to the pool")
         /// The team pool's address cannot be used (not a postgres:// URL, an unknown option, an
         /// unreadable password file or root certificate).
         public static let poolAddress = Code("store address")

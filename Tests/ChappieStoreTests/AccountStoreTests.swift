@@ -253,3 +253,32 @@ struct AccountStoreTests {
         #expect(try Data(contentsOf: file) == garbage)
     }
 }
+
+@Suite("An account marked as moving to the team pool")
+struct PoolMoveMarkTests {
+    @Test("Its tokens are refused with the way out, it is listed as a problem, only the move reads it; unmarked or removed, all is as before")
+    func markedAccountIsNotUsed() async throws {
+        let test = try TestStore()
+        defer { test.remove() }
+        let moving = try await test.add("ada@example.com", marker: "moving")
+        let other = try await test.add("bob@example.com", marker: "other")
+        try await test.store.markMoving(moving)
+        try await test.store.markMoving(moving)  // again, as a second run of the move does
+        let error = await #expect(throws: StoreError.self) { try await test.store.credentials(for: moving) }
+        #expect(error?.code == .moving)
+        #expect(error?.message.contains("chappie pool migrate --from-sqlite") == true, "\(error?.message ?? "")")
+        #expect(try await test.store.credentialsToMove(moving).refreshToken.contains("moving"))
+        // Another account is not affected.
+        #expect(try await test.store.credentials(for: other).refreshToken.contains("other"))
+        let problems = try await test.store.credentialProblems(of: [moving, other])
+        #expect(problems[moving.id]?.contains("being moved to the team pool") == true)
+        #expect(problems[other.id] == nil)
+        // The pool refused it: usable again.
+        try await test.store.unmarkMoving(moving)
+        #expect(try await test.store.credentials(for: moving).refreshToken.contains("moving"))
+        // A mark goes with the account.
+        try await test.store.markMoving(moving)
+        try await test.store.remove(moving.name)
+        #expect(try await test.store.movingAccountIDs().isEmpty)
+    }
+}

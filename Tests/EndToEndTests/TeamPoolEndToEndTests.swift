@@ -424,6 +424,52 @@ struct TeamPoolEndToEndTests {
         #expect(stats.int("refresh", "reuse_detected") == 0)
     }
 
+    @Test("pool migrate killed (SIGKILL) at random moments, 20 rounds: never a usable copy in both stores; running it again finishes the move")
+    func killedMigrationLeavesOneCopy() async throws {
+        let (_, url) = try await SharedPostgres.database()
+        let testbed = try await ChappieTestbed.start(emulatorArguments: ["--auto-approve", "--auto-approve-delay", "0", "--device-code-interval", "1"])
+        defer { Task { await testbed.stop() } }
+        let migrate = testbed.service + ["--store", url, "pool", "migrate", "--from-sqlite"]
+        // How long an uninterrupted move of one account takes here; kills aim inside it.
+        #expect(try await testbed.chappie(["accounts", "add", "first"]).status == 0)
+        let clock = ContinuousClock()
+        let start = clock.now
+        #expect(try await testbed.chappie(["--store", url, "pool", "migrate", "--from-sqlite"]).status == 0)
+        var span = clock.now - start
+        var outcomes: [String: Int] = [:]
+        var killed = 0
+        for round in 1...20 {
+            let name = "r\(round)"
+            #expect(try await testbed.chappie(["accounts", "add", name]).status == 0)
+            let process = try ChildProcess(try BuiltProducts.executable("chappie"), migrate)
+            try await Task.sleep(for: span * Double.random(in: 0.2...1.1))
+            if process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                killed += 1
+            } else {
+                span = span * 0.8
+            }
+            process.waitUntilExit()
+            let local = try await testbed.chappie(["token", name])
+            let pooled = try await testbed.chappie(["--store", url, "token", name])
+            #expect(local.status != 0 || pooled.status != 0, "round \(round): usable in both stores")
+            let outcome = local.status == 0 ? "local" : pooled.status == 0 ? "pool" : "neither (marked, not yet in the pool)"
+            outcomes[outcome, default: 0] += 1
+            if local.status != 0, pooled.status != 0 {
+                // A marked local copy says why and what to do.
+                #expect(local.stderr.contains("chappie pool migrate --from-sqlite"), "round \(round): \(local.stderr)")
+            }
+            // Running it again finishes the move: the account is in the pool only, and works there.
+            let again = try await testbed.chappie(["--store", url, "pool", "migrate", "--from-sqlite"])
+            #expect(again.status == 0, "round \(round): \(again.stdout) \(again.stderr)")
+            #expect(JSONDocument(Data(try await testbed.chappie(["accounts", "list", "--json"]).stdout.utf8)).array()?.count == 0, "round \(round)")
+            #expect(try await testbed.chappie(["--store", url, "token", name]).status == 0, "round \(round)")
+        }
+        print("killed pool migrate: \(killed) of 20 rounds killed; afterwards usable in: \(outcomes.sorted { $0.key < $1.key })")
+        #expect(killed >= 5, "too few moves were interrupted to test anything")
+        #expect(try await testbed.control("/_emulator/stats").int("refresh", "reuse_detected") == 0)
+    }
+
     @Test("The pool's key replaced while a daemon runs: the daemon says so once and goes on, and writes nothing it could not open")
     func daemonOutlivesAKeyChange() async throws {
         let (server, url) = try await SharedPostgres.database()

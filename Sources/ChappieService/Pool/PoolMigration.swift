@@ -10,7 +10,9 @@ import Foundation
 /// and only then removed from the local store. Afterwards the account exists once, in the pool;
 /// two copies of one rotating refresh token would get it revoked. An account the pool has from an
 /// earlier run (the same identity; that run's answer may have been lost) counts as moved, with the
-/// newer tokens kept. One the pool has from another sign-in of the same ChatGPT account and user, or
+/// newer tokens kept. An account is marked as moving in the local store before the pool is written
+/// (``SQLiteAccountStore/markMoving(_:)``): a move killed half-way leaves it unusable here until
+/// the move is run again, never usable in both stores. One the pool has from another sign-in of the same ChatGPT account and user, or
 /// whose name another pool account has, is left in the local store and reported.
 public enum PoolMigration {
     /// What was moved and what was left.
@@ -48,17 +50,24 @@ public enum PoolMigration {
         guard FileManager.default.fileExists(atPath: StoreDatabase.fileURL(in: localOptions.location).path) else {
             throw ServiceError(.invalidInput, "there is no local store in \(localOptions.location.directory.path)")
         }
-        let local = try await StoreOpener.open(localOptions).store
+        guard let local = try await StoreOpener.open(localOptions).store as? SQLiteAccountStore else {
+            throw ServiceError(.configuration, "the local store is not a SQLite store")
+        }
         let origin = "the local store of \(pool.machine) (\(local.location.directory.path))"
         var outcome = Outcome()
         for account in try await local.accounts() {
             let moved: Result<Void, PostgresAccountStore.ImportRefusal> = try await local.withRefreshLock(on: account) {
                 let current = try await local.account(id: account.id)
-                let credentials = try await local.credentials(for: current)
+                // Marked (and committed) before the pool has it: from here on no command uses the
+                // local copy, so a move killed at any moment never leaves two usable copies.
+                try await local.markMoving(current)
+                let credentials = try await local.credentialsToMove(current)
                 let usage = try await local.usageSamples(for: current, since: nil, until: nil)
                 do {
                     _ = try await pool.importAccount(current, credentials: credentials, usage: usage, from: origin)
                 } catch let refusal as PostgresAccountStore.ImportRefusal {
+                    // The pool did not take it: it stays here, usable.
+                    try await local.unmarkMoving(current)
                     return .failure(refusal)
                 }
                 // In the pool now: the local copy goes, so that its refresh token is never redeemed twice.

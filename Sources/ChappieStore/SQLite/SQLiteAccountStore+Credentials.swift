@@ -5,14 +5,22 @@ import GRDB
 
 extension SQLiteAccountStore {
     package func credentials(for account: Account) async throws(StoreError) -> Credentials {
-        let record = try await read { db in try CredentialRecord.fetchOne(db, key: account.id) }
+        try await credentials(for: account, evenIfMoving: false)
+    }
+
+    func credentials(for account: Account, evenIfMoving: Bool) async throws(StoreError) -> Credentials {
+        let (record, moving) = try await read { db in
+            (try CredentialRecord.fetchOne(db, key: account.id),
+             try Bool.fetchOne(db, sql: "SELECT 1 FROM pool_moves WHERE account_id = ?", arguments: [account.id]) ?? false)
+        }
+        if moving, !evenIfMoving { throw StoreError(.moving, Self.movingProblem(account)) }
         // Tokens a refresh could not commit are newer than the stored ones until they are adopted.
         if case .pending(let pending) = recoveryState(for: account, stored: record) { return pending.credentials }
         guard let record else {
             throw StoreError(.credentialUnreadable, "account \(account.name) has no stored credentials; sign it in again")
         }
         if record.keyId != key.id, try await reloadKeyIfRotated() {
-            return try await credentials(for: account)
+            return try await credentials(for: account, evenIfMoving: evenIfMoving)
         }
         guard record.keyId == key.id else {
             throw StoreError(
@@ -44,8 +52,13 @@ extension SQLiteAccountStore {
         var records = try await fetch()
         if records.values.contains(where: { $0.keyId != self.key.id }), try await reloadKeyIfRotated() { records = try await fetch() }
         let key = self.key
+        let moving = try await movingAccountIDs()
         var problems: [Int64: String] = [:]
         for account in accounts {
+            if moving.contains(account.id) {
+                problems[account.id] = Self.movingProblem(account)
+                continue
+            }
             guard let record = records[account.id] else {
                 problems[account.id] = "account \(account.name) has no stored credentials; sign it in again"
                 continue
