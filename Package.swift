@@ -37,6 +37,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         // The team pool's store (PostgreSQL).
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        // RSA signatures of the issuer's tokens (docs/security.md, "Signatures").
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
         // Tests only: an independent CSV parser to read back what chappie writes.
         .package(url: "https://github.com/swiftcsv/SwiftCSV.git", from: "0.10.0"),
     ],
@@ -90,7 +92,10 @@ let package = Package(
         ),
         .target(
             name: "Chappie",
-            dependencies: ["ChappieCore", "ChappieNet", "ChappieVault", "ChappieStore", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "ChappieCore", "ChappieNet", "ChappieVault", "ChappieStore", .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto"),
+            ],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -132,6 +137,7 @@ let package = Package(
                 .product(name: "WSCore", package: "swift-websocket"),
                 .product(name: "WSCompression", package: "swift-websocket"),
                 .product(name: "CompressNIO", package: "compress-nio"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -198,7 +204,8 @@ let package = Package(
             name: "ChappieEmulatorTests",
             dependencies: [
                 "ChappieEmulator", "ChappieNet", "ChappieTestSupport", "CSodium", "CZstd",
-                .product(name: "CompressNIO", package: "compress-nio"), .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "CompressNIO", package: "compress-nio"),
+                .product(name: "CryptoExtras", package: "swift-crypto"), .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

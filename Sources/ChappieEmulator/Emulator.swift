@@ -83,6 +83,9 @@ public final class Emulator: Sendable {
         route(router, .get, "/.well-known/openid-configuration") { request, _, _ in
             issuer.discovery(origin: Self.origin(of: request))
         }
+        route(router, .get, "/.well-known/jwks.json") { _, _, _ in
+            .json(200, await self.state.jwks)
+        }
         route(router, .post, "/api/accounts/deviceauth/usercode") { request, body, _ in
             await issuer.userCode(RequestFields(body: body, contentType: request.headers[.contentType]))
         }
@@ -146,6 +149,13 @@ public final class Emulator: Sendable {
             await control.addFault(RequestFields(body: body, contentType: "application/json"))
         }
         route(router, .delete, "/_emulator/faults", control: true) { _, _, _ in await control.clearFaults() }
+        // The body (a JSON object) as the payload of a JWT the issuer signed: {"jwt": "…"}.
+        route(router, .post, "/_emulator/sign", control: true) { _, body, _ in
+            guard case .object? = try? JSONDecoder().decode(JSONInput.self, from: body) else {
+                return .json(400, .object([("error", .string("the body must be a JSON object"))]))
+            }
+            return .json(200, .object([("jwt", .string(await self.state.sign(payload: body)))]))
+        }
         route(router, .post, "/_emulator/tools/script", control: true) { _, body, _ in
             await control.queueToolScript(RequestFields(body: body, contentType: "application/json"))
         }

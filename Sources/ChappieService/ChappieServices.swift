@@ -103,14 +103,14 @@ public struct ChappieServices: Sendable {
         let store = opened.store
         self.store = store
         self.options = options
-        accounts = AccountsService(store: store)
         tokens = TokenService(store: store, endpoints: options.endpoints)
+        accounts = AccountsService(store: store, signatures: tokens.signatures)
         usage = UsageService(store: store, endpoints: options.endpoints)
         settings = SettingsService(store: store)
         keys = KeyService(opened: opened, options: options.storeOptions)
         exec = ExecService(store: store, tokens: tokens, environment: accounts.environment)
         backups = BackupService(
-            store: store, ownFiles: OwnFiles(location: store.location, source: opened.source, environment: ProcessInfo.processInfo.environment))
+            store: store, signatures: tokens.signatures, ownFiles: OwnFiles(location: store.location, source: opened.source, environment: ProcessInfo.processInfo.environment))
         leases = LeaseService(store: store, usage: usage)
     }
 

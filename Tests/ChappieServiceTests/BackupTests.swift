@@ -32,7 +32,7 @@ struct BackupTests {
         let home = try TestTokens.temporaryDirectory("chappie-backup")
         defer { try? FileManager.default.removeItem(at: home) }
         let opened = try await StoreOpener.open(StoreOptions(home: home.path, environment: ["HOME": home.path]))
-        let services = BackupService(store: opened.local!)
+        let services = BackupService(store: opened.local!, signatures: .offline)
         let good = entry(name: "good", idToken: TestTokens.idToken(email: "g@example.com", accountID: "acct-g", userID: "user-g"))
         let file = try sealedBackup(accounts: [good, entry(name: name, idToken: idToken)], in: home)
         let passphrase = home.appendingPathComponent("passphrase")

@@ -11,7 +11,7 @@ struct CodexAuthTests {
     private func service() async throws -> (AccountsService, URL) {
         let home = try TestTokens.temporaryDirectory("chappie-svc")
         let opened = try await StoreOpener.open(StoreOptions(home: home.path, environment: ["HOME": home.path]))
-        return (AccountsService(store: opened.local!, environment: ["HOME": home.path]), home)
+        return (AccountsService(store: opened.local!, signatures: .offline, environment: ["HOME": home.path]), home)
     }
 
     @Test("The current and the legacy fixture import with their claims")
@@ -132,7 +132,7 @@ struct CodexAuthTests {
     func missingFile() async throws {
         let (service, home) = try await service()
         defer { try? FileManager.default.removeItem(at: home) }
-        let withCodexHome = AccountsService(store: service.store, environment: ["CODEX_HOME": home.appendingPathComponent("nope").path])
+        let withCodexHome = AccountsService(store: service.store, signatures: .offline, environment: ["CODEX_HOME": home.appendingPathComponent("nope").path])
         await #expect { _ = try await withCodexHome.importCodexAuth(from: nil, name: nil) } throws: { error in
             (error as? ServiceError)?.message.contains(home.appendingPathComponent("nope/auth.json").path) == true
         }

@@ -287,7 +287,7 @@ struct HostileInputEndToEndTests {
         #expect(result.stdout.contains("REFUSED"), "\(result.stdout) \(result.stderr)")
     }
 
-    @Test("A refresh reply naming another account, or with tokens that do not parse, is quarantined, never stored; an odd one is stored")
+    @Test("A refresh reply naming another account, with tokens that do not parse, or not signed by the issuer, is quarantined, never stored; an odd one is stored, and so is one whose signature cannot be checked now")
     func refreshRepliesAreChecked() async throws {
         let testbed = try await Self.testbedWithAccount()
         defer { Task { await testbed.stop() } }
@@ -305,6 +305,8 @@ struct HostileInputEndToEndTests {
             ["id_token": TestTokens.idToken(email: "work@example.com", accountID: accountID, userID: "user-mallory"), "refresh_token": "rt_mallory"],
             ["access_token": "not-a-jwt", "refresh_token": "rt_mallory"],
             [:],
+            // The account's own ids, but not signed by the issuer (alg HS256, another key).
+            ["id_token": TestTokens.idToken(email: "work@example.com", accountID: accountID, userID: userID), "refresh_token": "rt_mallory"],
         ] {
             try await reply(body)
             let refreshed = try await testbed.chappie(["refresh", "work"])
@@ -324,15 +326,18 @@ struct HostileInputEndToEndTests {
         }
         let quarantine = testbed.home.appendingPathComponent("quarantine")
         let files = try FileManager.default.contentsOfDirectory(atPath: quarantine.path)
-        #expect(files.count == 4)
+        #expect(files.count == 5)
         for file in files {
             let data = try Data(contentsOf: quarantine.appendingPathComponent(file))
             #expect(data.range(of: Data("rt_mallory".utf8)) == nil, "sealed, not in clear")
             #expect(try FileManager.default.attributesOfItem(atPath: quarantine.appendingPathComponent(file).path)[.posixPermissions] as? Int == 0o600)
         }
 
-        // Only odd: the same account, a time out of range. Stored, its expiry unknown.
-        let odd = TestTokens.jwt(["exp": 1e308, "https://api.openai.com/auth": ["chatgpt_account_id": accountID]])
+        // Only odd: the same account, signed by the issuer, a time out of range. Stored, its expiry unknown.
+        let claims = try JSONSerialization.data(withJSONObject: [
+            "iss": testbed.emulator.issuer, "exp": 1e308, "https://api.openai.com/auth": ["chatgpt_account_id": accountID],
+        ])
+        let odd = try #require(try await testbed.control("/_emulator/sign", method: "POST", body: String(decoding: claims, as: UTF8.self)).string("jwt"))
         try await reply(["access_token": odd, "refresh_token": "rt_odd_but_ours"])
         let stored = try await testbed.chappie(["refresh", "work"])
         #expect(stored.status == 0, "\(stored.stderr)")
@@ -340,6 +345,18 @@ struct HostileInputEndToEndTests {
         #expect(shown.string("status") == "ok")
         #expect(shown.string("accessTokenExpiresAt") == nil, "unknown, not a year no store can read")
         #expect(try await testbed.chappie(["token", "work"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines) == odd)
+
+        // The issuer's keys unreachable: a reply is stored all the same (the old token is spent),
+        // and the audit log says its signature was not checked. (Signed in again first: the odd
+        // reply's refresh token is not one the issuer knows.)
+        _ = try await testbed.control("/_emulator/device/next", method: "POST", body: #"{"account_id": "\#(accountID)", "user_id": "\#(userID)"}"#)
+        #expect(try await testbed.chappie(["accounts", "add", "work"]).status == 0)
+        _ = try await testbed.control("/_emulator/faults", method: "POST", body: #"{"kind": "status", "status": 503, "path": "/.well-known/", "count": 10}"#)
+        let unchecked = try await testbed.chappie(["refresh", "work"])
+        #expect(unchecked.status == 0, "\(unchecked.stderr)")
+        #expect(try await testbed.chappie(["log"]).stdout.contains("signature not checked"))
+        _ = try await testbed.control("/_emulator/faults", method: "DELETE")
+        #expect(try await testbed.chappie(["token", "work"]).status == 0)
 
         // A 2xx answer that cannot be read: the token was taken, so the account is signed out, and
         // naming it again presents nothing.
@@ -474,6 +491,47 @@ struct HostileInputEndToEndTests {
         #expect(fixed.status == 0, "\(fixed.stderr)")
         let stats = try await testbed.control("/_emulator/stats")
         #expect(stats.int("refresh", "reuse_detected") == 0, "\(stats)")
+    }
+
+    @Test("Newer tokens in the account's Codex home that the issuer did not sign are not adopted, and block chappie's own refresh until the file is replaced")
+    func unsignedCodexTokens() async throws {
+        let testbed = try await Self.testbedWithAccount()
+        defer { Task { await testbed.stop() } }
+        let list = JSONDocument(Data(try await testbed.chappie(["accounts", "list", "--json"]).stdout.utf8))
+        let accountID = try #require(list.string(0, "chatgptAccountID"))
+        let userID = try #require(list.string(0, "chatgptUserID"))
+        let home = testbed.home.appendingPathComponent("codex")
+        #expect(try await testbed.chappie(["accounts", "switch", "work", "--codex-home", home.path]).status == 0)
+        let token = try await testbed.chappie(["token", "work"]).stdout
+        let redeemed = try await testbed.control("/_emulator/stats").int("refresh", "redemptions") ?? 0
+
+        // The account's own ids, a later expiry, another refresh token: "newer", but unsigned.
+        let forged = try JSONSerialization.data(withJSONObject: [
+            "auth_mode": "chatgpt", "last_refresh": "2030-01-01T00:00:00Z",
+            "tokens": [
+                "id_token": TestTokens.idToken(email: "work@example.com", accountID: accountID, userID: userID),
+                "access_token": TestTokens.accessToken(accountID: accountID, expiresAt: Date().addingTimeInterval(7200), marker: "forged"),
+                "refresh_token": "rt_forged", "account_id": accountID,
+            ],
+        ])
+        try forged.write(to: home.appendingPathComponent("auth.json"))
+        let elsewhere = try TestTokens.temporaryDirectory("chappie-elsewhere")
+        defer { try? FileManager.default.removeItem(at: elsewhere) }
+        for command in [["token", "work"], ["refresh", "work"], ["backup", elsewhere.appendingPathComponent("b.chappie").path]] {
+            let result = try await testbed.chappie(command, environment: ["CHAPPIE_BACKUP_PASSPHRASE": "correct horse battery staple"])
+            #expect(result.status != 0, "\(command)")
+            #expect(result.stderr.contains("not the issuer's"), "\(command): \(result.stderr)")
+            #expect(!result.stdout.contains("forged") && !result.stderr.contains("forged"))
+        }
+        #expect(try await testbed.control("/_emulator/stats").int("refresh", "redemptions") == redeemed, "the stored refresh token was not redeemed")
+        #expect(try Data(contentsOf: home.appendingPathComponent("auth.json")) == forged, "nothing was written there")
+
+        // Replaced (switch --force writes the stored tokens back): the account works again.
+        let replaced = try await testbed.chappie(["accounts", "switch", "work", "--codex-home", home.path, "--force"])
+        #expect(replaced.status == 0, "\(replaced.stderr)")
+        #expect(try await testbed.chappie(["token", "work"]).stdout == token)
+        #expect(try await testbed.chappie(["refresh", "work"]).status == 0)
+        #expect(try await testbed.control("/_emulator/stats").int("refresh", "reuse_detected") == 0)
     }
 
     @Test("Signing an account in again must return the same ChatGPT user: another is refused and nothing is stored")

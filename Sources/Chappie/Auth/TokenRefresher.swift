@@ -103,6 +103,8 @@ package struct TokenRefresher: Sendable {
     package var commitBackoff: Duration = .milliseconds(250)
     /// Told of each ``Event`` as it happens. Default: nobody.
     package var observe: @Sendable (Event) -> Void = { _ in }
+    /// Checks the issuer's signature on tokens from a mirror and on refresh replies.
+    package var signatures: TokenSignatures
 
     /// Creates a refresher.
     package init(
@@ -113,6 +115,7 @@ package struct TokenRefresher: Sendable {
         self.oauth = oauth
         self.margin = margin
         self.mirror = mirror
+        signatures = TokenSignatures(oauth)
     }
 
     /// Tokens that stay valid for at least the margin, refreshing only when needed (or when `force`).
@@ -174,7 +177,7 @@ package struct TokenRefresher: Sendable {
         // A home another user can write could hold forged tokens, or newer ones chappie cannot
         // trust: then chappie must not redeem its own (possibly spent) token either.
         if let mirror, let refusal = mirror.refusal() { throw try await refuse(current, because: refusal) }
-        if let mirror, let newer = mirror.newerCredentials(than: stored, for: current) {
+        if let mirror, let newer = try await verifiedNewer(in: mirror, than: stored, for: current) {
             Self.logger.debug("adopting newer tokens Codex left in the account's home", metadata: [
                 "account": "\(current.name)", "home": "\(mirror.lockURL.deletingLastPathComponent().path)",
             ])
@@ -232,10 +235,21 @@ package struct TokenRefresher: Sendable {
         if let problem = Self.mismatch(refreshed, for: account) {
             return try await quarantine(credentials, of: account, because: problem)
         }
+        // Signed by the issuer, or kept aside as the tokens above. One that cannot be checked now
+        // (the issuer's keys are unreachable) is stored, saying so: the old refresh token is spent.
+        var unchecked: String?
+        let signed = refreshed.idToken.map { ("id_token", $0) } ?? ("access_token", credentials.accessToken)
+        switch await signatures.check(jwt: signed.1) {
+        case .verified: break
+        case .forged(let reason): return try await quarantine(credentials, of: account, because: "its \(signed.0) is not the issuer's: \(reason)")
+        case .unchecked(let reason):
+            unchecked = "signature not checked: \(reason)"
+            Self.logger.warning("stored a refresh reply whose signature could not be checked", metadata: ["account": "\(account.name)", "reason": "\(reason)"])
+        }
         // Commit before anything else uses or reports the new tokens.
         let updated: Account
         do {
-            updated = try await commit(credentials, of: account)
+            updated = try await commit(credentials, of: account, detail: unchecked ?? "")
         } catch {
             // Not stored: Codex's copy is a second place the new tokens survive (and the home must
             // not keep a spent refresh token).
@@ -254,6 +268,25 @@ package struct TokenRefresher: Sendable {
         }
         observe(.redeemed)
         return Fresh(credentials: credentials, account: updated, outcome: .refreshed, expiresAt: expiry(credentials))
+    }
+
+    /// Tokens in the mirror newer than `stored`, once their signature is the issuer's. Newer tokens
+    /// that are not the issuer's, or cannot be checked now, stop the refresh: chappie's own
+    /// refresh token may be one Codex spent, and redeeming it would revoke the whole family.
+    private func verifiedNewer(in mirror: any CredentialMirror, than stored: Credentials, for account: Account) async throws -> Credentials? {
+        guard let newer = mirror.newerCredentials(than: stored, for: account) else { return nil }
+        let file = mirror.lockURL.deletingLastPathComponent().appendingPathComponent("auth.json").path
+        switch await signatures.check(newer) {
+        case .verified:
+            return newer
+        case .forged(let reason):
+            throw try await refuse(
+                account,
+                because: "\(file) holds newer tokens for it that are not the issuer's (\(reason)); they were not adopted, and the stored refresh token is not redeemed either, since Codex may have spent it. If you did not put them there, replace that file (chappie accounts switch \(account.name) --codex-home … --force) or sign the account in again")
+        case .unchecked(let reason):
+            throw ChappieAuthError.networkFailure(
+                "\(file) holds newer tokens for \(account.name) whose signature could not be checked (\(reason)); nothing was adopted or redeemed: try again when the issuer can be reached")
+        }
     }
 
     /// The failure for an account whose Codex home another user can change, recorded on it: its
@@ -303,7 +336,7 @@ package struct TokenRefresher: Sendable {
     /// still refuses, keeps them in a recovery file (which every later read uses and the next open
     /// adopts) and reports the failure. The old refresh token is spent: dropping these would lose
     /// the account.
-    private func commit(_ credentials: Credentials, of account: Account) async throws -> Account {
+    private func commit(_ credentials: Credentials, of account: Account, detail: String) async throws -> Account {
         let refreshedAt = Date()
         var pause = commitBackoff
         var lastError: StoreError?
@@ -314,7 +347,7 @@ package struct TokenRefresher: Sendable {
                 // In a task of its own: cancelling the caller must not cancel the commit.
                 return try await Task {
                     try await store.updateCredentials(
-                        of: account, to: credentials, accessTokenExpiresAt: expiresAt, refreshedAt: refreshedAt, event: .refreshed)
+                        of: account, to: credentials, accessTokenExpiresAt: expiresAt, refreshedAt: refreshedAt, event: .refreshed, detail: detail)
                 }.value
             } catch {
                 let error = error as? StoreError ?? StoreError(.database, "\(error)")
@@ -371,7 +404,7 @@ package struct TokenRefresher: Sendable {
                 observe(.adopted)
                 return Fresh(credentials: again, account: latest, outcome: .adopted, expiresAt: expiry(again))
             }
-            if let mirror, let newer = mirror.newerCredentials(than: stored, for: account) {
+            if let mirror, let newer = mirror.newerCredentials(than: stored, for: account), await signatures.check(newer) == .verified {
                 let updated = try await store.updateCredentials(
                     of: account, to: newer, accessTokenExpiresAt: expiry(newer), refreshedAt: Date(), event: .adopted,
                     detail: "after \(error.oauthErrorCode ?? "a dead grant"), from \(mirror.lockURL.deletingLastPathComponent().path)")

@@ -1,7 +1,8 @@
 public import Foundation
 
 /// What chappie reads from an id_token or access_token: who the account is and when the token
-/// expires. Claims are read without checking the signature, as the Codex CLI does (§3.3, §4).
+/// expires. Reading claims checks no signature; `TokenSignatures` (Chappie module) does, where a
+/// token comes from outside chappie's own exchange (docs/security.md, "Signatures").
 ///
 /// ```swift
 /// let claims = try TokenClaims(jwt: idToken)

@@ -248,7 +248,8 @@ actor EmulatorState {
     /// Redeems an authorization code once, with the verifier of its challenge; a browser code also
     /// needs the `redirect_uri` its authorization used, a device code the issuer's device callback
     /// (`deviceRedirectAllowed`).
-    func exchange(code: String, verifier: String, redirectURI: String, deviceRedirectAllowed: Bool) -> ExchangeResult {
+    /// - Parameter issuer: The origin the request came to, which the tokens name in `iss`.
+    func exchange(code: String, verifier: String, redirectURI: String, deviceRedirectAllowed: Bool, issuer: String) -> ExchangeResult {
         guard var grant = authorizationCodes[code], !grant.redeemed, now < grant.expiresAt else {
             codeRejections += 1
             return .invalidGrant("Invalid authorization code")
@@ -264,10 +265,10 @@ actor EmulatorState {
         grant.redeemed = true
         authorizationCodes[code] = grant
         codeRedemptions += 1
-        return .tokens(issueTokens(accountID: grant.accountID, family: mint.randomToken(byteCount: 12)))
+        return .tokens(issueTokens(accountID: grant.accountID, family: mint.randomToken(byteCount: 12), issuer: issuer))
     }
 
-    func refresh(token: String) -> RefreshResult {
+    func refresh(token: String, issuer: String) -> RefreshResult {
         guard var record = refreshTokens[token] else {
             refreshRejections += 1
             return .unknown
@@ -292,7 +293,7 @@ actor EmulatorState {
         record.state = .redeemed
         refreshTokens[token] = record
         refreshRedemptions += 1
-        return .tokens(issueTokens(accountID: record.accountID, family: record.family))
+        return .tokens(issueTokens(accountID: record.accountID, family: record.family, issuer: issuer))
     }
 
     /// Revokes a refresh token's family, or one access token (RFC 7009: unknown tokens are ignored).
@@ -315,7 +316,7 @@ actor EmulatorState {
         }
     }
 
-    private func issueTokens(accountID: String, family: String) -> TokenSet {
+    private func issueTokens(accountID: String, family: String, issuer: String) -> TokenSet {
         let account = accounts[accountID]!
         let issuedAt = Int(now)
         let accessExpiry = now + configuration.accessTokenLifetime.seconds
@@ -331,7 +332,7 @@ actor EmulatorState {
             ])])),
         ])
         let idToken = mint.jwt(claims: .object([
-            ("iss", .string(OpenAIProtocol.realIssuer)),
+            ("iss", .string(issuer)),
             ("aud", .array([.string(OpenAIProtocol.clientID)])),
             ("sub", .string("auth0|" + account.userID)),
             ("email", .string(account.email)),
@@ -342,7 +343,7 @@ actor EmulatorState {
             (OpenAIProtocol.authClaim, authClaims),
         ]))
         let accessToken = mint.jwt(claims: .object([
-            ("iss", .string(OpenAIProtocol.realIssuer)),
+            ("iss", .string(issuer)),
             ("aud", .array([.string("https://api.openai.com/v1")])),
             ("client_id", .string(OpenAIProtocol.clientID)),
             ("iat", .int(issuedAt)),
@@ -362,6 +363,12 @@ actor EmulatorState {
     }
 
     // MARK: Backend (§6, §8)
+
+    /// The key set at the discovery document's `jwks_uri`.
+    var jwks: JSON { mint.jwks }
+
+    /// A JWT of this payload, signed with the issuer's key.
+    func sign(payload: Data) -> String { mint.jwt(payload: payload) }
 
     func authenticate(bearer: String) -> AuthResult {
         guard let record = accessTokens[bearer], !record.revoked, var account = accounts[record.accountID] else {

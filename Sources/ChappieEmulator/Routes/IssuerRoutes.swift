@@ -75,7 +75,7 @@ struct IssuerRoutes: Sendable {
             }
             let deviceCallbacks = [OpenAIProtocol.realIssuer, origin].map { $0 + OpenAIProtocol.deviceCallbackPath }
             switch await state.exchange(
-                code: code, verifier: verifier, redirectURI: redirectURI, deviceRedirectAllowed: deviceCallbacks.contains(redirectURI))
+                code: code, verifier: verifier, redirectURI: redirectURI, deviceRedirectAllowed: deviceCallbacks.contains(redirectURI), issuer: origin)
             {
             case .tokens(let tokens):
                 return .json(200, .object([
@@ -93,7 +93,7 @@ struct IssuerRoutes: Sendable {
             guard let token = fields.string("refresh_token") else {
                 return .oauthError(400, error: "invalid_request", description: "refresh_token is required.")
             }
-            switch await state.refresh(token: token) {
+            switch await state.refresh(token: token, issuer: origin) {
             case .tokens(let tokens):
                 return .json(200, .object([
                     ("id_token", .string(tokens.idToken)),

@@ -1,16 +1,30 @@
 import CSodium
+import CryptoExtras
 import Foundation
 
-/// Makes the emulator's random identifiers and HS256-signed JWTs.
+/// Makes the emulator's random identifiers and its RS256-signed JWTs.
 ///
-/// The real issuer signs with RS256; chappie never verifies signatures (it reads claims, as Codex
-/// does), so the emulator signs with a per-process HMAC key and checks tokens by looking them up.
+/// As the real issuer does, it signs with an RSA key named by `kid` and publishes the public half
+/// at its discovery document's `jwks_uri` (``jwks``), so chappie checks these signatures as it
+/// checks the real ones. The key is made afresh for each process.
 struct TokenMint: Sendable {
-    private let key: [UInt8]
+    private let key: _RSA.Signing.PrivateKey
+    /// The key's id, in each token's header and in the key set.
+    let keyID: String
 
     init() {
         precondition(sodium_init() >= 0, "sodium_init failed")
-        key = TokenMint.randomBytes(Int(crypto_auth_hmacsha256_KEYBYTES))
+        key = try! _RSA.Signing.PrivateKey(keySize: .bits2048)
+        keyID = "emulator-" + Base64URL.encode(TokenMint.randomBytes(6))
+    }
+
+    /// The key set (RFC 7517) holding the public key.
+    var jwks: JSON {
+        let primitives = try! key.publicKey.getKeyPrimitives()
+        return .object([("keys", .array([.object([
+            ("kty", .string("RSA")), ("use", .string("sig")), ("alg", .string("RS256")), ("kid", .string(keyID)),
+            ("n", .string(Base64URL.encode(Array(primitives.modulus)))), ("e", .string(Base64URL.encode(Array(primitives.publicExponent)))),
+        ])]))])
     }
 
     /// `count` random bytes from libsodium.
@@ -44,14 +58,18 @@ struct TokenMint: Sendable {
         return Base64URL.encode(digest)
     }
 
-    /// A compact JWT: header `{"alg":"HS256","typ":"JWT","kid":"emulator"}`, the claims, an HMAC.
+    /// A compact JWT: header `{"alg":"RS256","typ":"JWT","kid":KEY}`, the claims, the RSA signature.
     func jwt(claims: JSON) -> String {
-        let header = JSON.object([("alg", .string("HS256")), ("typ", .string("JWT")), ("kid", .string("emulator"))])
-        let signingInput = Base64URL.encode(Array(header.serialized())) + "." + Base64URL.encode(Array(claims.serialized()))
-        var mac = [UInt8](repeating: 0, count: Int(crypto_auth_hmacsha256_BYTES))
-        let message = Array(signingInput.utf8)
-        crypto_auth_hmacsha256(&mac, message, UInt64(message.count), key)
-        return signingInput + "." + Base64URL.encode(mac)
+        jwt(payload: claims.serialized())
+    }
+
+    /// A compact JWT over a payload as given (the control API's `/_emulator/sign`, for tests that
+    /// need the issuer's signature on claims the issuer would never make).
+    func jwt(payload: Data) -> String {
+        let header = JSON.object([("alg", .string("RS256")), ("typ", .string("JWT")), ("kid", .string(keyID))])
+        let signingInput = Base64URL.encode(Array(header.serialized())) + "." + Base64URL.encode(Array(payload))
+        let signature = try! key.signature(for: Data(signingInput.utf8), padding: .insecurePKCS1v1_5)
+        return signingInput + "." + Base64URL.encode(Array(signature.rawRepresentation))
     }
 }
 

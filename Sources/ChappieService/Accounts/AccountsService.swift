@@ -1,5 +1,5 @@
 public import ChappieCore
-import Chappie
+package import Chappie
 public import ChappieStore
 import ChappieVault
 public import Foundation
@@ -38,9 +38,13 @@ public struct AccountsService: Sendable {
     /// The environment (`CODEX_HOME`, `HOME`).
     public let environment: [String: String]
 
+    /// Checks the issuer's signature on tokens Codex left in a home before they are adopted.
+    let signatures: TokenSignatures
+
     /// Creates the service.
-    package init(store: any AccountStore, environment: [String: String] = ProcessInfo.processInfo.environment) {
+    package init(store: any AccountStore, signatures: TokenSignatures, environment: [String: String] = ProcessInfo.processInfo.environment) {
         self.store = store
+        self.signatures = signatures
         self.environment = environment
     }
 
@@ -234,7 +238,8 @@ public struct AccountsService: Sendable {
         try left?.refuseWhileInUse(by: name, doing: "switch it to another Codex home")
         try await adoptFromCodexHome(mirror, force: force)
         var current = try await store.account(named: name)
-        if let left, let adopted = try await left.adoptNewer(into: store, for: current, stored: store.credentials(for: current), taken: "before leaving it") {
+        if let left, let adopted = try await left.adoptNewer(
+            into: store, for: current, stored: store.credentials(for: current), taken: "before leaving it", signatures: signatures) {
             current = adopted.account
         }
         // Open the credentials first (after any adoption): a damaged account must not become active half-way.
@@ -263,7 +268,8 @@ public struct AccountsService: Sendable {
     }
 
     /// Before `switch` replaces a Codex home's `auth.json`: tokens Codex rotated there are taken
-    /// for the account they belong to; a login chappie does not know stops the switch unless `force`.
+    /// for the account they belong to, once their signature is the issuer's; a login chappie does not
+    /// know, or newer tokens the issuer did not sign, stop the switch unless `force`.
     private func adoptFromCodexHome(_ mirror: CodexMirror, force: Bool) async throws {
         guard FileManager.default.fileExists(atPath: mirror.file.path) else { return }
         let held: CodexAuthFile
@@ -282,7 +288,14 @@ public struct AccountsService: Sendable {
                 "\(mirror.file.path) holds a login chappie does not know (\(held.info.email ?? "no e-mail")); import it first with chappie accounts import \(mirror.file.path), or pass --force to replace it")
         }
         let stored = try await store.credentials(for: holder)
-        if let newer = mirror.newerCredentials(than: stored, for: holder) {
+        let newer: Credentials?
+        do {
+            newer = try await mirror.verifiedNewer(than: stored, for: holder, signatures: signatures)
+        } catch let error as ServiceError where error.kind == .configuration && force {
+            // Not the issuer's: --force replaces them with the stored tokens.
+            return
+        }
+        if let newer {
             _ = try await store.updateCredentials(
                 of: holder, to: newer, accessTokenExpiresAt: held.accessTokenExpiresAt, refreshedAt: held.lastRefresh ?? Date(),
                 event: .adopted, detail: "tokens the Codex CLI refreshed in \(mirror.home.path), taken before switching")

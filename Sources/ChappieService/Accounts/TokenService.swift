@@ -37,6 +37,9 @@ public struct TokenService: Sendable {
         self.refreshEvents = refreshEvents
     }
 
+    /// Checks the issuer's signature on tokens from outside chappie's own exchange.
+    package var signatures: TokenSignatures { TokenSignatures(oauth) }
+
     /// A refresher that keeps exported Codex homes in step.
     package func refresher(margin: Duration = .seconds(300)) -> TokenRefresher {
         var refresher = TokenRefresher(store: store, oauth: oauth, margin: margin) { account in

@@ -1,4 +1,5 @@
 import ChappieCore
+package import Chappie
 package import ChappieStore
 import ChappieVault
 public import Foundation
@@ -98,11 +99,14 @@ public struct BackupService: Sendable {
     package let store: any AccountStore
     /// What a backup may never be written over.
     let ownFiles: OwnFiles
+    /// Checks the issuer's signature on tokens Codex left in a home before they are adopted.
+    let signatures: TokenSignatures
 
     /// Creates the service; `ownFiles` lists the store's files, which a backup never replaces
     /// (by default those of its location).
-    package init(store: any AccountStore, ownFiles: OwnFiles? = nil) {
+    package init(store: any AccountStore, signatures: TokenSignatures, ownFiles: OwnFiles? = nil) {
         self.store = store
+        self.signatures = signatures
         self.ownFiles = ownFiles ?? OwnFiles(location: store.location, source: nil, environment: [:])
     }
 
@@ -154,7 +158,7 @@ public struct BackupService: Sendable {
         let mirror = CodexMirror(home: URL(fileURLWithPath: home))
         let lock = try await FileLock.acquire(mirror.lockURL)
         defer { withExtendedLifetime(lock) {} }
-        return try await mirror.adoptNewer(into: store, for: current, stored: stored, taken: "before a backup") ?? (current, stored)
+        return try await mirror.adoptNewer(into: store, for: current, stored: stored, taken: "before a backup", signatures: signatures) ?? (current, stored)
     }
 
     /// Merges a backup into this store. Accounts are matched by ChatGPT account and user id: one

@@ -40,13 +40,34 @@ public struct CodexMirror: CredentialMirror {
     ///
     /// - Returns: The account and its tokens after adopting, or `nil` when nothing here was newer.
     package func adoptNewer(
-        into store: any AccountStore, for account: Account, stored: Credentials, taken: String
+        into store: any AccountStore, for account: Account, stored: Credentials, taken: String, signatures: TokenSignatures
     ) async throws -> (account: Account, credentials: Credentials)? {
-        guard let newer = newerCredentials(than: stored, for: account) else { return nil }
+        guard let newer = try await verifiedNewer(than: stored, for: account, signatures: signatures) else { return nil }
         let updated = try await store.updateCredentials(
             of: account, to: newer, accessTokenExpiresAt: newer.accessTokenExpiresAt, refreshedAt: Date(), event: .adopted,
             detail: "tokens the Codex CLI refreshed in \(home.path), taken \(taken)")
         return (updated, newer)
+    }
+
+    /// Tokens Codex left here that are newer than `stored`, once their signature is the issuer's.
+    ///
+    /// - Throws: ``ServiceError`` `.configuration` when they are not the issuer's, `.unavailable`
+    ///   when their signature cannot be checked now: nothing may be adopted, nor the stored refresh
+    ///   token (which Codex may have spent) be redeemed.
+    package func verifiedNewer(than stored: Credentials, for account: Account, signatures: TokenSignatures) async throws -> Credentials? {
+        guard let newer = newerCredentials(than: stored, for: account) else { return nil }
+        switch await signatures.check(newer) {
+        case .verified:
+            return newer
+        case .forged(let reason):
+            throw ServiceError(
+                .configuration,
+                "\(file.path) holds newer tokens for \(account.name) that are not the issuer's (\(reason)); they were not adopted. If you did not put them there, replace that file (chappie accounts switch \(account.name) --force) or sign the account in again")
+        case .unchecked(let reason):
+            throw ServiceError(
+                .unavailable,
+                "\(file.path) holds newer tokens for \(account.name) whose signature could not be checked (\(reason)); nothing was adopted: try again when the issuer can be reached")
+        }
     }
 
     /// Why this home must be neither read nor written: `auth.json` or a directory above it belongs

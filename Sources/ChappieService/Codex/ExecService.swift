@@ -90,7 +90,7 @@ public struct ExecService: Sendable {
             throw ServiceError(.invalidInput, "\(current.name) moved to another Codex home meanwhile; try again")
         }
         let stored = try await store.credentials(for: current)
-        if try await mirror.adoptNewer(into: store, for: current, stored: stored, taken: "before exec") != nil { return }
+        if try await mirror.adoptNewer(into: store, for: current, stored: stored, taken: "before exec", signatures: tokens.signatures) != nil { return }
         if let held = try? CodexAuthFile.read(mirror.file), held.belongs(to: current), held.credentials.refreshToken == stored.refreshToken,
             held.credentials.accessToken == stored.accessToken
         {

@@ -33,7 +33,7 @@ struct AutoSwitcher: Sendable {
             guard choice.account.id != active.id else { return }
             var codexHome = configuration.codexHome
             if codexHome == nil { codexHome = try await store.defaultCodexHome().map { URL(fileURLWithPath: $0) } }
-            _ = try await AccountsService(store: store).switchTo(choice.account.name, codexHome: codexHome)
+            _ = try await AccountsService(store: store, signatures: usage.tokens.signatures).switchTo(choice.account.name, codexHome: codexHome)
             try await store.recordEvent(.autoSwitched, account: choice.account, detail: "from \(active.name) at its limit: \(choice.reason)")
             await state.switched()
             logger.notice("switched account", metadata: ["from": "\(active.name)", "to": "\(choice.account.name)", "reason": "\(choice.reason)"])

@@ -1,0 +1,152 @@
+package import ChappieCore
+import ChappieNet
+import Crypto
+import CryptoExtras
+package import Foundation
+import Synchronization
+
+/// Checks that tokens chappie did not get from its own exchange with the issuer were signed by that
+/// issuer: tokens Codex left in an `auth.json` before they are adopted, and refresh replies before
+/// they are stored (docs/security.md, "Signatures").
+///
+/// The keys are the issuer's published ones: its OIDC discovery document
+/// (`ISSUER/.well-known/openid-configuration`) names `jwks_uri`, which lists RSA keys by `kid`. They
+/// are kept for the life of the process, one set per issuer, fetched again after an hour, or at
+/// most once a minute when a token names a `kid` the set lacks (the issuer rotated its keys).
+/// Only RS256 with a key of 2048 bits or more is accepted, and the token's `iss` must be the issuer.
+package struct TokenSignatures: Sendable {
+    /// What a check found.
+    package enum Check: Sendable, Equatable {
+        /// Signed by one of the issuer's keys, and issued by it.
+        case verified
+        /// Not the issuer's: a forged, altered or foreign token. Why, without the token.
+        case forged(String)
+        /// Could not be checked now (the keys could not be fetched). Why.
+        case unchecked(String)
+    }
+
+    private let issuer: URL
+    private let http: HTTPClient
+    private let clock: @Sendable () -> Date
+
+    /// Checks against the keys `oauth`'s issuer publishes, fetched with its HTTP client.
+    package init(_ oauth: OAuthClient, clock: @escaping @Sendable () -> Date = Date.init) {
+        issuer = oauth.endpoints.issuer
+        http = oauth.http
+        self.clock = clock
+    }
+
+    /// Checks the token that speaks for a set of credentials: the id_token, or the access token
+    /// when there is no id_token.
+    package func check(_ credentials: Credentials) async -> Check {
+        await check(jwt: credentials.idToken.isEmpty ? credentials.accessToken : credentials.idToken)
+    }
+
+    /// Checks one compact JWT.
+    package func check(jwt: String) async -> Check {
+        let parts = jwt.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let headerBytes = Base64URL.decode(parts[0]), let payloadBytes = Base64URL.decode(parts[1]),
+            let signature = Base64URL.decode(parts[2]),
+            let header = (try? JSONSerialization.jsonObject(with: headerBytes)) as? [String: Any],
+            let payload = (try? JSONSerialization.jsonObject(with: payloadBytes)) as? [String: Any]
+        else { return .forged("it is not a readable JWT") }
+        guard header["alg"] as? String == "RS256" else {
+            return .forged("it is not signed with RS256 (alg \(TerminalText.sanitized(header["alg"] as? String ?? "none").prefix(20)))")
+        }
+        guard Self.sameIssuer(payload["iss"] as? String, issuer) else { return .forged("it was not issued by \(issuer.absoluteString)") }
+        let kid = header["kid"] as? String ?? ""
+        let key: _RSA.Signing.PublicKey
+        switch await self.key(kid) {
+        case .success(let found?): key = found
+        case .success(nil): return .forged("it names a key the issuer does not publish")
+        case .failure(let reason): return .unchecked(reason.description)
+        }
+        let signed = Data(jwt.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count))
+        guard key.isValidSignature(_RSA.Signing.RSASignature(rawRepresentation: signature), for: signed, padding: .insecurePKCS1v1_5) else {
+            return .forged("its signature does not match the issuer's key")
+        }
+        return .verified
+    }
+
+    private static func sameIssuer(_ claimed: String?, _ issuer: URL) -> Bool {
+        func trimmed(_ text: String) -> String { text.hasSuffix("/") ? String(text.dropLast()) : text }
+        return claimed.map(trimmed) == trimmed(issuer.absoluteString)
+    }
+
+    /// The issuer's key with this id, fetching the set when it is missing, stale, or lacks the id.
+    private func key(_ kid: String) async -> Result<_RSA.Signing.PublicKey?, KeyFetchFailure> {
+        let now = clock()
+        let cached = Self.cache.withLock { $0[issuer.absoluteString] }
+        if let cached, now.timeIntervalSince(cached.fetchedAt) < Self.lifetime, cached.keys[kid] != nil || now.timeIntervalSince(cached.fetchedAt) < Self.refetchPause {
+            return .success(cached.keys[kid])
+        }
+        do {
+            let keys = try await fetch()
+            Self.cache.withLock { $0[issuer.absoluteString] = KeySet(keys: keys, fetchedAt: now) }
+            return .success(keys[kid])
+        } catch {
+            // Keys fetched before still count while the issuer cannot be reached.
+            if let cached, let key = cached.keys[kid] { return .success(key) }
+            return .failure(error)
+        }
+    }
+
+    /// Discovery, then the key set.
+    private func fetch() async throws(KeyFetchFailure) -> [String: _RSA.Signing.PublicKey] {
+        let discovery = issuer.appendingPathComponent(".well-known/openid-configuration")
+        guard let document = try await json(discovery), let address = document["jwks_uri"] as? String, let jwks = URL(string: address),
+            ["https", "http"].contains(jwks.scheme?.lowercased() ?? "")
+        else { throw KeyFetchFailure("the issuer's discovery document names no jwks_uri") }
+        guard let set = try await json(jwks), let entries = set["keys"] as? [[String: Any]] else {
+            throw KeyFetchFailure("the issuer's key set (\(jwks.absoluteString)) is not readable")
+        }
+        var keys: [String: _RSA.Signing.PublicKey] = [:]
+        for entry in entries where entry["kty"] as? String == "RSA" && (entry["use"] as? String).map({ $0 == "sig" }) ?? true {
+            guard let kid = entry["kid"] as? String, let n = (entry["n"] as? String).flatMap({ Base64URL.decode(Substring($0)) }),
+                let e = (entry["e"] as? String).flatMap({ Base64URL.decode(Substring($0)) }),
+                let key = try? _RSA.Signing.PublicKey(n: n, e: e)
+            else { continue }
+            keys[kid] = key
+        }
+        return keys
+    }
+
+    private func json(_ url: URL) async throws(KeyFetchFailure) -> [String: Any]? {
+        var request = HTTPRequest(url: url, headers: ["Accept": "application/json"])
+        request.totalTimeout = .seconds(30)
+        let response: HTTPResponse
+        do {
+            response = try await http.execute(request)
+        } catch {
+            throw KeyFetchFailure("the issuer's keys could not be fetched (\(error))")
+        }
+        guard response.isSuccess else { throw KeyFetchFailure("the issuer's keys could not be fetched (HTTP \(response.status) from \(url.absoluteString))") }
+        return (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any]
+    }
+
+    private struct KeyFetchFailure: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    private struct KeySet: Sendable {
+        var keys: [String: _RSA.Signing.PublicKey]
+        var fetchedAt: Date
+    }
+
+    /// How long a fetched set is used before it is fetched again.
+    private static let lifetime: TimeInterval = 3600
+    /// How long after a fetch a token naming an unknown `kid` does not make another.
+    private static let refetchPause: TimeInterval = 60
+    private static let cache = Mutex<[String: KeySet]>([:])
+}
+
+/// base64url without padding (RFC 4648 §5), as JWTs and JWKs use it.
+enum Base64URL {
+    static func decode(_ text: Substring) -> Data? {
+        guard text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) else { return nil }
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        return Data(base64Encoded: base64)
+    }
+}
