@@ -1,4 +1,5 @@
 import Chappie
+import CryptoExtras
 import ChappieCore
 import ChappieNet
 import ChappieService
@@ -35,6 +36,8 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
     case socketRequest = "socket-request"
     /// Bytes sent to a local HTTP listener (the dashboard, `/metrics`, the sign-in callback).
     case httpRequest = "http-request"
+    /// The issuer's key set, then (after the first newline) a JWT checked against it.
+    case issuerKeys = "issuer-keys"
 
     /// Feeds `data` to the target's decoders; returns the promises an accepted value broke.
     package func run(_ data: Data) -> [String] {
@@ -145,6 +148,16 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
             if let request = DaemonRequest.decode(line: data) {
                 _ = try? AccountName(request.account ?? "")
                 _ = Duration.seconds(request.marginSeconds ?? 300)
+            }
+        case .issuerKeys:
+            let (set, jwt) = text.firstIndex(of: "\n").map { (Data(text[..<$0].utf8), String(text[text.index(after: $0)...])) } ?? (data, "")
+            let keys = TokenSignatures.keys(fromKeySet: set) ?? [:]
+            if let token = SignedToken(jwt) {
+                _ = token.refusal(issuer: URL(string: "https://auth.openai.com")!)
+                if let key = keys[token.keyID] {
+                    // Made of fuzz bytes, a signature cannot be a real key's over its own input.
+                    require(!token.isSigned(by: key), "a token made of arbitrary bytes does not verify")
+                }
             }
         case .httpRequest:
             // NIO's HTTP/1 parser as the listener configures it, then what chappie reads of each head.

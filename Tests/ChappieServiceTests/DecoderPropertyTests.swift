@@ -71,6 +71,12 @@ struct DecoderPropertyTests {
                 Data(#"{"version":1,"createdAt":"2026-11-23T00:00:00Z","chappieVersion":"t","accounts":[{"name":"a","idToken":"i","accessToken":"a","refreshToken":"r","createdAt":"2026-11-23T00:00:00Z","lastRefreshAt":"2026-11-23T00:00:00Z","reservePercent":10}],"settings":{}}"#.utf8),
             ]
         case .socketRequest: return [Data(#"{"command":"token","account":"work","marginSeconds":300}"#.utf8)]
+        case .issuerKeys:
+            // A 2048-bit modulus (odd, top bit set), named as the fixture's tokens name their key.
+            let modulus = Data([0xC1] + [UInt8](repeating: 0x5A, count: 254) + [0x01]).base64EncodedString()
+                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            let set = #"{"keys":[{"kty":"RSA","use":"sig","kid":"fixture","n":"\#(modulus)","e":"AQAB"}]}"#
+            return ["id_token", "access_token"].compactMap { token[$0] as? String }.map { Data((set + "\n" + $0).utf8) }
         case .httpRequest:
             return [Data("GET /metrics?x=1 HTTP/1.1\r\nHost: localhost:9464\r\nAuthorization: Bearer x\r\n\r\n".utf8),
                     Data("POST / HTTP/1.1\r\nHost: localhost\r\nContent-Length: 5\r\n\r\nhello".utf8)]

@@ -1,7 +1,7 @@
 package import ChappieCore
 import ChappieNet
 import Crypto
-import CryptoExtras
+package import CryptoExtras
 package import Foundation
 import Synchronization
 
@@ -44,33 +44,13 @@ package struct TokenSignatures: Sendable {
 
     /// Checks one compact JWT.
     package func check(jwt: String) async -> Check {
-        let parts = jwt.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let headerBytes = Base64URL.decode(parts[0]), let payloadBytes = Base64URL.decode(parts[1]),
-            let signature = Base64URL.decode(parts[2]),
-            let header = (try? JSONSerialization.jsonObject(with: headerBytes)) as? [String: Any],
-            let payload = (try? JSONSerialization.jsonObject(with: payloadBytes)) as? [String: Any]
-        else { return .forged("it is not a readable JWT") }
-        guard header["alg"] as? String == "RS256" else {
-            return .forged("it is not signed with RS256 (alg \(TerminalText.sanitized(header["alg"] as? String ?? "none").prefix(20)))")
-        }
-        guard Self.sameIssuer(payload["iss"] as? String, issuer) else { return .forged("it was not issued by \(issuer.absoluteString)") }
-        let kid = header["kid"] as? String ?? ""
-        let key: _RSA.Signing.PublicKey
-        switch await self.key(kid) {
-        case .success(let found?): key = found
+        guard let token = SignedToken(jwt) else { return .forged("it is not a readable JWT") }
+        if let refusal = token.refusal(issuer: issuer) { return .forged(refusal) }
+        switch await key(token.keyID) {
+        case .success(let key?): return token.isSigned(by: key) ? .verified : .forged("its signature does not match the issuer's key")
         case .success(nil): return .forged("it names a key the issuer does not publish")
         case .failure(let reason): return .unchecked(reason.description)
         }
-        let signed = Data(jwt.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count))
-        guard key.isValidSignature(_RSA.Signing.RSASignature(rawRepresentation: signature), for: signed, padding: .insecurePKCS1v1_5) else {
-            return .forged("its signature does not match the issuer's key")
-        }
-        return .verified
-    }
-
-    private static func sameIssuer(_ claimed: String?, _ issuer: URL) -> Bool {
-        func trimmed(_ text: String) -> String { text.hasSuffix("/") ? String(text.dropLast()) : text }
-        return claimed.map(trimmed) == trimmed(issuer.absoluteString)
     }
 
     /// The issuer's key with this id, fetching the set when it is missing, stale, or lacks the id.
@@ -97,9 +77,16 @@ package struct TokenSignatures: Sendable {
         guard let document = try await json(discovery), let address = document["jwks_uri"] as? String, let jwks = URL(string: address),
             ["https", "http"].contains(jwks.scheme?.lowercased() ?? "")
         else { throw KeyFetchFailure("the issuer's discovery document names no jwks_uri") }
-        guard let set = try await json(jwks), let entries = set["keys"] as? [[String: Any]] else {
+        guard let keys = Self.keys(fromKeySet: try await body(jwks)) else {
             throw KeyFetchFailure("the issuer's key set (\(jwks.absoluteString)) is not readable")
         }
+        return keys
+    }
+
+    /// The RSA signing keys of a key set (RFC 7517) by `kid`; `nil` when it is not a key set.
+    /// Keys of another type or use, or under 2048 bits, are left out.
+    package static func keys(fromKeySet data: Data) -> [String: _RSA.Signing.PublicKey]? {
+        guard let set = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any], let entries = set["keys"] as? [[String: Any]] else { return nil }
         var keys: [String: _RSA.Signing.PublicKey] = [:]
         for entry in entries where entry["kty"] as? String == "RSA" && (entry["use"] as? String).map({ $0 == "sig" }) ?? true {
             guard let kid = entry["kid"] as? String, let n = (entry["n"] as? String).flatMap({ Base64URL.decode(Substring($0)) }),
@@ -112,6 +99,11 @@ package struct TokenSignatures: Sendable {
     }
 
     private func json(_ url: URL) async throws(KeyFetchFailure) -> [String: Any]? {
+        let data = try await body(url)
+        return (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
+    }
+
+    private func body(_ url: URL) async throws(KeyFetchFailure) -> Data {
         var request = HTTPRequest(url: url, headers: ["Accept": "application/json"])
         request.totalTimeout = .seconds(30)
         let response: HTTPResponse
@@ -121,7 +113,7 @@ package struct TokenSignatures: Sendable {
             throw KeyFetchFailure("the issuer's keys could not be fetched (\(error))")
         }
         guard response.isSuccess else { throw KeyFetchFailure("the issuer's keys could not be fetched (HTTP \(response.status) from \(url.absoluteString))") }
-        return (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any]
+        return response.body
     }
 
     private struct KeyFetchFailure: Error, CustomStringConvertible {
@@ -139,6 +131,44 @@ package struct TokenSignatures: Sendable {
     /// How long after a fetch a token naming an unknown `kid` does not make another.
     private static let refetchPause: TimeInterval = 60
     private static let cache = Mutex<[String: KeySet]>([:])
+}
+
+/// A compact JWT taken apart for its signature check.
+package struct SignedToken: Sendable {
+    /// The header's `kid`.
+    package let keyID: String
+    private let algorithm: String?
+    private let claimedIssuer: String?
+    private let signingInput: Data
+    private let signature: Data
+
+    /// `nil` when the text is not three base64url parts whose first two are JSON objects.
+    package init?(_ jwt: String) {
+        let parts = jwt.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let headerBytes = Base64URL.decode(parts[0]), let payloadBytes = Base64URL.decode(parts[1]),
+            let signature = Base64URL.decode(parts[2]),
+            let header = (try? JSONSerialization.jsonObject(with: headerBytes)) as? [String: Any],
+            let payload = (try? JSONSerialization.jsonObject(with: payloadBytes)) as? [String: Any]
+        else { return nil }
+        keyID = header["kid"] as? String ?? ""
+        algorithm = header["alg"] as? String
+        claimedIssuer = payload["iss"] as? String
+        signingInput = Data(jwt.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count))
+        self.signature = signature
+    }
+
+    /// Why the token cannot be the issuer's whatever its key: not RS256, or another `iss`.
+    package func refusal(issuer: URL) -> String? {
+        guard algorithm == "RS256" else { return "it is not signed with RS256 (alg \(TerminalText.sanitized(algorithm ?? "none").prefix(20)))" }
+        func trimmed(_ text: String) -> String { text.hasSuffix("/") ? String(text.dropLast()) : text }
+        guard claimedIssuer.map(trimmed) == trimmed(issuer.absoluteString) else { return "it was not issued by \(issuer.absoluteString)" }
+        return nil
+    }
+
+    /// Whether the signature is the key's (RSASSA-PKCS1-v1_5 with SHA-256).
+    package func isSigned(by key: _RSA.Signing.PublicKey) -> Bool {
+        key.isValidSignature(_RSA.Signing.RSASignature(rawRepresentation: signature), for: signingInput, padding: .insecurePKCS1v1_5)
+    }
 }
 
 /// base64url without padding (RFC 4648 §5), as JWTs and JWKs use it.
