@@ -273,6 +273,17 @@ struct PoolMoveMarkTests {
         let problems = try await test.store.credentialProblems(of: [moving, other])
         #expect(problems[moving.id]?.contains("being moved to the team pool") == true)
         #expect(problems[other.id] == nil)
+        // Nothing new is written to it (a restore, an import, a sign-in would follow it to the pool).
+        let credentials = try await test.store.credentialsToMove(moving)
+        let update = await #expect(throws: StoreError.self) {
+            _ = try await test.store.updateCredentials(of: moving, to: credentials, accessTokenExpiresAt: nil, refreshedAt: Date(), event: .restored)
+        }
+        #expect(update?.code == .moving)
+        let save = await #expect(throws: StoreError.self) {
+            _ = try await test.store.save(
+                info: moving.info, credentials: credentials, accessTokenExpiresAt: nil, refreshedAt: Date(), name: moving.name, event: .signedIn)
+        }
+        #expect(save?.code == .moving)
         // The pool refused it: usable again.
         try await test.store.unmarkMoving(moving)
         #expect(try await test.store.credentials(for: moving).refreshToken.contains("moving"))

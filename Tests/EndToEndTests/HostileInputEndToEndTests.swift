@@ -300,13 +300,21 @@ struct HostileInputEndToEndTests {
             _ = try await testbed.control("/_emulator/faults", method: "POST", body: String(decoding: fault, as: UTF8.self))
         }
         let other = TestTokens.idToken(email: "mallory@example.com", accountID: "acct-mallory", userID: "user-mallory")
+        /// A token the issuer signed whose payload was then changed (one more claim).
+        func altered(_ claims: String) async throws -> String {
+            let signed = try #require(try await testbed.control("/_emulator/sign", method: "POST", body: claims).string("jwt"))
+            let parts = signed.split(separator: ".").map(String.init)
+            let payload = Data(String(claims.dropLast() + #", "admin": true}"#).utf8).base64EncodedString()
+                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            return [parts[0], payload, parts[2]].joined(separator: ".")
+        }
         for body in [
             ["id_token": other, "access_token": TestTokens.accessToken(accountID: "acct-mallory", expiresAt: Date().addingTimeInterval(3600)), "refresh_token": "rt_mallory"],
             ["id_token": TestTokens.idToken(email: "work@example.com", accountID: accountID, userID: "user-mallory"), "refresh_token": "rt_mallory"],
             ["access_token": "not-a-jwt", "refresh_token": "rt_mallory"],
             [:],
-            // The account's own ids, but not signed by the issuer (alg HS256, another key).
-            ["id_token": TestTokens.idToken(email: "work@example.com", accountID: accountID, userID: userID), "refresh_token": "rt_mallory"],
+            // The account's own ids, signed by the issuer, then altered.
+            ["id_token": try await altered(#"{"iss": "\#(testbed.emulator.issuer)", "https://api.openai.com/auth": {"chatgpt_account_id": "\#(accountID)", "chatgpt_user_id": "\#(userID)"}}"#), "refresh_token": "rt_mallory"],
         ] {
             try await reply(body)
             let refreshed = try await testbed.chappie(["refresh", "work"])
@@ -502,6 +510,7 @@ struct HostileInputEndToEndTests {
         let userID = try #require(list.string(0, "chatgptUserID"))
         let home = testbed.home.appendingPathComponent("codex")
         #expect(try await testbed.chappie(["accounts", "switch", "work", "--codex-home", home.path]).status == 0)
+        let written = try Data(contentsOf: home.appendingPathComponent("auth.json"))
         let token = try await testbed.chappie(["token", "work"]).stdout
         let redeemed = try await testbed.control("/_emulator/stats").int("refresh", "redemptions") ?? 0
 
@@ -525,6 +534,21 @@ struct HostileInputEndToEndTests {
         }
         #expect(try await testbed.control("/_emulator/stats").int("refresh", "redemptions") == redeemed, "the stored refresh token was not redeemed")
         #expect(try Data(contentsOf: home.appendingPathComponent("auth.json")) == forged, "nothing was written there")
+
+        // The genuine id_token kept (copied from the file switch wrote), the access and refresh
+        // tokens replaced: the access token is checked too.
+        let genuine = try #require(JSONDocument(written).string("tokens", "id_token"))
+        let spliced = try JSONSerialization.data(withJSONObject: [
+            "auth_mode": "chatgpt", "last_refresh": "2030-01-01T00:00:00Z",
+            "tokens": [
+                "id_token": genuine, "refresh_token": "rt_spliced", "account_id": accountID,
+                "access_token": TestTokens.accessToken(accountID: accountID, expiresAt: Date().addingTimeInterval(7200), marker: "spliced"),
+            ],
+        ])
+        try spliced.write(to: home.appendingPathComponent("auth.json"))
+        let splicedToken = try await testbed.chappie(["token", "work"])
+        #expect(splicedToken.status != 0 && splicedToken.stderr.contains("not the issuer's"), "\(splicedToken.stderr)")
+        #expect(try await testbed.control("/_emulator/stats").int("refresh", "redemptions") == redeemed)
 
         // Replaced (switch --force writes the stored tokens back): the account works again.
         let replaced = try await testbed.chappie(["accounts", "switch", "work", "--codex-home", home.path, "--force"])

@@ -213,6 +213,8 @@ package struct TokenRefresher: Sendable {
     }
 
     private func redeem(_ stored: Credentials, account: Account, mirror: (any CredentialMirror)?) async throws -> Fresh {
+        // The issuer's keys first, while nothing is spent: checking the reply then needs no network.
+        let keysReady = await signatures.prepare()
         let refreshed: OAuthClient.RefreshedTokens
         switch await attemptRefresh(stored.refreshToken) {
         case .success(let tokens):
@@ -237,12 +239,15 @@ package struct TokenRefresher: Sendable {
         }
         // Signed by the issuer, or kept aside as the tokens above. One that cannot be checked now
         // (the issuer's keys are unreachable) is stored, saying so: the old refresh token is spent.
+        // A key the issuer does not list yet may be one it is rotating to: such a reply is stored,
+        // as one whose keys cannot be fetched, and the audit log says so.
         var unchecked: String?
-        let signed = refreshed.idToken.map { ("id_token", $0) } ?? ("access_token", credentials.accessToken)
-        switch await signatures.check(jwt: signed.1) {
+        let verdict = keysReady ? await signatures.check(tokens: [refreshed.idToken, refreshed.accessToken].compactMap { $0 }) : .unchecked("the issuer's keys could not be fetched")
+        switch verdict {
         case .verified: break
-        case .forged(let reason): return try await quarantine(credentials, of: account, because: "its \(signed.0) is not the issuer's: \(reason)")
-        case .unchecked(let reason):
+        case .forged(let reason): return try await quarantine(credentials, of: account, because: "its tokens are not the issuer's: \(reason)")
+        case .unknownKey, .unchecked:
+            let reason = if case .unchecked(let why) = verdict { why } else { "signed with a key the issuer's key set does not list" }
             unchecked = "signature not checked: \(reason)"
             Self.logger.warning("stored a refresh reply whose signature could not be checked", metadata: ["account": "\(account.name)", "reason": "\(reason)"])
         }
@@ -276,10 +281,12 @@ package struct TokenRefresher: Sendable {
     private func verifiedNewer(in mirror: any CredentialMirror, than stored: Credentials, for account: Account) async throws -> Credentials? {
         guard let newer = mirror.newerCredentials(than: stored, for: account) else { return nil }
         let file = mirror.lockURL.deletingLastPathComponent().appendingPathComponent("auth.json").path
-        switch await signatures.check(newer) {
+        let verdict = await signatures.vet(newer, for: account)
+        switch verdict {
         case .verified:
             return newer
-        case .forged(let reason):
+        case .forged, .unknownKey:
+            let reason = if case .forged(let why) = verdict { why } else { "they name a key the issuer does not publish" }
             throw try await refuse(
                 account,
                 because: "\(file) holds newer tokens for it that are not the issuer's (\(reason)); they were not adopted, and the stored refresh token is not redeemed either, since Codex may have spent it. If you did not put them there, replace that file (chappie accounts switch \(account.name) --codex-home … --force) or sign the account in again")
@@ -404,7 +411,7 @@ package struct TokenRefresher: Sendable {
                 observe(.adopted)
                 return Fresh(credentials: again, account: latest, outcome: .adopted, expiresAt: expiry(again))
             }
-            if let mirror, let newer = mirror.newerCredentials(than: stored, for: account), await signatures.check(newer) == .verified {
+            if let mirror, let newer = mirror.newerCredentials(than: stored, for: account), await signatures.vet(newer, for: account) == .verified {
                 let updated = try await store.updateCredentials(
                     of: account, to: newer, accessTokenExpiresAt: expiry(newer), refreshedAt: Date(), event: .adopted,
                     detail: "after \(error.oauthErrorCode ?? "a dead grant"), from \(mirror.lockURL.deletingLastPathComponent().path)")

@@ -13,16 +13,34 @@ import Synchronization
 /// (`ISSUER/.well-known/openid-configuration`) names `jwks_uri`, which lists RSA keys by `kid`. They
 /// are kept for the life of the process, one set per issuer, fetched again after an hour, or at
 /// most once a minute when a token names a `kid` the set lacks (the issuer rotated its keys).
-/// Only RS256 with a key of 2048 bits or more is accepted, and the token's `iss` must be the issuer.
+/// Only RS256 with a key of 2048 bits or more is accepted, and the token's `iss` must be the issuer
+/// (compared by scheme, host and port, without case or a trailing slash).
 package struct TokenSignatures: Sendable {
     /// What a check found.
     package enum Check: Sendable, Equatable {
         /// Signed by one of the issuer's keys, and issued by it.
         case verified
-        /// Not the issuer's: a forged, altered or foreign token. Why, without the token.
+        /// Not the issuer's: a forged, altered or foreign token, another algorithm, or a signature
+        /// the named key does not match. Why, without the token.
         case forged(String)
+        /// It names a key the issuer's key set does not list, even fetched again: forged, or signed
+        /// with a key the issuer has not published yet. Callers choose which to assume.
+        case unknownKey
         /// Could not be checked now (the keys could not be fetched). Why.
         case unchecked(String)
+
+        /// The worse of two results: forged, then an unknown key, then unchecked, then verified.
+        func worse(_ other: Check) -> Check {
+            func rank(_ check: Check) -> Int {
+                switch check {
+                case .verified: 0
+                case .unchecked: 1
+                case .unknownKey: 2
+                case .forged: 3
+                }
+            }
+            return rank(other) > rank(self) ? other : self
+        }
     }
 
     private let issuer: URL
@@ -36,10 +54,38 @@ package struct TokenSignatures: Sendable {
         self.clock = clock
     }
 
-    /// Checks the token that speaks for a set of credentials: the id_token, or the access token
-    /// when there is no id_token.
+    /// Checks every token of a set of credentials that is there: the id_token (who the account is)
+    /// and the access token (what is used, and whose expiry decides which tokens are newer).
     package func check(_ credentials: Credentials) async -> Check {
-        await check(jwt: credentials.idToken.isEmpty ? credentials.accessToken : credentials.idToken)
+        await check(tokens: [credentials.idToken, credentials.accessToken])
+    }
+
+    /// Checks each non-empty token; the worst result.
+    package func check(tokens: [String]) async -> Check {
+        var result = Check.verified
+        for token in tokens where !token.isEmpty { result = result.worse(await check(jwt: token)) }
+        return result
+    }
+
+    /// Tokens found outside chappie (a Codex home's `auth.json`) that would be adopted for
+    /// `account`: both must name the account where they name one, as a refresh reply must, and
+    /// both must be the issuer's.
+    package func vet(_ credentials: Credentials, for account: Account) async -> Check {
+        let tokens = OAuthClient.RefreshedTokens(idToken: credentials.idToken, accessToken: credentials.accessToken, refreshToken: credentials.refreshToken)
+        if let problem = TokenRefresher.mismatch(tokens, for: account) { return .forged(problem) }
+        return await check(credentials)
+    }
+
+    /// Fetches the issuer's keys now unless a fresh set is kept, so that a check made right after a
+    /// refresh token is redeemed needs no network (nothing is redeemed while waiting on it).
+    ///
+    /// - Returns: Whether a key set is at hand.
+    package func prepare() async -> Bool {
+        let kept = Self.cache.withLock { $0[issuer.absoluteString] }
+        if let kept, clock().timeIntervalSince(kept.fetchedAt) < Self.lifetime { return true }
+        guard let keys = try? await fetch() else { return kept != nil }
+        Self.cache.withLock { $0[issuer.absoluteString] = KeySet(keys: keys, fetchedAt: clock()) }
+        return true
     }
 
     /// Checks one compact JWT.
@@ -48,7 +94,7 @@ package struct TokenSignatures: Sendable {
         if let refusal = token.refusal(issuer: issuer) { return .forged(refusal) }
         switch await key(token.keyID) {
         case .success(let key?): return token.isSigned(by: key) ? .verified : .forged("its signature does not match the issuer's key")
-        case .success(nil): return .forged("it names a key the issuer does not publish")
+        case .success(nil): return .unknownKey
         case .failure(let reason): return .unchecked(reason.description)
         }
     }
@@ -57,7 +103,9 @@ package struct TokenSignatures: Sendable {
     private func key(_ kid: String) async -> Result<_RSA.Signing.PublicKey?, KeyFetchFailure> {
         let now = clock()
         let cached = Self.cache.withLock { $0[issuer.absoluteString] }
-        if let cached, now.timeIntervalSince(cached.fetchedAt) < Self.lifetime, cached.keys[kid] != nil || now.timeIntervalSince(cached.fetchedAt) < Self.refetchPause {
+        if let cached, now.timeIntervalSince(cached.fetchedAt) < Self.lifetime,
+            cached.keys[kid] != nil || now.timeIntervalSince(cached.fetchedAt) < Self.refetchPause
+        {
             return .success(cached.keys[kid])
         }
         do {
@@ -74,9 +122,12 @@ package struct TokenSignatures: Sendable {
     /// Discovery, then the key set.
     private func fetch() async throws(KeyFetchFailure) -> [String: _RSA.Signing.PublicKey] {
         let discovery = issuer.appendingPathComponent(".well-known/openid-configuration")
-        guard let document = try await json(discovery), let address = document["jwks_uri"] as? String, let jwks = URL(string: address),
-            ["https", "http"].contains(jwks.scheme?.lowercased() ?? "")
-        else { throw KeyFetchFailure("the issuer's discovery document names no jwks_uri") }
+        guard let document = try await json(discovery), let address = document["jwks_uri"] as? String, let jwks = URL(string: address) else {
+            throw KeyFetchFailure("the issuer's discovery document names no jwks_uri")
+        }
+        // Keys travel as the issuer's own replies do: over TLS, or in clear to this machine only.
+        guard jwks.scheme?.lowercased() == "https" || (jwks.scheme?.lowercased() == "http" && ["127.0.0.1", "::1", "localhost"].contains(jwks.host?.lowercased() ?? ""))
+        else { throw KeyFetchFailure("the issuer's discovery document names a jwks_uri that is not https") }
         guard let keys = Self.keys(fromKeySet: try await body(jwks)) else {
             throw KeyFetchFailure("the issuer's key set (\(jwks.absoluteString)) is not readable")
         }
@@ -105,7 +156,7 @@ package struct TokenSignatures: Sendable {
 
     private func body(_ url: URL) async throws(KeyFetchFailure) -> Data {
         var request = HTTPRequest(url: url, headers: ["Accept": "application/json"])
-        request.totalTimeout = .seconds(30)
+        request.totalTimeout = .seconds(10)
         let response: HTTPResponse
         do {
             response = try await http.execute(request)
@@ -160,9 +211,19 @@ package struct SignedToken: Sendable {
     /// Why the token cannot be the issuer's whatever its key: not RS256, or another `iss`.
     package func refusal(issuer: URL) -> String? {
         guard algorithm == "RS256" else { return "it is not signed with RS256 (alg \(TerminalText.sanitized(algorithm ?? "none").prefix(20)))" }
-        func trimmed(_ text: String) -> String { text.hasSuffix("/") ? String(text.dropLast()) : text }
-        guard claimedIssuer.map(trimmed) == trimmed(issuer.absoluteString) else { return "it was not issued by \(issuer.absoluteString)" }
+        guard let claimedIssuer, let claimed = URL(string: claimedIssuer), Self.origin(claimed) == Self.origin(issuer) else {
+            return "it was not issued by \(issuer.absoluteString)"
+        }
         return nil
+    }
+
+    /// Scheme, host and port (the scheme's default when absent) and the path without a trailing
+    /// slash, in lower case but the path: how two spellings of one issuer compare equal.
+    private static func origin(_ url: URL) -> String? {
+        guard let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased(), url.user == nil, url.query == nil else { return nil }
+        let port = url.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : -1)
+        let path = url.path.hasSuffix("/") ? String(url.path.dropLast()) : url.path
+        return "\(scheme)://\(host):\(port)\(path)"
     }
 
     /// Whether the signature is the key's (RSASSA-PKCS1-v1_5 with SHA-256).

@@ -210,7 +210,15 @@ public struct BackupService: Sendable {
         }
         return try await store.withRefreshLock(on: existing) {
             let current = try await store.account(id: existing.id)
-            let stored = try? await store.credentials(for: current)
+            let stored: Credentials?
+            do {
+                stored = try await store.credentials(for: current)
+            } catch let error as StoreError where error.code == .moving {
+                // Its tokens are on their way to the pool: the backup's must not follow them there.
+                return (.init(name: entry.name, outcome: .skipped, reason: error.message), current)
+            } catch {
+                stored = nil
+            }
             if let stored, stored.refreshToken == credentials.refreshToken {
                 return (.init(name: entry.name, outcome: .skipped, reason: "already holds the same tokens, as \(current.name)"), current)
             }

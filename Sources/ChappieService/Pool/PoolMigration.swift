@@ -55,6 +55,8 @@ public enum PoolMigration {
         }
         let origin = "the local store of \(pool.machine) (\(local.location.directory.path))"
         var outcome = Outcome()
+        // Accounts an earlier run marked: if the pool has them, its copy is the one to keep.
+        let marked = try await local.movingAccountIDs()
         for account in try await local.accounts() {
             let moved: Result<Void, PostgresAccountStore.ImportRefusal> = try await local.withRefreshLock(on: account) {
                 let current = try await local.account(id: account.id)
@@ -64,7 +66,8 @@ public enum PoolMigration {
                 let credentials = try await local.credentialsToMove(current)
                 let usage = try await local.usageSamples(for: current, since: nil, until: nil)
                 do {
-                    _ = try await pool.importAccount(current, credentials: credentials, usage: usage, from: origin)
+                    _ = try await pool.importAccount(
+                        current, credentials: credentials, usage: usage, from: origin, keepingPoolCopy: marked.contains(current.id))
                 } catch let refusal as PostgresAccountStore.ImportRefusal {
                     // The pool did not take it: it stays here, usable.
                     try await local.unmarkMoving(current)

@@ -17,11 +17,15 @@ extension PostgresAccountStore {
     ///
     /// An account with the same identity in the pool is this one, brought in before (by a run whose
     /// answer was lost, say): it counts as brought in, and keeps whichever tokens were refreshed
-    /// last. One being refreshed in the pool at that moment is refused for now.
+    /// last, or the pool's whatever the times say with `keepingPoolCopy` (the local copy was frozen
+    /// when an earlier run marked it: the pool's can only be as new or newer, whatever clocks say).
+    /// One being refreshed in the pool at that moment is refused for now.
     ///
     /// - Returns: The account as the pool stores it.
     /// - Throws: ``ImportRefusal`` (nothing changed), or ``StoreError``.
-    package func importAccount(_ account: Account, credentials: Credentials, usage: [UsageSample], from origin: String) async throws -> Account {
+    package func importAccount(
+        _ account: Account, credentials: Credentials, usage: [UsageSample], from origin: String, keepingPoolCopy: Bool = false
+    ) async throws -> Account {
         let key = self.key
         let machine = self.machine
         let outcome: Result<Account, ImportRefusal> = try await database.write { connection in
@@ -35,7 +39,7 @@ extension PostgresAccountStore {
                     intents = count
                 }
                 guard intents == 0 else { throw StoreError(.unavailable, "account \(account.name) is being refreshed in the pool; run this again") }
-                if (account.lastRefreshAt ?? .distantPast) > (record.lastRefreshAt ?? .distantPast) {
+                if !keepingPoolCopy, (account.lastRefreshAt ?? .distantPast) > (record.lastRefreshAt ?? .distantPast) {
                     try await connection.query(
                         """
                         UPDATE accounts SET access_expires_at = \(account.accessTokenExpiresAt), last_refresh_at = \(account.lastRefreshAt),

@@ -82,6 +82,7 @@ extension SQLiteAccountStore {
             guard var record = try AccountRecord.fetchOne(db, key: account.id) else {
                 throw StoreError(.notFound, "account \(account.name) was removed meanwhile")
             }
+            try Self.refuseIfMoving(account.id, name: account.name.rawValue, db)
             record.storeTokens(accessExpiresAt: accessTokenExpiresAt, refreshedAt: refreshedAt)
             try record.update(db)
             try self.seal(credentials, of: record, db)

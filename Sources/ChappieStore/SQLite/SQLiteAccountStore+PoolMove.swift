@@ -32,10 +32,22 @@ extension SQLiteAccountStore {
         Set(try await read { db in try Int64.fetchAll(db, sql: "SELECT account_id FROM pool_moves") })
     }
 
+    /// Inside a write: refuses new tokens for a marked account (a restore, an import, a sign-in):
+    /// the move would take them to the pool over newer ones.
+    static func refuseIfMoving(_ id: Int64, name: String, _ db: Database) throws {
+        if try Bool.fetchOne(db, sql: "SELECT 1 FROM pool_moves WHERE account_id = ?", arguments: [id]) ?? false {
+            throw StoreError(.moving, movingProblem(name))
+        }
+    }
+
     /// Why a marked account's tokens are not used here, and what to do.
     static func movingProblem(_ account: Account) -> String {
-        "account \(account.name) is being moved to the team pool by a `chappie pool migrate` that did not finish, so its tokens are not used here: "
+        movingProblem(account.name.rawValue)
+    }
+
+    static func movingProblem(_ name: String) -> String {
+        "account \(name) is being moved to the team pool by a `chappie pool migrate` that did not finish, so its tokens are not used here: "
             + "run `chappie pool migrate --from-sqlite` again to finish the move (or, to keep the account here instead, "
-            + "remove it and sign it in again: chappie accounts remove \(account.name) --yes; chappie accounts add \(account.name))"
+            + "remove it and sign it in again: chappie accounts remove \(name) --yes; chappie accounts add \(name))"
     }
 }

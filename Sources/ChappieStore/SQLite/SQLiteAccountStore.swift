@@ -108,6 +108,7 @@ public final class SQLiteAccountStore: AccountStore {
             let now = Date()
             var record = try Self.matching(info, db) ?? AccountRecord.new(at: now)
             let created = record.id == nil
+            if let id = record.id { try Self.refuseIfMoving(id, name: record.name, db) }
             if let name, name.rawValue != record.name {
                 if let holder = try AccountRecord.filter(AccountRecord.Columns.name == name.rawValue).fetchOne(db) {
                     throw StoreError.signedInAsAnother(name, holder: holder.email, signedIn: info.email)
