@@ -249,6 +249,17 @@ struct AuthTests {
         }
     }
 
+    @Test("A refreshAuth() cancelled while its request is at the issuer returns at once; the refresh is stored in the background and the session takes it")
+    func cancelledRefreshAuth() async throws {
+        try await withEmulator(autoApprove()) { emulator in
+            let home = try TestTokens.temporaryDirectory("chappie-session")
+            defer { try? FileManager.default.removeItem(at: home) }
+            let configuration = ChappieConfiguration(
+                account: try AccountName("work"), store: StoreOptions(home: home.path, environment: [:]), endpoints: try endpoints(emulator))
+            try await SessionCancelledRefresh.run(configuration, emulator: emulator)
+        }
+    }
+
     @Test("A cancelled second sign-in leaves the session signed in; a failed refresh keeps it signed in and a success clears lastError; a dead grant moves it to reauthenticationRequired without accountInfo, the stored account kept")
     func sessionReauthentication() async throws {
         try await withEmulator(autoApprove()) { emulator in
@@ -299,6 +310,53 @@ enum SessionRevocation {
         }
         // An empty slot has nothing to revoke.
         try await session.signOut(revoking: true)
+    }
+}
+
+/// A refresh cancelled while the issuer holds it, on the main actor.
+@MainActor
+enum SessionCancelledRefresh {
+    static func run(_ configuration: ChappieConfiguration, emulator: RunningEmulator) async throws {
+        let session = Chappie.authSession(configuration: configuration)
+        try await session.startDeviceCodeSignIn()
+        let store = try await StoreOpener.open(configuration.store).local!
+        let account = try await store.account(named: configuration.account)
+        let before = try await store.credentials(for: account).refreshToken
+        func stats() async throws -> JSONDocument { try await emulator.json(emulator.request("/_emulator/stats")).json }
+        // The issuer answers the refresh after 2 s; the caller gives up once the request is there.
+        try await emulator.addFault(#"{"kind": "latency", "ms": 2000, "path": "/oauth/token"}"#)
+        let requestsBefore = try await stats().int("requests", "/oauth/token") ?? 0
+        let refresh = Task { try await session.refreshAuth() }
+        var waited = 0
+        while try await stats().int("requests", "/oauth/token") == requestsBefore, waited < 2_000 {
+            try await Task.sleep(for: .milliseconds(5))
+            waited += 1
+        }
+        refresh.cancel()
+        do {
+            try await refresh.value
+            Issue.record("a cancelled refreshAuth() returned normally")
+        } catch {
+            guard case .retry = (error as? ChappieAuthError)?.recovery else {
+                Issue.record("a cancelled refresh is to be tried again: \(error)")
+                return
+            }
+        }
+        // Let go before the issuer answered: nothing redeemed yet.
+        #expect(try await stats().int("refresh", "redemptions") == 0)
+        // The refresh goes on, and is stored.
+        var stored = before
+        for _ in 0..<600 {
+            try await Task.sleep(for: .milliseconds(50))
+            stored = try await store.credentials(for: store.account(named: configuration.account)).refreshToken
+            if stored != before { break }
+        }
+        #expect(stored != before, "the refresh was not stored")
+        #expect(try await stats().int("refresh", "redemptions") == 1)
+        #expect(try await stats().int("refresh", "reuse_detected") == 0)
+        for _ in 0..<100 where session.lastError != nil { try await Task.sleep(for: .milliseconds(20)) }
+        guard case .signedIn = session.state else { Issue.record("state \(session.state)"); return }
+        #expect(session.lastError == nil)
     }
 }
 

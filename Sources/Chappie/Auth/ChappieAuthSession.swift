@@ -2,6 +2,7 @@ public import ChappieCore
 import ChappieNet
 import ChappieStore
 import Foundation
+import Synchronization
 public import Observation
 
 /// One account's sign-in session: observable state, device-code sign-in, sign-out and refresh
@@ -164,17 +165,53 @@ public final class ChappieAuthSession {
             fail(.unknown("the credential store cannot be opened"))
             throw ChappieAuthError.unknown("the credential store cannot be opened")
         }
-        do {
-            let account = try await store.account(named: configuration.account)
-            let fresh = try await TokenRefresher(store: store, oauth: oauth, margin: configuration.refreshMargin)
-                .validCredentials(for: account, force: true)
+        let refresher = TokenRefresher(store: store, oauth: oauth, margin: configuration.refreshMargin)
+        let name = configuration.account
+        // In a task of its own: a refresh the issuer may already have answered by rotating the
+        // token is stored whatever the caller does. Cancelled, the caller is let go at once; a
+        // refresh not yet sent is not started (the refresher checks), and the session takes the
+        // outcome of one that was when it ends.
+        let refresh = Task { try await refresher.validCredentials(for: try await store.account(named: name), force: true) }
+        guard let outcome = await Self.unlessCancelled(refresh) else {
+            refresh.cancel()
+            Task {
+                let outcome = await refresh.result
+                if case .failure(let error) = outcome, error is CancellationError { return }
+                self.settle(outcome)
+            }
+            throw ChappieAuthError.networkFailure("the refresh was cancelled; one already sent to the issuer is finished and stored in the background")
+        }
+        if let error = settle(outcome) { throw error }
+    }
+
+    /// Takes a refresh's outcome into the session; returns its failure.
+    @discardableResult
+    private func settle(_ outcome: Result<TokenRefresher.Fresh, any Error>) -> ChappieAuthError? {
+        switch outcome {
+        case .success(let fresh):
             accountInfo = fresh.account.info
             lastError = nil
             state = .signedIn(expiresAt: fresh.expiresAt)
-        } catch {
+            return nil
+        case .failure(let error):
             let error = Self.authError(error)
             fail(error)
-            throw error
+            return error
+        }
+    }
+
+    /// The task's result, or `nil` as soon as the caller is cancelled (the task goes on).
+    private static func unlessCancelled<T: Sendable>(_ task: Task<T, any Error>) async -> Result<T, any Error>? {
+        let waiting = Mutex<CheckedContinuation<Result<T, any Error>?, Never>?>(nil)
+        let resume: @Sendable (Result<T, any Error>?) -> Void = { result in waiting.withLock { $0.take() }?.resume(returning: result) }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                waiting.withLock { $0 = continuation }
+                if Task.isCancelled { resume(nil) }
+                Task { resume(await task.result) }
+            }
+        } onCancel: {
+            resume(nil)
         }
     }
 

@@ -215,6 +215,7 @@ package struct TokenRefresher: Sendable {
     private func redeem(_ stored: Credentials, account: Account, mirror: (any CredentialMirror)?) async throws -> Fresh {
         // The issuer's keys first, while nothing is spent: checking the reply then needs no network.
         let keysReady = await signatures.prepare()
+        try Task.checkCancellation()
         let refreshed: OAuthClient.RefreshedTokens
         switch await attemptRefresh(stored.refreshToken) {
         case .success(let tokens):
