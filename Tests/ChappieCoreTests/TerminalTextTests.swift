@@ -1,4 +1,5 @@
 import ChappieCore
+import Foundation
 import Testing
 
 @Suite("Text from servers and files is made safe for a terminal")
@@ -12,5 +13,21 @@ struct TerminalTextTests {
         #expect(TerminalText.sanitized("a\nb\tc\rd") == "a b c d")
         #expect(TerminalText.sanitized("a\nb", keepingLineBreaks: true) == "a\nb")
         #expect(TerminalText.sanitized("plán ü 例え") == "plán ü 例え")
+    }
+
+    @Test("Bidirectional controls are removed, so that an e-mail cannot show as another")
+    func bidirectional() {
+        // "moc.elpmaxe@exe.gpj" shown backwards after U+202E reads as another address.
+        #expect(TerminalText.sanitized("a\u{202E}moc.elpmaxe@b\u{202C}\u{2066}c\u{2069}\u{200F}\u{061C}") == "amoc.elpmaxe@bc")
+        #expect(TerminalText.sanitized("שלום@example.com") == "שלום@example.com", "right-to-left letters stay")
+    }
+
+    @Test("true and false in JSON are not the numbers 1 and 0")
+    func booleansAreNotNumbers() throws {
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(#"{"t": true, "f": false, "one": 1, "zero": 0}"#.utf8)) as? [String: Any])
+        #expect(WireNumber.double(object["t"]) == nil)
+        #expect(WireNumber.double(object["f"]) == nil)
+        #expect(WireNumber.double(object["one"]) == 1)
+        #expect(WireNumber.double(object["zero"]) == 0)
     }
 }

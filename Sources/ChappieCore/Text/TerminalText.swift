@@ -2,18 +2,29 @@
 /// terminal: control characters could otherwise move the cursor, recolour or retitle the terminal,
 /// or hide what follows.
 public enum TerminalText {
-    /// `text` without C0 and C1 control characters or DEL; each line break becomes a space unless
-    /// `keepingLineBreaks` (for multi-line messages), and a tab always becomes a space.
+    /// `text` without C0 and C1 control characters, DEL or bidirectional controls; each line break
+    /// becomes a space unless `keepingLineBreaks` (for multi-line messages), and a tab always
+    /// becomes a space.
     public static func sanitized(_ text: String, keepingLineBreaks: Bool = false) -> String {
         var result = String.UnicodeScalarView()
         for scalar in text.unicodeScalars {
             switch scalar.value {
             case 0x0A where keepingLineBreaks: result.append(scalar)
             case 0x09, 0x0A, 0x0D: result.append(" ")
-            case 0x00...0x1F, 0x7F...0x9F: continue
+            case _ where isControl(scalar): continue
             default: result.append(scalar)
             }
         }
         return String(result)
+    }
+
+    /// C0 and C1 controls, DEL, and the bidirectional controls (marks, embeddings, overrides,
+    /// isolates), with which an e-mail such as `gpj.exe@…` written backwards would show as
+    /// something it is not.
+    public static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x00...0x1F, 0x7F...0x9F, 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: true
+        default: false
+        }
     }
 }

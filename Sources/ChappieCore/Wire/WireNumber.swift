@@ -12,10 +12,16 @@ public enum WireNumber {
     /// The longest window or lifetime length accepted, in seconds: ten years.
     public static let longestSeconds = 315_360_000
 
-    /// A JSON number (`NSNumber` from `JSONSerialization`), when finite.
+    /// A JSON number (`NSNumber` from `JSONSerialization`), when finite; `true` and `false` are
+    /// not numbers (Foundation would read them as 1 and 0).
     public static func double(_ value: Any?) -> Double? {
-        guard let double = (value as? NSNumber)?.doubleValue, double.isFinite else { return nil }
-        return double
+        guard let number = value as? NSNumber, !isBoolean(number), number.doubleValue.isFinite else { return nil }
+        return number.doubleValue
+    }
+
+    /// Whether `JSONSerialization` made this number from `true` or `false`.
+    static func isBoolean(_ number: NSNumber) -> Bool {
+        String(cString: number.objCType) == "c"
     }
 
     /// A Unix time in seconds as a date, or `nil` unless it is finite and between 1970 and 9999.

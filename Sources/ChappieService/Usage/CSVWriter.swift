@@ -1,3 +1,4 @@
+import ChappieCore
 import Foundation
 
 /// RFC 4180 CSV: fields with a comma, a double quote, CR or LF are quoted, quotes doubled, lines
@@ -23,7 +24,7 @@ public enum CSVWriter {
     /// which quoting carries, stay.
     public static func field(_ value: String) -> String {
         let value = String(String.UnicodeScalarView(value.unicodeScalars.filter { scalar in
-            !((0x00...0x1F).contains(scalar.value) || (0x7F...0x9F).contains(scalar.value)) || "\t\r\n".unicodeScalars.contains(scalar)
+            !TerminalText.isControl(scalar) || "\t\r\n".unicodeScalars.contains(scalar)
         }))
         let special = value.contains { $0 == "," || $0 == "\"" || $0 == "\r" || $0 == "\n" || $0 == "\r\n" }
         let padded = value.first?.isWhitespace == true || value.last?.isWhitespace == true
