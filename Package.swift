@@ -94,7 +94,7 @@ let package = Package(
             name: "Chappie",
             dependencies: [
                 "ChappieCore", "ChappieNet", "ChappieVault", "ChappieStore", .product(name: "Logging", package: "swift-log"),
-                .product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -206,7 +206,7 @@ let package = Package(
             dependencies: [
                 "ChappieEmulator", "ChappieNet", "ChappieTestSupport", "CSodium", "CZstd",
                 .product(name: "CompressNIO", package: "compress-nio"),
-                .product(name: "CryptoExtras", package: "swift-crypto"), .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -55,7 +55,7 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
 
     /// Whether the cause is the configuration or the key (exit code 78).
     public var isConfigurationProblem: Bool {
-        [.wrongKey, .missingKey, .corrupt, .newerSchema, .io, .poolAddress].contains(code)
+        [.wrongKey, .missingKey, .corrupt, .newerSchema, .io, .poolAddress, .moving].contains(code)
     }
 }
 

@@ -87,6 +87,31 @@ public final class PostgresServer: Sendable {
         return try await run("psql", ["-h", socketDirectory, "-p", String(Self.port), "-U", Self.user, "-d", database, "-X", "-A", "-t", "-c", sql])
     }
 
+    /// Holds `table` of the database at `url` locked (ACCESS EXCLUSIVE) from a session of its own
+    /// until ``release(_:in:)``; returns once the lock is held.
+    public func lock(_ table: String, in url: String) async throws -> ChildProcess {
+        let database = String(url.split(separator: "?")[0].split(separator: "/").last ?? "postgres")
+        let arguments = ["-h", socketDirectory, "-p", String(Self.port), "-U", Self.user, "-d", database, "-X", "-q", "-c",
+                         "BEGIN; LOCK TABLE \(table) IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(600);"]
+        let executable = binaries.appendingPathComponent("psql")
+        let holder = geteuid() == 0
+            ? try ChildProcess(URL(fileURLWithPath: "/usr/sbin/runuser"), ["-u", "postgres", "--", executable.path] + arguments)
+            : try ChildProcess(executable, arguments)
+        for _ in 0..<600 {
+            let held = try await psql("SELECT count(*) FROM pg_locks WHERE mode = 'AccessExclusiveLock' AND granted AND relation = '\(table)'::regclass", in: url)
+            if held.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "1" { return holder }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        holder.terminate()
+        throw EmulatorHarnessError(message: "the lock on \(table) was not taken")
+    }
+
+    /// Ends the session ``lock(_:in:)`` started, which releases its lock.
+    public func release(_ holder: ChildProcess, in url: String) async throws {
+        _ = try await psql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(600)%' AND pid <> pg_backend_pid()", in: url)
+        holder.waitUntilExit()
+    }
+
     /// Stops the server (fast: sessions are ended) and starts it again on the same socket, as an
     /// upgrade or a failover would.
     public func restart(downFor pause: Duration = .zero) async throws {

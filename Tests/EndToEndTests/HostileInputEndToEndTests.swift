@@ -528,9 +528,10 @@ struct HostileInputEndToEndTests {
         defer { try? FileManager.default.removeItem(at: elsewhere) }
         for command in [["token", "work"], ["refresh", "work"], ["backup", elsewhere.appendingPathComponent("b.chappie").path]] {
             let result = try await testbed.chappie(command, environment: ["CHAPPIE_BACKUP_PASSPHRASE": "correct horse battery staple"])
-            #expect(result.status != 0, "\(command)")
-            #expect(result.stderr.contains("not the issuer's"), "\(command): \(result.stderr)")
-            #expect(!result.stdout.contains("forged") && !result.stderr.contains("forged"))
+            #expect(result.status == 78, "\(command): \(result.stderr)")
+            #expect(result.stderr.contains("not the issuer's") && result.stderr.contains("--codex-home \(home.path) --force"), "\(command): \(result.stderr)")
+            let forgedAccess = try #require(JSONDocument(forged).string("tokens", "access_token"))
+            #expect(!result.stdout.contains(forgedAccess) && !result.stderr.contains(forgedAccess) && !result.stderr.contains("rt_forged"))
         }
         #expect(try await testbed.control("/_emulator/stats").int("refresh", "redemptions") == redeemed, "the stored refresh token was not redeemed")
         #expect(try Data(contentsOf: home.appendingPathComponent("auth.json")) == forged, "nothing was written there")
@@ -547,7 +548,7 @@ struct HostileInputEndToEndTests {
         ])
         try spliced.write(to: home.appendingPathComponent("auth.json"))
         let splicedToken = try await testbed.chappie(["token", "work"])
-        #expect(splicedToken.status != 0 && splicedToken.stderr.contains("not the issuer's"), "\(splicedToken.stderr)")
+        #expect(splicedToken.status == 78 && splicedToken.stderr.contains("not the issuer's"), "\(splicedToken.stderr)")
         #expect(try await testbed.control("/_emulator/stats").int("refresh", "redemptions") == redeemed)
 
         // Replaced (switch --force writes the stored tokens back): the account works again.
@@ -556,6 +557,31 @@ struct HostileInputEndToEndTests {
         #expect(try await testbed.chappie(["token", "work"]).stdout == token)
         #expect(try await testbed.chappie(["refresh", "work"]).status == 0)
         #expect(try await testbed.control("/_emulator/stats").int("refresh", "reuse_detected") == 0)
+
+        // Newer tokens the issuer did sign (as Codex leaves them after its own refresh), while the
+        // issuer's keys cannot be fetched: nothing adopted, nothing redeemed, exit 75; then adopted.
+        func sign(_ claims: [String: Any]) async throws -> String {
+            let body = String(decoding: try JSONSerialization.data(withJSONObject: claims), as: UTF8.self)
+            return try #require(try await testbed.control("/_emulator/sign", method: "POST", body: body).string("jwt"))
+        }
+        let auth: [String: Any] = ["chatgpt_account_id": accountID, "chatgpt_user_id": userID]
+        let access = try await sign(["iss": testbed.emulator.issuer, "exp": Int(Date().timeIntervalSince1970) + 7200, "https://api.openai.com/auth": auth])
+        let codexRefreshed = try JSONSerialization.data(withJSONObject: [
+            "auth_mode": "chatgpt", "last_refresh": "2030-01-01T00:00:00Z",
+            "tokens": [
+                "id_token": try await sign(["iss": testbed.emulator.issuer, "email": "work@example.com", "https://api.openai.com/auth": auth]),
+                "access_token": access, "refresh_token": "rt_codex", "account_id": accountID,
+            ],
+        ])
+        try codexRefreshed.write(to: home.appendingPathComponent("auth.json"))
+        let redeemedNow = try await testbed.control("/_emulator/stats").int("refresh", "redemptions") ?? 0
+        _ = try await testbed.control("/_emulator/faults", method: "POST", body: #"{"kind": "status", "status": 503, "path": "/.well-known/", "count": 10}"#)
+        let unreachable = try await testbed.chappie(["refresh", "work"])
+        #expect(unreachable.status == 75 && unreachable.stderr.contains("could not be checked"), "\(unreachable.stderr)")
+        #expect(try await testbed.control("/_emulator/stats").int("refresh", "redemptions") == redeemedNow)
+        _ = try await testbed.control("/_emulator/faults", method: "DELETE")
+        let adopted = try await testbed.chappie(["token", "work"])
+        #expect(adopted.status == 0 && adopted.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == access, "\(adopted.stderr)")
     }
 
     @Test("Signing an account in again must return the same ChatGPT user: another is refused and nothing is stored")

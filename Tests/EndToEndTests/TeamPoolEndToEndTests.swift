@@ -475,6 +475,73 @@ struct TeamPoolEndToEndTests {
         #expect(try await testbed.control("/_emulator/stats").int("refresh", "reuse_detected") == 0)
     }
 
+    @Test("pool migrate killed at its two critical moments: marked but not yet in the pool (usable nowhere), in the pool but not yet out of the local store (usable in the pool only)")
+    func killedMigrationAtEachStep() async throws {
+        let (server, url) = try await SharedPostgres.database()
+        let testbed = try await ChappieTestbed.start(emulatorArguments: ["--auto-approve", "--auto-approve-delay", "0", "--device-code-interval", "1"])
+        defer { Task { await testbed.stop() } }
+        let database = testbed.home.appendingPathComponent("chappie.sqlite").path
+        func sqlite(_ sql: String) async throws -> String {
+            try await runProcess(URL(fileURLWithPath: "/usr/bin/sqlite3"), [database, sql]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        func waitFor(_ what: String, _ condition: () async throws -> Bool) async throws {
+            for _ in 0..<600 {
+                if try await condition() { return }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            Issue.record("\(what) did not happen within 30 s")
+        }
+        // The pool's tables exist once something was moved.
+        #expect(try await testbed.chappie(["accounts", "add", "first"]).status == 0)
+        #expect(try await testbed.chappie(["--store", url, "pool", "migrate", "--from-sqlite"]).status == 0)
+        let migrate = testbed.service + ["--store", url, "pool", "migrate", "--from-sqlite"]
+
+        // 1. The pool's accounts table locked: the move marks the account, then waits on the pool.
+        #expect(try await testbed.chappie(["accounts", "add", "one"]).status == 0)
+        var lock = try await server.lock("accounts", in: url)
+        var process = try ChildProcess(try BuiltProducts.executable("chappie"), migrate)
+        try await waitFor("the mark") { try await sqlite("SELECT count(*) FROM pool_moves") == "1" }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        try await server.release(lock, in: url)
+        let marked = try await testbed.chappie(["token", "one"])
+        #expect(marked.status == 78 && marked.stderr.contains("chappie pool migrate --from-sqlite"), "\(marked.stderr)")
+        #expect(try await testbed.chappie(["--store", url, "token", "one"]).status != 0, "not in the pool yet")
+        #expect(try await testbed.chappie(["--store", url, "pool", "migrate", "--from-sqlite"]).status == 0)
+        #expect(try await testbed.chappie(["--store", url, "token", "one"]).status == 0)
+
+        // 2. The local store write-locked once the account is marked: the pool takes it, and the
+        //    local removal waits.
+        #expect(try await testbed.chappie(["accounts", "add", "two"]).status == 0)
+        lock = try await server.lock("accounts", in: url)
+        process = try ChildProcess(try BuiltProducts.executable("chappie"), migrate)
+        try await waitFor("the mark") { try await sqlite("SELECT count(*) FROM pool_moves") == "1" }
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        let said = testbed.home.appendingPathComponent("sqlite3.out")
+        _ = FileManager.default.createFile(atPath: said.path, contents: nil)
+        let output = try FileHandle(forWritingTo: said)
+        let writer = try ChildProcess(URL(fileURLWithPath: "/usr/bin/sqlite3"), [database], stdin: .descriptor(fds[0]), stdout: .descriptor(output.fileDescriptor))
+        close(fds[0])
+        try output.close()
+        func send(_ text: String) { _ = text.withCString { write(fds[1], $0, strlen($0)) } }
+        send("BEGIN IMMEDIATE;\nSELECT 'locked';\n")
+        try await waitFor("the local write lock") { (try? String(contentsOf: said, encoding: .utf8))?.contains("locked") == true }
+        try await server.release(lock, in: url)
+        try await waitFor("the pool's copy") { try await server.psql("SELECT count(*) FROM accounts WHERE name = 'two'", in: url).stdout.contains("1") }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        send("ROLLBACK;\n.quit\n")
+        close(fds[1])
+        writer.waitUntilExit()
+        let local = try await testbed.chappie(["token", "two"])
+        #expect(local.status == 78, "the local copy is not used: \(local.stderr)")
+        #expect(try await testbed.chappie(["--store", url, "token", "two"]).status == 0, "the pool's is")
+        #expect(try await testbed.chappie(["--store", url, "pool", "migrate", "--from-sqlite"]).status == 0)
+        #expect(JSONDocument(Data(try await testbed.chappie(["accounts", "list", "--json"]).stdout.utf8)).array()?.count == 0)
+        #expect(try await testbed.control("/_emulator/stats").int("refresh", "reuse_detected") == 0)
+    }
+
     @Test("The pool's key replaced while a daemon runs: the daemon says so once and goes on, and writes nothing it could not open")
     func daemonOutlivesAKeyChange() async throws {
         let (server, url) = try await SharedPostgres.database()

@@ -243,7 +243,9 @@ package struct TokenRefresher: Sendable {
         // A key the issuer does not list yet may be one it is rotating to: such a reply is stored,
         // as one whose keys cannot be fetched, and the audit log says so.
         var unchecked: String?
-        let verdict = keysReady ? await signatures.check(tokens: [refreshed.idToken, refreshed.accessToken].compactMap { $0 }) : .unchecked("the issuer's keys could not be fetched")
+        let verdict = keysReady
+            ? await signatures.check(tokens: [refreshed.idToken, refreshed.accessToken].compactMap { $0 }, fetching: false)
+            : .unchecked("the issuer's keys could not be fetched")
         switch verdict {
         case .verified: break
         case .forged(let reason): return try await quarantine(credentials, of: account, because: "its tokens are not the issuer's: \(reason)")
@@ -281,19 +283,13 @@ package struct TokenRefresher: Sendable {
     /// refresh token may be one Codex spent, and redeeming it would revoke the whole family.
     private func verifiedNewer(in mirror: any CredentialMirror, than stored: Credentials, for account: Account) async throws -> Credentials? {
         guard let newer = mirror.newerCredentials(than: stored, for: account) else { return nil }
-        let file = mirror.lockURL.deletingLastPathComponent().appendingPathComponent("auth.json").path
-        let verdict = await signatures.vet(newer, for: account)
-        switch verdict {
-        case .verified:
+        switch await signatures.adoption(of: newer, for: account, in: mirror.lockURL.deletingLastPathComponent()) {
+        case .adopt:
             return newer
-        case .forged, .unknownKey:
-            let reason = if case .forged(let why) = verdict { why } else { "they name a key the issuer does not publish" }
-            throw try await refuse(
-                account,
-                because: "\(file) holds newer tokens for it that are not the issuer's (\(reason)); they were not adopted, and the stored refresh token is not redeemed either, since Codex may have spent it. If you did not put them there, replace that file (chappie accounts switch \(account.name) --codex-home … --force) or sign the account in again")
-        case .unchecked(let reason):
-            throw ChappieAuthError.networkFailure(
-                "\(file) holds newer tokens for \(account.name) whose signature could not be checked (\(reason)); nothing was adopted or redeemed: try again when the issuer can be reached")
+        case .refuse(let why):
+            throw try await refuse(account, because: why + "; the stored refresh token is not redeemed meanwhile, since Codex may have spent it")
+        case .later(let why):
+            throw ChappieAuthError.networkFailure(why + "; nothing was redeemed")
         }
     }
 
@@ -412,12 +408,20 @@ package struct TokenRefresher: Sendable {
                 observe(.adopted)
                 return Fresh(credentials: again, account: latest, outcome: .adopted, expiresAt: expiry(again))
             }
-            if let mirror, let newer = mirror.newerCredentials(than: stored, for: account), await signatures.vet(newer, for: account) == .verified {
-                let updated = try await store.updateCredentials(
-                    of: account, to: newer, accessTokenExpiresAt: expiry(newer), refreshedAt: Date(), event: .adopted,
-                    detail: "after \(error.oauthErrorCode ?? "a dead grant"), from \(mirror.lockURL.deletingLastPathComponent().path)")
-                observe(.adopted)
-                return Fresh(credentials: newer, account: updated, outcome: .adopted, expiresAt: expiry(newer))
+            if let mirror, let newer = mirror.newerCredentials(than: stored, for: account) {
+                switch await signatures.adoption(of: newer, for: account, in: mirror.lockURL.deletingLastPathComponent()) {
+                case .adopt:
+                    let updated = try await store.updateCredentials(
+                        of: account, to: newer, accessTokenExpiresAt: expiry(newer), refreshedAt: Date(), event: .adopted,
+                        detail: "after \(error.oauthErrorCode ?? "a dead grant"), from \(mirror.lockURL.deletingLastPathComponent().path)")
+                    observe(.adopted)
+                    return Fresh(credentials: newer, account: updated, outcome: .adopted, expiresAt: expiry(newer))
+                case .later(let why):
+                    // Codex may hold the live tokens: while they cannot be judged, nothing is signed out.
+                    throw ChappieAuthError.networkFailure(why)
+                case .refuse:
+                    break
+                }
             }
         }
         let message = error.errorDescription ?? "\(error)"

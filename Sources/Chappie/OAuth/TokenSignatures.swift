@@ -1,6 +1,5 @@
 package import ChappieCore
 import ChappieNet
-import Crypto
 package import CryptoExtras
 package import Foundation
 import Synchronization
@@ -60,20 +59,44 @@ package struct TokenSignatures: Sendable {
         await check(tokens: [credentials.idToken, credentials.accessToken])
     }
 
-    /// Checks each non-empty token; the worst result.
-    package func check(tokens: [String]) async -> Check {
+    /// Checks each non-empty token; the worst result. Without `fetching`, only keys already at
+    /// hand are used (right after a refresh token is redeemed, when nothing may wait on the
+    /// network): a key not at hand makes the token `unknownKey`, no keys at all `unchecked`.
+    package func check(tokens: [String], fetching: Bool = true) async -> Check {
         var result = Check.verified
-        for token in tokens where !token.isEmpty { result = result.worse(await check(jwt: token)) }
+        for token in tokens where !token.isEmpty { result = result.worse(await check(jwt: token, fetching: fetching)) }
         return result
     }
 
-    /// Tokens found outside chappie (a Codex home's `auth.json`) that would be adopted for
-    /// `account`: both must name the account where they name one, as a refresh reply must, and
-    /// both must be the issuer's.
-    package func vet(_ credentials: Credentials, for account: Account) async -> Check {
+    /// What to do with newer tokens found in a Codex home for `account`.
+    package enum Adoption: Sendable, Equatable {
+        /// They are the issuer's and name the account: take them.
+        case adopt
+        /// They are not the issuer's: never take them. Why and what to do.
+        case refuse(String)
+        /// They cannot be judged now (the keys are unreachable, or name a key the issuer does not
+        /// list yet): take nothing and redeem nothing until they can. Why and when to try again.
+        case later(String)
+    }
+
+    /// Newer tokens found in a Codex home (`home`) that would be adopted for `account`: both must
+    /// name the account where they name one, as a refresh reply must, and both must be the issuer's.
+    package func adoption(of credentials: Credentials, for account: Account, in home: URL) async -> Adoption {
         let tokens = OAuthClient.RefreshedTokens(idToken: credentials.idToken, accessToken: credentials.accessToken, refreshToken: credentials.refreshToken)
-        if let problem = TokenRefresher.mismatch(tokens, for: account) { return .forged(problem) }
-        return await check(credentials)
+        let verdict: Check = if let problem = TokenRefresher.mismatch(tokens, for: account) { .forged(problem) } else { await check(credentials) }
+        let file = home.appendingPathComponent("auth.json").path
+        let replace = "replace that file with the stored tokens (chappie accounts switch \(account.name) --codex-home \(home.path) --force) or sign the account in again"
+        switch verdict {
+        case .verified:
+            return .adopt
+        case .forged(let reason):
+            return .refuse("\(file) holds newer tokens for \(account.name) that are not the issuer's (\(reason)); they were not adopted. If you did not put them there, \(replace)")
+        case .unknownKey:
+            return .later(
+                "\(file) holds newer tokens for \(account.name) signed with a key the issuer does not list (it may be changing its keys); nothing was adopted: try again in a minute. If this persists, they are not the issuer's: \(replace)")
+        case .unchecked(let reason):
+            return .later("\(file) holds newer tokens for \(account.name) whose signature could not be checked (\(reason)); nothing was adopted: try again when the issuer can be reached")
+        }
     }
 
     /// Fetches the issuer's keys now unless a fresh set is kept, so that a check made right after a
@@ -89,10 +112,10 @@ package struct TokenSignatures: Sendable {
     }
 
     /// Checks one compact JWT.
-    package func check(jwt: String) async -> Check {
+    package func check(jwt: String, fetching: Bool = true) async -> Check {
         guard let token = SignedToken(jwt) else { return .forged("it is not a readable JWT") }
         if let refusal = token.refusal(issuer: issuer) { return .forged(refusal) }
-        switch await key(token.keyID) {
+        switch await key(token.keyID, fetching: fetching) {
         case .success(let key?): return token.isSigned(by: key) ? .verified : .forged("its signature does not match the issuer's key")
         case .success(nil): return .unknownKey
         case .failure(let reason): return .unchecked(reason.description)
@@ -100,9 +123,13 @@ package struct TokenSignatures: Sendable {
     }
 
     /// The issuer's key with this id, fetching the set when it is missing, stale, or lacks the id.
-    private func key(_ kid: String) async -> Result<_RSA.Signing.PublicKey?, KeyFetchFailure> {
+    private func key(_ kid: String, fetching: Bool) async -> Result<_RSA.Signing.PublicKey?, KeyFetchFailure> {
         let now = clock()
         let cached = Self.cache.withLock { $0[issuer.absoluteString] }
+        if !fetching {
+            guard let cached else { return .failure(KeyFetchFailure("the issuer's keys could not be fetched before the refresh")) }
+            return .success(cached.keys[kid])
+        }
         if let cached, now.timeIntervalSince(cached.fetchedAt) < Self.lifetime,
             cached.keys[kid] != nil || now.timeIntervalSince(cached.fetchedAt) < Self.refetchPause
         {

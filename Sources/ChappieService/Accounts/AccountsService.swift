@@ -238,9 +238,13 @@ public struct AccountsService: Sendable {
         try left?.refuseWhileInUse(by: name, doing: "switch it to another Codex home")
         try await adoptFromCodexHome(mirror, force: force)
         var current = try await store.account(named: name)
-        if let left, let adopted = try await left.adoptNewer(
-            into: store, for: current, stored: store.credentials(for: current), taken: "before leaving it", signatures: signatures) {
-            current = adopted.account
+        do {
+            if let left, let adopted = try await left.adoptNewer(
+                into: store, for: current, stored: store.credentials(for: current), taken: "before leaving it", signatures: signatures) {
+                current = adopted.account
+            }
+        } catch let error as ServiceError where error.kind == .configuration && force {
+            // Tokens there that are not the issuer's: --force leaves them, and the file goes below.
         }
         // Open the credentials first (after any adoption): a damaged account must not become active half-way.
         let credentials = try await store.credentials(for: current)

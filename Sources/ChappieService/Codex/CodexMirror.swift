@@ -56,19 +56,10 @@ public struct CodexMirror: CredentialMirror {
     ///   token (which Codex may have spent) be redeemed.
     package func verifiedNewer(than stored: Credentials, for account: Account, signatures: TokenSignatures) async throws -> Credentials? {
         guard let newer = newerCredentials(than: stored, for: account) else { return nil }
-        let verdict = await signatures.vet(newer, for: account)
-        switch verdict {
-        case .verified:
-            return newer
-        case .forged, .unknownKey:
-            let reason = if case .forged(let why) = verdict { why } else { "they name a key the issuer does not publish" }
-            throw ServiceError(
-                .configuration,
-                "\(file.path) holds newer tokens for \(account.name) that are not the issuer's (\(reason)); they were not adopted. If you did not put them there, replace that file (chappie accounts switch \(account.name) --force) or sign the account in again")
-        case .unchecked(let reason):
-            throw ServiceError(
-                .unavailable,
-                "\(file.path) holds newer tokens for \(account.name) whose signature could not be checked (\(reason)); nothing was adopted: try again when the issuer can be reached")
+        switch await signatures.adoption(of: newer, for: account, in: home) {
+        case .adopt: return newer
+        case .refuse(let why): throw ServiceError(.configuration, why)
+        case .later(let why): throw ServiceError(.unavailable, why)
         }
     }
 

@@ -120,8 +120,11 @@ public struct UsageService: Sendable {
     ///
     /// - Throws: ``ServiceError`` when no account has room, saying when the first one frees up.
     public func best(maxAge: Duration = .seconds(15 * 60)) async throws -> BestChoice {
-        let accounts = try await store.accounts().filter { $0.status == .ok }
-        guard !accounts.isEmpty else { throw ServiceError(.invalidInput, "no account is usable (none is stored with status ok)") }
+        let stored = try await store.accounts().filter { $0.status == .ok }
+        // One whose tokens do not open here (damaged, or on its way to the team pool) cannot be switched to.
+        let problems = try await store.credentialProblems(of: stored)
+        let accounts = stored.filter { problems[$0.id] == nil }
+        guard !accounts.isEmpty else { throw ServiceError(.invalidInput, "no account is usable (none is stored with status ok and credentials that open)") }
         _ = await pollAll(accounts, maxAge: maxAge)
         let latest = try await store.latestUsage()
         let ranked = Self.rank(accounts.compactMap { account in latest[account.id].map { (account, $0.snapshot) } })
