@@ -67,7 +67,9 @@ public final class Emulator: Sendable {
         try await withTaskCancellationHandler {
             try await running.value
         } onCancel: {
-            Task {
+            Task { [state] in
+                // Held requests would hold the shutdown up for ever.
+                _ = await state.release()
                 await group.triggerGracefulShutdown()
                 try? await Task.sleep(for: .seconds(2))
                 running.cancel()
@@ -149,6 +151,9 @@ public final class Emulator: Sendable {
             await control.addFault(RequestFields(body: body, contentType: "application/json"))
         }
         route(router, .delete, "/_emulator/faults", control: true) { _, _, _ in await control.clearFaults() }
+        route(router, .post, "/_emulator/release", control: true) { _, _, _ in
+            .json(200, .object([("released", .int(await self.state.release()))]))
+        }
         // The body (a JSON object) as the payload of a JWT the issuer signed: {"jwt": "…"}.
         route(router, .post, "/_emulator/sign", control: true) { _, body, _ in
             guard case .object? = try? JSONDecoder().decode(JSONInput.self, from: body) else {
@@ -180,6 +185,8 @@ public final class Emulator: Sendable {
             switch fault {
             case .latency(let seconds)?:
                 try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+            case .hold?:
+                await state.hold()
             case .drop?:
                 // A status line, then the connection ends mid-body: what a client sees when the
                 // network fails on the way (a one-byte body would arrive whole, and look like an answer).

@@ -323,12 +323,11 @@ enum SessionCancelledRefresh {
         let account = try await store.account(named: configuration.account)
         let before = try await store.credentials(for: account).refreshToken
         func stats() async throws -> JSONDocument { try await emulator.json(emulator.request("/_emulator/stats")).json }
-        // The issuer answers the refresh after 2 s; the caller gives up once the request is there.
-        try await emulator.addFault(#"{"kind": "latency", "ms": 2000, "path": "/oauth/token"}"#)
-        let requestsBefore = try await stats().int("requests", "/oauth/token") ?? 0
+        // The issuer holds the refresh until released; the caller gives up once the request is there.
+        try await emulator.addFault(#"{"kind": "hold", "path": "/oauth/token"}"#)
         let refresh = Task { try await session.refreshAuth() }
         var waited = 0
-        while try await stats().int("requests", "/oauth/token") == requestsBefore, waited < 2_000 {
+        while try await stats().int("held") != 1, waited < 6_000 {
             try await Task.sleep(for: .milliseconds(5))
             waited += 1
         }
@@ -344,6 +343,7 @@ enum SessionCancelledRefresh {
         }
         // Let go before the issuer answered: nothing redeemed yet.
         #expect(try await stats().int("refresh", "redemptions") == 0)
+        _ = try await emulator.json(emulator.request("/_emulator/release", method: .post))
         // The refresh goes on, and is stored.
         var stored = before
         for _ in 0..<600 {

@@ -364,6 +364,22 @@ actor EmulatorState {
 
     // MARK: Backend (§6, §8)
 
+    /// Requests a `hold` fault keeps waiting, until ``release()``.
+    private var held: [CheckedContinuation<Void, Never>] = []
+
+    /// Waits until ``release()``.
+    func hold() async {
+        await withCheckedContinuation { held.append($0) }
+    }
+
+    /// Lets every held request go on; how many there were.
+    func release() -> Int {
+        let waiting = held
+        held = []
+        waiting.forEach { $0.resume() }
+        return waiting.count
+    }
+
     /// The key set at the discovery document's `jwks_uri`.
     var jwks: JSON { mint.jwks }
 
@@ -509,6 +525,7 @@ actor EmulatorState {
             ("encoded_request_bodies", .object(encodedBodies.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) })),
             ("connections", .int(clientPorts.count)),
             ("requests", .object(requestCounts.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) })),
+            ("held", .int(held.count)),
         ])
     }
 

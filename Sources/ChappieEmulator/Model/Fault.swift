@@ -6,6 +6,9 @@ struct Fault: Sendable {
         case status(Int, body: String?, retryAfter: String?)
         /// Wait this many seconds, then answer normally.
         case latency(Double)
+        /// Wait until the control API releases held requests, then answer normally: a test can act
+        /// while a request is known to be at the server, whatever the machine's speed.
+        case hold
         /// Answer 200 with a body that is not JSON.
         case malformed
         /// Send the start of the real body, then drop the connection.

@@ -91,6 +91,8 @@ struct ControlRoutes: Sendable {
                 return .openAIError(400, message: "ms is required.", code: "invalid_request")
             }
             kind = .latency(milliseconds / 1000)
+        case "hold":
+            kind = .hold
         case "malformed":
             kind = .malformed
         case "truncated":
@@ -122,7 +124,7 @@ struct ControlRoutes: Sendable {
         default:
             return .openAIError(
                 400,
-                message: "kind must be status, latency, malformed, truncated, drop, cut_stream, fail_stream, slow_stream, bad_event, "
+                message: "kind must be status, latency, hold, malformed, truncated, drop, cut_stream, fail_stream, slow_stream, bad_event, "
                     + "refuse_upgrade, drop_socket, binary_frame or connection_limit.",
                 code: "invalid_request")
         }
