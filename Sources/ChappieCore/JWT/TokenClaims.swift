@@ -26,7 +26,7 @@ public struct TokenClaims: Sendable, Hashable {
     public init(jwt: String) throws(TokenClaimsError) {
         let parts = jwt.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, !parts[1].isEmpty else { throw .notAJWT(parts: parts.count) }
-        guard let payload = Self.base64URLDecode(parts[1]) else { throw .invalidBase64 }
+        guard let payload = Base64URL.decode(parts[1]) else { throw .invalidBase64 }
         guard let object = (try? JSONSerialization.jsonObject(with: payload)) as? [String: Any] else { throw .payloadNotJSONObject }
         let auth = object[Self.authNamespace] as? [String: Any] ?? [:]
         let profile = object[Self.profileNamespace] as? [String: Any] ?? [:]
@@ -39,12 +39,6 @@ public struct TokenClaims: Sendable, Hashable {
         // A time that is not finite or lies outside 1970–9999 is unknown, never stored as given.
         expiresAt = WireNumber.date(object["exp"])
         issuedAt = WireNumber.date(object["iat"])
-    }
-
-    private static func base64URLDecode(_ text: Substring) -> Data? {
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        return Data(base64Encoded: base64)
     }
 }
 
