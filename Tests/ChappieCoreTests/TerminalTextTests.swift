@@ -20,6 +20,7 @@ struct TerminalTextTests {
         // "moc.elpmaxe@exe.gpj" shown backwards after U+202E reads as another address.
         #expect(TerminalText.sanitized("a\u{202E}moc.elpmaxe@b\u{202C}\u{2066}c\u{2069}\u{200F}\u{061C}") == "amoc.elpmaxe@bc")
         #expect(TerminalText.sanitized("שלום@example.com") == "שלום@example.com", "right-to-left letters stay")
+        #expect(TerminalText.sanitized("a\u{200B}b\u{FEFF}c\u{2028}d\u{E0041}e") == "abcde", "invisible characters go too")
     }
 
     @Test("true and false in JSON are not the numbers 1 and 0")

@@ -558,6 +558,37 @@ struct HostileInputEndToEndTests {
         #expect(try await testbed.chappie(["refresh", "work"]).status == 0)
         #expect(try await testbed.control("/_emulator/stats").int("refresh", "reuse_detected") == 0)
 
+        // Newer tokens naming a key the issuer does not list: nothing adopted or redeemed (75: the
+        // issuer may be changing keys); switch --force replaces them.
+        let unlisted = try JSONSerialization.data(withJSONObject: [
+            "auth_mode": "chatgpt", "last_refresh": "2030-01-01T00:00:00Z",
+            "tokens": [
+                "id_token": TestTokens.jwt(["iss": testbed.emulator.issuer, "https://api.openai.com/auth": ["chatgpt_account_id": accountID, "chatgpt_user_id": userID]]),
+                "access_token": TestTokens.jwt(["iss": testbed.emulator.issuer, "exp": Int(Date().timeIntervalSince1970) + 7200, "https://api.openai.com/auth": ["chatgpt_account_id": accountID]]),
+                "refresh_token": "rt_unlisted", "account_id": accountID,
+            ],
+        ])
+        try unlisted.write(to: home.appendingPathComponent("auth.json"))
+        let waiting = try await testbed.chappie(["refresh", "work"])
+        #expect(waiting.status == 75 && waiting.stderr.contains("does not list"), "\(waiting.status) \(waiting.stderr)")
+        // `token` hands out the stored access token while it is valid, with the warning.
+        let stillValid = try await testbed.chappie(["token", "work"])
+        #expect(stillValid.status == 0 && stillValid.stderr.contains("does not list"), "\(stillValid.stderr)")
+        #expect(!stillValid.stdout.contains(try #require(JSONDocument(unlisted).string("tokens", "access_token"))))
+        #expect(try await testbed.chappie(["accounts", "switch", "work", "--codex-home", home.path, "--force"]).status == 0)
+        #expect(try await testbed.chappie(["token", "work"]).status == 0)
+
+        // Stored tokens that name another issuer than --issuer (the same emulator, spelled
+        // localhost): refused before anything is redeemed, naming the issuer to use.
+        let elsewhereIssuer = testbed.emulator.issuer.replacingOccurrences(of: "127.0.0.1", with: "localhost")
+        let redeemedBefore = try await testbed.control("/_emulator/stats").int("refresh", "redemptions") ?? 0
+        let foreign = try await runProcess(
+            try BuiltProducts.executable("chappie"),
+            ["refresh", "work", "--issuer", elsewhereIssuer, "--backend", testbed.emulator.backend, "--home", testbed.home.path],
+            environment: ["CHAPPIE_PASSPHRASE": nil, "CHAPPIE_KEY_FILE": nil])
+        #expect(foreign.status == 78 && foreign.stderr.contains("point --issuer"), "\(foreign.stderr)")
+        #expect(try await testbed.control("/_emulator/stats").int("refresh", "redemptions") == redeemedBefore)
+
         // Newer tokens the issuer did sign (as Codex leaves them after its own refresh), while the
         // issuer's keys cannot be fetched: nothing adopted, nothing redeemed, exit 75; then adopted.
         func sign(_ claims: [String: Any]) async throws -> String {

@@ -171,15 +171,17 @@ public final class ChappieAuthSession {
         // token is stored whatever the caller does. Cancelled, the caller is let go at once; a
         // refresh not yet sent is not started (the refresher checks), and the session takes the
         // outcome of one that was when it ends.
+        let cancelled = ChappieAuthError.networkFailure("the refresh was cancelled; one already sent to the issuer is finished and stored in the background")
+        if Task.isCancelled { throw cancelled }
         let refresh = Task { try await refresher.validCredentials(for: try await store.account(named: name), force: true) }
         guard let outcome = await Self.unlessCancelled(refresh) else {
-            refresh.cancel()
             Task {
                 let outcome = await refresh.result
-                if case .failure(let error) = outcome, error is CancellationError { return }
+                // Only what the issuer answered is news; a refresh stopped before it was sent is not.
+                if case .failure(let error) = outcome, !(error is ChappieAuthError) { return }
                 self.settle(outcome)
             }
-            throw ChappieAuthError.networkFailure("the refresh was cancelled; one already sent to the issuer is finished and stored in the background")
+            throw cancelled
         }
         if let error = settle(outcome) { throw error }
     }
@@ -200,7 +202,8 @@ public final class ChappieAuthSession {
         }
     }
 
-    /// The task's result, or `nil` as soon as the caller is cancelled (the task goes on).
+    /// The task's result, or `nil` as soon as the caller is cancelled. The task is cancelled then
+    /// too, and goes on as far as it must (a refresh already sent is stored).
     private static func unlessCancelled<T: Sendable>(_ task: Task<T, any Error>) async -> Result<T, any Error>? {
         let waiting = Mutex<CheckedContinuation<Result<T, any Error>?, Never>?>(nil)
         let resume: @Sendable (Result<T, any Error>?) -> Void = { result in waiting.withLock { $0.take() }?.resume(returning: result) }
@@ -211,6 +214,7 @@ public final class ChappieAuthSession {
                 Task { resume(await task.result) }
             }
         } onCancel: {
+            task.cancel()
             resume(nil)
         }
     }

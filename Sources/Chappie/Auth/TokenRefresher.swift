@@ -201,6 +201,9 @@ package struct TokenRefresher: Sendable {
             "account": "\(current.name)", "forced": "\(force)",
             "expires_in_s": "\(expiry(stored).map { String(Int($0.timeIntervalSinceNow)) } ?? "unknown")",
         ])
+        // A reply from another issuer than the stored tokens name would be refused once the token
+        // is spent (security.md, "Signatures"): such a configuration is refused before.
+        if let foreign = signatures.foreignIssuer(of: stored) { throw try await refuse(current, because: foreign) }
         let redeemable = current
         return try await store.withKeyHeld {
             // A refresh not yet sent is not started once the caller is cancelled (Ctrl-C, SIGTERM);
@@ -216,8 +219,19 @@ package struct TokenRefresher: Sendable {
         // The issuer's keys first, while nothing is spent: checking the reply then needs no network.
         let keysReady = await signatures.prepare()
         try Task.checkCancellation()
+        let answer = await attemptRefresh(stored.refreshToken)
+        // From here the token is spent: what follows (storing, quarantining, signing out) runs in a
+        // task of its own, so that a cancelled caller cannot leave it half done.
+        return try await Task { try await settle(answer, stored: stored, account: account, mirror: mirror, keysReady: keysReady) }.value
+    }
+
+    /// Stores what a redemption answered, or records why not.
+    private func settle(
+        _ answer: Result<OAuthClient.RefreshedTokens, ChappieAuthError>, stored: Credentials, account: Account, mirror: (any CredentialMirror)?,
+        keysReady: Bool
+    ) async throws -> Fresh {
         let refreshed: OAuthClient.RefreshedTokens
-        switch await attemptRefresh(stored.refreshToken) {
+        switch answer {
         case .success(let tokens):
             refreshed = tokens
         case .failure(.invalidResponse):
@@ -288,7 +302,7 @@ package struct TokenRefresher: Sendable {
             return newer
         case .refuse(let why):
             throw try await refuse(account, because: why + "; the stored refresh token is not redeemed meanwhile, since Codex may have spent it")
-        case .later(let why):
+        case .later(let why), .unlisted(let why):
             throw ChappieAuthError.networkFailure(why + "; nothing was redeemed")
         }
     }
@@ -416,7 +430,7 @@ package struct TokenRefresher: Sendable {
                         detail: "after \(error.oauthErrorCode ?? "a dead grant"), from \(mirror.lockURL.deletingLastPathComponent().path)")
                     observe(.adopted)
                     return Fresh(credentials: newer, account: updated, outcome: .adopted, expiresAt: expiry(newer))
-                case .later(let why):
+                case .later(let why), .unlisted(let why):
                     // Codex may hold the live tokens: while they cannot be judged, nothing is signed out.
                     throw ChappieAuthError.networkFailure(why)
                 case .refuse:

@@ -74,8 +74,12 @@ package struct TokenSignatures: Sendable {
         case adopt
         /// They are not the issuer's: never take them. Why and what to do.
         case refuse(String)
-        /// They cannot be judged now (the keys are unreachable, or name a key the issuer does not
-        /// list yet): take nothing and redeem nothing until they can. Why and when to try again.
+        /// They name a key the issuer's set does not list: signed with a key it has not published
+        /// yet (it may be changing keys), or not the issuer's. Take nothing and redeem nothing now;
+        /// a person who knows they are not the issuer's may replace them (`switch --force`).
+        case unlisted(String)
+        /// They cannot be judged now (the keys are unreachable): take nothing and redeem nothing
+        /// until they can. Why and when to try again.
         case later(String)
     }
 
@@ -92,11 +96,21 @@ package struct TokenSignatures: Sendable {
         case .forged(let reason):
             return .refuse("\(file) holds newer tokens for \(account.name) that are not the issuer's (\(reason)); they were not adopted. If you did not put them there, \(replace)")
         case .unknownKey:
-            return .later(
+            return .unlisted(
                 "\(file) holds newer tokens for \(account.name) signed with a key the issuer does not list (it may be changing its keys); nothing was adopted: try again in a minute. If this persists, they are not the issuer's: \(replace)")
         case .unchecked(let reason):
             return .later("\(file) holds newer tokens for \(account.name) whose signature could not be checked (\(reason)); nothing was adopted: try again when the issuer can be reached")
         }
+    }
+
+    /// Why stored tokens must not be redeemed here: they name another issuer than the one chappie
+    /// uses, so the reply would be refused as not the issuer's once the refresh token is spent.
+    package func foreignIssuer(of credentials: Credentials) -> String? {
+        for token in [credentials.idToken, credentials.accessToken] {
+            guard let named = SignedToken(token)?.issuer(otherThan: issuer) else { continue }
+            return "its tokens were issued by \(named), not by the issuer chappie uses (\(issuer.absoluteString)); nothing was redeemed: point --issuer (or CHAPPIE_ISSUER) at \(named)"
+        }
+        return nil
     }
 
     /// Fetches the issuer's keys now unless a fresh set is kept, so that a check made right after a
@@ -156,7 +170,7 @@ package struct TokenSignatures: Sendable {
         guard jwks.scheme?.lowercased() == "https" || (jwks.scheme?.lowercased() == "http" && ["127.0.0.1", "::1", "localhost"].contains(jwks.host?.lowercased() ?? ""))
         else { throw KeyFetchFailure("the issuer's discovery document names a jwks_uri that is not https") }
         guard let keys = Self.keys(fromKeySet: try await body(jwks)) else {
-            throw KeyFetchFailure("the issuer's key set (\(jwks.absoluteString)) is not readable")
+            throw KeyFetchFailure("the issuer's key set (\(Self.shown(jwks))) is not readable")
         }
         return keys
     }
@@ -190,8 +204,13 @@ package struct TokenSignatures: Sendable {
         } catch {
             throw KeyFetchFailure("the issuer's keys could not be fetched (\(error))")
         }
-        guard response.isSuccess else { throw KeyFetchFailure("the issuer's keys could not be fetched (HTTP \(response.status) from \(url.absoluteString))") }
+        guard response.isSuccess else { throw KeyFetchFailure("the issuer's keys could not be fetched (HTTP \(response.status) from \(Self.shown(url)))") }
         return response.body
+    }
+
+    /// An address as messages show it: scheme, host, port and path; never a query.
+    private static func shown(_ url: URL) -> String {
+        TerminalText.sanitized("\(url.scheme ?? "")://\(url.host ?? "")\(url.port.map { ":\($0)" } ?? "")\(url.path)")
     }
 
     private struct KeyFetchFailure: Error, CustomStringConvertible {
@@ -233,6 +252,13 @@ package struct SignedToken: Sendable {
         claimedIssuer = payload["iss"] as? String
         signingInput = Data(jwt.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count))
         self.signature = signature
+    }
+
+    /// The issuer the token names, when it names one and it is not `issuer`.
+    package func issuer(otherThan issuer: URL) -> String? {
+        guard let claimedIssuer else { return nil }
+        let claimed = URL(string: claimedIssuer)
+        return claimed.flatMap(Self.origin) == Self.origin(issuer) ? nil : TerminalText.sanitized(claimedIssuer).prefix(200).description
     }
 
     /// Why the token cannot be the issuer's whatever its key: not RS256, or another `iss`.

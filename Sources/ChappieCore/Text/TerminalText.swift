@@ -18,12 +18,13 @@ public enum TerminalText {
         return String(result)
     }
 
-    /// C0 and C1 controls, DEL, and the bidirectional controls (marks, embeddings, overrides,
+    /// C0 and C1 controls, DEL, the bidirectional controls (marks, embeddings, overrides,
     /// isolates), with which an e-mail such as `gpj.exe@…` written backwards would show as
-    /// something it is not.
+    /// something it is not, and the invisible ones (zero-width characters, the byte-order mark,
+    /// line and paragraph separators, tag characters), which hide text or break lines unseen.
     public static func isControl(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
-        case 0x00...0x1F, 0x7F...0x9F, 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: true
+        case 0x00...0x1F, 0x7F...0x9F, 0x061C, 0x200B...0x200F, 0x2028...0x202E, 0x2060...0x2069, 0xFEFF, 0xE0000...0xE007F: true
         default: false
         }
     }

@@ -364,18 +364,26 @@ actor EmulatorState {
 
     // MARK: Backend (§6, §8)
 
-    /// Requests a `hold` fault keeps waiting, until ``release()``.
-    private var held: [CheckedContinuation<Void, Never>] = []
+    /// Requests a `hold` fault keeps waiting, by a number of their own, until ``release()``.
+    private var held: [Int: CheckedContinuation<Void, Never>] = [:]
+    private var holds = 0
 
-    /// Waits until ``release()``.
+    /// Waits until ``release()``, or two minutes at most: a test that forgot to release must not
+    /// keep the emulator from stopping.
     func hold() async {
-        await withCheckedContinuation { held.append($0) }
+        holds += 1
+        let number = holds
+        Task {
+            try? await Task.sleep(for: .seconds(120))
+            self.held.removeValue(forKey: number)?.resume()
+        }
+        await withCheckedContinuation { held[number] = $0 }
     }
 
     /// Lets every held request go on; how many there were.
     func release() -> Int {
-        let waiting = held
-        held = []
+        let waiting = held.values
+        held = [:]
         waiting.forEach { $0.resume() }
         return waiting.count
     }

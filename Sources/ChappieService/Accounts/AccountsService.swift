@@ -238,13 +238,10 @@ public struct AccountsService: Sendable {
         try left?.refuseWhileInUse(by: name, doing: "switch it to another Codex home")
         try await adoptFromCodexHome(mirror, force: force)
         var current = try await store.account(named: name)
-        do {
-            if let left, let adopted = try await left.adoptNewer(
-                into: store, for: current, stored: store.credentials(for: current), taken: "before leaving it", signatures: signatures) {
-                current = adopted.account
-            }
-        } catch let error as ServiceError where error.kind == .configuration && force {
-            // Tokens there that are not the issuer's: --force leaves them, and the file goes below.
+        // Tokens there that are not the issuer's: --force leaves them, and the file goes below.
+        if let left, let adopted = try await left.adoptNewer(
+            into: store, for: current, stored: store.credentials(for: current), taken: "before leaving it", signatures: signatures, forcing: force) {
+            current = adopted.account
         }
         // Open the credentials first (after any adoption): a damaged account must not become active half-way.
         let credentials = try await store.credentials(for: current)
@@ -292,14 +289,8 @@ public struct AccountsService: Sendable {
                 "\(mirror.file.path) holds a login chappie does not know (\(held.info.email ?? "no e-mail")); import it first with chappie accounts import \(mirror.file.path), or pass --force to replace it")
         }
         let stored = try await store.credentials(for: holder)
-        let newer: Credentials?
-        do {
-            newer = try await mirror.verifiedNewer(than: stored, for: holder, signatures: signatures)
-        } catch let error as ServiceError where error.kind == .configuration && force {
-            // Not the issuer's: --force replaces them with the stored tokens.
-            return
-        }
-        if let newer {
+        // Not the issuer's: --force replaces them with the stored tokens.
+        if let newer = try await mirror.verifiedNewer(than: stored, for: holder, signatures: signatures, forcing: force) {
             _ = try await store.updateCredentials(
                 of: holder, to: newer, accessTokenExpiresAt: held.accessTokenExpiresAt, refreshedAt: held.lastRefresh ?? Date(),
                 event: .adopted, detail: "tokens the Codex CLI refreshed in \(mirror.home.path), taken before switching")

@@ -40,9 +40,9 @@ public struct CodexMirror: CredentialMirror {
     ///
     /// - Returns: The account and its tokens after adopting, or `nil` when nothing here was newer.
     package func adoptNewer(
-        into store: any AccountStore, for account: Account, stored: Credentials, taken: String, signatures: TokenSignatures
+        into store: any AccountStore, for account: Account, stored: Credentials, taken: String, signatures: TokenSignatures, forcing: Bool = false
     ) async throws -> (account: Account, credentials: Credentials)? {
-        guard let newer = try await verifiedNewer(than: stored, for: account, signatures: signatures) else { return nil }
+        guard let newer = try await verifiedNewer(than: stored, for: account, signatures: signatures, forcing: forcing) else { return nil }
         let updated = try await store.updateCredentials(
             of: account, to: newer, accessTokenExpiresAt: newer.accessTokenExpiresAt, refreshedAt: Date(), event: .adopted,
             detail: "tokens the Codex CLI refreshed in \(home.path), taken \(taken)")
@@ -54,11 +54,14 @@ public struct CodexMirror: CredentialMirror {
     /// - Throws: ``ServiceError`` `.configuration` when they are not the issuer's, `.unavailable`
     ///   when their signature cannot be checked now: nothing may be adopted, nor the stored refresh
     ///   token (which Codex may have spent) be redeemed.
-    package func verifiedNewer(than stored: Credentials, for account: Account, signatures: TokenSignatures) async throws -> Credentials? {
+    /// - Parameter forcing: Tokens that are not the issuer's, or name a key it does not list, are
+    ///   passed over rather than refused (`switch --force`, which writes the stored ones over them).
+    package func verifiedNewer(than stored: Credentials, for account: Account, signatures: TokenSignatures, forcing: Bool = false) async throws -> Credentials? {
         guard let newer = newerCredentials(than: stored, for: account) else { return nil }
         switch await signatures.adoption(of: newer, for: account, in: home) {
         case .adopt: return newer
-        case .refuse(let why): throw ServiceError(.configuration, why)
+        case .refuse(let why): if forcing { return nil } else { throw ServiceError(.configuration, why) }
+        case .unlisted(let why): if forcing { return nil } else { throw ServiceError(.unavailable, why) }
         case .later(let why): throw ServiceError(.unavailable, why)
         }
     }
