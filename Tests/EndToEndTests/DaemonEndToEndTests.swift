@@ -149,6 +149,34 @@ struct DaemonEndToEndTests {
         #expect(await setup.stop(daemon) == 0)
     }
 
+    @Test("With the default 10-minute interval, the daemon polls at start, and switches within seconds of another command storing the active account's 100 %")
+    func switchesOnOthersReading() async throws {
+        let setup = try await setUp([], accounts: ["a", "b"])
+        defer { Task { await setup.stop() } }
+        #expect(try await setup.chappie(["accounts", "switch", "a"]).status == 0)
+        let accounts = try await setup.control("/_emulator/accounts")
+        let a = try #require(accounts.string(0, "account_id"))
+        let daemon = try setup.startDaemon(["--auto-switch"])
+        try await setup.waitForSocket()
+        var polled = 0
+        for _ in 0..<300 where polled < 2 {
+            polled = try await setup.daemonStatus().int("daemon", "polls") ?? 0
+            if polled < 2 { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(polled >= 2, "the daemon polls every account when it starts")
+        _ = try await setup.control("/_emulator/accounts/\(a)/usage", method: "POST", body: #"{"five_hour_used_percent":100}"#)
+        // Not the daemon's poll (its next is 10 minutes away): `usage poll` stores the reading.
+        #expect(try await setup.chappie(["usage", "poll", "a"]).status == 0)
+        var current = ""
+        for _ in 0..<600 where current != "b\n" {
+            current = try await setup.chappie(["accounts", "current"]).stdout
+            if current != "b\n" { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(current == "b\n", "the daemon took up the reading another command stored")
+        #expect(try await setup.daemonStatus().int("daemon", "polls") == polled, "it switched without polling again")
+        #expect(await setup.stop(daemon) == 0)
+    }
+
     @Test("A key rotated while the daemon runs: the daemon takes up the new key and seals with it, nothing is lost")
     func keyRotationTakenUp() async throws {
         let setup = try await setUp(["--access-token-ttl", "4"], accounts: ["a"])

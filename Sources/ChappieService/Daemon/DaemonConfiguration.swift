@@ -4,8 +4,15 @@ public import Foundation
 public struct DaemonConfiguration: Sendable {
     /// Refresh an account this long before its access token expires. Default: 10 minutes.
     public var refreshMargin: Duration
-    /// Poll usage this often (±10 % jitter). Default: 10 minutes.
+    /// Poll an account's usage when its latest reading (whoever stored it) is this old. Default: 10 minutes.
     public var pollInterval: Duration
+    /// Poll it this often once its binding window is at ``nearLimitPercent`` or more. Default: 60 seconds.
+    public var nearLimitPollInterval: Duration
+    /// The use from which ``nearLimitPollInterval`` applies, in percent. Default: 80.
+    public var nearLimitPercent: Double
+    /// How often the daemon looks at the readings in the store (its own and other processes'),
+    /// which is how soon auto-switch takes up a limit another command saw. Default: 5 seconds.
+    public var watchInterval: Duration
     /// Switch away from the active account when it reaches its limit. Default: off.
     public var autoSwitch: Bool
     /// Where auto-switch exports the new account for the Codex CLI (else the codex-home setting).
@@ -34,8 +41,12 @@ public struct DaemonConfiguration: Sendable {
         socket: URL, refreshMargin: Duration = .seconds(600), pollInterval: Duration = .seconds(600), autoSwitch: Bool = false,
         codexHome: URL? = nil, concurrency: Int = 8, initialBackoff: Duration = .seconds(30), maximumBackoff: Duration = .seconds(1800),
         rescanInterval: Duration = .seconds(60), requestTimeout: Duration = .seconds(10), metrics: MetricsListener? = nil,
-        timeZone: TimeZone = .current
+        timeZone: TimeZone = .current, nearLimitPollInterval: Duration = .seconds(60), nearLimitPercent: Double = 80,
+        watchInterval: Duration = .seconds(5)
     ) {
+        self.nearLimitPollInterval = nearLimitPollInterval
+        self.nearLimitPercent = nearLimitPercent
+        self.watchInterval = watchInterval
         self.metrics = metrics
         self.timeZone = timeZone
         self.requestTimeout = requestTimeout

@@ -82,39 +82,48 @@ struct DaemonScheduler: Sendable {
 
     // MARK: Polling
 
-    /// Polls every usable account on the interval (±10 %), calling `afterEach` after each round.
+    /// Every watch interval: polls the accounts whose reading is due (``PollPlan``; every usable
+    /// account at start), then calls `afterEach`, which sees the readings any process stored.
     func pollLoop(afterEach: @Sendable () async -> Void) async {
+        let plan = PollPlan(
+            interval: configuration.pollInterval, nearLimitInterval: configuration.nearLimitPollInterval,
+            nearLimitPercent: configuration.nearLimitPercent)
+        // Often enough for the shortest interval too (a test's 1-second polls).
+        let tick = min(configuration.watchInterval, configuration.pollInterval, configuration.nearLimitPollInterval)
+        var starting = true
         while !Task.isCancelled {
-            await pollOnce()
+            await pollDue(plan, everyAccount: starting)
+            starting = false
             await afterEach()
-            let interval = Double(configuration.pollInterval.components.seconds) * Double.random(in: 0.9...1.1)
-            try? await Task.sleep(for: .milliseconds(Int(interval * 1000)))
+            try? await Task.sleep(for: tick)
         }
     }
 
-    private func pollOnce() async {
+    private func pollDue(_ plan: PollPlan, everyAccount: Bool) async {
         var accounts: [Account] = []
         do {
             for account in try await store.accounts() where account.status == .ok {
                 if await state.backoffUntil(account.id) == nil { accounts.append(account) }
             }
+            if !everyAccount { accounts = plan.due(accounts, latest: try await store.latestUsage(), now: Date()) }
         } catch {
             logger.warning("cannot read the accounts; trying again", metadata: ["error": "\(error)"])
             return
         }
+        guard !accounts.isEmpty else { return }
         // On a team pool, the daemons of several machines share the polls: each account is polled by
         // the one that claims it for this round (most of an interval, so that the next round, with its
         // jitter, finds the claim run out).
         do {
-            let claimed = try await store.claimPolls(of: accounts.map(\.id), for: configuration.pollInterval * 0.8)
+            let claimed = try await store.claimPolls(
+                of: accounts.map(\.id), for: min(configuration.pollInterval, configuration.nearLimitPollInterval) * 0.8)
             accounts = accounts.filter { claimed.contains($0.id) }
         } catch {
             logger.warning("cannot claim the usage polls; trying again", metadata: ["error": "\(error)"])
             return
         }
-        let maxAge = Duration.seconds(max(1, configuration.pollInterval.components.seconds / 2))
         let results = await usage.pollAll(
-            accounts, maxAge: maxAge, concurrency: configuration.concurrency, tokenMargin: configuration.refreshMargin)
+            accounts, maxAge: .zero, concurrency: configuration.concurrency, tokenMargin: configuration.refreshMargin)
         for result in results where !result.cached {
             if let error = result.error {
                 let until = await state.failed(result.account.id, refresh: false, error: error)

@@ -12,8 +12,10 @@ extension ChappieCommand {
         static let configuration = CommandConfiguration(commandName: "daemon",
             abstract: "Keep tokens fresh and usage polled in the background, with a local API on a Unix socket.",
             discussion: """
-                Refreshes each account before its token expires, polls usage every --poll-interval, and with \
-                --auto-switch moves off the active account when it reaches its limit. With --http 127.0.0.1:PORT \
+                Refreshes each account before its token expires, polls usage every --poll-interval (every \
+                --near-limit-poll-interval once an account is at --near-limit-percent), and with --auto-switch \
+                moves off the active account when it reaches its limit, within seconds of any chappie command \
+                storing that reading. With --http 127.0.0.1:PORT \
                 it serves a read-only dashboard of the accounts' usage in the browser, and /metrics. SIGTERM or \
                 Ctrl-C stop it cleanly. See docs/operations.md for a systemd unit.
                 """)
@@ -21,8 +23,12 @@ extension ChappieCommand {
         @OptionGroup var global: GlobalOptions
         @Option(help: ArgumentHelp("Refresh this long before a token expires.", valueName: "duration"), transform: parseDuration)
         var refreshMargin: Duration = .seconds(600)
-        @Option(help: ArgumentHelp("Poll usage this often.", valueName: "duration"), transform: parseDuration)
+        @Option(help: ArgumentHelp("Poll an account's usage when its latest reading is this old.", valueName: "duration"), transform: parseDuration)
         var pollInterval: Duration = .seconds(600)
+        @Option(help: ArgumentHelp("Poll this often once an account is at --near-limit-percent or more.", valueName: "duration"), transform: parseDuration)
+        var nearLimitPollInterval: Duration = .seconds(60)
+        @Option(help: ArgumentHelp("The use of the binding window from which --near-limit-poll-interval applies.", valueName: "percent"))
+        var nearLimitPercent: Double = 80
         @Flag(help: "Switch to the best account when the active one reaches its limit.") var autoSwitch = false
         @Option(help: ArgumentHelp("The wait after an account's first failure (it doubles each time, up to 30 minutes).", valueName: "duration"), transform: parseDuration)
         var backoff: Duration = .seconds(30)
@@ -51,8 +57,9 @@ extension ChappieCommand {
 
         func validate() throws {
             guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level must be trace, debug, info, notice, warning or error") }
-            guard pollInterval >= .seconds(1), backoff >= .seconds(1), requestTimeout >= .seconds(1) else {
-                throw ValidationError("--poll-interval, --backoff and --request-timeout must be at least 1s")
+            guard (0...100).contains(nearLimitPercent) else { throw ValidationError("--near-limit-percent must be between 0 and 100") }
+            guard pollInterval >= .seconds(1), nearLimitPollInterval >= .seconds(1), backoff >= .seconds(1), requestTimeout >= .seconds(1) else {
+                throw ValidationError("--poll-interval, --near-limit-poll-interval, --backoff and --request-timeout must be at least 1s")
             }
             _ = try metricsListener()
             _ = try timeZone(tz)
@@ -110,7 +117,7 @@ extension ChappieCommand {
                 socket: socketURL, refreshMargin: refreshMargin, pollInterval: pollInterval, autoSwitch: autoSwitch,
                 codexHome: codexHome.map { expandedPath($0) }, initialBackoff: backoff,
                 maximumBackoff: max(backoff, maxBackoff), requestTimeout: requestTimeout, metrics: try metricsListener(),
-                timeZone: try timeZone(tz))
+                timeZone: try timeZone(tz), nearLimitPollInterval: nearLimitPollInterval, nearLimitPercent: nearLimitPercent)
             let daemon = services.daemon(configuration: configuration, instance: instance, logger: logger)
             let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [daemon], logger: logger))
             // A signal that came after the start-up ended asks for the shutdown now, and the group

@@ -1,0 +1,30 @@
+import ChappieCore
+import Foundation
+
+/// When the daemon polls each account's usage: on the poll interval, and more often once the
+/// account nears its limit, so that a switch away from a full account comes within about a minute
+/// rather than a whole interval. Readings any chappie process stored count: an account polled by
+/// `chappie usage poll`, or by another machine's daemon on a team pool, is not due again at once.
+struct PollPlan: Sendable {
+    /// How long a reading stays fresh.
+    var interval: Duration
+    /// How long a reading stays fresh once its binding window is at `nearLimitPercent` or more.
+    var nearLimitInterval: Duration
+    /// The use (percent of the binding window) from which `nearLimitInterval` applies.
+    var nearLimitPercent: Double
+
+    /// How long `reading` stays fresh.
+    func freshness(of reading: UsageSample) -> TimeInterval {
+        let used = reading.snapshot.limitReached ? 100 : reading.snapshot.bindingWindow?.usedPercent ?? 0
+        let duration = used >= nearLimitPercent ? min(nearLimitInterval, interval) : interval
+        return Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    /// The accounts due at `now`: those without a reading, or whose latest reading is no longer fresh.
+    func due(_ accounts: [Account], latest: [Int64: UsageSample], now: Date) -> [Account] {
+        accounts.filter { account in
+            guard let reading = latest[account.id] else { return true }
+            return now.timeIntervalSince(reading.observedAt) >= freshness(of: reading)
+        }
+    }
+}

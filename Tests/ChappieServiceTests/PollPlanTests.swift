@@ -1,0 +1,46 @@
+import ChappieCore
+@testable import ChappieService
+import Foundation
+import Testing
+
+@Suite("The daemon's poll plan: the interval, sooner near the limit, readings of any process")
+struct PollPlanTests {
+    private let plan = PollPlan(interval: .seconds(600), nearLimitInterval: .seconds(60), nearLimitPercent: 80)
+    private let start = Date(timeIntervalSince1970: 1_800_000_000)
+
+    private func account(_ id: Int64) throws -> Account {
+        Account(
+            id: id, uuid: UUID(), name: try AccountName("a\(id)"), info: ChappieAccountInfo(email: nil, userID: nil, accountID: nil, plan: nil, isFedRAMPAccount: false),
+            status: .ok, accessTokenExpiresAt: nil, lastRefreshAt: nil, lastError: nil, codexHome: nil, reservePercent: nil,
+            createdAt: start, updatedAt: start, isActive: false, maxLeases: 1)
+    }
+
+    private func reading(_ id: Int64, used: Double, at date: Date, limitReached: Bool = false) -> UsageSample {
+        UsageSample(
+            accountID: id, observedAt: date, source: .poll, limitID: "codex",
+            snapshot: ChappieUsageLimitSnapshot(
+                limitID: "codex", plan: nil, shortWindow: ChappieUsageWindow(usedPercent: used, windowMinutes: 300, resetsAt: date.addingTimeInterval(3600)), longWindow: nil,
+                limitReached: limitReached))
+    }
+
+    @Test("No reading: due at once. Below 80 %: due after the interval. From 80 %, or at the limit: due after a minute")
+    func dueTimes() throws {
+        let accounts = try (1...4).map(account)
+        let latest: [Int64: UsageSample] = [
+            2: reading(2, used: 40, at: start), 3: reading(3, used: 85, at: start), 4: reading(4, used: 10, at: start, limitReached: true),
+        ]
+        #expect(plan.due(accounts, latest: latest, now: start).map(\.id) == [1])
+        #expect(plan.due(accounts, latest: latest, now: start.addingTimeInterval(59)).map(\.id) == [1])
+        #expect(plan.due(accounts, latest: latest, now: start.addingTimeInterval(60)).map(\.id) == [1, 3, 4])
+        #expect(plan.due(accounts, latest: latest, now: start.addingTimeInterval(599)).map(\.id) == [1, 3, 4])
+        #expect(plan.due(accounts, latest: latest, now: start.addingTimeInterval(600)).map(\.id) == [1, 2, 3, 4])
+    }
+
+    @Test("A reading another process stored makes the account fresh, whoever took it")
+    func othersReadings() throws {
+        let accounts = [try account(1)]
+        let polledByOthers = [Int64(1): reading(1, used: 30, at: start.addingTimeInterval(500))]
+        #expect(plan.due(accounts, latest: polledByOthers, now: start.addingTimeInterval(700)).isEmpty)
+        #expect(plan.due(accounts, latest: polledByOthers, now: start.addingTimeInterval(1100)).count == 1)
+    }
+}
