@@ -171,7 +171,8 @@ struct AccountsEndToEndTests {
         #expect(show.status == 1)
         #expect(try await chappie(["accounts", "show", "two"], home: home).status == 0)
         #expect(try await chappie(["accounts", "switch", "one", "--codex-home", home.appendingPathComponent("c").path], home: home).status == 1)
-        #expect(try await chappie(["accounts", "current"], home: home).status == 1)
+        // The first account stored stays the active one: switching to a damaged one changed nothing.
+        #expect(try await chappie(["accounts", "current"], home: home).stdout == "one\n")
     }
 
     /// Overwrites an account's sealed blob, as damage on disk or an attacker would.

@@ -103,13 +103,14 @@ public struct TokenService: Sendable {
         // must not make the new tokens unopenable or refuse them.
         // In a task of its own: once the issuer handed out the tokens, Ctrl-C must not drop them.
         let store = self.store
-        return try await Task {
+        let saved = try await Task {
             try await store.withKeyHeld {
                 try await store.save(
                     info: result.account, credentials: result.credentials, accessTokenExpiresAt: result.accessTokenExpiresAt,
                     refreshedAt: Date(), name: name, event: .signedIn)
             }
         }.value
+        return (saved.created ? try await store.activateIfNoneIs(saved.account) : saved.account, saved.created)
     }
 
     /// The named account, or the active one.

@@ -184,6 +184,13 @@ extension AccountStore {
     }
 
     /// Makes an account the active one.
+    /// Makes a newly stored account the active one when none is: a new user's first account is
+    /// ready for `token` and `ask` without a switch. No Codex home is written.
+    package func activateIfNoneIs(_ account: Account) async throws(StoreError) -> Account {
+        guard try await activeAccount() == nil else { return account }
+        return try await activate(account.name, owningCodexHome: nil, detail: "the first account stored")
+    }
+
     public func activate(_ name: AccountName) async throws(StoreError) -> Account {
         try await activate(name, owningCodexHome: nil, detail: "")
     }
