@@ -177,6 +177,21 @@ struct DaemonEndToEndTests {
         #expect(await setup.stop(daemon) == 0)
     }
 
+    @Test("Switching by hand to an account at its limit warns with the reset time, and switches all the same")
+    func switchToFullAccountWarns() async throws {
+        let setup = try await setUp([], accounts: ["a", "b"])
+        defer { Task { await setup.stop() } }
+        let b = try #require(try await setup.control("/_emulator/accounts").string(1, "account_id"))
+        _ = try await setup.control("/_emulator/accounts/\(b)/usage", method: "POST", body: #"{"five_hour_used_percent":100}"#)
+        #expect(try await setup.chappie(["usage", "poll", "b"]).status == 0)
+        let switched = try await setup.chappie(["accounts", "switch", "b"])
+        #expect(switched.status == 0)
+        #expect(switched.stderr.contains("b is at its limit (5-hour 100 % (binding)") && switched.stderr.contains("resets at"), "\(switched.stderr)")
+        #expect(try await setup.chappie(["accounts", "current"]).stdout == "b\n")
+        let roomy = try await setup.chappie(["accounts", "switch", "a"])
+        #expect(roomy.status == 0 && !roomy.stderr.contains("limit"), "\(roomy.stderr)")
+    }
+
     @Test("A key rotated while the daemon runs: the daemon takes up the new key and seals with it, nothing is lost")
     func keyRotationTakenUp() async throws {
         let setup = try await setUp(["--access-token-ttl", "4"], accounts: ["a"])

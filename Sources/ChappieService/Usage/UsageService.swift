@@ -181,6 +181,15 @@ public struct UsageService: Sendable {
         return (try await store.pruneUsage(olderThan: cutoff), cutoff)
     }
 
+    /// An account at its limit (or reserve) by its newest stored reading: how full, and when the
+    /// binding window resets. `nil` when it has room, or no reading.
+    public func fullness(of account: Account) async throws -> (description: String, resetsAt: Date?)? {
+        guard let reading = try await store.latestUsage()[account.id],
+            Headroom(reading.snapshot, reservePercent: account.reservePercent).isFull
+        else { return nil }
+        return (Self.describe(reading.snapshot), reading.snapshot.bindingWindow?.resetsAt)
+    }
+
     /// Accounts ordered by headroom, as ``best(maxAge:)`` chooses.
     static func rank(_ candidates: [(Account, ChappieUsageLimitSnapshot)]) -> [(account: Account, snapshot: ChappieUsageLimitSnapshot, full: Bool)] {
         candidates.map { account, snapshot in

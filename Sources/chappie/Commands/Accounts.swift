@@ -162,6 +162,11 @@ extension ChappieCommand.Accounts {
             guard let target else { return }
             let home = codexHome.map { expandedPath($0) }
             let outcome = try await service.switchTo(target, codexHome: home, force: force)
+            // Switched all the same: the user may know the window is about to reset.
+            if let full = try? await services.usage.fullness(of: outcome.account) {
+                let reset = full.resetsAt.map { "; it resets at \(Formatting.localTime($0)) (\(Formatting.relative($0)))" } ?? ""
+                FileHandle.standardError.write(Data("warning: \(outcome.account.name) is at its limit (\(full.description))\(reset); chappie accounts switch --best picks the account with the most room\n".utf8))
+            }
             if global.json {
                 try JSONOutput.print(["name": outcome.account.name.rawValue, "codexAuthFile": outcome.codexAuthFile?.path ?? ""])
             } else {
