@@ -12,6 +12,8 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible {
         case cancelled
         /// The service answered with a status that passes (a 5xx, 429): try again later.
         case unavailable
+        /// No account can do it until one is signed in (again).
+        case signInRequired
     }
 
     /// What kind of failure.

@@ -173,6 +173,9 @@ struct LeaseEndToEndTests {
     func badInput() async throws {
         let bench = try await Bench.start(.sqlite)
         defer { Task { await bench.testbed.stop() } }
+        // No account at all: at once, 77, and what to do (no ten-minute wait for a slot).
+        let none = try await bench.chappie(1, ["lease", "run", "--", "true"])
+        #expect(none.status == 77 && none.stderr.contains("no account to lease: sign one in with chappie accounts add NAME"), "\(none.stderr)")
         #expect(try await bench.chappie(1, ["accounts", "add", "only"]).status == 0)
         let cases: [([String], Int32, String)] = [
             (["lease", "renew", "not-a-lease"], 2, "is not a lease id"),

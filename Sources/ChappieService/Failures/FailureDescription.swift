@@ -35,6 +35,7 @@ public struct FailureDescription: Sendable, Equatable {
             let exitCode = switch error.kind {
             case .configuration: ChappieExitCode.configuration
             case .unavailable: ChappieExitCode.temporaryFailure
+            case .signInRequired: ChappieExitCode.signInRequired
             case .invalidInput, .cancelled: ChappieExitCode.failure
             }
             self.init(message: error.message, exitCode: exitCode)

@@ -48,6 +48,14 @@ public struct LeaseService: Sendable {
         let deadline = clock.now + request.wait
         var told = false
         var accounts = try await candidates(request.account)
+        // Waiting helps only when slots are taken or windows full, never when no account can be used.
+        if request.account == nil, accounts.isEmpty {
+            throw ServiceError(
+                .signInRequired,
+                try await store.accounts().isEmpty
+                    ? "no account to lease: sign one in with chappie accounts add NAME"
+                    : "no account to lease: every account is signed out; sign one in again with chappie accounts add NAME")
+        }
         // Readings older than 15 minutes are refreshed once, so that "most headroom" is current.
         if request.account == nil { _ = await usage.pollAll(accounts, maxAge: .seconds(15 * 60)) }
         while true {
