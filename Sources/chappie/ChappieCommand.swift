@@ -35,6 +35,10 @@ struct ChappieCommand: AsyncParsableCommand {
         let arguments = GlobalOptionHoisting.reorder(Array(CommandLine.arguments.dropFirst()))
         // --verbose anywhere before a `--` (what follows is another program's).
         ProcessLogging.bootstrap(verbose: arguments.prefix { $0 != "--" }.contains("--verbose"))
+        if let typo = CommandTypos.problem(in: Array(arguments.prefix { $0 != "--" }), root: Self.self) {
+            FileHandle.standardError.write(Data("error: \(typo)\n".utf8))
+            Foundation.exit(ChappieExitCode.usage)
+        }
         do {
             var command = try parseAsRoot(arguments)
             if var command = command as? any AsyncParsableCommand {

@@ -44,3 +44,25 @@ struct GlobalOptionsEndToEndTests {
         #expect(try await runProcess(chappie, ["--home", testbed.home.path], environment: clean).status != 0)
     }
 }
+
+@Suite("Mistyped commands")
+struct CommandTypoEndToEndTests {
+    @Test("A mistyped command or subcommand is named with the nearest one, exit 2; real commands, help and account names still pass", arguments: [
+        (["acounts", "list"], Int32(2), "unknown command 'acounts' for 'chappie'. Did you mean 'accounts'?"),
+        (["--json", "acounts", "list"], 2, "Did you mean 'accounts'?"),
+        (["accounts", "swich", "work"], 2, "unknown command 'swich' for 'chappie accounts'. Did you mean 'switch'?"),
+        (["key", "rotat"], 2, "Did you mean 'rotate'?"),
+        (["xyzzy"], 2, "Run 'chappie --help' for the commands."),
+        (["accounts", "list"], 0, ""),
+        (["usage", "nobody"], 1, "no account named nobody"),
+        (["help", "accounts"], 0, ""),
+    ])
+    func typos(arguments: [String], status: Int32, words: String) async throws {
+        let home = try TestTokens.temporaryDirectory("chappie-typo")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let result = try await runProcess(
+            try BuiltProducts.executable("chappie"), arguments, environment: ["CHAPPIE_HOME": home.path, "CHAPPIE_PASSPHRASE": nil, "CHAPPIE_KEY_FILE": nil])
+        #expect(result.status == status, "\(arguments): \(result.stderr)")
+        #expect(words.isEmpty || result.stderr.contains(words), "\(arguments): \(result.stderr)")
+    }
+}
