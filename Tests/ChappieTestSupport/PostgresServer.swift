@@ -115,9 +115,14 @@ public final class PostgresServer: Sendable {
     /// Stops the server (fast: sessions are ended) and starts it again on the same socket, as an
     /// upgrade or a failover would.
     public func restart(downFor pause: Duration = .zero) async throws {
+        try await restart { try? await Task.sleep(for: pause) }
+    }
+
+    /// Stops the server, waits for `down` to return (while it is down), and starts it again.
+    public func restart(whileDown down: () async -> Void) async throws {
         let data = directory.appendingPathComponent("data").path
         _ = try await run("pg_ctl", ["-D", data, "-m", "fast", "-w", "-t", "60", "stop"])
-        try await Task.sleep(for: pause)
+        await down()
         let options = Self.serverOptions(directory)
         let started = try await run(
             "pg_ctl", ["-D", data, "-o", options, "-l", directory.appendingPathComponent("server.log").path, "-w", "-t", "120", "start"])

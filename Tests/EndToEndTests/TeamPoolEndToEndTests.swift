@@ -1,5 +1,6 @@
 import ChappieTestSupport
 import Foundation
+import Synchronization
 import Testing
 
 /// Simulated machines sharing one team pool: each a data directory and a `--machine` name of its
@@ -275,19 +276,29 @@ struct TeamPoolEndToEndTests {
         defer { Task { await fleet.stop() } }
         #expect(try await fleet.chappie(1, ["accounts", "add", "work"]).status == 0)
 
-        let clock = ContinuousClock()
-        let end = clock.now + .seconds(12)
+        // Down until calls have failed on it (however slow the machine), then up; the calls go on
+        // for a few rounds after.
+        final class Counts: Sendable {
+            let failures = Mutex(0), calls = Mutex(0), callsAtRestart = Mutex<Int?>(nil)
+        }
+        let counts = Counts()
         let restart = Task {
             try await Task.sleep(for: .seconds(3))
-            try await server.restart(downFor: .seconds(3))
+            try await server.restart {
+                for _ in 0..<600 where counts.failures.withLock({ $0 }) < 2 { try? await Task.sleep(for: .milliseconds(100)) }
+            }
+            counts.callsAtRestart.withLock { $0 = counts.calls.withLock { $0 } }
         }
         let statuses = try await withThrowingTaskGroup(of: [ProcessResult].self) { group in
             for machine in 1...2 {
                 for _ in 0..<3 {
                     group.addTask {
                         var results: [ProcessResult] = []
-                        while clock.now < end {
-                            results.append(try await fleet.chappie(machine, ["token", "work", "--margin", "1s"]))
+                        while counts.callsAtRestart.withLock({ $0 }).map({ at in counts.calls.withLock { $0 } < at + 12 }) ?? true {
+                            let result = try await fleet.chappie(machine, ["token", "work", "--margin", "1s"])
+                            results.append(result)
+                            counts.calls.withLock { $0 += 1 }
+                            if result.status != 0 { counts.failures.withLock { $0 += 1 } }
                             try await Task.sleep(for: .milliseconds(300))
                         }
                         return results
