@@ -35,12 +35,18 @@ struct ChappieCommand: AsyncParsableCommand {
         let arguments = GlobalOptionHoisting.reorder(Array(CommandLine.arguments.dropFirst()))
         // --verbose anywhere before a `--` (what follows is another program's).
         ProcessLogging.bootstrap(verbose: arguments.prefix { $0 != "--" }.contains("--verbose"))
-        if let typo = CommandTypos.problem(in: Array(arguments.prefix { $0 != "--" }), root: Self.self) {
-            FileHandle.standardError.write(Data("error: \(typo)\n".utf8))
-            Foundation.exit(ChappieExitCode.usage)
-        }
         do {
-            var command = try parseAsRoot(arguments)
+            var command: any ParsableCommand
+            do {
+                command = try parseAsRoot(arguments)
+            } catch {
+                // Only a line the parser refused can hold a mistyped command (`usage snow` is an account).
+                if let typo = CommandTypos.problem(in: Array(arguments.prefix { $0 != "--" }), root: Self.self) {
+                    FileHandle.standardError.write(Data("error: \(typo)\n".utf8))
+                    Foundation.exit(ChappieExitCode.usage)
+                }
+                throw error
+            }
             if var command = command as? any AsyncParsableCommand {
                 try await command.run()
             } else {

@@ -11,7 +11,7 @@ struct AskEndToEndTests {
         let (emulator, home, chappie) = (testbed.emulator, testbed.home, { try await testbed.chappie($0) })
         // The first account stored is the active one: ask needs no switch first.
         let added = try await chappie(["accounts", "add", "work"])
-        #expect(added.status == 0 && added.stdout.contains("work is the active account, as the first one stored"), "\(added.stdout)")
+        #expect(added.status == 0 && added.stdout.contains("work is now the active account, as none was"), "\(added.stdout)")
         let reply = try await chappie(["ask", "hello there", "--effort", "low"])
         #expect(reply.status == 0, "\(reply.stderr)")
         #expect(reply.stdout == "You said: hello there\n")

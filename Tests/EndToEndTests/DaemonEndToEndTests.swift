@@ -144,7 +144,8 @@ struct DaemonEndToEndTests {
         let status = try await setup.daemonStatus()
         #expect(status.int("daemon", "switches") == 1)
         #expect(try await setup.chappie(["accounts", "current"]).stdout == "b\n")
-        let log = try await setup.chappie(["log", "--json"])
+        // Every entry: the polls each second would push it out of the default 50.
+        let log = try await setup.chappie(["log", "--json", "--limit", "100000"])
         #expect(log.stdout.components(separatedBy: "auto_switched").count - 1 == 1)
         #expect(await setup.stop(daemon) == 0)
     }

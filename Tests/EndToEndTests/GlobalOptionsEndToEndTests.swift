@@ -55,6 +55,8 @@ struct CommandTypoEndToEndTests {
         (["xyzzy"], 2, "Run 'chappie --help' for the commands."),
         (["accounts", "list"], 0, ""),
         (["usage", "nobody"], 1, "no account named nobody"),
+        // An account name one letter from a subcommand (`show`) is an account name: the parser takes it.
+        (["usage", "snow"], 1, "no account named snow"),
         (["help", "accounts"], 0, ""),
     ])
     func typos(arguments: [String], status: Int32, words: String) async throws {

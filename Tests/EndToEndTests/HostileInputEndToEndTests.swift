@@ -424,12 +424,14 @@ struct HostileInputEndToEndTests {
             fill
             \(chappie) refresh work > '\(out.path)/full.out' 2> '\(out.path)/full.err'; echo $? > '\(out.path)/full.status'
             rm -f '\(mount.path)/filler'
-            # Full while the issuer takes its time: the slot was reserved before the request went out.
-            curl -s -X POST -H 'Content-Type: application/json' -d '{"kind":"latency","ms":3000,"path":"/oauth/token","count":1}' \
+            # Full while the issuer holds the request: the slot was reserved before the request went out.
+            curl -s -X POST -H 'Content-Type: application/json' -d '{"kind":"hold","path":"/oauth/token","count":1}' \
                 '\(testbed.emulator.issuer)/_emulator/faults' > /dev/null
             \(chappie) refresh work > '\(out.path)/during.out' 2> '\(out.path)/during.err' & pid=$!
-            sleep 1.5
+            held() { curl -s '\(testbed.emulator.issuer)/_emulator/stats' | python3 -c 'import json,sys; sys.exit(0 if json.load(sys.stdin)["held"] == 1 else 1)'; }
+            tries=0; until held || [ $tries -ge 1200 ]; do sleep 0.05; tries=$((tries + 1)); done
             fill
+            curl -s -X POST '\(testbed.emulator.issuer)/_emulator/release' > /dev/null
             wait $pid; echo $? > '\(out.path)/during.status'
             rm -f '\(mount.path)/filler'
             \(chappie) token work > '\(out.path)/token.out' 2> '\(out.path)/token.err'; echo $? > '\(out.path)/token.status'

@@ -283,6 +283,8 @@ struct TeamPoolEndToEndTests {
         }
         let counts = Counts()
         let restart = Task {
+            // Whatever happens, the calls end.
+            defer { counts.callsAtRestart.withLock { $0 = $0 ?? counts.calls.withLock { $0 } } }
             try await Task.sleep(for: .seconds(3))
             try await server.restart {
                 for _ in 0..<600 where counts.failures.withLock({ $0 }) < 2 { try? await Task.sleep(for: .milliseconds(100)) }

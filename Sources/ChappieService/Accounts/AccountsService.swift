@@ -159,7 +159,7 @@ public struct AccountsService: Sendable {
         }
         guard let existing = try await store.account(matching: auth.info) else {
             let result = try await save()
-            return (try await store.activateIfNoneIs(result.account), result.created, file)
+            return ((try? await store.activateIfNoneIs(result.account)) ?? result.account, result.created, file)
         }
         let result = try await store.withRefreshLock(on: existing) {
             let current = try await store.account(id: existing.id)

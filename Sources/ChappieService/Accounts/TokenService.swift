@@ -110,7 +110,9 @@ public struct TokenService: Sendable {
                     refreshedAt: Date(), name: name, event: .signedIn)
             }
         }.value
-        return (saved.created ? try await store.activateIfNoneIs(saved.account) : saved.account, saved.created)
+        // The tokens are stored: nothing after that may make the sign-in fail.
+        let account = saved.created ? (try? await store.activateIfNoneIs(saved.account)) ?? saved.account : saved.account
+        return (account, saved.created)
     }
 
     /// The named account, or the active one.

@@ -80,9 +80,14 @@ public final class Daemon: Service {
             try await cancelWhenGracefulShutdown {
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask { await self.scheduler.refreshLoop() }
-                    group.addTask {
-                        await self.scheduler.pollLoop { [configuration = self.configuration, switcher = self.switcher] in
-                            if configuration.autoSwitch { await switcher.switchIfNeeded() }
+                    group.addTask { await self.scheduler.pollLoop() }
+                    if self.configuration.autoSwitch {
+                        // Apart from the polls, so that a long round does not hold up a switch.
+                        group.addTask { [switcher = self.switcher, every = self.configuration.watchTick] in
+                            while !Task.isCancelled {
+                                await switcher.switchIfNeeded()
+                                try? await Task.sleep(for: every)
+                            }
                         }
                     }
                     group.addTask { try await self.watchKey() }

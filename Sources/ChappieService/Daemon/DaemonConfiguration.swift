@@ -36,6 +36,12 @@ public struct DaemonConfiguration: Sendable {
     /// The zone the dashboard writes times in. Default: the system's.
     public var timeZone: TimeZone
 
+    /// How often the poll loop and auto-switch look at the store: the watch interval, or the
+    /// shortest poll interval when that is shorter (a test's 1-second polls), and never under 100 ms.
+    var watchTick: Duration {
+        max(.milliseconds(100), min(watchInterval, pollInterval, nearLimitPollInterval))
+    }
+
     /// Creates a configuration; every parameter has the default documented on its property.
     public init(
         socket: URL, refreshMargin: Duration = .seconds(600), pollInterval: Duration = .seconds(600), autoSwitch: Bool = false,

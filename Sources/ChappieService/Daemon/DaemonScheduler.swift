@@ -82,20 +82,17 @@ struct DaemonScheduler: Sendable {
 
     // MARK: Polling
 
-    /// Every watch interval: polls the accounts whose reading is due (``PollPlan``; every usable
-    /// account at start), then calls `afterEach`, which sees the readings any process stored.
-    func pollLoop(afterEach: @Sendable () async -> Void) async {
+    /// Every watch tick: polls the accounts whose reading is due (``PollPlan``; every usable
+    /// account at start). Readings other processes stored count.
+    func pollLoop() async {
         let plan = PollPlan(
             interval: configuration.pollInterval, nearLimitInterval: configuration.nearLimitPollInterval,
             nearLimitPercent: configuration.nearLimitPercent)
-        // Often enough for the shortest interval too (a test's 1-second polls).
-        let tick = min(configuration.watchInterval, configuration.pollInterval, configuration.nearLimitPollInterval)
         var starting = true
         while !Task.isCancelled {
             await pollDue(plan, everyAccount: starting)
             starting = false
-            await afterEach()
-            try? await Task.sleep(for: tick)
+            try? await Task.sleep(for: configuration.watchTick)
         }
     }
 
@@ -112,8 +109,8 @@ struct DaemonScheduler: Sendable {
         }
         guard !accounts.isEmpty else { return }
         // On a team pool, the daemons of several machines share the polls: each account is polled by
-        // the one that claims it for this round (most of an interval, so that the next round, with its
-        // jitter, finds the claim run out).
+        // the one that claims it (for most of the shorter interval); the others then find its reading
+        // fresh.
         do {
             let claimed = try await store.claimPolls(
                 of: accounts.map(\.id), for: min(configuration.pollInterval, configuration.nearLimitPollInterval) * 0.8)

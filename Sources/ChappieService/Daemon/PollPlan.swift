@@ -13,11 +13,17 @@ struct PollPlan: Sendable {
     /// The use (percent of the binding window) from which `nearLimitInterval` applies.
     var nearLimitPercent: Double
 
-    /// How long `reading` stays fresh.
+    /// How long `reading` stays fresh: the near-limit interval from `nearLimitPercent` until the
+    /// account is full; a full one waits the whole interval, or until its window resets if sooner.
     func freshness(of reading: UsageSample) -> TimeInterval {
-        let used = reading.snapshot.limitReached ? 100 : reading.snapshot.bindingWindow?.usedPercent ?? 0
-        let duration = used >= nearLimitPercent ? min(nearLimitInterval, interval) : interval
-        return Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        func seconds(_ duration: Duration) -> TimeInterval { Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18 }
+        let binding = reading.snapshot.bindingWindow
+        let used = binding?.usedPercent ?? 0
+        if reading.snapshot.limitReached || used >= 100 {
+            let untilReset = binding?.resetsAt.map { max(0, $0.timeIntervalSince(reading.observedAt)) } ?? .infinity
+            return min(seconds(interval), untilReset)
+        }
+        return used >= nearLimitPercent ? seconds(min(nearLimitInterval, interval)) : seconds(interval)
     }
 
     /// The accounts due at `now`: those without a reading, or whose latest reading is no longer fresh.

@@ -42,7 +42,7 @@ public struct LeaseService: Sendable {
     ///
     /// - Parameter waiting: Told once, when the first attempt found no free slot.
     /// - Throws: ``ServiceError`` `.unavailable` (exit 75) when no slot came free in time;
-    ///   `.invalidInput` when no account could ever be leased (none usable).
+    ///   `.signInRequired` (exit 77) at once when no account can be leased (none stored, or none usable).
     public func acquire(_ request: LeaseRequest, waiting: @Sendable (String) -> Void = { _ in }) async throws -> Granted {
         let clock = ContinuousClock()
         let deadline = clock.now + request.wait
@@ -50,11 +50,14 @@ public struct LeaseService: Sendable {
         var accounts = try await candidates(request.account)
         // Waiting helps only when slots are taken or windows full, never when no account can be used.
         if request.account == nil, accounts.isEmpty {
+            let stored = try await store.accounts()
             throw ServiceError(
                 .signInRequired,
-                try await store.accounts().isEmpty
+                stored.isEmpty
                     ? "no account to lease: sign one in with chappie accounts add NAME"
-                    : "no account to lease: every account is signed out; sign one in again with chappie accounts add NAME")
+                    : stored.allSatisfy({ $0.status == .reauthRequired })
+                        ? "no account to lease: every account is signed out; sign one in again with chappie accounts add \(stored[0].name)"
+                        : "no account to lease: none is usable (" + stored.map { "\($0.name): \($0.status.rawValue)" }.joined(separator: ", ") + ")")
         }
         // Readings older than 15 minutes are refreshed once, so that "most headroom" is current.
         if request.account == nil { _ = await usage.pollAll(accounts, maxAge: .seconds(15 * 60)) }

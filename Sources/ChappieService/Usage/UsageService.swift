@@ -185,7 +185,8 @@ public struct UsageService: Sendable {
     /// binding window resets. `nil` when it has room, or no reading.
     public func fullness(of account: Account) async throws -> (description: String, resetsAt: Date?)? {
         guard let reading = try await store.latestUsage()[account.id],
-            Headroom(reading.snapshot, reservePercent: account.reservePercent).isFull
+            Headroom(reading.snapshot, reservePercent: account.reservePercent).isFull,
+            (reading.snapshot.bindingWindow?.resetsAt).map({ $0 > Date() }) ?? true
         else { return nil }
         return (Self.describe(reading.snapshot), reading.snapshot.bindingWindow?.resetsAt)
     }

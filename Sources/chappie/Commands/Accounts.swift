@@ -123,7 +123,7 @@ extension ChappieCommand.Accounts {
                 let who = TerminalText.sanitized([result.account.info.email, result.account.info.plan?.displayName].compactMap { $0 }.joined(separator: ", "))
                 print("\(result.created ? "Imported" : "Updated") \(result.account.name) (\(who)) from \(result.file.path)")
                 if result.created, result.account.isActive {
-                    print("\(result.account.name) is the active account, as the first one stored; change it with chappie accounts switch NAME.")
+                    print("\(result.account.name) is now the active account, as none was; change it with chappie accounts switch NAME.")
                 }
             }
         }

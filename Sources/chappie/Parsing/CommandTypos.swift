@@ -1,4 +1,5 @@
 import ArgumentParser
+import ChappieCore
 
 /// A mistyped command or subcommand (`chappie acounts list`, `accounts swich`), found before the
 /// parser reads it as an unexpected argument: named, with the nearest real one.
@@ -18,7 +19,7 @@ enum CommandTypos {
                 let known = subcommands.flatMap(names)
                 let nearest = known.map { ($0, distance($0, word)) }.filter { $0.1 <= max(1, word.count / 3) }.min { $0.1 < $1.1 }?.0
                 if command.configuration.defaultSubcommand != nil, nearest.map({ distance($0, word) > max(1, word.count / 4) }) ?? true { return nil }
-                let printable = String(word.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }.prefix(40).map(Character.init))
+                let printable = String(TerminalText.sanitized(word).prefix(40))
                 return "unknown command '\(printable)' for '\(path.joined(separator: " "))'."
                     + (nearest.map { " Did you mean '\($0)'?" } ?? " Run '\(path.joined(separator: " ")) --help' for the commands.")
             }
