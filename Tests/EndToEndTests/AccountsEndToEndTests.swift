@@ -35,6 +35,13 @@ struct AccountsEndToEndTests {
         #expect(try await chappie(["accounts", "import", personal.path], home: home).status == 0)
         let again = try await chappie(["accounts", "import", work.path], home: home)
         #expect(again.stdout.contains("Updated work"))
+        // The same login under a new name: refused, naming the old one, unless --rename (audited).
+        let renamed = try await chappie(["accounts", "import", work.path, "--name", "job"], home: home)
+        #expect(renamed.status == 1 && renamed.stderr.contains("the login chappie has as work") && renamed.stderr.contains("--rename"), "\(renamed.stderr)")
+        let renaming = try await chappie(["accounts", "import", work.path, "--name", "job", "--rename", "--force"], home: home)
+        #expect(renaming.status == 0 && renaming.stdout.contains("Updated job"), "\(renaming.stderr)")
+        #expect(try await chappie(["log"], home: home).stdout.contains("renamed"))
+        #expect(try await chappie(["accounts", "rename", "job", "work"], home: home).status == 0)
 
         let list = try await chappie(["accounts", "list", "--json"], home: home)
         #expect(list.status == 0)
@@ -73,7 +80,7 @@ struct AccountsEndToEndTests {
         let log = try await chappie(["log", "--json"], home: home)
         let kinds = (JSONDocument(Data(log.stdout.utf8)).array() ?? []).compactMap { ($0 as? [String: Any])?["kind"] as? String }
         #expect(Array(kinds.prefix(3)) == ["removed", "switched", "renamed"])
-        #expect(kinds.filter { $0 == "imported" }.count == 3)
+        #expect(kinds.filter { $0 == "imported" }.count == 4, "three imports, and the one under --rename")
         #expect(!log.stdout.contains("TOKEN"))
         #expect(try await chappie(["log", "--limit", "2"], home: home).stdout.contains("removed"))
     }

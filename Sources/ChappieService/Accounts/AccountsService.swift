@@ -148,7 +148,7 @@ public struct AccountsService: Sendable {
     /// - Throws: ``ServiceError`` for an unusable file or older tokens (nothing stored),
     ///   ``StoreError`` otherwise.
     public func importCodexAuth(
-        from path: URL?, name: AccountName?, force: Bool = false
+        from path: URL?, name: AccountName?, force: Bool = false, renaming: Bool = false
     ) async throws -> (account: Account, created: Bool, file: URL) {
         let file = path ?? CodexAuthFile.defaultHome(environment: environment).appendingPathComponent("auth.json")
         let auth = try CodexAuthFile.read(file)
@@ -161,6 +161,13 @@ public struct AccountsService: Sendable {
             let result = try await save()
             return ((try? await store.activateIfNoneIs(result.account)) ?? result.account, result.created, file)
         }
+        // The same login under another name is renamed only when asked: a silent rename would make
+        // scripts that use the old name fail.
+        if let name, name != existing.name, !renaming {
+            throw ServiceError(
+                .invalidInput,
+                "\(file.path) holds the login chappie has as \(existing.name); nothing was changed. Import it without --name to update \(existing.name), or pass --rename to rename \(existing.name) to \(name)")
+        }
         let result = try await store.withRefreshLock(on: existing) {
             let current = try await store.account(id: existing.id)
             if !force, let stored = try? await store.credentials(for: current), stored.refreshToken != auth.credentials.refreshToken,
@@ -170,6 +177,8 @@ public struct AccountsService: Sendable {
                     .invalidInput,
                     "\(file.path) holds older tokens for \(current.name) than chappie has (their refresh token was most likely redeemed already); nothing was changed. Pass --force to import them anyway")
             }
+            // Renamed first, as `accounts rename` does: the audit log has the rename as its own entry.
+            if let name, name != current.name { try await store.rename(current.name, to: name) }
             return try await save()
         }
         return (result.account, result.created, file)

@@ -113,10 +113,11 @@ extension ChappieCommand.Accounts {
         @Option(help: "The name to give the account (default: the e-mail's local part).", transform: parseAccountName)
         var name: AccountName?
         @Flag(help: "Store the file's tokens even when they are older than the stored ones.") var force = false
+        @Flag(help: "With --name, rename the account when chappie already has this login under another name.") var rename = false
 
         func run() async throws {
             let file = path.map { expandedPath($0) }
-            let result = try await global.services().accounts.importCodexAuth(from: file, name: name, force: force)
+            let result = try await global.services().accounts.importCodexAuth(from: file, name: name, force: force, renaming: rename)
             if global.json {
                 try JSONOutput.print(AccountJSON(AccountsService.Summary(account: result.account, credentialProblem: nil)))
             } else {
