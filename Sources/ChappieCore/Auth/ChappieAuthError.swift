@@ -40,9 +40,9 @@ public enum ChappieAuthError: Error, Sendable, Hashable, LocalizedError {
     /// `.reauthenticationRequired`; every other error keeps the credentials so that a retry is
     /// possible.
     ///
-    /// Seed 000 signs out on any 400, 401 or 403; chappie refines that to the answers that say the
-    /// grant is dead, because a proxy's HTML 403 or an empty 401 says nothing about the grant and
-    /// signing out on it would throw away a refresh token that still works (docs/errors.md).
+    /// Not every 400, 401 or 403 signs out: only the answers that say the grant is dead. A proxy's
+    /// HTML 403 or an empty 401 says nothing about the grant, and signing out on it would throw
+    /// away a refresh token that still works (docs/errors.md).
     public var requiresReauthentication: Bool {
         switch self {
         case .missingRefreshToken: true
