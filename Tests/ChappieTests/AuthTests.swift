@@ -9,6 +9,11 @@ import Testing
 
 @Suite("The SDK's auth: OAuth wire, device-code sign-in, refresh discipline, auth session")
 struct AuthTests {
+    /// A session slot `work` with its store in `home`, against the emulator.
+    private func sessionConfiguration(_ emulator: RunningEmulator, home: URL) throws -> ChappieConfiguration {
+        ChappieConfiguration(account: try AccountName("work"), store: StoreOptions(home: home.path, environment: [:]), endpoints: try endpoints(emulator))
+    }
+
     private func endpoints(_ emulator: RunningEmulator) throws -> ChappieEndpoints {
         try ChappieEndpoints(issuer: emulator.baseURL.absoluteString, backend: emulator.backendURL.absoluteString)
     }
@@ -128,7 +133,7 @@ struct AuthTests {
         }
     }
 
-    @Test("Token-endpoint errors are classified as the protocol sheet says", arguments: [
+    @Test("Token-endpoint errors are classified as docs/protocol.md and docs/errors.md say", arguments: [
         ("refresh-reused-401.json", 401, "refresh_token_reused", ChappieErrorRecovery.signInAgain),
         ("refresh-expired-401.json", 401, "refresh_token_expired", .signInAgain),
         ("refresh-invalidated-401.json", 401, "refresh_token_invalidated", .signInAgain),
@@ -233,8 +238,7 @@ struct AuthTests {
         try await withEmulator(autoApprove(.milliseconds(100))) { emulator in
             let home = try TestTokens.temporaryDirectory("chappie-session")
             defer { try? FileManager.default.removeItem(at: home) }
-            let configuration = ChappieConfiguration(
-                account: try AccountName("work"), store: StoreOptions(home: home.path, environment: [:]), endpoints: try endpoints(emulator))
+            let configuration = try sessionConfiguration(emulator, home: home)
             try await SessionScenario.run(configuration)
         }
     }
@@ -243,8 +247,7 @@ struct AuthTests {
         try await withEmulator(autoApprove()) { emulator in
             let home = try TestTokens.temporaryDirectory("chappie-session")
             defer { try? FileManager.default.removeItem(at: home) }
-            let configuration = ChappieConfiguration(
-                account: try AccountName("work"), store: StoreOptions(home: home.path, environment: [:]), endpoints: try endpoints(emulator))
+            let configuration = try sessionConfiguration(emulator, home: home)
             try await SessionRevocation.run(configuration, emulator: emulator)
         }
     }
@@ -254,8 +257,7 @@ struct AuthTests {
         try await withEmulator(autoApprove()) { emulator in
             let home = try TestTokens.temporaryDirectory("chappie-session")
             defer { try? FileManager.default.removeItem(at: home) }
-            let configuration = ChappieConfiguration(
-                account: try AccountName("work"), store: StoreOptions(home: home.path, environment: [:]), endpoints: try endpoints(emulator))
+            let configuration = try sessionConfiguration(emulator, home: home)
             try await SessionCancelledRefresh.run(configuration, emulator: emulator)
         }
     }
@@ -265,8 +267,7 @@ struct AuthTests {
         try await withEmulator(autoApprove()) { emulator in
             let home = try TestTokens.temporaryDirectory("chappie-session")
             defer { try? FileManager.default.removeItem(at: home) }
-            let configuration = ChappieConfiguration(
-                account: try AccountName("work"), store: StoreOptions(home: home.path, environment: [:]), endpoints: try endpoints(emulator))
+            let configuration = try sessionConfiguration(emulator, home: home)
             func fault(_ status: Int, _ body: String) async throws {
                 try await emulator.failNext("/oauth/token", status: status, body: body)
             }

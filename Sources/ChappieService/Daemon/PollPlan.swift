@@ -16,14 +16,13 @@ struct PollPlan: Sendable {
     /// How long `reading` stays fresh: the near-limit interval from `nearLimitPercent` until the
     /// account is full; a full one waits the whole interval, or until its window resets if sooner.
     func freshness(of reading: UsageSample) -> TimeInterval {
-        func seconds(_ duration: Duration) -> TimeInterval { Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18 }
         let binding = reading.snapshot.bindingWindow
         let used = binding?.usedPercent ?? 0
         if reading.snapshot.limitReached || used >= 100 {
             let untilReset = binding?.resetsAt.map { max(0, $0.timeIntervalSince(reading.observedAt)) } ?? .infinity
-            return min(seconds(interval), untilReset)
+            return min(interval.inSeconds, untilReset)
         }
-        return used >= nearLimitPercent ? seconds(min(nearLimitInterval, interval)) : seconds(interval)
+        return used >= nearLimitPercent ? min(nearLimitInterval, interval).inSeconds : interval.inSeconds
     }
 
     /// The accounts due at `now`: those without a reading, or whose latest reading is no longer fresh.

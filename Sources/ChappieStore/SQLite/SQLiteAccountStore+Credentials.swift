@@ -10,8 +10,7 @@ extension SQLiteAccountStore {
 
     func credentials(for account: Account, evenIfMoving: Bool) async throws(StoreError) -> Credentials {
         let (record, moving) = try await read { db in
-            (try CredentialRecord.fetchOne(db, key: account.id),
-             try Bool.fetchOne(db, sql: "SELECT 1 FROM pool_moves WHERE account_id = ?", arguments: [account.id]) ?? false)
+            (try CredentialRecord.fetchOne(db, key: account.id), try Self.isMoving(account.id, db))
         }
         if moving, !evenIfMoving { throw StoreError(.moving, Self.movingProblem(account)) }
         // Tokens a refresh could not commit are newer than the stored ones until they are adopted.

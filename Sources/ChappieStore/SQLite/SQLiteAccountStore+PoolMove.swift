@@ -35,9 +35,12 @@ extension SQLiteAccountStore {
     /// Inside a write: refuses new tokens for a marked account (a restore, an import, a sign-in):
     /// the move would take them to the pool over newer ones.
     static func refuseIfMoving(_ id: Int64, name: String, _ db: Database) throws {
-        if try Bool.fetchOne(db, sql: "SELECT 1 FROM pool_moves WHERE account_id = ?", arguments: [id]) ?? false {
-            throw StoreError(.moving, movingProblem(name))
-        }
+        if try isMoving(id, db) { throw StoreError(.moving, movingProblem(name)) }
+    }
+
+    /// Inside a read or write: whether the account with this id is marked.
+    static func isMoving(_ id: Int64, _ db: Database) throws -> Bool {
+        try Bool.fetchOne(db, sql: "SELECT 1 FROM pool_moves WHERE account_id = ?", arguments: [id]) ?? false
     }
 
     /// Why a marked account's tokens are not used here, and what to do.
