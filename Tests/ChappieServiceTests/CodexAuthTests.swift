@@ -42,7 +42,7 @@ struct CodexAuthTests {
         defer { try? FileManager.default.removeItem(at: home) }
         let imported = try await service.importCodexAuth(from: Fixtures.directory.appendingPathComponent("codex-auth.json"), name: AccountName("work"))
         let codexHome = home.appendingPathComponent("codex-work")
-        let outcome = try await service.switchTo(AccountName("work"), codexHome: codexHome)
+        let outcome = try await service.switchTo(AccountName("work"), codexHome: .at(codexHome))
         let file = try #require(outcome.codexAuthFile)
         #expect((try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? NSNumber)?.intValue == 0o600)
         #expect((try FileManager.default.attributesOfItem(atPath: codexHome.path)[.posixPermissions] as? NSNumber)?.intValue == 0o700)
@@ -72,11 +72,11 @@ struct CodexAuthTests {
         try FileManager.default.createDirectory(at: codexHome, withIntermediateDirectories: true)
         let existing = #"{"OPENAI_API_KEY":"sk-keep","agent_identity":"agent-jwt","future":{"x":[1,2]},"tokens":{"extra":"kept","refresh_token":"old"}}"#
         _ = FileManager.default.createFile(atPath: codexHome.appendingPathComponent("auth.json").path, contents: Data(existing.utf8))
-        await #expect { _ = try await service.switchTo(AccountName("ada"), codexHome: codexHome) } throws: { error in
+        await #expect { _ = try await service.switchTo(AccountName("ada"), codexHome: .at(codexHome)) } throws: { error in
             (error as? ServiceError)?.message.contains("--force") == true
         }
         #expect(JSONDocument(try Data(contentsOf: codexHome.appendingPathComponent("auth.json"))).string("tokens", "refresh_token") == "old")
-        _ = try await service.switchTo(AccountName("ada"), codexHome: codexHome, force: true)
+        _ = try await service.switchTo(AccountName("ada"), codexHome: .at(codexHome), force: true)
         let written = JSONDocument(try Data(contentsOf: codexHome.appendingPathComponent("auth.json")))
         #expect(written.string("OPENAI_API_KEY") == "sk-keep")
         #expect(written.string("agent_identity") == "agent-jwt")

@@ -15,15 +15,22 @@ public struct ChappieTestbed: Sendable {
         ChappieTestbed(emulator: try await EmulatorProcess(arguments: emulatorArguments), home: try TestTokens.temporaryDirectory("chappie-e2e"))
     }
 
+    /// The `HOME` commands run with: `user-home` in the data directory (absent until a test makes it).
+    public var userHome: URL { home.appendingPathComponent("user-home") }
+
     /// `--issuer`, `--backend` and `--home` for this testbed.
     public var service: [String] { ["--issuer", emulator.issuer, "--backend", emulator.backend, "--home", home.path] }
 
     /// Runs `chappie` with the arguments and the testbed's service options (before a `--`, after
-    /// which a command's own arguments follow), without key variables inherited from the environment.
+    /// which a command's own arguments follow), without key variables inherited from the environment,
+    /// and with `HOME` in the testbed (``userHome``) and no `CODEX_HOME` unless given: a switch must
+    /// never write the `~/.codex` of whoever runs the tests.
     public func chappie(_ arguments: [String], environment: [String: String?] = [:], timeout: Duration = .seconds(60)) async throws -> ProcessResult {
         var environment = environment
         environment["CHAPPIE_PASSPHRASE"] = environment["CHAPPIE_PASSPHRASE"] ?? nil
         environment["CHAPPIE_KEY_FILE"] = environment["CHAPPIE_KEY_FILE"] ?? nil
+        environment["HOME"] = environment["HOME"] ?? userHome.path
+        environment["CODEX_HOME"] = environment["CODEX_HOME"] ?? nil
         var arguments = arguments
         arguments.insert(contentsOf: service, at: arguments.firstIndex(of: "--") ?? arguments.endIndex)
         return try await runProcess(try BuiltProducts.executable("chappie"), arguments, environment: environment, timeout: timeout)

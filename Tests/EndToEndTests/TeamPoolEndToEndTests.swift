@@ -37,6 +37,8 @@ private struct PoolFleet: Sendable {
         environment["CHAPPIE_STORE_URL"] = url
         environment["CHAPPIE_PASSPHRASE"] = environment["CHAPPIE_PASSPHRASE"] ?? nil
         environment["CHAPPIE_KEY_FILE"] = environment["CHAPPIE_KEY_FILE"] ?? nil
+        environment["HOME"] = environment["HOME"] ?? homes[index - 1].appendingPathComponent("user-home").path
+        environment["CODEX_HOME"] = environment["CODEX_HOME"] ?? nil
         let service = [
             "--issuer", testbed.emulator.issuer, "--backend", testbed.emulator.backend, "--home", homes[index - 1].path, "--machine", "m\(index)",
         ]

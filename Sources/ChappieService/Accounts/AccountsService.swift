@@ -31,6 +31,22 @@ public struct AccountsService: Sendable {
         public var account: Account
         /// The `auth.json` written for Codex, if any.
         public var codexAuthFile: URL?
+        /// Where the Codex home came from when no `codex-home` was configured (`$CODEX_HOME` or
+        /// `~/.codex`): it is now the `codex-home` setting.
+        public var chosenCodexHome: String?
+        /// The login the home held that chappie did not know, imported before switching.
+        public var imported: Account?
+    }
+
+    /// Whether `switch` writes a Codex home's `auth.json`.
+    public enum CodexHomeChoice: Sendable, Equatable {
+        /// This one.
+        case at(URL)
+        /// The `codex-home` setting; else `$CODEX_HOME`, else `~/.codex` if it exists, then stored
+        /// as the setting so that the daemon and `exec` agree; else none.
+        case standard
+        /// None (`--no-codex-home`).
+        case none
     }
 
     /// The store.
@@ -199,10 +215,22 @@ public struct AccountsService: Sendable {
     ///
     /// - Throws: ``ServiceError`` `.invalidInput` for a home holding an unknown login without
     ///   `force`; ``StoreError`` when the account's credentials do not open (nothing changed).
-    public func switchTo(_ name: AccountName, codexHome: URL?, force: Bool = false) async throws -> SwitchOutcome {
+    public func switchTo(_ name: AccountName, codexHome choice: CodexHomeChoice = .standard, force: Bool = false) async throws -> SwitchOutcome {
         let account = try await store.account(named: name)
-        let configured = try await store.defaultCodexHome().map { URL(fileURLWithPath: ($0 as NSString).expandingTildeInPath) }
-        guard let home = (codexHome ?? configured)?.standardizedFileURL else {
+        var chosen: (home: URL, source: String)?
+        let home: URL?
+        switch choice {
+        case .at(let url): home = url.standardizedFileURL
+        case .none: home = nil
+        case .standard:
+            if let configured = try await store.defaultCodexHome() {
+                home = URL(fileURLWithPath: (configured as NSString).expandingTildeInPath).standardizedFileURL
+            } else {
+                chosen = standardCodexHome()
+                home = chosen?.home
+            }
+        }
+        guard let home else {
             return SwitchOutcome(account: try await store.activate(name), codexAuthFile: nil)
         }
         let mirror = CodexMirror(home: home)
@@ -218,9 +246,31 @@ public struct AccountsService: Sendable {
                 guard try await involvement(of: account, in: mirror) == involved else { return nil }
                 return try await switchUnderLocks(name, mirror: mirror, leaving: involved.previousHome, force: force)
             }
-            if let outcome { return outcome }
+            if var outcome {
+                if let chosen {
+                    try await store.setDefaultCodexHome(chosen.home.path)
+                    outcome.chosenCodexHome = chosen.source
+                }
+                return outcome
+            }
         }
         throw ServiceError(.invalidInput, "\(home.path) kept changing hands while switching; try again")
+    }
+
+    /// The Codex home a user who configured none has: `$CODEX_HOME`, unless it is one of the private
+    /// homes `chappie exec` sets it to, else `~/.codex` when that directory exists.
+    func standardCodexHome() -> (home: URL, source: String)? {
+        if let value = environment["CODEX_HOME"], !value.isEmpty {
+            let home = URL(fileURLWithPath: (value as NSString).expandingTildeInPath).standardizedFileURL
+            let privateHomes = store.privateCodexHomes.resolvingSymlinksInPath().path + "/"
+            if !(home.resolvingSymlinksInPath().path + "/").hasPrefix(privateHomes) { return (home, "$CODEX_HOME") }
+        }
+        var environment = environment
+        environment["CODEX_HOME"] = nil
+        let home = CodexAuthFile.defaultHome(environment: environment).standardizedFileURL
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: home.path, isDirectory: &isDirectory), isDirectory.boolValue else { return nil }
+        return (home, "~/.codex")
     }
 
     /// Who and what a switch into a home touches.
@@ -245,7 +295,7 @@ public struct AccountsService: Sendable {
     ) async throws -> SwitchOutcome {
         let left = previousHome.map { CodexMirror(home: URL(fileURLWithPath: $0)) }
         try left?.refuseWhileInUse(by: name, doing: "switch it to another Codex home")
-        try await adoptFromCodexHome(mirror, force: force)
+        let imported = try await adoptFromCodexHome(mirror, force: force)
         var current = try await store.account(named: name)
         // Tokens there that are not the issuer's: --force leaves them, and the file goes below.
         if let left, let adopted = try await left.adoptNewer(
@@ -274,28 +324,30 @@ public struct AccountsService: Sendable {
             try? await store.recordEvent(
                 .codexHomeLeft, account: active, detail: "\(left.file.path) removed: \(active.name) now owns \(mirror.home.path)")
         }
-        return SwitchOutcome(account: active, codexAuthFile: written)
+        return SwitchOutcome(account: active, codexAuthFile: written, imported: imported)
     }
 
     /// Before `switch` replaces a Codex home's `auth.json`: tokens Codex rotated there are taken
-    /// for the account they belong to, once their signature is the issuer's; a login chappie does not
-    /// know, or newer tokens the issuer did not sign, stop the switch unless `force`.
-    private func adoptFromCodexHome(_ mirror: CodexMirror, force: Bool) async throws {
-        guard FileManager.default.fileExists(atPath: mirror.file.path) else { return }
+    /// for the account they belong to, once their signature is the issuer's. A login chappie does
+    /// not know (what `codex login` leaves) is imported as a new account when it is the issuer's, so
+    /// nothing chappie does not hold is overwritten; one that is not, unreadable text, or newer
+    /// tokens the issuer did not sign stop the switch unless `force`.
+    ///
+    /// - Returns: The account imported, if any.
+    private func adoptFromCodexHome(_ mirror: CodexMirror, force: Bool) async throws -> Account? {
+        guard FileManager.default.fileExists(atPath: mirror.file.path) else { return nil }
         let held: CodexAuthFile
         do {
             held = try CodexAuthFile.read(mirror.file)
         } catch {
-            if force { return }
+            if force { return nil }
             throw ServiceError(
                 .invalidInput,
-                "\(mirror.file.path) does not hold a ChatGPT login chappie can read (\(error)); pass --force to replace it")
+                "\(mirror.file.path) does not hold a ChatGPT login chappie can read (\(error)); nothing was written. Pass --force to replace it")
         }
         guard let holder = try await store.account(matching: held.info), held.belongs(to: holder) else {
-            if force { return }
-            throw ServiceError(
-                .invalidInput,
-                "\(mirror.file.path) holds a login chappie does not know (\(held.info.email ?? "no e-mail")); import it first with chappie accounts import \(mirror.file.path), or pass --force to replace it")
+            if force { return nil }
+            return try await importUnknownLogin(held, from: mirror)
         }
         let stored = try await store.credentials(for: holder)
         // Not the issuer's: --force replaces them with the stored tokens.
@@ -304,5 +356,27 @@ public struct AccountsService: Sendable {
                 of: holder, to: newer, accessTokenExpiresAt: held.accessTokenExpiresAt, refreshedAt: held.lastRefresh ?? Date(),
                 event: .adopted, detail: "tokens the Codex CLI refreshed in \(mirror.home.path), taken before switching")
         }
+        return nil
+    }
+
+    /// Imports the login a Codex home holds that chappie does not know, named after its e-mail,
+    /// once its signature is the issuer's.
+    private func importUnknownLogin(_ held: CodexAuthFile, from mirror: CodexMirror) async throws -> Account {
+        let who = held.info.email.map { " (\($0))" } ?? ""
+        let keep = "nothing was written. Import it with chappie accounts import \(mirror.file.path), or pass --force to replace it"
+        switch await signatures.check(held.credentials) {
+        case .verified:
+            break
+        case .forged(let reason):
+            throw ServiceError(.invalidInput, "\(mirror.file.path) holds a login chappie does not know\(who) whose tokens are not the issuer's (\(reason)); \(keep)")
+        case .unknownKey:
+            throw ServiceError(.unavailable, "\(mirror.file.path) holds a login chappie does not know\(who), signed with a key the issuer does not list; \(keep)")
+        case .unchecked(let reason):
+            throw ServiceError(.unavailable, "\(mirror.file.path) holds a login chappie does not know\(who) whose signature could not be checked (\(reason)); \(keep), or try again when the issuer can be reached")
+        }
+        return try await store.save(
+            info: held.info, credentials: held.credentials, accessTokenExpiresAt: held.accessTokenExpiresAt,
+            refreshedAt: held.lastRefresh, name: nil, event: .imported
+        ).account
     }
 }

@@ -31,8 +31,9 @@ struct AutoSwitcher: Sendable {
                 return
             }
             guard choice.account.id != active.id else { return }
-            var codexHome = configuration.codexHome
-            if codexHome == nil { codexHome = try await store.defaultCodexHome().map { URL(fileURLWithPath: $0) } }
+            // The daemon writes only a home it was given or the one `switch` stored: never one it guessed.
+            let configured = try await store.defaultCodexHome() != nil
+            let codexHome: AccountsService.CodexHomeChoice = configuration.codexHome.map { .at($0) } ?? (configured ? .standard : .none)
             _ = try await AccountsService(store: store, signatures: usage.tokens.signatures).switchTo(choice.account.name, codexHome: codexHome)
             try await store.recordEvent(.autoSwitched, account: choice.account, detail: "from \(active.name) at its limit: \(choice.reason)")
             await state.switched()

@@ -134,9 +134,11 @@ extension ChappieCommand.Accounts {
         static let configuration = CommandConfiguration(commandName: "switch",
             abstract: "Make an account the active one, and the one the Codex CLI uses.",
             discussion: """
-                With --codex-home DIR (or the codex-home setting: chappie config set codex-home DIR), the \
-                account's tokens are written to DIR/auth.json as Codex expects, keeping fields chappie does \
-                not manage.
+                The account's tokens are written to DIR/auth.json as Codex expects, keeping fields chappie \
+                does not manage, so that `codex` runs as the account. DIR is --codex-home, else the \
+                codex-home setting (chappie config set codex-home DIR), else $CODEX_HOME, else ~/.codex if it \
+                exists; a home found that way becomes the setting. A login there that chappie does not know \
+                (from `codex login`) is imported first as an account of its own. --no-codex-home writes none.
                 """)
 
         @OptionGroup var global: GlobalOptions
@@ -144,10 +146,12 @@ extension ChappieCommand.Accounts {
         @Flag(help: "Switch to the usable account with the most headroom (readings older than 15 minutes are polled first).")
         var best = false
         @Option(help: ArgumentHelp("The Codex home to write auth.json into.", valueName: "dir")) var codexHome: String?
-        @Flag(help: "Replace a Codex login chappie does not know (by default switch refuses to overwrite it).") var force = false
+        @Flag(help: "Write no Codex home: only make the account the active one.") var noCodexHome = false
+        @Flag(help: "Replace a Codex login chappie cannot import (by default switch refuses to overwrite it).") var force = false
 
         func validate() throws {
             guard (name != nil) != best else { throw ValidationError("name an account, or pass --best (not both)") }
+            if noCodexHome, codexHome != nil { throw ValidationError("pass --codex-home DIR or --no-codex-home, not both") }
         }
 
         func run() async throws {
@@ -161,8 +165,12 @@ extension ChappieCommand.Accounts {
                 target = choice.account.name
             }
             guard let target else { return }
-            let home = codexHome.map { expandedPath($0) }
+            let home: AccountsService.CodexHomeChoice = noCodexHome ? .none : codexHome.map { .at(expandedPath($0)) } ?? .standard
             let outcome = try await service.switchTo(target, codexHome: home, force: force)
+            if let imported = outcome.imported {
+                let who = imported.info.email.map { " (\(TerminalText.sanitized($0)))" } ?? ""
+                FileHandle.standardError.write(Data("Imported the login \(outcome.codexAuthFile?.path ?? "the Codex home") held as \(imported.name)\(who), so that switching does not lose it\n".utf8))
+            }
             // Switched all the same: the user may know the window is about to reset.
             if let full = try? await services.usage.fullness(of: outcome.account) {
                 let reset = full.resetsAt.map { "; it resets at \(Formatting.localTime($0)) (\(Formatting.relative($0)))" } ?? ""
@@ -172,7 +180,12 @@ extension ChappieCommand.Accounts {
                 try JSONOutput.print(["name": outcome.account.name.rawValue, "codexAuthFile": outcome.codexAuthFile?.path ?? ""])
             } else {
                 print("Active account: \(outcome.account.name)" + (outcome.account.info.email.map { " (\(TerminalText.sanitized($0)))" } ?? ""))
-                if let file = outcome.codexAuthFile { print("Codex will use it: wrote \(file.path)") }
+                if let file = outcome.codexAuthFile {
+                    print("Codex will use it: wrote \(file.path)")
+                    if let source = outcome.chosenCodexHome {
+                        print("That is \(source); it is now the codex-home setting (change it with chappie config set codex-home DIR, or pass --no-codex-home)")
+                    }
+                }
             }
         }
     }
