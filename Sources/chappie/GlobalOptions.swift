@@ -1,5 +1,6 @@
 import ArgumentParser
 import Chappie
+import ChappieCore
 import ChappieService
 import Foundation
 import Logging
@@ -58,6 +59,19 @@ struct GlobalOptions: ParsableArguments {
     /// Opens and unlocks the store, with the services over it.
     func services() async throws -> ChappieServices {
         try await ChappieServices.open(try serviceOptions())
+    }
+
+    /// The account a command uses when it names none and does not ask for the best one:
+    /// `$CHAPPIE_ACCOUNT` (which `exec` and `lease run` set for their command), else `nil`, for the
+    /// command's own default.
+    func account(_ named: AccountName?, best: Bool = false) throws -> AccountName? {
+        if let named { return named }
+        guard !best, let value = ProcessInfo.processInfo.environment["CHAPPIE_ACCOUNT"], !value.isEmpty else { return nil }
+        do {
+            return try AccountName(value)
+        } catch {
+            throw CommandFailure(message: "$CHAPPIE_ACCOUNT is not an account name (\(error)); unset it or name an account", exitCode: ExitCode(ChappieExitCode.usage))
+        }
     }
 
     /// A logger on standard error: debug with --verbose, warnings otherwise (see ``ProcessLogging``).

@@ -72,7 +72,7 @@ struct TokenEndToEndTests {
         // What the issuer said, once, and what to do.
         #expect(token.stderr.contains("refresh_token_invalidated"))
         #expect(token.stderr.components(separatedBy: "answered HTTP").count == 2, "\(token.stderr)")
-        #expect(token.stderr.contains("Sign the account in again"))
+        #expect(token.stderr.contains("Sign work in again: chappie accounts add work"), "\(token.stderr)")
         // Signing in again (as the same ChatGPT account) brings the account back.
         let show = JSONDocument(Data(try await setup.chappie(["accounts", "show", "work", "--json"]).stdout.utf8))
         let identity = RunningEmulator.encode([

@@ -43,7 +43,7 @@ struct DaemonAPI: Sendable {
                 return .failure("unknown command \"\(request.command.prefix(40))\": use token, status, accounts, usage or metrics", exitCode: ChappieExitCode.usage)
             }
         } catch {
-            let failure = FailureDescription(error) ?? FailureDescription(message: "\(error)", exitCode: ChappieExitCode.failure)
+            let failure = FailureDescription(error, account: request.account.flatMap { try? AccountName($0) }) ?? FailureDescription(message: "\(error)", exitCode: ChappieExitCode.failure)
             return .failure(failure.message, exitCode: failure.exitCode)
         }
     }

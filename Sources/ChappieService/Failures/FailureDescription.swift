@@ -1,5 +1,5 @@
 import Chappie
-import ChappieCore
+public import ChappieCore
 import ChappieStore
 import ChappieVault
 
@@ -17,8 +17,9 @@ public struct FailureDescription: Sendable, Equatable {
         self.exitCode = exitCode
     }
 
-    /// The description of an error chappie's libraries throw; `nil` for any other.
-    public init?(_ error: any Error) {
+    /// The description of an error chappie's libraries throw; `nil` for any other. With the
+    /// account it concerns, the advice names it (the command to sign it in again is spelled out).
+    public init?(_ error: any Error, account: AccountName? = nil) {
         switch error {
         case let error as StoreError:
             let exitCode =
@@ -28,9 +29,9 @@ public struct FailureDescription: Sendable, Equatable {
         case let error as VaultError:
             self.init(message: error.message, exitCode: ChappieExitCode.configuration)
         case let error as ChappieAuthError:
-            self.init(message: (error.errorDescription ?? "\(error)") + Self.advice(error.recovery), exitCode: error.recovery.exitCode)
+            self.init(message: (error.errorDescription ?? "\(error)") + Self.advice(error.recovery, account: account), exitCode: error.recovery.exitCode)
         case let error as ChappieClientError:
-            self.init(message: (error.errorDescription ?? "\(error)") + Self.advice(error.recovery), exitCode: error.recovery.exitCode)
+            self.init(message: (error.errorDescription ?? "\(error)") + Self.advice(error.recovery, account: account), exitCode: error.recovery.exitCode)
         case let error as ServiceError:
             let exitCode = switch error.kind {
             case .configuration: ChappieExitCode.configuration
@@ -47,9 +48,10 @@ public struct FailureDescription: Sendable, Equatable {
     }
 
     /// What the user can do, as a sentence to append.
-    static func advice(_ recovery: ChappieErrorRecovery) -> String {
+    static func advice(_ recovery: ChappieErrorRecovery, account: AccountName?) -> String {
         switch recovery {
-        case .signInAgain: " Sign the account in again: chappie accounts add NAME"
+        case .signInAgain:
+            if let account { " Sign \(account) in again: chappie accounts add \(account)" } else { " Sign the account in again with chappie accounts add and its name" }
         case .retry: " Try again later."
         case .permanent(.fixConfiguration): " Fix the configuration; retrying as it is will not help."
         case .permanent: ""

@@ -279,7 +279,7 @@ extension ChappieCommand.Accounts {
                     try await services.tokens.revoke(name)
                     revoked = true
                 } catch {
-                    let failure = CommandFailure(error) ?? CommandFailure(message: "\(error)", exitCode: .failure)
+                    let failure = CommandFailure(error, account: name) ?? CommandFailure(message: "\(error)", exitCode: .failure)
                     guard force else {
                         throw CommandFailure(
                             message: "could not revoke \(name)'s refresh token: \(failure.message) Nothing was removed; "

@@ -38,18 +38,19 @@ extension ChappieCommand {
                 throw ValidationError("the prompt is empty: give it as an argument or on standard input")
             }
             let services = try await global.services()
-            var chosen = account
+            var chosen = try global.account(account)
             if chosen == nil { chosen = try await services.accounts.active()?.name }
             guard let name = chosen else {
-                throw CommandFailure(message: "no account named and none is active: pass --account NAME, or run chappie accounts switch NAME", exitCode: .failure)
+                throw CommandFailure(message: "no account named and none is active: pass --account NAME, set CHAPPIE_ACCOUNT, or make one active with chappie accounts switch NAME", exitCode: .failure)
             }
+            _ = try await services.accounts.account(named: name)
             let client = services.client(for: name, transport: transport.policy)
             let request = ChappieResponseRequest(
                 model: model, input: [ChappieInputMessage(text: text)],
                 reasoningEffort: effort.flatMap { ChappieResponseRequest.ReasoningEffort(rawValue: $0.rawValue) })
             let usage: ChappieUsageLimitSnapshot?
             do {
-                usage = try await cancellingOnSignals {
+                usage = try await CommandFailure.about(name) { try await cancellingOnSignals {
                     var latest: ChappieUsageLimitSnapshot?
                     for try await event in client.streamResponse(request) {
                         switch event {
@@ -59,7 +60,7 @@ extension ChappieCommand {
                         }
                     }
                     return latest
-                }
+                } }
             } catch ChappieClientError.usageLimitReached(let limit) {
                 let reset = limit.resetsAt.map { " It resets at \(Formatting.localTime($0)) (\(Formatting.relative($0)))." } ?? ""
                 throw CommandFailure(

@@ -17,25 +17,28 @@ extension ChappieCommand {
                 daemon keeps every such home fresh. chappie replaces itself with the command, so signals reach \
                 it and its exit status is chappie's (127: not found, 126: not runnable).
 
-                Example: chappie exec --account work -- codex
+                Example: chappie exec work -- codex (or chappie exec --account work -- codex)
                 """)
 
         @OptionGroup var global: GlobalOptions
-        @Option(help: ArgumentHelp("The account (default: the active one).", valueName: "name"), transform: parseAccountName)
+        @Argument(help: ArgumentHelp("The account, as --account names it.", valueName: "name"), transform: parseAccountName)
+        var name: AccountName?
+        @Option(help: ArgumentHelp("The account (default: $CHAPPIE_ACCOUNT, else the active one).", valueName: "name"), transform: parseAccountName)
         var account: AccountName?
         @Flag(help: "Use the usable account with the most headroom, as switch --best does.") var best = false
         @Argument(parsing: .postTerminator, help: ArgumentHelp("The command and its arguments, after --.", valueName: "command"))
         var command: [String] = []
 
         func validate() throws {
-            if account != nil, best { throw ValidationError("name an --account or pass --best, not both") }
+            if name != nil, account != nil { throw ValidationError("name the account once: chappie exec NAME -- COMMAND, or --account NAME") }
+            if name ?? account != nil, best { throw ValidationError("name an account or pass --best, not both") }
             if command.isEmpty { throw ValidationError("name the command to run after --, for example: chappie exec --account work -- codex") }
         }
 
         func run() async throws {
             let services = try await global.services()
-            let (account, best, verbose) = (self.account, self.best, global.verbose)
-            let plan = try await cancellingOnSignals {
+            let (account, best, verbose) = (try global.account(name ?? self.account, best: self.best), self.best, global.verbose)
+            let plan = try await CommandFailure.about(account) { try await cancellingOnSignals {
                 var name = account
                 if best {
                     let choice = try await services.usage.best()
@@ -43,7 +46,7 @@ extension ChappieCommand {
                     name = choice.account.name
                 }
                 return try await services.exec.prepare(try await services.tokens.account(name).name)
-            }
+            } }
             if verbose {
                 FileHandle.standardError.write(Data("chappie: running as \(plan.account.name) with CODEX_HOME=\(plan.codexHome.path)\n".utf8))
             }

@@ -20,7 +20,7 @@ extension ChappieCommand {
 
         /// The options `run` and `acquire` share.
         struct Choice: ParsableArguments {
-            @Option(help: ArgumentHelp("The account (default: the one with the most headroom that has a free slot).", valueName: "name"),
+            @Option(help: ArgumentHelp("The account (default: $CHAPPIE_ACCOUNT, else the one with the most headroom that has a free slot).", valueName: "name"),
                 transform: parseAccountName)
             var account: AccountName?
             @Flag(help: "Take the account with the most headroom that has a free slot (the default).") var best = false
@@ -35,8 +35,8 @@ extension ChappieCommand {
                 if ttl < .seconds(10) { throw ValidationError("--ttl must be at least 10s") }
             }
 
-            func request(holder: String) -> LeaseRequest {
-                LeaseRequest(account: account, ttl: ttl, wait: wait, holder: holder)
+            func request(holder: String, global: GlobalOptions) throws -> LeaseRequest {
+                LeaseRequest(account: try global.account(account, best: best), ttl: ttl, wait: wait, holder: holder)
             }
         }
 
@@ -71,7 +71,7 @@ extension ChappieCommand {
                         if number != SIGINT { kill(child, number) }
                     }
                 }
-                let (_, status) = try await services.leases.run(command, request: choice.request(holder: holder), started: started) { message in
+                let (_, status) = try await services.leases.run(command, request: try choice.request(holder: holder, global: global), started: started) { message in
                     // Waiting and failures always; the lease taken only with --verbose.
                     if verbose || !message.hasPrefix("lease ") {
                         FileHandle.standardError.write(Data("chappie: \(TerminalText.sanitized(message))\n".utf8))
@@ -92,7 +92,7 @@ extension ChappieCommand {
 
             func run() async throws {
                 let services = try await global.services()
-                let request = choice.request(holder: holder ?? "pid \(getppid()) (lease acquire)")
+                let request = try choice.request(holder: holder ?? "pid \(getppid()) (lease acquire)", global: global)
                 let granted = try await cancellingOnSignals {
                     try await services.leases.acquire(request) { message in
                         FileHandle.standardError.write(Data("chappie: \(TerminalText.sanitized(message))\n".utf8))

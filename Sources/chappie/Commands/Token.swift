@@ -24,6 +24,7 @@ extension ChappieCommand {
         func run() async throws {
             // A running daemon answers without this process opening the store.
             let socketURL = try socket.map { expandedPath($0) } ?? global.serviceOptions().daemonSocket
+            let name = try global.account(self.name)
             let request = DaemonRequest(command: "token", account: name?.rawValue, marginSeconds: Int(margin.components.seconds))
             if let reply = DaemonClient.send(request, to: socketURL) {
                 guard reply.ok, let token = reply.token else {
@@ -32,8 +33,8 @@ extension ChappieCommand {
                 return try print(token)
             }
             let service = try await global.services().tokens
-            let (name, margin) = (self.name, self.margin)
-            let fresh = try await cancellingOnSignals { try await service.token(for: name, margin: margin) }
+            let margin = self.margin
+            let fresh = try await CommandFailure.about(name) { try await cancellingOnSignals { try await service.token(for: name, margin: margin) } }
             try print(DaemonReply.Token(
                 name: fresh.account.name.rawValue, accessToken: fresh.credentials.accessToken, expiresAt: fresh.expiresAt,
                 chatgptAccountID: fresh.account.info.accountID, fedramp: fresh.account.info.isFedRAMPAccount, warning: fresh.warning))
@@ -82,7 +83,7 @@ extension ChappieCommand {
             var codes: [Int32] = []
             for report in reports {
                 if let error = report.error {
-                    let failure = CommandFailure(error) ?? CommandFailure(message: "\(error)", exitCode: .failure)
+                    let failure = CommandFailure(error, account: report.name) ?? CommandFailure(message: "\(error)", exitCode: .failure)
                     codes.append(failure.exitCode.rawValue)
                     if !global.json { FileHandle.standardError.write(Data("\(report.name): FAILED: \(TerminalText.sanitized(failure.message))\n".utf8)) }
                 } else if !quiet && !global.json {

@@ -27,6 +27,7 @@ extension ChappieCommand.Usage {
         var maxAge: Duration = .seconds(60)
 
         func run() async throws {
+            let name = try global.account(self.name)
             // With --cached and a running daemon, the daemon's view is shown without opening the store.
             if cached && !forecast,
                 let reply = DaemonClient.send(DaemonRequest(command: "usage"), to: try global.serviceOptions().daemonSocket),
@@ -44,7 +45,7 @@ extension ChappieCommand.Usage {
             if !cached {
                 let (service, accounts, maxAge) = (service, accounts, self.maxAge)
                 for result in try await cancellingOnSignals({ await service.pollAll(accounts, maxAge: maxAge) }) {
-                    if let error = result.error { failures[result.account.name.rawValue] = CommandFailure(error)?.message ?? "\(error)" }
+                    if let error = result.error { failures[result.account.name.rawValue] = CommandFailure(error, account: result.account.name)?.message ?? "\(error)" }
                 }
             }
             var forecasts: [Int64: (Date?, Date?)] = [:]
@@ -115,11 +116,16 @@ extension ChappieCommand.Usage {
         @Option(help: "How many accounts to poll at once.") var concurrency = 8
 
         func validate() throws {
-            guard all != !names.isEmpty else { throw ValidationError("name accounts to poll, or pass --all (not both)") }
+            if all, !names.isEmpty { throw ValidationError("name accounts to poll, or pass --all (not both)") }
             guard (1...64).contains(concurrency) else { throw ValidationError("--concurrency must be between 1 and 64") }
         }
 
         func run() async throws {
+            var names = self.names
+            if !all, names.isEmpty {
+                guard let named = try global.account(nil) else { throw ValidationError("name accounts to poll, set CHAPPIE_ACCOUNT, or pass --all") }
+                names = [named]
+            }
             let service = try await global.services().usage
             let accounts = all ? try await service.accounts(named: []).filter { $0.status == .ok } : try await service.accounts(named: names)
             let concurrency = self.concurrency
@@ -128,7 +134,7 @@ extension ChappieCommand.Usage {
             for result in results {
                 if let error = result.error {
                     failed = true
-                    FileHandle.standardError.write(Data("\(result.account.name): FAILED: \(CommandFailure(error)?.message ?? "\(error)")\n".utf8))
+                    FileHandle.standardError.write(Data("\(result.account.name): FAILED: \(CommandFailure(error, account: result.account.name)?.message ?? "\(error)")\n".utf8))
                 } else if !global.json, let main = result.snapshots.first {
                     print("\(result.account.name): 5-hour \(describeWindow(main.shortWindow)); weekly \(describeWindow(main.longWindow))")
                 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ChappieCore
 import ChappieService
 
 /// A library error turned into a message and an exit code (``FailureDescription``).
@@ -11,9 +12,19 @@ struct CommandFailure: Error {
         self.exitCode = exitCode
     }
 
-    /// The failure for an error chappie's libraries throw; `nil` for others (argument-parser's own).
-    init?(_ error: any Error) {
-        guard let description = FailureDescription(error) else { return nil }
+    /// The failure for an error chappie's libraries throw, naming the account it concerns where
+    /// known; `nil` for others (argument-parser's own).
+    init?(_ error: any Error, account: AccountName? = nil) {
+        guard let description = FailureDescription(error, account: account) else { return nil }
         self.init(message: description.message, exitCode: ExitCode(description.exitCode))
+    }
+
+    /// Runs `body` for one account: a library error it throws becomes a failure naming the account.
+    static func about<T>(_ account: AccountName?, _ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error where !(error is CommandFailure) {
+            throw CommandFailure(error, account: account) ?? error
+        }
     }
 }
