@@ -38,7 +38,8 @@ struct LeaseEndToEndTests {
                     "--issuer", testbed.emulator.issuer, "--backend", testbed.emulator.backend, "--home", home.path, "--machine", "m\(machine)",
                     "--store", url,
                 ], at: arguments.firstIndex(of: "--") ?? arguments.endIndex)
-            return try await runProcess(try BuiltProducts.executable("chappie"), arguments, timeout: timeout)
+            let user = testbed.userHome.path
+            return try await runProcess(try BuiltProducts.executable("chappie"), arguments, environment: ["HOME": user, "CODEX_HOME": nil], timeout: timeout)
         }
     }
 
@@ -116,7 +117,7 @@ struct LeaseEndToEndTests {
         #expect(try await bench.chappie(1, ["lease", "acquire", "--wait", "1s"]).status == 0)
     }
 
-    @Test("A lease that hands out chappie exec's private Codex home takes every slot of the account", arguments: Backend.allCases)
+    @Test("A lease hands out the Codex home the account owns; chappie exec's private one takes every slot of the account", arguments: Backend.allCases)
     func wholeAccount(_ backend: Backend) async throws {
         let bench = try await Bench.start(backend)
         defer { Task { await bench.testbed.stop() } }
@@ -141,6 +142,19 @@ struct LeaseEndToEndTests {
         #expect(whole.string("codexHome")?.contains("codex-homes/") == true)
         let more = try await bench.chappie(1, ["lease", "acquire", "--wait", "1s"])
         #expect(more.status == 75, "\(more.stderr)")
+
+        // An account that owns the Codex home switch wrote: the job runs as it there (CODEX_HOME),
+        // and other jobs may share the account's slots.
+        #expect(try await bench.chappie(1, ["accounts", "add", "owner"]).status == 0)
+        let codexHome = bench.testbed.home.appendingPathComponent("codex-owner")
+        #expect(try await bench.chappie(1, ["accounts", "switch", "owner", "--codex-home", codexHome.path]).status == 0)
+        #expect(try await bench.chappie(1, ["accounts", "set", "owner", "--max-leases", "2"]).status == 0)
+        let owned = try await bench.chappie(1, ["lease", "--account", "owner", "--", "sh", "-c", "echo $CODEX_HOME"])
+        #expect(owned.status == 0 && owned.stdout == codexHome.path + "\n", "\(owned.stderr)")
+        let shared = JSONDocument(Data(try await bench.chappie(1, ["lease", "acquire", "--account", "owner", "--ttl", "1m", "--json"]).stdout.utf8))
+        #expect(shared.bool("wholeAccount") == false)
+        #expect(shared.string("codexHome") == codexHome.path)
+        #expect(try await bench.chappie(1, ["lease", "acquire", "--account", "owner", "--ttl", "1m"]).status == 0)
     }
 
     @Test("lease run passes SIGTERM and SIGHUP on to its command, leaves a Ctrl-C sent to chappie alone, returns the command's status and gives the lease back")

@@ -19,14 +19,14 @@ public struct LeaseService: Sendable {
         self.usage = usage
     }
 
-    /// A lease granted: the lease, its account, and the Codex home it hands out (`chappie exec`'s
-    /// private home of the account, when it has one on this machine).
+    /// A lease granted: the lease, its account, and the Codex home it hands out (the one the
+    /// account owns on this machine, if any: the one `switch` wrote, or `chappie exec`'s private one).
     public struct Granted: Sendable {
         /// The lease.
         public var lease: Lease
         /// The account.
         public var account: Account
-        /// `CODEX_HOME` for the holder, if the account has a private Codex home here.
+        /// `CODEX_HOME` for the holder, if the account owns a Codex home here.
         public var codexHome: String?
 
         /// The environment a holder runs with: `CHAPPIE_ACCOUNT`, `CHAPPIE_LEASE`, and `CODEX_HOME` where there is one.
@@ -111,13 +111,12 @@ public struct LeaseService: Sendable {
         let latest = try await store.latestUsage()
         let read = UsageService.rank(accounts.compactMap { account in latest[account.id].map { (account, $0.snapshot) } })
         let ordered = read.filter { named || !$0.full }.map(\.account) + accounts.filter { latest[$0.id] == nil }
-        // A lease that hands out `chappie exec`'s private Codex home takes the whole account.
+        // The holder runs as the account: a `codex` in the job uses the home the account owns, never
+        // whatever `~/.codex` holds. `chappie exec`'s private home goes with the whole account.
         let privateCodexHomes = store.privateCodexHomes
         return ordered.map { account in
-            let home = account.codexHome.flatMap { path in
-                URL(fileURLWithPath: path).standardizedFileURL.deletingLastPathComponent() == privateCodexHomes ? path : nil
-            }
-            return (Lease.Candidate(accountID: account.id, wholeAccount: home != nil), home)
+            let isPrivate = account.codexHome.map { URL(fileURLWithPath: $0).standardizedFileURL.deletingLastPathComponent() == privateCodexHomes } ?? false
+            return (Lease.Candidate(accountID: account.id, wholeAccount: isPrivate), account.codexHome)
         }
     }
 

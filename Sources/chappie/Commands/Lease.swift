@@ -45,8 +45,8 @@ extension ChappieCommand {
                 abstract: "Run a command under a lease, renewed while it runs and given back when it ends.",
                 discussion: """
                     The command gets CHAPPIE_ACCOUNT (the account's name), CHAPPIE_LEASE (the lease id) and, \
-                    where the account has chappie exec's private Codex home here, CODEX_HOME. Its exit status \
-                    is chappie's.
+                    where the account owns a Codex home here (the one switch wrote, or chappie exec's private \
+                    one), CODEX_HOME, so a codex in the job runs as the account. Its exit status is chappie's.
                     """)
 
             @OptionGroup var global: GlobalOptions
