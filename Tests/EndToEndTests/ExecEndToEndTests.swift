@@ -15,6 +15,59 @@ struct ExecEndToEndTests {
         echo "status=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $(field access_token)" -H "ChatGPT-Account-Id: $(field account_id)" "$BACKEND/wham/usage")"
         """#
 
+    @Test("A private Codex home shares the user's ~/.codex but its login: sessions land in ~/.codex/sessions, old private ones move there, config.toml and locks stay private")
+    func privateHomeSharesTheUsers() async throws {
+        let testbed = try await ChappieTestbed.start()
+        defer { Task { await testbed.stop() } }
+        let user = testbed.userHome.appendingPathComponent(".codex")
+        let fileManager = FileManager.default
+        try fileManager.createDirectory(at: user.appendingPathComponent("prompts"), withIntermediateDirectories: true)
+        try fileManager.createDirectory(at: user.appendingPathComponent("sessions/2026/11/20"), withIntermediateDirectories: true)
+        try Data("Be brief.\n".utf8).write(to: user.appendingPathComponent("AGENTS.md"))
+        try Data("review\n".utf8).write(to: user.appendingPathComponent("prompts/review.md"))
+        try Data("old\n".utf8).write(to: user.appendingPathComponent("sessions/2026/11/20/rollout-old.jsonl"))
+        try Data("model = \"gpt-5\"\n".utf8).write(to: user.appendingPathComponent("config.toml"))
+        try Data("held\n".utf8).write(to: user.appendingPathComponent("history.jsonl.lock"))
+        #expect(try await testbed.chappie(["accounts", "add", "mine"]).status == 0)
+        #expect(try await testbed.chappie(["accounts", "add", "work"]).status == 0)
+        // The user's own login, which the private home must not share.
+        #expect(try await testbed.chappie(["accounts", "switch", "mine"]).status == 0)
+        let userLogin = try Data(contentsOf: user.appendingPathComponent("auth.json"))
+
+        let run = try await testbed.chappie(["exec", "work", "--", "sh", "-c", """
+            cat "$CODEX_HOME/AGENTS.md" "$CODEX_HOME/prompts/review.md"; ls "$CODEX_HOME/sessions/2026/11/20"
+            mkdir -p "$CODEX_HOME/sessions/2026/11/26" && echo turn > "$CODEX_HOME/sessions/2026/11/26/rollout-new.jsonl"
+            echo "home=$CODEX_HOME"
+            """])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("Be brief.\nreview\nrollout-old.jsonl\n"), "\(run.stdout)")
+        let home = URL(fileURLWithPath: try #require(run.stdout.components(separatedBy: "home=").last?.trimmingCharacters(in: .newlines)))
+        #expect(fileManager.fileExists(atPath: user.appendingPathComponent("sessions/2026/11/26/rollout-new.jsonl").path), "Codex writes sessions into ~/.codex")
+        // Private: the login, the generated config.toml and lock files.
+        #expect(try Data(contentsOf: user.appendingPathComponent("auth.json")) == userLogin)
+        #expect(try Data(contentsOf: home.appendingPathComponent("auth.json")) != userLogin)
+        #expect(try fileManager.destinationOfSymbolicLink(atPath: home.appendingPathComponent("sessions").path) == user.appendingPathComponent("sessions").path)
+        #expect((try? fileManager.destinationOfSymbolicLink(atPath: home.appendingPathComponent("config.toml").path)) == nil)
+        #expect(try String(contentsOf: home.appendingPathComponent("config.toml"), encoding: .utf8).contains("cli_auth_credentials_store = \"file\""))
+        #expect(!fileManager.fileExists(atPath: home.appendingPathComponent("history.jsonl.lock").path))
+
+        // A private sessions/ from before sharing moves over on the next run.
+        try fileManager.removeItem(atPath: home.appendingPathComponent("sessions").path)
+        try fileManager.createDirectory(at: home.appendingPathComponent("sessions/2026/11/01"), withIntermediateDirectories: true)
+        try Data("before\n".utf8).write(to: home.appendingPathComponent("sessions/2026/11/01/rollout-before.jsonl"))
+        let again = try await testbed.chappie(["exec", "work", "--", "true"])
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(try String(contentsOf: user.appendingPathComponent("sessions/2026/11/01/rollout-before.jsonl"), encoding: .utf8) == "before\n")
+        #expect(try fileManager.destinationOfSymbolicLink(atPath: home.appendingPathComponent("sessions").path) == user.appendingPathComponent("sessions").path)
+
+        // Removing the account removes its home and the links, never what they point to.
+        #expect(try await testbed.chappie(["accounts", "remove", "work", "--yes"]).status == 0)
+        #expect(!fileManager.fileExists(atPath: home.path))
+        for kept in ["AGENTS.md", "prompts/review.md", "sessions/2026/11/26/rollout-new.jsonl", "sessions/2026/11/01/rollout-before.jsonl"] {
+            #expect(fileManager.fileExists(atPath: user.appendingPathComponent(kept).path), "\(kept)")
+        }
+    }
+
     static func accounts(_ listed: ProcessResult) throws -> [[String: Any]] {
         try #require(JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]])
     }
@@ -36,7 +89,7 @@ struct ExecEndToEndTests {
         #expect(try await chappie(["accounts", "add", "work"]).status == 0)
         #expect(try await chappie(["accounts", "add", "home"]).status == 0)
         #expect(try await chappie(["accounts", "add", "idle"]).status == 0)
-        #expect(try await chappie(["accounts", "switch", "idle"]).status == 0)
+        #expect(try await chappie(["accounts", "switch", "idle", "--no-codex-home"]).status == 0)
         let accounts = try Self.accounts(await chappie(["accounts", "list", "--json"]))
         func chatgptID(_ name: String) -> String? {
             accounts.first { $0["name"] as? String == name }?["chatgptAccountID"] as? String

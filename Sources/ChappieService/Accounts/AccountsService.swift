@@ -257,20 +257,14 @@ public struct AccountsService: Sendable {
         throw ServiceError(.invalidInput, "\(home.path) kept changing hands while switching; try again")
     }
 
-    /// The Codex home a user who configured none has: `$CODEX_HOME`, unless it is one of the private
-    /// homes `chappie exec` sets it to, else `~/.codex` when that directory exists.
+    /// The Codex home a user who configured none has: ``AccountStore/userCodexHome(environment:)``,
+    /// `~/.codex` only when that directory exists.
     func standardCodexHome() -> (home: URL, source: String)? {
-        if let value = environment["CODEX_HOME"], !value.isEmpty {
-            let home = URL(fileURLWithPath: (value as NSString).expandingTildeInPath).standardizedFileURL
-            let privateHomes = store.privateCodexHomes.resolvingSymlinksInPath().path + "/"
-            if !(home.resolvingSymlinksInPath().path + "/").hasPrefix(privateHomes) { return (home, "$CODEX_HOME") }
-        }
-        var environment = environment
-        environment["CODEX_HOME"] = nil
-        let home = CodexAuthFile.defaultHome(environment: environment).standardizedFileURL
+        let user = store.userCodexHome(environment: environment)
+        if user.fromEnvironment { return (user.home, "$CODEX_HOME") }
         var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: home.path, isDirectory: &isDirectory), isDirectory.boolValue else { return nil }
-        return (home, "~/.codex")
+        guard FileManager.default.fileExists(atPath: user.home.path, isDirectory: &isDirectory), isDirectory.boolValue else { return nil }
+        return (user.home, "~/.codex")
     }
 
     /// Who and what a switch into a home touches.

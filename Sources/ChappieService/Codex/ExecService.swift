@@ -59,8 +59,10 @@ public struct ExecService: Sendable {
         let home = URL(fileURLWithPath: path)
         // Paths, not URLs: a URL of a directory that does not exist yet lacks the trailing slash.
         if home.deletingLastPathComponent().standardizedFileURL.path == store.privateCodexHomes.path {
-            try makePrivateHome(home)
-            try writeConfiguration(into: home)
+            for directory in [store.privateCodexHomes, home] { try FilePermissions.ensurePrivateDirectory(directory) }
+            let user = store.userCodexHome(environment: environment).home
+            try writeConfiguration(into: home, from: user)
+            try SharedCodexHome(user: user, home: home).link()
         }
         account = try await tokens.refresher(margin: margin).validCredentials(for: account).account
         let lock = try await publish(account, in: CodexMirror(home: home))
@@ -103,21 +105,12 @@ public struct ExecService: Sendable {
         }
     }
 
-    /// Creates a private home (0700) with private `sessions/` and `log/`, or tightens one that exists.
-    private func makePrivateHome(_ home: URL) throws {
-        for directory in [store.privateCodexHomes, home, home.appendingPathComponent("sessions"), home.appendingPathComponent("log")] {
-            try FilePermissions.ensurePrivateDirectory(directory)
-        }
-    }
-
-    /// Writes the private home's `config.toml`: the user's own (from `$CODEX_HOME`, else
-    /// `~/.codex`), with `cli_auth_credentials_store = "file"` so Codex reads the `auth.json`
-    /// chappie keeps there rather than a keyring.
-    private func writeConfiguration(into home: URL) throws {
-        let userHome = CodexAuthFile.defaultHome(environment: environment)
+    /// Writes the private home's `config.toml`: the user's own, with
+    /// `cli_auth_credentials_store = "file"` so Codex reads the `auth.json` chappie keeps there
+    /// rather than a keyring.
+    private func writeConfiguration(into home: URL, from userHome: URL) throws {
         let source = userHome.appendingPathComponent("config.toml")
-        let user = source.standardizedFileURL == home.appendingPathComponent("config.toml").standardizedFileURL
-            ? nil : FileManager.default.contents(atPath: source.path).map { String(decoding: $0, as: UTF8.self) }
+        let user = FileManager.default.contents(atPath: source.path).map { String(decoding: $0, as: UTF8.self) }
         let text = Self.configuration(from: user, source: source.path)
         try PrivateFile.write(SecretBytes(copying: Data(text.utf8)), to: home.appendingPathComponent("config.toml"))
     }
@@ -143,6 +136,19 @@ public struct ExecService: Sendable {
 extension AccountStore {
     /// The directory of the private Codex homes `chappie exec` makes: `codex-homes` in the data directory.
     package var privateCodexHomes: URL { location.directory.appendingPathComponent("codex-homes").standardizedFileURL }
+
+    /// The user's own Codex home: `$CODEX_HOME`, unless it is one of the private homes
+    /// (`chappie exec` sets it to those), else `~/.codex`; whether it came from the environment.
+    package func userCodexHome(environment: [String: String]) -> (home: URL, fromEnvironment: Bool) {
+        if let value = environment["CODEX_HOME"], !value.isEmpty {
+            let home = URL(fileURLWithPath: (value as NSString).expandingTildeInPath).standardizedFileURL
+            let inside = (home.resolvingSymlinksInPath().path + "/").hasPrefix(privateCodexHomes.resolvingSymlinksInPath().path + "/")
+            if !inside { return (home, true) }
+        }
+        var environment = environment
+        environment["CODEX_HOME"] = nil
+        return (CodexAuthFile.defaultHome(environment: environment).standardizedFileURL, false)
+    }
 
     /// An account's private Codex home, `codex-homes/UUID`.
     package func privateCodexHome(of account: Account) -> URL {

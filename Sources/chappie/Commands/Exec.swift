@@ -12,8 +12,8 @@ extension ChappieCommand {
                 The command gets CODEX_HOME, a Codex home holding the account's fresh tokens, and \
                 CHAPPIE_ACCOUNT, the account's name. An account's tokens live in one Codex home: the one it \
                 owns (for the active account, the one switch wrote), else a private one in the data directory \
-                (codex-homes/ID, mode 0700, with a config.toml made from yours that keeps credentials in \
-                auth.json). Two commands on one account share its home; two accounts run side by side; the \
+                (codex-homes/ID, mode 0700, sharing everything of ~/.codex but the login, with a config.toml made \
+                from yours that keeps credentials in auth.json). Two commands on one account share its home; the \
                 daemon keeps every such home fresh. chappie replaces itself with the command, so signals reach \
                 it and its exit status is chappie's (127: not found, 126: not runnable).
 
