@@ -32,3 +32,16 @@ struct TerminalTextTests {
         #expect(WireNumber.double(object["zero"]) == 0)
     }
 }
+
+@Suite("Clipping text for a column")
+struct ClippedTextTests {
+    @Test("Text is cut at a word boundary with an ellipsis, never mid-word unless one word is longer than the width")
+    func wordBoundary() {
+        #expect(TerminalText.clipped("short", to: 10) == "short")
+        #expect(TerminalText.clipped("usage poll failed: could not connect", to: 20) == "usage poll failed…")
+        #expect(TerminalText.clipped("abcdefghijklmnop", to: 6) == "abcde…")
+        let long = String(repeating: "word ", count: 40)
+        let clipped = TerminalText.clipped(long, to: 80)
+        #expect(clipped.count <= 80 && clipped.hasSuffix("word…"))
+    }
+}

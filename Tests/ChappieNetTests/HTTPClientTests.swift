@@ -135,7 +135,7 @@ struct HTTPClientTests {
         }
     }
 
-    @Test("A refused connection fails with connectFailed and names host and path only")
+    @Test("A refused connection fails with connectFailed and names host and port in plain words, never the query")
     func connectFailure() async throws {
         let port = try closedLoopbackPort()
         let client = HTTPClient()
@@ -145,7 +145,7 @@ struct HTTPClientTests {
             Issue.record("expected a connection failure")
         } catch let error as HTTPClientError {
             #expect(error.code == .connectFailed)
-            #expect(error.description.contains("127.0.0.1:\(port)/oauth/token"))
+            #expect(error.description.hasPrefix("could not connect to 127.0.0.1 port \(port): nothing answered"), "\(error.description)")
             #expect(!error.description.contains("secret"))
         }
     }

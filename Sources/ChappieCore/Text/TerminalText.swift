@@ -18,6 +18,15 @@ public enum TerminalText {
         return String(result)
     }
 
+    /// The text cut to at most `width` characters at a word boundary, with `…` where it was cut
+    /// (in the middle of a word only when its first word alone is longer).
+    public static func clipped(_ text: String, to width: Int) -> String {
+        guard text.count > width, width > 1 else { return text }
+        let head = text.prefix(width - 1)
+        let cut = head.lastIndex(of: " ").map { head[..<$0] } ?? head
+        return cut.trimmingTrailingPunctuation() + "…"
+    }
+
     /// C0 and C1 controls, DEL, the bidirectional controls (marks, embeddings, overrides,
     /// isolates), with which an e-mail such as `gpj.exe@…` written backwards would show as
     /// something it is not, and the invisible ones (zero-width characters, the byte-order mark,
@@ -27,5 +36,13 @@ public enum TerminalText {
         case 0x00...0x1F, 0x7F...0x9F, 0x061C, 0x200B...0x200F, 0x2028...0x202E, 0x2060...0x2069, 0xFEFF, 0xE0000...0xE007F: true
         default: false
         }
+    }
+}
+
+extension Substring {
+    fileprivate func trimmingTrailingPunctuation() -> String {
+        var text = self
+        while let last = text.last, last == " " || last == "," || last == ";" || last == ":" { text.removeLast() }
+        return String(text)
     }
 }

@@ -17,6 +17,8 @@ final class CurlTransfer: @unchecked Sendable {
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private let errorBuffer: UnsafeMutablePointer<CChar>
     private let target: String
+    /// The host and port, as people say them, for failures before any byte was exchanged.
+    private let server: String
 
     /// Resumed once, with the head or with the failure that came first.
     var headContinuation: CheckedContinuation<Head, any Error>?
@@ -40,6 +42,7 @@ final class CurlTransfer: @unchecked Sendable {
         self.errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         self.errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         self.target = request.url.redactedTarget
+        self.server = request.url.host.map { host in request.url.port.map { "\(host) port \($0)" } ?? host } ?? request.url.redactedTarget
         let (body, bodyContinuation) = AsyncThrowingStream.makeStream(of: Data.self)
         self.body = body
         self.bodyContinuation = bodyContinuation
@@ -215,7 +218,15 @@ final class CurlTransfer: @unchecked Sendable {
             case CURLE_URL_MALFORMAT, CURLE_UNSUPPORTED_PROTOCOL: .invalidURL
             default: .transferFailed
             }
-        return HTTPClientError(code: kind, message: "\(target): \(reason)", curlCode: Int(code.rawValue))
+        // curl's wording ("Couldn't connect to server") says less than this, and nothing of what to do.
+        let message =
+            switch kind {
+            case .resolveFailed: "could not find the host \(server): check the network, and the address in the URL (\(target))"
+            case .connectFailed: "could not connect to \(server): nothing answered (the service is down, or the network or a firewall blocks it)"
+            case .timedOut: "\(target): no answer in time (the network is slow or down)"
+            default: "\(target): \(reason)"
+            }
+        return HTTPClientError(code: kind, message: message, curlCode: Int(code.rawValue))
     }
 }
 

@@ -79,6 +79,6 @@ public struct HTTPClientError: Error, Sendable, CustomStringConvertible {
         }
     }
 
-    /// The message, prefixed by the code.
-    public var description: String { "\(code): \(message)" }
+    /// The message, prefixed by the code unless it starts with it.
+    public var description: String { message.hasPrefix(code.description) ? message : "\(code): \(message)" }
 }

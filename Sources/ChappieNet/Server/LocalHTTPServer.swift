@@ -93,11 +93,18 @@ package final class LocalHTTPServer: Sendable {
                 let channel = try await bootstrap.bind(host: host, port: port).get()
                 open.listening(on: channel)
                 return LocalHTTPServer(port: channel.localAddress?.port ?? port, channel: channel)
+            } catch let error as IOError {
+                failure = switch error.errnoCode {
+                case EADDRINUSE: "another program listens there; choose another port"
+                case EACCES: "a port below 1024 needs privileges"
+                case EADDRNOTAVAIL: "this machine has no such address"
+                default: String(cString: strerror(error.errnoCode))
+                }
             } catch {
                 failure = "\(error)"
             }
         }
-        throw ListenFailure(message: "cannot listen on \(host) port \(ports.map(String.init).joined(separator: " or ")) (\(failure))")
+        throw ListenFailure(message: "cannot listen on \(host) port \(ports.map(String.init).joined(separator: " or ")): \(failure)")
     }
 
     /// One connection's handlers: NIO's HTTP/1 server codec, then chappie's request handler.

@@ -13,7 +13,7 @@ public struct TokenService: Sendable {
         public var name: AccountName
         /// What happened, when it worked.
         package var outcome: TokenRefresher.Outcome?
-        /// The access token's expiry afterwards.
+        /// The access token's expiry afterwards (after a failure: the stored token's, which still serves until then).
         public var expiresAt: Date?
         /// The failure, when it did not.
         public var error: (any Error)?
@@ -162,7 +162,8 @@ public struct TokenService: Sendable {
                 let fresh = try await refresher.validCredentials(for: account, force: force, retrySignedOut: retrySignedOut)
                 return RefreshReport(name: account.name, outcome: fresh.outcome, expiresAt: fresh.expiresAt)
             } catch {
-                return RefreshReport(name: account.name, error: error)
+                let stored = (try? await store.account(id: account.id))?.accessTokenExpiresAt ?? account.accessTokenExpiresAt
+                return RefreshReport(name: account.name, expiresAt: stored, error: error)
             }
         }
     }

@@ -29,9 +29,9 @@ public struct FailureDescription: Sendable, Equatable {
         case let error as VaultError:
             self.init(message: error.message, exitCode: ChappieExitCode.configuration)
         case let error as ChappieAuthError:
-            self.init(message: (error.errorDescription ?? "\(error)") + Self.advice(error.recovery, account: account), exitCode: error.recovery.exitCode)
+            self.init(message: Self.sentence(error.errorDescription ?? "\(error)") + Self.advice(error.recovery, account: account), exitCode: error.recovery.exitCode)
         case let error as ChappieClientError:
-            self.init(message: (error.errorDescription ?? "\(error)") + Self.advice(error.recovery, account: account), exitCode: error.recovery.exitCode)
+            self.init(message: Self.sentence(error.errorDescription ?? "\(error)") + Self.advice(error.recovery, account: account), exitCode: error.recovery.exitCode)
         case let error as ServiceError:
             let exitCode = switch error.kind {
             case .configuration: ChappieExitCode.configuration
@@ -45,6 +45,12 @@ public struct FailureDescription: Sendable, Equatable {
         default:
             return nil
         }
+    }
+
+    /// The text ended as a sentence, so that advice after it reads as one.
+    static func sentence(_ text: String) -> String {
+        guard let last = text.last, !".!?".contains(last) else { return text }
+        return text + "."
     }
 
     /// What the user can do, as a sentence to append.

@@ -57,15 +57,21 @@ public struct UsageService: Sendable {
             fresh = try await refresher.validCredentials(for: fresh.account, force: true)
             response = try await fetch(account: fresh.account, token: fresh.credentials.accessToken)
         }
-        guard response.isSuccess else {
-            let passes = response.status == 429 || response.status >= 500
-            throw ServiceError(passes ? .unavailable : .invalidInput, "the usage endpoint answered HTTP \(response.status) for \(account.name)")
-        }
         let snapshots: [ChappieUsageLimitSnapshot]
-        do {
-            snapshots = try ChappieUsageLimitSnapshot.decodeUsage(response.body)
+        do throws(ServiceError) {
+            guard response.isSuccess else {
+                let passes = response.status == 429 || response.status >= 500
+                throw ServiceError(passes ? .unavailable : .invalidInput, "the usage endpoint answered HTTP \(response.status)")
+            }
+            do {
+                snapshots = try ChappieUsageLimitSnapshot.decodeUsage(response.body)
+            } catch {
+                throw ServiceError(.invalidInput, "the usage reply could not be read: \(error)")
+            }
         } catch {
-            throw ServiceError(.invalidInput, "the usage reply for \(account.name) could not be read: \(error)")
+            // The note `status` shows until a poll works again.
+            try? await store.recordFailure(of: fresh.account, message: "usage poll failed: \(error.message)", event: .usagePollFailed)
+            throw ServiceError(error.kind, "\(error.message) for \(account.name)")
         }
         try await store.recordUsage(snapshots, for: fresh.account, source: .poll)
         return snapshots

@@ -11,6 +11,10 @@ extension SQLiteAccountStore {
                 var record = UsageSampleRecord(snapshot, accountID: account.id, source: source, at: date)
                 try record.insert(db)
             }
+            // A reading taken is a success: an older failure note of a signed-in account is stale.
+            if !snapshots.isEmpty {
+                try db.execute(sql: "UPDATE accounts SET last_error = NULL WHERE id = ? AND status = 'ok'", arguments: [account.id])
+            }
         }
     }
 

@@ -165,7 +165,7 @@ extension ChappieCommand {
                 table.append(
                     account.isActive ? "*" : " ", account.name.rawValue, account.status.rawValue,
                     account.accessTokenExpiresAt.map { Formatting.relative($0) } ?? "-", account.lastRefreshAt.map { Formatting.relative($0) } ?? "-",
-                    account.codexHome ?? "-", String(note.prefix(80)))
+                    account.codexHome ?? "-", TerminalText.clipped(note, to: 80))
             }
             print(output.accounts.isEmpty ? "No accounts yet." : table.render())
         }

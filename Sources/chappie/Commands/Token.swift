@@ -85,7 +85,15 @@ extension ChappieCommand {
                 if let error = report.error {
                     let failure = CommandFailure(error, account: report.name) ?? CommandFailure(message: "\(error)", exitCode: .failure)
                     codes.append(failure.exitCode.rawValue)
-                    if !global.json { FileHandle.standardError.write(Data("\(report.name): FAILED: \(TerminalText.sanitized(failure.message))\n".utf8)) }
+                    if !global.json {
+                        var line = "\(report.name): FAILED: \(TerminalText.sanitized(failure.message))"
+                        if failure.exitCode == ExitStatus.temporaryFailure, let expiry = report.expiresAt {
+                            line += expiry > Date()
+                                ? " Its current token stays valid until \(Formatting.localTime(expiry)) (\(Formatting.relative(expiry)))."
+                                : " Its token has expired: what needs it fails until a refresh works."
+                        }
+                        FileHandle.standardError.write(Data((line + "\n").utf8))
+                    }
                 } else if !quiet && !global.json {
                     let expiry = report.expiresAt.map { "expires \(Formatting.localTime($0)) (\(Formatting.relative($0)))" } ?? ""
                     print("\(report.name): \(report.outcome?.rawValue.replacingOccurrences(of: "_", with: " ") ?? "ok"), \(expiry)")
