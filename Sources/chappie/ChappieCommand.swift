@@ -21,7 +21,7 @@ struct ChappieCommand: AsyncParsableCommand {
             Shell completions: chappie --generate-completion-script bash|zsh|fish
             """,
         version: ChappieVersion.current,
-        subcommands: [Accounts.self, Exec.self, Lease.self, Pool.self, Backup.self, Restore.self, Usage.self, Ask.self, Token.self, Refresh.self, Daemon.self, Status.self, Key.self, Config.self, Log.self, Doctor.self])
+        subcommands: [Accounts.self, Exec.self, Lease.self, Pool.self, Backup.self, Restore.self, Usage.self, Ask.self, Token.self, Refresh.self, Daemon.self, Status.self, Key.self, Config.self, Log.self, Doctor.self, Completions.self])
 
     /// Runs the command, mapping argument errors to exit code 2 as docs/errors.md says.
     static func main() async {

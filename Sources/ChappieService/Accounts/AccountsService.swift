@@ -71,6 +71,12 @@ public struct AccountsService: Sendable {
         return accounts.map { Summary(account: $0, credentialProblem: problems[$0.id]) }
     }
 
+    /// The local store's account names, for shell completion: read without the key, so a
+    /// passphrase store never prompts (``AccountNames``); `home` as `--home` gives it.
+    public static func namesWithoutUnlocking(home: String?) -> [String] {
+        AccountNames.read(in: StoreLocation.resolve(home: home))
+    }
+
     /// Every account, by name, without opening their credentials.
     public func all() async throws -> [Account] {
         try await store.accounts()

@@ -58,8 +58,8 @@ extension ChappieCommand.Accounts {
     struct Show: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "show", abstract: "Show one account and whether its sealed credentials open.")
 
+        @Argument(help: "The account.", completion: .accountNames, transform: parseAccountName) var name: AccountName
         @OptionGroup var global: GlobalOptions
-        @Argument(help: "The account.", transform: parseAccountName) var name: AccountName
 
         func run() async throws {
             let summary = try await global.services().accounts.show(name)
@@ -108,12 +108,12 @@ extension ChappieCommand.Accounts {
             abstract: "Import a Codex CLI auth.json (default: $CODEX_HOME/auth.json, else ~/.codex/auth.json).",
             discussion: "Importing the same ChatGPT account again updates its tokens instead of adding another account.")
 
-        @OptionGroup var global: GlobalOptions
         @Argument(help: "The auth.json to read.") var path: String?
-        @Option(help: "The name to give the account (default: the e-mail's local part).", transform: parseAccountName)
+        @Option(help: "The name to give the account (default: the e-mail's local part).", completion: .accountNames, transform: parseAccountName)
         var name: AccountName?
         @Flag(help: "Store the file's tokens even when they are older than the stored ones.") var force = false
         @Flag(help: "With --name, rename the account when chappie already has this login under another name.") var rename = false
+        @OptionGroup var global: GlobalOptions
 
         func run() async throws {
             let file = path.map { expandedPath($0) }
@@ -141,13 +141,13 @@ extension ChappieCommand.Accounts {
                 (from `codex login`) is imported first as an account of its own. --no-codex-home writes none.
                 """)
 
-        @OptionGroup var global: GlobalOptions
-        @Argument(help: "The account.", transform: parseAccountName) var name: AccountName?
+        @Argument(help: "The account.", completion: .accountNames, transform: parseAccountName) var name: AccountName?
         @Flag(help: "Switch to the usable account with the most headroom (readings older than 15 minutes are polled first).")
         var best = false
         @Option(help: ArgumentHelp("The Codex home to write auth.json into.", valueName: "dir")) var codexHome: String?
         @Flag(help: "Write no Codex home: only make the account the active one.") var noCodexHome = false
         @Flag(help: "Replace a Codex login chappie cannot import (by default switch refuses to overwrite it).") var force = false
+        @OptionGroup var global: GlobalOptions
 
         func validate() throws {
             guard (name != nil) != best else { throw ValidationError("name an account, or pass --best (not both)") }
@@ -194,12 +194,12 @@ extension ChappieCommand.Accounts {
         static let configuration = CommandConfiguration(commandName: "set",
             abstract: "Change an account's settings: --reserve PERCENT (or none) makes --best treat it as full from that use on; --max-leases K lets K leases hold it at once.")
 
-        @OptionGroup var global: GlobalOptions
-        @Argument(help: "The account.", transform: parseAccountName) var name: AccountName
+        @Argument(help: "The account.", completion: .accountNames, transform: parseAccountName) var name: AccountName
         @Option(help: ArgumentHelp("Used percent at which the account counts as full (1-100, or none).", valueName: "percent"))
         var reserve: String?
         @Option(help: ArgumentHelp("How many leases may hold the account at once (1-1000; default 1).", valueName: "count"))
         var maxLeases: Int?
+        @OptionGroup var global: GlobalOptions
 
         func validate() throws {
             if reserve == nil, maxLeases == nil { throw ValidationError("give --reserve PERCENT or --max-leases COUNT") }
@@ -234,9 +234,9 @@ extension ChappieCommand.Accounts {
     struct Rename: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "rename", abstract: "Rename an account.")
 
+        @Argument(help: "The current name.", completion: .accountNames, transform: parseAccountName) var old: AccountName
+        @Argument(help: "The new name.", completion: .accountNames, transform: parseAccountName) var new: AccountName
         @OptionGroup var global: GlobalOptions
-        @Argument(help: "The current name.", transform: parseAccountName) var old: AccountName
-        @Argument(help: "The new name.", transform: parseAccountName) var new: AccountName
 
         func run() async throws {
             try await global.services().accounts.rename(old, to: new)
@@ -249,11 +249,11 @@ extension ChappieCommand.Accounts {
             abstract: "Remove an account, its sealed credentials and its usage history.",
             discussion: "Asks first on a terminal; elsewhere --yes is required. The audit log keeps the removal.")
 
-        @OptionGroup var global: GlobalOptions
-        @Argument(help: "The account.", transform: parseAccountName) var name: AccountName
+        @Argument(help: "The account.", completion: .accountNames, transform: parseAccountName) var name: AccountName
         @Flag(name: [.short, .long], help: "Do not ask for confirmation.") var yes = false
         @Flag(help: "Revoke its refresh token at the issuer first; if that fails, nothing is removed.") var revoke = false
         @Flag(help: "With --revoke: remove the account even when the revocation fails.") var force = false
+        @OptionGroup var global: GlobalOptions
 
         func validate() throws {
             if force && !revoke { throw ValidationError("--force only applies with --revoke.") }

@@ -19,11 +19,11 @@ extension ChappieCommand.Accounts {
                 forward the port: ssh -L 1455:127.0.0.1:1455).
                 """)
 
-        @OptionGroup var global: GlobalOptions
-        @Argument(help: "The name to give the account (default: the e-mail's local part).", transform: parseAccountName)
+        @Argument(help: "The name to give the account (default: the e-mail's local part).", completion: .accountNames, transform: parseAccountName)
         var name: AccountName?
         @Flag(help: "Sign in through a browser on this machine instead of with a device code.") var browser = false
         @Option(help: .hidden) var callbackPort: Int?
+        @OptionGroup var global: GlobalOptions
 
         func validate() throws {
             if callbackPort != nil, !browser { throw ValidationError("--callback-port goes with --browser") }

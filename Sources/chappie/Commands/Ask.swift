@@ -11,12 +11,12 @@ extension ChappieCommand {
             abstract: "Send a prompt with an account and stream the reply (the prompt from standard input when not given).",
             discussion: "Exit codes: 0 ok, 75 usage limit or temporary failure, 77 sign in again.")
 
-        @OptionGroup var global: GlobalOptions
-        @Option(help: "The account (default: the active one).", transform: parseAccountName) var account: AccountName?
+        @Option(help: "The account (default: the active one).", completion: .accountNames, transform: parseAccountName) var account: AccountName?
         @Option(help: "The model.") var model = "gpt-5-codex"
         @Option(help: "Reasoning effort: minimal, low, medium or high.") var effort: Effort?
         @Option(help: "auto (WebSocket, falling back to HTTP/SSE), websocket (no fall-back) or sse.") var transport: Transport = .auto
         @Argument(help: "The prompt.") var prompt: String?
+        @OptionGroup var global: GlobalOptions
 
         enum Effort: String, ExpressibleByArgument, CaseIterable { case minimal, low, medium, high }
 

@@ -16,11 +16,11 @@ extension ChappieCommand {
                 holding the same accounts would redeem the same refresh tokens.
                 """)
 
-        @OptionGroup var global: GlobalOptions
         @Argument(help: "The file to write.") var file: String
         @Flag(help: "Include the usage history.") var usage = false
         @Flag(help: "Replace FILE if it exists.") var force = false
         @Option(help: ArgumentHelp("Read the passphrase from this file's first line (mode 0600).", valueName: "file")) var passphraseFile: String?
+        @OptionGroup var global: GlobalOptions
 
         func run() async throws {
             let summary = try await global.services().backups.backup(
@@ -43,9 +43,9 @@ extension ChappieCommand {
                 for those accounts: the store the backup came from would redeem the same refresh tokens.
                 """)
 
-        @OptionGroup var global: GlobalOptions
         @Argument(help: "The backup file.") var file: String
         @Option(help: ArgumentHelp("Read the passphrase from this file's first line (mode 0600).", valueName: "file")) var passphraseFile: String?
+        @OptionGroup var global: GlobalOptions
 
         func run() async throws {
             let summary = try await global.services().backups.restore(

@@ -15,8 +15,8 @@ extension ChappieCommand {
 extension ChappieCommand.Config {
     struct Get: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "get", abstract: "Print a setting (empty when unset).")
-        @OptionGroup var global: GlobalOptions
         @Argument(help: "The setting: codex-home.") var setting: SettingsService.Key
+        @OptionGroup var global: GlobalOptions
 
         func run() async throws {
             let settings = try await global.services().settings
@@ -30,9 +30,9 @@ extension ChappieCommand.Config {
 
     struct Set: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "set", abstract: "Change a setting.")
-        @OptionGroup var global: GlobalOptions
         @Argument(help: "The setting: codex-home.") var setting: SettingsService.Key
         @Argument(help: "Its value.") var value: String
+        @OptionGroup var global: GlobalOptions
 
         func run() async throws {
             let settings = try await global.services().settings
@@ -52,8 +52,8 @@ extension ChappieCommand.Config {
 
     struct Unset: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "unset", abstract: "Clear a setting.")
-        @OptionGroup var global: GlobalOptions
         @Argument(help: "The setting: codex-home.") var setting: SettingsService.Key
+        @OptionGroup var global: GlobalOptions
 
         func run() async throws {
             let settings = try await global.services().settings

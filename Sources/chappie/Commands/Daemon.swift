@@ -20,25 +20,24 @@ extension ChappieCommand {
                 Ctrl-C stop it cleanly. See docs/operations.md for a systemd unit.
                 """)
 
-        @OptionGroup var global: GlobalOptions
-        @Option(help: ArgumentHelp("Refresh this long before a token expires.", valueName: "duration"), transform: parseDuration)
+        @Option(help: ArgumentHelp("Refresh this long before a token expires (default: 10m).", valueName: "duration"), transform: parseDuration)
         var refreshMargin: Duration = .seconds(600)
-        @Option(help: ArgumentHelp("Poll an account's usage when its latest reading is this old.", valueName: "duration"), transform: parseDuration)
+        @Option(help: ArgumentHelp("Poll an account's usage when its latest reading is this old (default: 10m).", valueName: "duration"), transform: parseDuration)
         var pollInterval: Duration = .seconds(600)
-        @Option(help: ArgumentHelp("Poll this often once an account is at --near-limit-percent or more.", valueName: "duration"), transform: parseDuration)
+        @Option(help: ArgumentHelp("Poll this often once an account is at --near-limit-percent or more (default: 60s).", valueName: "duration"), transform: parseDuration)
         var nearLimitPollInterval: Duration = .seconds(60)
         @Option(help: ArgumentHelp("The use of the binding window from which --near-limit-poll-interval applies.", valueName: "percent"))
         var nearLimitPercent: Double = 80
         @Flag(help: "Switch to the best account when the active one reaches its limit.") var autoSwitch = false
-        @Option(help: ArgumentHelp("The wait after an account's first failure (it doubles each time, up to 30 minutes).", valueName: "duration"), transform: parseDuration)
+        @Option(help: ArgumentHelp("The wait after an account's first failure; it doubles each time, up to --max-backoff (default: 30s).", valueName: "duration"), transform: parseDuration)
         var backoff: Duration = .seconds(30)
-        @Option(help: ArgumentHelp("The longest wait after repeated failures of one account.", valueName: "duration"), transform: parseDuration)
+        @Option(help: ArgumentHelp("The longest wait after repeated failures of one account (default: 30m).", valueName: "duration"), transform: parseDuration)
         var maxBackoff: Duration = .seconds(1800)
         @Option(help: ArgumentHelp("Where auto-switch writes auth.json for Codex (default: the codex-home setting).", valueName: "dir"))
         var codexHome: String?
         @Option(help: ArgumentHelp("The socket of the local API (default: chappie.sock in the data directory).", valueName: "path"))
         var socket: String?
-        @Option(help: ArgumentHelp("How long a socket client may take to send its request and take the reply.", valueName: "duration"), transform: parseDuration)
+        @Option(help: ArgumentHelp("How long a socket client may take to send its request and take the reply (default: 10s).", valueName: "duration"), transform: parseDuration)
         var requestTimeout: Duration = .seconds(10)
         @Option(help: ArgumentHelp(
             "Serve the dashboard at http://ADDRESS/ and Prometheus metrics at /metrics (loopback unless --http-token-file is given).",
@@ -52,6 +51,7 @@ extension ChappieCommand {
         var tz: String?
         @Option(help: "Log format: text or json.") var logFormat: LogFormat = .text
         @Option(help: "Log level: trace, debug, info, notice, warning, error.") var logLevel: String = "info"
+        @OptionGroup var global: GlobalOptions
 
         enum LogFormat: String, ExpressibleByArgument, CaseIterable { case text, json }
 
@@ -131,8 +131,8 @@ extension ChappieCommand {
     struct Status: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "status", abstract: "Whether a daemon runs (uptime, last refresh and poll) and each account's state.")
 
-        @OptionGroup var global: GlobalOptions
         @Option(help: ArgumentHelp("The daemon's socket (default: chappie.sock in the data directory).", valueName: "path")) var socket: String?
+        @OptionGroup var global: GlobalOptions
 
         struct Output: Encodable {
             var daemon: DaemonReply.Status?

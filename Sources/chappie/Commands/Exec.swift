@@ -20,14 +20,14 @@ extension ChappieCommand {
                 Example: chappie exec work -- codex (or chappie exec --account work -- codex)
                 """)
 
-        @OptionGroup var global: GlobalOptions
-        @Argument(help: ArgumentHelp("The account, as --account names it.", valueName: "name"), transform: parseAccountName)
+        @Argument(help: ArgumentHelp("The account, as --account names it.", valueName: "name"), completion: .accountNames, transform: parseAccountName)
         var name: AccountName?
-        @Option(help: ArgumentHelp("The account (default: $CHAPPIE_ACCOUNT, else the active one).", valueName: "name"), transform: parseAccountName)
+        @Option(help: ArgumentHelp("The account (default: $CHAPPIE_ACCOUNT, else the active one).", valueName: "name"), completion: .accountNames, transform: parseAccountName)
         var account: AccountName?
         @Flag(help: "Use the usable account with the most headroom, as switch --best does.") var best = false
         @Argument(parsing: .postTerminator, help: ArgumentHelp("The command and its arguments, after --.", valueName: "command"))
         var command: [String] = []
+        @OptionGroup var global: GlobalOptions
 
         func validate() throws {
             if name != nil, account != nil { throw ValidationError("name the account once: chappie exec NAME -- COMMAND, or --account NAME") }

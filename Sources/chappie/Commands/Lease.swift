@@ -21,7 +21,7 @@ extension ChappieCommand {
         /// The options `run` and `acquire` share.
         struct Choice: ParsableArguments {
             @Option(help: ArgumentHelp("The account (default: $CHAPPIE_ACCOUNT, else the one with the most headroom that has a free slot).", valueName: "name"),
-                transform: parseAccountName)
+                completion: .accountNames, transform: parseAccountName)
             var account: AccountName?
             @Flag(help: "Take the account with the most headroom that has a free slot (the default).") var best = false
             @Option(help: ArgumentHelp("How long the lease lasts unless renewed (default 2h).", valueName: "duration"), transform: parseDuration)
@@ -49,10 +49,10 @@ extension ChappieCommand {
                     one), CODEX_HOME, so a codex in the job runs as the account. Its exit status is chappie's.
                     """)
 
-            @OptionGroup var global: GlobalOptions
             @OptionGroup var choice: Choice
             @Argument(parsing: .postTerminator, help: ArgumentHelp("The command and its arguments, after --.", valueName: "command"))
             var command: [String] = []
+            @OptionGroup var global: GlobalOptions
 
             func validate() throws {
                 if command.isEmpty { throw ValidationError("name the command to run after --, for example: chappie lease --best -- make test") }
@@ -85,10 +85,10 @@ extension ChappieCommand {
             static let configuration = CommandConfiguration(commandName: "acquire",
                 abstract: "Take a lease and print its id, account and expiry (for scripts: renew and release it yourself).")
 
-            @OptionGroup var global: GlobalOptions
             @OptionGroup var choice: Choice
             @Option(help: ArgumentHelp("Who holds it, for lease list and the audit log (default: this process).", valueName: "text"))
             var holder: String?
+            @OptionGroup var global: GlobalOptions
 
             func run() async throws {
                 let services = try await global.services()
@@ -105,10 +105,10 @@ extension ChappieCommand {
         struct Renew: AsyncParsableCommand {
             static let configuration = CommandConfiguration(commandName: "renew", abstract: "Extend a lease to --ttl from now.")
 
-            @OptionGroup var global: GlobalOptions
             @Argument(help: "The lease id.", transform: parseLeaseID) var id: UUID
             @Option(help: ArgumentHelp("How long from now (default 2h).", valueName: "duration"), transform: parseDuration)
             var ttl: Duration = .seconds(2 * 3600)
+            @OptionGroup var global: GlobalOptions
 
             func run() async throws {
                 let lease = try await global.services().leases.renew(id, ttl: ttl)
@@ -119,8 +119,8 @@ extension ChappieCommand {
         struct Release: AsyncParsableCommand {
             static let configuration = CommandConfiguration(commandName: "release", abstract: "Give a lease back.")
 
-            @OptionGroup var global: GlobalOptions
             @Argument(help: "The lease id.", transform: parseLeaseID) var id: UUID
+            @OptionGroup var global: GlobalOptions
 
             func run() async throws {
                 try await global.services().leases.release(id)

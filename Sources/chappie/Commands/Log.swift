@@ -9,8 +9,8 @@ extension ChappieCommand {
         static let configuration = CommandConfiguration(commandName: "log",
             abstract: "Show the audit log: imports, switches, renames, removals, key changes (newest first).")
 
-        @OptionGroup var global: GlobalOptions
         @Option(help: "How many entries to show.") var limit = 50
+        @OptionGroup var global: GlobalOptions
 
         func validate() throws {
             guard (1...100_000).contains(limit) else { throw ValidationError("--limit must be between 1 and 100000") }

@@ -21,10 +21,10 @@ extension ChappieCommand {
                     Example: chappie --store postgres://chappie@db/pool pool migrate --from-sqlite ~/.local/share/chappie
                     """)
 
-            @OptionGroup var global: GlobalOptions
             @Flag(name: .customLong("from-sqlite"), help: "Move from a local SQLite store (the only source there is).") var fromSQLite = false
             @Argument(help: ArgumentHelp("The local store's data directory (default: --home, else the usual one).", valueName: "home"))
             var home: String?
+            @OptionGroup var global: GlobalOptions
 
             func validate() throws {
                 if !fromSQLite { throw ValidationError("say where from: chappie pool migrate --from-sqlite [HOME]") }

@@ -14,12 +14,11 @@ extension ChappieCommand {
                 --json adds the expiry and the ChatGPT account id. Exit codes: 0 ok, 75 try later, 77 sign in again.
                 """)
 
-        @OptionGroup var global: GlobalOptions
-        @Argument(help: "The account.", transform: parseAccountName) var name: AccountName?
-        @Option(help: ArgumentHelp("Refresh when the token expires within this (30s, 5m, 1h).", valueName: "duration"), transform: parseDuration)
+        @Argument(help: "The account.", completion: .accountNames, transform: parseAccountName) var name: AccountName?
+        @Option(help: ArgumentHelp("Refresh when the token expires within this: 30s, 5m, 1h (default: 5m).", valueName: "duration"), transform: parseDuration)
         var margin: Duration = .seconds(300)
-
         @Option(help: ArgumentHelp("The daemon's socket (default: chappie.sock in the data directory).", valueName: "path")) var socket: String?
+        @OptionGroup var global: GlobalOptions
 
         func run() async throws {
             // A running daemon answers without this process opening the store.
@@ -61,13 +60,13 @@ extension ChappieCommand {
                 75 some failed for now (try later), 77 some must be signed in again.
                 """)
 
-        @OptionGroup var global: GlobalOptions
-        @Argument(help: "The accounts.", transform: parseAccountName) var names: [AccountName] = []
+        @Argument(help: "The accounts.", completion: .accountNames, transform: parseAccountName) var names: [AccountName] = []
         @Flag(help: "Refresh every account.") var all = false
         @Option(help: ArgumentHelp("Only refresh tokens that expire within this (30s, 5m, 1h, 2d).", valueName: "duration"), transform: parseDuration)
         var ifExpiringWithin: Duration?
         @Flag(help: "Print nothing unless something failed.") var quiet = false
         @Option(help: "How many accounts to refresh at once.") var concurrency = 8
+        @OptionGroup var global: GlobalOptions
 
         func validate() throws {
             guard all != !names.isEmpty else { throw ValidationError("name accounts to refresh, or pass --all (not both)") }

@@ -19,12 +19,12 @@ extension ChappieCommand.Usage {
             commandName: "show",
             abstract: "The current 5-hour and weekly windows of one or all accounts (polled now unless --cached).")
 
-        @OptionGroup var global: GlobalOptions
-        @Argument(help: "The account (default: all).", transform: parseAccountName) var name: AccountName?
+        @Argument(help: "The account (default: all).", completion: .accountNames, transform: parseAccountName) var name: AccountName?
         @Flag(help: "Use the stored readings; do not poll.") var cached = false
         @Flag(help: "At the recent burn rate, when each window runs out.") var forecast = false
-        @Option(help: ArgumentHelp("Readings younger than this are not polled again.", valueName: "duration"), transform: parseDuration)
+        @Option(help: ArgumentHelp("Readings younger than this are not polled again (default: 60s).", valueName: "duration"), transform: parseDuration)
         var maxAge: Duration = .seconds(60)
+        @OptionGroup var global: GlobalOptions
 
         func run() async throws {
             let name = try global.account(self.name)
@@ -110,10 +110,10 @@ extension ChappieCommand.Usage {
     struct Poll: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "poll", abstract: "Poll accounts' usage now and store it (8 at a time).")
 
-        @OptionGroup var global: GlobalOptions
-        @Argument(help: "The accounts.", transform: parseAccountName) var names: [AccountName] = []
+        @Argument(help: "The accounts.", completion: .accountNames, transform: parseAccountName) var names: [AccountName] = []
         @Flag(help: "Poll every usable account.") var all = false
         @Option(help: "How many accounts to poll at once.") var concurrency = 8
+        @OptionGroup var global: GlobalOptions
 
         func validate() throws {
             if all, !names.isEmpty { throw ValidationError("name accounts to poll, or pass --all (not both)") }
@@ -147,13 +147,13 @@ extension ChappieCommand.Usage {
     struct History: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "history", abstract: "An account's stored readings, oldest first.")
 
-        @OptionGroup var global: GlobalOptions
-        @Argument(help: "The account.", transform: parseAccountName) var name: AccountName
+        @Argument(help: "The account.", completion: .accountNames, transform: parseAccountName) var name: AccountName
         @Option(help: "From this time (2026-11-01, 2026-11-01T08:00, or an age like 7d).") var since: String?
         @Option(help: "Up to this time (excluded).") var until: String?
         @Option(help: "csv, json or table (default: table on a terminal, else csv).") var format: OutputFormat?
         @Option(help: "The time zone for times given and shown (default: the system's).") var tz: String?
         @Flag(help: "Draw each window over time, fitted to the terminal (plain ASCII with NO_COLOR or a dumb terminal).") var chart = false
+        @OptionGroup var global: GlobalOptions
 
         func validate() throws {
             if chart, format != nil { throw ValidationError("--chart draws; give it without --format") }
@@ -194,14 +194,14 @@ extension ChappieCommand.Usage {
             abstract: "Usage per hour, day, week, window or machine and account, as CSV (default off a terminal), JSON or a table; or charts in one HTML file.",
             discussion: "The columns are stable and described in docs/cli.md. --format html writes a self-contained page with each account's windows as charts (without --by).")
 
-        @OptionGroup var global: GlobalOptions
         @Option(help: "From this time (2026-11-01, 2026-11-01T08:00, or an age like 7d).") var since: String?
         @Option(help: "Up to this time (excluded).") var until: String?
         @Option(help: "hour, day, week, window or machine (default: day).") var by: ReportGrouping?
-        @Option(help: "Only this account (repeatable).", transform: parseAccountName) var account: [AccountName] = []
+        @Option(help: "Only this account (repeatable).", completion: .accountNames, transform: parseAccountName) var account: [AccountName] = []
         @Option(help: "csv, json, table or html (default: table on a terminal, else csv).") var format: ReportFormat?
         @Option(help: "The time zone of periods and times, such as Europe/Paris (default: the system's).") var tz: String?
         @Option(name: [.short, .long], help: "Write to this file instead of standard output.") var output: String?
+        @OptionGroup var global: GlobalOptions
 
         func validate() throws {
             if format == .html, by != nil { throw ValidationError("--by is for the tables; --format html draws every reading, without grouping") }
@@ -227,9 +227,9 @@ extension ChappieCommand.Usage {
         static let configuration = CommandConfiguration(commandName: "prune",
             abstract: "Delete usage readings older than a duration (default: the usage-retention setting, else 365d). The audit log is kept.")
 
-        @OptionGroup var global: GlobalOptions
         @Option(help: ArgumentHelp("Delete readings older than this (90d, 12h).", valueName: "duration"), transform: parseDuration)
         var olderThan: Duration?
+        @OptionGroup var global: GlobalOptions
 
         func run() async throws {
             let (deleted, cutoff) = try await global.services().usage.prune(olderThan: olderThan)

@@ -49,3 +49,18 @@ func timeZone(_ name: String?) throws -> TimeZone {
     }
     return zone
 }
+
+extension CompletionKind {
+    /// The stored accounts' names, read without unlocking the store; `--home` on the line typed so
+    /// far picks the store, as it does for the command.
+    static var accountNames: CompletionKind {
+        .custom { words, _, prefix in
+            var home: String?
+            for (index, word) in words.enumerated() {
+                if word == "--home", index + 1 < words.count { home = words[index + 1] }
+                if word.hasPrefix("--home=") { home = String(word.dropFirst("--home=".count)) }
+            }
+            return AccountsService.namesWithoutUnlocking(home: home.map { ($0 as NSString).expandingTildeInPath }).filter { $0.hasPrefix(prefix) }
+        }
+    }
+}
