@@ -35,18 +35,26 @@ extension ChappieCommand.Accounts {
                 print("No accounts yet. Import one from the Codex CLI with: chappie accounts import")
                 return
             }
-            var table = TextTable(" ", "NAME", "EMAIL", "PLAN", "STATUS", "5H", "WEEKLY", "HEADROOM", "NEXT RESET", "TOKEN EXPIRES", "CODEX HOME")
+            var table = TextTable(
+                " ", "NAME", TextTable.Column("EMAIL", drop: 5, clips: true), TextTable.Column("PLAN", drop: 3), "STATUS", "5H", "WEEKLY",
+                TextTable.Column("HEADROOM", drop: 4), TextTable.Column("NEXT RESET", drop: 2), TextTable.Column("TOKEN EXPIRES", drop: 1),
+                TextTable.Column("CODEX HOME", clips: true))
             for summary in summaries {
                 let account = summary.account
                 let status = summary.credentialProblem == nil ? account.status.rawValue : "unreadable"
                 let expiry = account.accessTokenExpiresAt.map { Formatting.relative($0) } ?? "-"
                 let reading = usage[account.id].map { UsageJSON($0, reserve: account.reservePercent) }
-                func percent(_ window: ChappieUsageWindow?) -> String { window.map { "\(UsageReport.Cell.number($0.usedPercent).text) %" } ?? "-" }
-                let headroom = reading.map { "\(UsageReport.Cell.number($0.headroomPercent).text) % (\($0.bindingWindow ?? "-"))" } ?? "-"
-                table.append(
-                    account.isActive ? "*" : " ", account.name.rawValue, account.info.email ?? "-",
-                    account.info.plan?.displayName ?? "-", status, percent(reading?.fiveHour), percent(reading?.weekly), headroom,
-                    reading?.nextReset.map(Formatting.localTime) ?? "-", expiry, account.codexHome ?? "-")
+                func percent(_ window: ChappieUsageWindow?) -> TextTable.Cell {
+                    window.map { TextTable.Cell("\(UsageReport.Cell.number($0.usedPercent).text) %", full: $0.usedPercent >= 100) } ?? "-"
+                }
+                let headroom = reading.map {
+                    TextTable.Cell("\(UsageReport.Cell.number($0.headroomPercent).text) % (\($0.bindingWindow ?? "-"))", full: $0.headroomPercent <= 0)
+                } ?? "-"
+                table.append([
+                    account.isActive ? "*" : " ", TextTable.Cell(account.name.rawValue), TextTable.Cell(account.info.email ?? "-"),
+                    TextTable.Cell(account.info.plan?.displayName ?? "-"), TextTable.Cell(status), percent(reading?.fiveHour), percent(reading?.weekly), headroom,
+                    TextTable.Cell(reading?.nextReset.map(Formatting.localTime) ?? "-"), TextTable.Cell(expiry), Formatting.codexHome(account.codexHome),
+                ])
             }
             print(table.render())
             for summary in summaries where summary.credentialProblem != nil {

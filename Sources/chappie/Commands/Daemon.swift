@@ -157,15 +157,19 @@ extension ChappieCommand {
                 print("Refreshes: \(daemon.refreshes) (\(daemon.refreshFailures) failed); polls: \(daemon.polls) (\(daemon.pollFailures) failed); switches: \(daemon.switches)")
                 if let dashboard = daemon.dashboard { print("Dashboard: \(dashboard)") }
             } else {
-                print("Daemon: not running (start it with chappie daemon, or use cron: docs/operations.md)")
+                print("Daemon: not running (start it: chappie daemon; or cron: docs/operations.md)")
             }
-            var table = TextTable(" ", "NAME", "STATUS", "TOKEN EXPIRES", "LAST REFRESH", "CODEX HOME", "NOTE")
+            var table = TextTable(
+                " ", "NAME", "STATUS", "TOKEN EXPIRES", TextTable.Column("LAST REFRESH", drop: 1), TextTable.Column("CODEX HOME", drop: 2, clips: true),
+                TextTable.Column("NOTE", clips: true))
             for account in output.accounts {
                 let note = output.daemon?.backingOff[account.name.rawValue].map { "retrying \(Formatting.relative($0))" } ?? account.lastError ?? ""
-                table.append(
-                    account.isActive ? "*" : " ", account.name.rawValue, account.status.rawValue,
-                    account.accessTokenExpiresAt.map { Formatting.relative($0) } ?? "-", account.lastRefreshAt.map { Formatting.relative($0) } ?? "-",
-                    account.codexHome ?? "-", TerminalText.clipped(note, to: 80))
+                table.append([
+                    account.isActive ? "*" : " ", TextTable.Cell(account.name.rawValue), TextTable.Cell(account.status.rawValue),
+                    TextTable.Cell(account.accessTokenExpiresAt.map { Formatting.relative($0) } ?? "-"),
+                    TextTable.Cell(account.lastRefreshAt.map { Formatting.relative($0) } ?? "-"),
+                    Formatting.codexHome(account.codexHome), TextTable.Cell(TerminalText.clipped(note, to: 80)),
+                ])
             }
             print(output.accounts.isEmpty ? "No accounts yet." : table.render())
         }

@@ -84,19 +84,25 @@ extension ChappieCommand.Usage {
             } else if rows.isEmpty {
                 print("No accounts yet.")
             } else {
-                var table = forecast
-                    ? TextTable("NAME", "PLAN", "5-HOUR", "WEEKLY", "READ", "5H RUNS OUT", "WEEKLY RUNS OUT")
-                    : TextTable("NAME", "PLAN", "5-HOUR", "WEEKLY", "READ")
+                let columns: [TextTable.Column] = ["NAME", TextTable.Column("PLAN", drop: 3), "5-HOUR", "WEEKLY", TextTable.Column("READ", drop: 2)]
+                    + (forecast ? [TextTable.Column("5H RUNS OUT", drop: 1), TextTable.Column("WEEKLY RUNS OUT", drop: 0)] : [])
+                var table = TextTable(columns: columns)
                 for row in rows {
                     let age = row.observedAt.map { Formatting.relative($0) } ?? "never"
                     let plan = row.plan.map { ChappiePlan(rawValue: $0).displayName } ?? "-"
+                    let bindingFull = row.limitReached == true
+                    var cells = [
+                        TextTable.Cell(row.name), TextTable.Cell(plan),
+                        windowCell(row.fiveHour, limitReached: bindingFull && row.binding == "5h"),
+                        windowCell(row.weekly, limitReached: bindingFull && row.binding == "weekly"), TextTable.Cell(age),
+                    ]
                     if forecast {
-                        table.append(
-                            row.name, plan, describeWindow(row.fiveHour), describeWindow(row.weekly), age,
-                            row.fiveHourRunsOutAt.map(Formatting.localTime) ?? "-", row.weeklyRunsOutAt.map(Formatting.localTime) ?? "-")
-                    } else {
-                        table.append(row.name, plan, describeWindow(row.fiveHour), describeWindow(row.weekly), age)
+                        cells += [
+                            TextTable.Cell(row.fiveHourRunsOutAt.map(Formatting.localTime) ?? "-"),
+                            TextTable.Cell(row.weeklyRunsOutAt.map(Formatting.localTime) ?? "-"),
+                        ]
                     }
+                    table.append(cells)
                 }
                 print(table.render())
                 for (name, message) in failures.sorted(by: { $0.key < $1.key }) {

@@ -32,4 +32,13 @@ enum Formatting {
         encoder.dateEncodingStrategy = .iso8601
         return encoder
     }
+
+    /// A Codex home as a table shows it: `~` for the home directory; `short` says `private` for
+    /// one of `chappie exec`'s private homes.
+    static func codexHome(_ path: String?) -> TextTable.Cell {
+        guard let path else { return TextTable.Cell("-") }
+        let home = ProcessInfo.processInfo.environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        let shown = path.hasPrefix(home + "/") ? "~" + path.dropFirst(home.count) : path
+        return TextTable.Cell(shown, short: path.contains("/codex-homes/") ? "private" : shown)
+    }
 }
