@@ -18,7 +18,8 @@ struct ChappieCommand: AsyncParsableCommand {
             Exit codes: 0 ok, 1 failure, 2 usage, 69 service unavailable, 75 temporary failure, \
             77 sign-in required, 78 configuration or key problem.
 
-            Shell completions: chappie --generate-completion-script bash|zsh|fish
+            Shell completions: chappie completions bash|zsh|fish. CHAPPIE_CHECK_ONLY=1 checks a \
+            command line (exit 0, or 2 with the reason) without running it.
             """,
         version: ChappieVersion.current,
         subcommands: [Accounts.self, Exec.self, Lease.self, Pool.self, Backup.self, Restore.self, Usage.self, Ask.self, Token.self, Refresh.self, Daemon.self, Status.self, Key.self, Config.self, Log.self, Doctor.self, Completions.self])
@@ -47,6 +48,8 @@ struct ChappieCommand: AsyncParsableCommand {
                 }
                 throw error
             }
+            // A command line checked, not run: how scripts and the docs' tests check one.
+            if ProcessInfo.processInfo.environment["CHAPPIE_CHECK_ONLY"] == "1" { Foundation.exit(ChappieExitCode.success) }
             if var command = command as? any AsyncParsableCommand {
                 try await command.run()
             } else {
