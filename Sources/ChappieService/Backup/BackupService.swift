@@ -38,6 +38,11 @@ public struct BackupService: Sendable {
             public var outcome: Outcome
             /// Why, for `updated` and `skipped`.
             public var reason: String?
+
+            /// A reference to an account is `account` in every `--json` output (docs/json.md).
+            private enum CodingKeys: String, CodingKey {
+                case name = "account", outcome, reason
+            }
         }
 
         /// Every account of the backup.

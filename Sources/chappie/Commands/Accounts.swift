@@ -24,11 +24,7 @@ extension ChappieCommand.Accounts {
             let summaries = try await services.accounts.list()
             let usage = try await services.usage.latest()
             if global.json {
-                try JSONOutput.print(summaries.map { summary in
-                    var json = AccountJSON(summary)
-                    json.usage = usage[summary.account.id].map { UsageJSON($0, reserve: summary.account.reservePercent) }
-                    return json
-                })
+                try JSONOutput.print(summaries.map { AccountJSON($0, usage: usage[$0.account.id]) })
                 return
             }
             guard !summaries.isEmpty else {
@@ -44,16 +40,16 @@ extension ChappieCommand.Accounts {
                 let status = summary.credentialProblem == nil ? account.status.rawValue : "unreadable"
                 let expiry = account.accessTokenExpiresAt.map { Formatting.relative($0) } ?? "-"
                 let reading = usage[account.id].map { UsageJSON($0, reserve: account.reservePercent) }
-                func percent(_ window: ChappieUsageWindow?) -> TextTable.Cell {
+                func percent(_ window: WindowJSON?) -> TextTable.Cell {
                     window.map { TextTable.Cell("\(UsageReport.Cell.number($0.usedPercent).text) %", full: $0.usedPercent >= 100) } ?? "-"
                 }
                 let headroom = reading.map {
-                    TextTable.Cell("\(UsageReport.Cell.number($0.headroomPercent).text) % (\($0.bindingWindow ?? "-"))", full: $0.headroomPercent <= 0)
+                    TextTable.Cell("\(UsageReport.Cell.number($0.headroom).text) % (\($0.bindingWindow ?? "-"))", full: $0.headroom <= 0)
                 } ?? "-"
                 table.append([
                     account.isActive ? "*" : " ", TextTable.Cell(account.name.rawValue), TextTable.Cell(account.info.email ?? "-"),
                     TextTable.Cell(account.info.plan?.displayName ?? "-"), TextTable.Cell(status), percent(reading?.fiveHour), percent(reading?.weekly), headroom,
-                    TextTable.Cell(reading?.nextReset.map(Formatting.localTime) ?? "-"), TextTable.Cell(expiry), Formatting.codexHome(account.codexHome),
+                    TextTable.Cell(reading?.nextResetAt.map(Formatting.localTime) ?? "-"), TextTable.Cell(expiry), Formatting.codexHome(account.codexHome),
                 ])
             }
             print(table.render())
@@ -104,7 +100,7 @@ extension ChappieCommand.Accounts {
                 throw CommandFailure(message: "no account is active; choose one with: chappie accounts switch NAME", exitCode: .failure)
             }
             if global.json {
-                try JSONOutput.print(["name": account.name.rawValue, "email": account.info.email ?? ""])
+                try JSONOutput.print(AccountJSON(account))
             } else {
                 print(account.name.rawValue)
             }
@@ -185,7 +181,16 @@ extension ChappieCommand.Accounts {
                 FileHandle.standardError.write(Data("warning: \(outcome.account.name) is at its limit (\(full.description))\(reset); chappie accounts switch --best picks the account with the most room\n".utf8))
             }
             if global.json {
-                try JSONOutput.print(["name": outcome.account.name.rawValue, "codexAuthFile": outcome.codexAuthFile?.path ?? ""])
+                struct Switched: Encodable {
+                    var account: AccountJSON
+                    var codexAuthFile: String?
+                    /// `$CODEX_HOME` or `~/.codex` when the home was found there (and stored as the setting).
+                    var codexHomeFoundIn: String?
+                    var imported: AccountJSON?
+                }
+                try JSONOutput.print(Switched(
+                    account: AccountJSON(outcome.account), codexAuthFile: outcome.codexAuthFile?.path, codexHomeFoundIn: outcome.chosenCodexHome,
+                    imported: outcome.imported.map { AccountJSON($0) }))
             } else {
                 print("Active account: \(outcome.account.name)" + (outcome.account.info.email.map { " (\(TerminalText.sanitized($0)))" } ?? ""))
                 if let file = outcome.codexAuthFile {
@@ -247,8 +252,9 @@ extension ChappieCommand.Accounts {
         @OptionGroup var global: GlobalOptions
 
         func run() async throws {
-            try await global.services().accounts.rename(old, to: new)
-            if !global.json { print("Renamed \(old) to \(new)") } else { try JSONOutput.print(["name": new.rawValue]) }
+            let accounts = try await global.services().accounts
+            try await accounts.rename(old, to: new)
+            if !global.json { print("Renamed \(old) to \(new)") } else { try JSONOutput.print(AccountJSON(try await accounts.account(named: new))) }
         }
     }
 
@@ -300,10 +306,11 @@ extension ChappieCommand.Accounts {
             try await accounts.remove(name)
             if global.json {
                 struct Removal: Encodable {
-                    let removed: String
+                    let account: String
+                    let removed: Bool
                     let revoked: Bool
                 }
-                try JSONOutput.print(Removal(removed: name.rawValue, revoked: revoked))
+                try JSONOutput.print(Removal(account: name.rawValue, removed: true, revoked: revoked))
             } else {
                 print(revoked ? "Revoked \(name)'s refresh token at the issuer and removed \(name)" : "Removed \(name)")
             }

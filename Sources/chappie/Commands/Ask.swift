@@ -49,23 +49,38 @@ extension ChappieCommand {
                 model: model, input: [ChappieInputMessage(text: text)],
                 reasoningEffort: effort.flatMap { ChappieResponseRequest.ReasoningEffort(rawValue: $0.rawValue) })
             let usage: ChappieUsageLimitSnapshot?
+            let json = global.json
             do {
                 usage = try await CommandFailure.about(name) { try await cancellingOnSignals {
                     var latest: ChappieUsageLimitSnapshot?
                     for try await event in client.streamResponse(request) {
                         switch event {
-                        case .textDelta(let delta): FileHandle.standardOutput.write(Data(delta.utf8))
-                        case .usageLimits(let snapshot) where snapshot.limitID == "codex": latest = snapshot
+                        case .textDelta(let delta):
+                            if json { try AskEvent.text(delta).print() } else { FileHandle.standardOutput.write(Data(delta.utf8)) }
+                        case .usageLimits(let snapshot) where snapshot.limitID == "codex":
+                            latest = snapshot
+                            if json { try AskEvent.usage(snapshot).print() }
                         default: break
                         }
                     }
                     return latest
                 } }
+            } catch ChappieClientError.usageLimitReached(let limit) where json {
+                try AskEvent.error("\(name) has reached its \(limit.windowName ?? "usage") limit", exitCode: ChappieExitCode.temporaryFailure).print()
+                throw ExitStatus.temporaryFailure
+            } catch let error where json && !(error is ExitCode) {
+                let failure = (error as? CommandFailure) ?? CommandFailure(error, account: name) ?? CommandFailure(message: "\(error)", exitCode: .failure)
+                try AskEvent.error(failure.message, exitCode: failure.exitCode.rawValue).print()
+                throw failure
             } catch ChappieClientError.usageLimitReached(let limit) {
                 let reset = limit.resetsAt.map { " It resets at \(Formatting.localTime($0)) (\(Formatting.relative($0)))." } ?? ""
                 throw CommandFailure(
                     message: "\(name) has reached its \(limit.windowName ?? "usage") limit.\(reset) Try another account with --account, or chappie accounts switch --best.",
                     exitCode: ExitStatus.temporaryFailure)
+            }
+            if json {
+                try AskEvent.done(account: name.rawValue, model: model, transport: transport == .sse || client.transportFallbackReason != nil ? "sse" : "websocket").print()
+                return
             }
             FileHandle.standardOutput.write(Data("\n".utf8))
             if transport == .auto, let reason = client.transportFallbackReason {
@@ -81,5 +96,43 @@ extension ChappieCommand {
             guard isatty(STDIN_FILENO) == 0 else { throw ValidationError("give the prompt as an argument, or pipe it to standard input") }
             return String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
         }
+    }
+}
+
+/// One line of `ask --json`: the reply streamed as JSON events, one per line (docs/json.md).
+struct AskEvent: Encodable {
+    /// `text`, `usage`, `done` or `error`.
+    var type: String
+    var delta: String?
+    var fiveHour: WindowJSON?
+    var weekly: WindowJSON?
+    var limitReached: Bool?
+    var account: String?
+    var model: String?
+    var transport: String?
+    var message: String?
+    var exitCode: Int32?
+
+    static func text(_ delta: String) -> AskEvent { AskEvent(type: "text", delta: delta) }
+
+    static func usage(_ snapshot: ChappieUsageLimitSnapshot) -> AskEvent {
+        AskEvent(
+            type: "usage", fiveHour: snapshot.shortWindow.map(WindowJSON.init), weekly: snapshot.longWindow.map(WindowJSON.init),
+            limitReached: snapshot.limitReached)
+    }
+
+    static func done(account: String, model: String, transport: String) -> AskEvent {
+        AskEvent(type: "done", account: account, model: model, transport: transport)
+    }
+
+    static func error(_ message: String, exitCode: Int32) -> AskEvent {
+        AskEvent(type: "error", message: TerminalText.sanitized(message), exitCode: exitCode)
+    }
+
+    /// Writes the event as one compact line.
+    func print() throws {
+        let encoder = Formatting.jsonEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        FileHandle.standardOutput.write(try encoder.encode(self) + Data("\n".utf8))
     }
 }

@@ -24,7 +24,7 @@ extension ChappieCommand.Config {
             case .codexHome: try await settings.defaultCodexHome()
             case .usageRetention: try await settings.usageRetention().map(DurationText.format)
             }
-            if global.json { try JSONOutput.print([setting.rawValue: value]) } else { print(value ?? "") }
+            if global.json { try JSONOutput.print(SettingJSON(setting: setting.rawValue, value: value)) } else { print(value ?? "") }
         }
     }
 
@@ -46,7 +46,7 @@ extension ChappieCommand.Config {
                 try await settings.setUsageRetention(duration)
                 shown = value
             }
-            if !global.json { print("\(setting.rawValue) = \(shown)") } else { try JSONOutput.print([setting.rawValue: shown]) }
+            if !global.json { print("\(setting.rawValue) = \(shown)") } else { try JSONOutput.print(SettingJSON(setting: setting.rawValue, value: shown)) }
         }
     }
 
@@ -61,7 +61,23 @@ extension ChappieCommand.Config {
             case .codexHome: try await settings.setDefaultCodexHome(nil)
             case .usageRetention: try await settings.setUsageRetention(nil)
             }
-            if !global.json { print("\(setting.rawValue) cleared") } else { try JSONOutput.print([setting.rawValue: String?.none]) }
+            if !global.json { print("\(setting.rawValue) cleared") } else { try JSONOutput.print(SettingJSON(setting: setting.rawValue, value: nil)) }
         }
+    }
+}
+
+/// A setting as `config --json` prints it: its name and value (`null` when unset).
+struct SettingJSON: Encodable {
+    var setting: String
+    var value: String?
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(setting, forKey: .setting)
+        try container.encode(value, forKey: .value)
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case setting, value
     }
 }

@@ -134,7 +134,7 @@ extension ChappieCommand {
         @Option(help: ArgumentHelp("The daemon's socket (default: chappie.sock in the data directory).", valueName: "path")) var socket: String?
         @OptionGroup var global: GlobalOptions
 
-        struct Output: Encodable {
+        struct Output {
             var daemon: DaemonReply.Status?
             var accounts: [Account]
         }
@@ -148,7 +148,11 @@ extension ChappieCommand {
                 output = Output(daemon: nil, accounts: try await global.services().accounts.all())
             }
             if global.json {
-                try JSONOutput.print(output)
+                struct StatusJSON: Encodable {
+                    var daemon: DaemonReply.Status?
+                    var accounts: [AccountJSON]
+                }
+                try JSONOutput.print(StatusJSON(daemon: output.daemon, accounts: output.accounts.map { AccountJSON($0) }))
                 return
             }
             if let daemon = output.daemon {

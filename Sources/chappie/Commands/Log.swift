@@ -19,7 +19,13 @@ extension ChappieCommand {
         func run() async throws {
             let events = try await global.services().auditLog(limit: limit)
             if global.json {
-                try JSONOutput.print(events)
+                struct Entry: Encodable {
+                    var at: Date
+                    var kind: String
+                    var account: String?
+                    var detail: String
+                }
+                try JSONOutput.print(events.map { Entry(at: $0.at, kind: $0.kind, account: $0.accountName, detail: $0.detail) })
                 return
             }
             var table = TextTable("WHEN", "EVENT", "ACCOUNT", "DETAIL")

@@ -36,10 +36,15 @@ extension ChappieCommand {
                     if !json { print(message) }
                 }
                 if json {
-                    try JSONOutput.print([
-                        "moved": outcome.moved.map(\.rawValue),
-                        "left": outcome.left.map { "\($0.name): \($0.reason)" },
-                    ])
+                    struct Left: Encodable {
+                        var account: String
+                        var reason: String
+                    }
+                    struct Migrated: Encodable {
+                        var moved: [String]
+                        var left: [Left]
+                    }
+                    try JSONOutput.print(Migrated(moved: outcome.moved.map(\.rawValue), left: outcome.left.map { Left(account: $0.name.rawValue, reason: $0.reason) }))
                 } else {
                     print("Moved \(outcome.moved.count) account\(outcome.moved.count == 1 ? "" : "s") to the pool; \(outcome.left.count) left.")
                 }

@@ -42,7 +42,17 @@ extension ChappieCommand {
         private func print(_ token: DaemonReply.Token) throws {
             if let warning = token.warning { FileHandle.standardError.write(Data("warning: \(TerminalText.sanitized(warning))\n".utf8)) }
             if global.json {
-                try JSONOutput.print(token)
+                struct TokenJSON: Encodable {
+                    var account: String
+                    var accessToken: String
+                    var expiresAt: Date?
+                    var chatgptAccountID: String?
+                    var fedramp: Bool
+                    var warning: String?
+                }
+                try JSONOutput.print(TokenJSON(
+                    account: token.name, accessToken: token.accessToken, expiresAt: token.expiresAt, chatgptAccountID: token.chatgptAccountID,
+                    fedramp: token.fedramp, warning: token.warning))
             } else {
                 FileHandle.standardOutput.write(Data((token.accessToken + "\n").utf8))
             }
@@ -100,13 +110,13 @@ extension ChappieCommand {
             }
             if global.json {
                 struct Line: Encodable {
-                    var name: String
+                    var account: String
                     var outcome: String?
                     var expiresAt: Date?
                     var error: String?
                 }
                 try JSONOutput.print(reports.map { report in
-                    Line(name: report.name.rawValue, outcome: report.outcome?.rawValue, expiresAt: report.expiresAt,
+                    Line(account: report.name.rawValue, outcome: report.outcome?.rawValue, expiresAt: report.expiresAt,
                          error: report.error.map { (CommandFailure($0)?.message) ?? "\($0)" })
                 })
             }

@@ -80,7 +80,15 @@ extension ChappieCommand.Usage {
                     fiveHourRunsOutAt: runOut.0, weeklyRunsOutAt: runOut.1, error: failures[account.name.rawValue]))
             }
             if global.json {
-                try JSONOutput.print(rows)
+                try JSONOutput.print(accounts.map { account in
+                    var json = AccountJSON(account, usage: latest[account.id])
+                    if let runOut = forecasts[account.id] {
+                        json.usage?.fiveHourRunsOutAt = runOut.0
+                        json.usage?.weeklyRunsOutAt = runOut.1
+                    }
+                    json.lastError = failures[account.name.rawValue] ?? json.lastError
+                    return json
+                })
             } else if rows.isEmpty {
                 print("No accounts yet.")
             } else {
@@ -145,7 +153,21 @@ extension ChappieCommand.Usage {
                     print("\(result.account.name): 5-hour \(describeWindow(main.shortWindow)); weekly \(describeWindow(main.longWindow))")
                 }
             }
-            if global.json { try JSONOutput.print(results.map { ["name": $0.account.name.rawValue, "ok": $0.error == nil ? "true" : "false"] }) }
+            if global.json {
+                struct Polled: Encodable {
+                    var account: String
+                    var ok: Bool
+                    var error: String?
+                    var usage: UsageJSON?
+                }
+                let latest = try await service.latest()
+                try JSONOutput.print(results.map { result in
+                    Polled(
+                        account: result.account.name.rawValue, ok: result.error == nil,
+                        error: result.error.map { CommandFailure($0, account: result.account.name)?.message ?? "\($0)" },
+                        usage: result.error == nil ? latest[result.account.id].map { UsageJSON($0, reserve: result.account.reservePercent) } : nil)
+                })
+            }
             if failed { throw ExitStatus.temporaryFailure }
         }
     }
@@ -177,6 +199,23 @@ extension ChappieCommand.Usage {
                 }
                 return
             }
+            if format == .json || (format == nil && global.json) {
+                struct Reading: Encodable {
+                    var observedAt: Date
+                    var source: String
+                    var limitID: String
+                    var plan: String?
+                    var fiveHour: WindowJSON?
+                    var weekly: WindowJSON?
+                    var limitReached: Bool
+                }
+                return try JSONOutput.print(samples.map { sample in
+                    Reading(
+                        observedAt: sample.observedAt, source: sample.source.rawValue, limitID: sample.limitID, plan: sample.snapshot.plan?.rawValue,
+                        fiveHour: sample.snapshot.shortWindow.map(WindowJSON.init), weekly: sample.snapshot.longWindow.map(WindowJSON.init),
+                        limitReached: sample.snapshot.limitReached)
+                })
+            }
             let formatter = ISO8601DateFormatter()
             formatter.timeZone = zone
             let columns = ["observed_at", "source", "limit_id", "plan", "five_hour_used_percent", "five_hour_resets_at",
@@ -191,7 +230,7 @@ extension ChappieCommand.Usage {
                     .integer(s.limitReached ? 1 : 0),
                 ]
             }
-            try emit(UsageReport(columns: columns, rows: rows), format: format ?? (global.json ? .json : nil), to: nil, options: try global.serviceOptions())
+            try emit(UsageReport(columns: columns, rows: rows), format: format, to: nil, options: try global.serviceOptions())
         }
     }
 
@@ -276,8 +315,9 @@ func emit(_ report: UsageReport, format: OutputFormat?, to path: String?, option
         for row in report.rows { table.append(row.map(\.text)) }
         text = table.render() + "\n"
     case .json:
+        // The columns' names, in camelCase as every --json output (docs/json.md).
         let objects = report.rows.map { row in
-            Dictionary(uniqueKeysWithValues: zip(report.columns, row).map { column, cell -> (String, Any) in
+            Dictionary(uniqueKeysWithValues: zip(report.columns.map(camelCase), row).map { column, cell -> (String, Any) in
                 switch cell {
                 case .text(let value): (column, value)
                 case .number(let value): (column, (value * 100).rounded() / 100)
@@ -290,6 +330,14 @@ func emit(_ report: UsageReport, format: OutputFormat?, to path: String?, option
         text = String(decoding: data, as: UTF8.self) + "\n"
     }
     try write(text, to: path, options: options)
+}
+
+/// A report column's JSON name: `five_hour_peak_percent` as `fiveHourPeakPercent`; `limit_reached`,
+/// a count of readings, as `limitReachedReadings`, since a JSON `limitReached` is a boolean.
+func camelCase(_ name: String) -> String {
+    if name == "limit_reached" { return "limitReachedReadings" }
+    let parts = name.split(separator: "_")
+    return (parts.first.map(String.init) ?? "") + parts.dropFirst().map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined()
 }
 
 /// Writes text to a file (replaced atomically) or, without one, to standard output; never over one

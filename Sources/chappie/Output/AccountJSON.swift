@@ -2,7 +2,8 @@ import ChappieCore
 import ChappieService
 import Foundation
 
-/// An account as `--json` prints it: never a token.
+/// The account object: the one shape an account has in every `--json` output (docs/json.md).
+/// Never a token.
 struct AccountJSON: Encodable {
     var name: String
     var email: String?
@@ -17,15 +18,16 @@ struct AccountJSON: Encodable {
     var lastRefreshAt: Date?
     var lastError: String?
     var codexHome: String?
-    var credentials: String
+    /// `ok` or `unreadable` once the sealed credentials were tried; absent when they were not.
+    var credentials: String?
     var credentialProblem: String?
     var createdAt: Date
     var reservePercent: Double?
     var maxLeases: Int
     var usage: UsageJSON?
 
-    init(_ summary: AccountsService.Summary) {
-        let account = summary.account
+    /// The account, its credentials checked or not (`problem`: why they do not open).
+    init(_ account: Account, checked: Bool = false, problem: String? = nil, usage: UsageSample? = nil) {
         name = account.name.rawValue
         email = account.info.email
         plan = account.info.plan?.rawValue
@@ -40,34 +42,59 @@ struct AccountJSON: Encodable {
         lastRefreshAt = account.lastRefreshAt
         lastError = account.lastError
         codexHome = account.codexHome
-        credentials = summary.credentialProblem == nil ? "ok" : "unreadable"
-        credentialProblem = summary.credentialProblem
+        credentials = checked ? (problem == nil ? "ok" : "unreadable") : nil
+        credentialProblem = problem
         createdAt = account.createdAt
         reservePercent = account.reservePercent
+        self.usage = usage.map { UsageJSON($0, reserve: account.reservePercent) }
+    }
+
+    /// An account whose credentials were checked (``AccountsService/Summary``).
+    init(_ summary: AccountsService.Summary, usage: UsageSample? = nil) {
+        self.init(summary.account, checked: true, problem: summary.credentialProblem, usage: usage)
     }
 }
 
-/// An account's newest usage reading, with its effective headroom, as `--json` and tables show it.
+/// The usage object: an account's newest reading with its effective headroom.
 struct UsageJSON: Encodable {
     var observedAt: Date
-    var fiveHour: ChappieUsageWindow?
-    var weekly: ChappieUsageWindow?
+    var fiveHour: WindowJSON?
+    var weekly: WindowJSON?
     /// `5h` or `weekly`: the window that limits first.
     var bindingWindow: String?
     /// 100 (or the reserve) minus the binding window's used percent, never below 0.
-    var headroomPercent: Double
-    var nextReset: Date?
+    var headroom: Double
+    var nextResetAt: Date?
     var limitReached: Bool
+    /// With `usage --forecast`: when each window runs out at the recent rate.
+    var fiveHourRunsOutAt: Date?
+    var weeklyRunsOutAt: Date?
 
     init(_ sample: UsageSample, reserve: Double?) {
         let snapshot = sample.snapshot
         observedAt = sample.observedAt
-        fiveHour = snapshot.shortWindow
-        weekly = snapshot.longWindow
+        fiveHour = snapshot.shortWindow.map(WindowJSON.init)
+        weekly = snapshot.longWindow.map(WindowJSON.init)
         let headroom = Headroom(snapshot, reservePercent: reserve)
         bindingWindow = headroom.bindingWindow?.rawValue
-        headroomPercent = headroom.percent
-        nextReset = [snapshot.shortWindow?.resetsAt, snapshot.longWindow?.resetsAt].compactMap { $0 }.min()
+        self.headroom = headroom.percent
+        nextResetAt = [snapshot.shortWindow?.resetsAt, snapshot.longWindow?.resetsAt].compactMap { $0 }.min()
         limitReached = snapshot.limitReached
+    }
+}
+
+/// The window object: one usage window (5-hour or weekly).
+struct WindowJSON: Encodable {
+    var usedPercent: Double
+    var resetsAt: Date?
+    var windowMinutes: Int?
+    /// 100 minus the used percent, never below 0.
+    var headroom: Double
+
+    init(_ window: ChappieUsageWindow) {
+        usedPercent = window.usedPercent
+        resetsAt = window.resetsAt
+        windowMinutes = window.windowMinutes
+        headroom = max(0, 100 - window.usedPercent)
     }
 }
