@@ -5,7 +5,7 @@ import Testing
 @Suite("chappie backup and restore, across stores with different keys")
 struct BackupEndToEndTests {
     static func entry(_ name: String, in summary: JSONDocument) -> [String: Any]? {
-        (summary.array("accounts") as? [[String: Any]])?.first { $0["name"] as? String == name }
+        (summary.array("accounts") as? [[String: Any]])?.first { $0["account"] as? String == name }
     }
 
     @Test("A round trip adds accounts, settings and usage; newer tokens are never replaced; a name clash is skipped; a wrong passphrase or damaged file changes nothing")

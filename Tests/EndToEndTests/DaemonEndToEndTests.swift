@@ -30,7 +30,7 @@ struct DaemonEndToEndTests {
                 let asked = Date().timeIntervalSince1970
                 let token = try await setup.chappie(["token", name, "--margin", "1s", "--json"])
                 let json = JSONDocument(Data(token.stdout.utf8))
-                if token.status != 0 || json.string("name") != name { failures.append("\(name): \(token.status) \(token.stderr)") }
+                if token.status != 0 || json.string("account") != name { failures.append("\(name): \(token.status) \(token.stderr)") }
                 if let expires = json.number("expiresAt") ?? json.string("expiresAt").flatMap({ try? Date($0, strategy: .iso8601).timeIntervalSince1970 }),
                     expires < asked
                 {

@@ -126,7 +126,7 @@ struct HostileInputEndToEndTests {
         let refresh = try await testbed.chappie(["refresh", "--all", "--json"])
         #expect(!refresh.stdout.contains("decode"), "\(refresh.stdout)")
         let lines = try #require(JSONDocument(Data(refresh.stdout.utf8)).array() as? [[String: Any]], "\(refresh.stderr)")
-        let work = try #require(lines.first { $0["name"] as? String == "work" })
+        let work = try #require(lines.first { $0["account"] as? String == "work" })
         #expect(work["error"] == nil, "\(work)")
         let backup = try await testbed.chappie(
             ["backup", testbed.home.deletingLastPathComponent().appendingPathComponent("odd-\(UUID().uuidString).backup").path],

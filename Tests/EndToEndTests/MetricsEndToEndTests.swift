@@ -160,7 +160,7 @@ struct MetricsEndToEndTests {
         func readings() async throws -> Int {
             let history = JSONDocument(Data(try await setup.chappie(["usage", "history", "a", "--since", "7d", "--format", "json"]).stdout.utf8))
             return (0..<(history.array()?.count ?? 0)).filter {
-                history.string($0, "limit_id") == "codex" && history.has($0, "five_hour_used_percent") && !history.isNull($0, "five_hour_used_percent")
+                history.string($0, "limitID") == "codex" && history.number($0, "fiveHour", "usedPercent") != nil
             }.count
         }
         let before = try await readings()

@@ -32,7 +32,7 @@ struct RevokeEndToEndTests {
         let revoked = try await chappie(["accounts", "remove", "home", "--yes", "--revoke", "--json"])
         #expect(revoked.status == 0, "\(revoked.stderr)")
         let reply = JSONDocument(Data(revoked.stdout.utf8))
-        #expect(reply.string("removed") == "home")
+        #expect(reply.string("account") == "home" && reply.bool("removed") == true)
         #expect(reply.bool("revoked") == true)
         #expect(try await testbed.control("/_emulator/stats").int("refresh", "revocations") == 1)
         #expect(!(try await chappie(["accounts", "list"]).stdout.contains("home")))

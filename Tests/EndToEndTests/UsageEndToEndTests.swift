@@ -22,13 +22,13 @@ struct UsageEndToEndTests {
         #expect(poll.status == 0, "\(poll.stderr)")
         #expect(poll.stdout.contains("a: 5-hour 5 %"))
         let show = JSONDocument(Data(try await chappie(["usage", "--json", "--cached"]).stdout.utf8))
-        #expect(show.number(0, "weekly", "usedPercent") == 95)
-        #expect(show.string(0, "binding") == "weekly")
+        #expect(show.number(0, "usage", "weekly", "usedPercent") == 95)
+        #expect(show.string(0, "usage", "bindingWindow") == "weekly")
 
         let list = try await chappie(["accounts", "list"])
         #expect(list.stdout.contains("5 %   95 %    5 % (weekly)"), "\(list.stdout)")
         let listJSON = JSONDocument(Data(try await chappie(["accounts", "list", "--json"]).stdout.utf8))
-        #expect(listJSON.number(0, "usage", "headroomPercent") == 5)
+        #expect(listJSON.number(0, "usage", "headroom") == 5)
 
         let codexHome = home.appendingPathComponent("codex")
         let best = try await chappie(["accounts", "switch", "--best", "--codex-home", codexHome.path])
@@ -75,9 +75,9 @@ struct UsageEndToEndTests {
         // One point per stored reading of each window, as `usage history` lists them.
         for name in ["a", "b", "c"] {
             let rows = JSONDocument(Data(try await chappie(["usage", "history", name, "--format", "json"]).stdout.utf8))
-            for (window, column) in [("5h", "five_hour_used_percent"), ("weekly", "weekly_used_percent")] {
+            for (window, key) in [("5h", "fiveHour"), ("weekly", "weekly")] {
                 let readings = (0..<(rows.array()?.count ?? 0)).filter {
-                    rows.string($0, "limit_id") == "codex" && rows.has($0, column) && !rows.isNull($0, column)
+                    rows.string($0, "limitID") == "codex" && rows.number($0, key, "usedPercent") != nil
                 }.count
                 #expect(readings > 0, "\(name) \(window)")
                 #expect(charts.charts.first { $0.key == "\(name)/\(window)" }?.points == readings, "\(name) \(window): \(readings) readings")

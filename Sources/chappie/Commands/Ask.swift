@@ -51,7 +51,7 @@ extension ChappieCommand {
             let usage: ChappieUsageLimitSnapshot?
             let json = global.json
             do {
-                usage = try await CommandFailure.about(name) { try await cancellingOnSignals {
+                usage = try await cancellingOnSignals {
                     var latest: ChappieUsageLimitSnapshot?
                     for try await event in client.streamResponse(request) {
                         switch event {
@@ -64,19 +64,22 @@ extension ChappieCommand {
                         }
                     }
                     return latest
-                } }
-            } catch ChappieClientError.usageLimitReached(let limit) where json {
-                try AskEvent.error("\(name) has reached its \(limit.windowName ?? "usage") limit", exitCode: ChappieExitCode.temporaryFailure).print()
-                throw ExitStatus.temporaryFailure
-            } catch let error where json && !(error is ExitCode) {
-                let failure = (error as? CommandFailure) ?? CommandFailure(error, account: name) ?? CommandFailure(message: "\(error)", exitCode: .failure)
-                try AskEvent.error(failure.message, exitCode: failure.exitCode.rawValue).print()
+                }
+            } catch {
+                // One message for both outputs; with --json it is also the stream's last event.
+                let failure: CommandFailure
+                if case ChappieClientError.usageLimitReached(let limit) = error {
+                    let reset = limit.resetsAt.map { " It resets at \(Formatting.localTime($0)) (\(Formatting.relative($0)))." } ?? ""
+                    failure = CommandFailure(
+                        message: "\(name) has reached its \(limit.windowName ?? "usage") limit.\(reset) Try another account with --account, or chappie accounts switch --best.",
+                        exitCode: ExitStatus.temporaryFailure)
+                } else if error is ExitCode {
+                    throw error
+                } else {
+                    failure = (error as? CommandFailure) ?? CommandFailure(error, account: name) ?? CommandFailure(message: "\(error)", exitCode: .failure)
+                }
+                if json { try AskEvent.error(failure.message, exitCode: failure.exitCode.rawValue).print() }
                 throw failure
-            } catch ChappieClientError.usageLimitReached(let limit) {
-                let reset = limit.resetsAt.map { " It resets at \(Formatting.localTime($0)) (\(Formatting.relative($0)))." } ?? ""
-                throw CommandFailure(
-                    message: "\(name) has reached its \(limit.windowName ?? "usage") limit.\(reset) Try another account with --account, or chappie accounts switch --best.",
-                    exitCode: ExitStatus.temporaryFailure)
             }
             if json {
                 try AskEvent.done(account: name.rawValue, model: model, transport: transport == .sse || client.transportFallbackReason != nil ? "sse" : "websocket").print()
