@@ -2,7 +2,9 @@
 # make ui-check: renders what chappie shows in a browser with Debian's chromium, headless, and saves
 # screenshots under .build/ui/ for a person to look at. Not part of make test.
 # The HTML usage report over a made-up week of readings, the daemon's dashboard on its --http
-# listener, and that the dashboard's script takes up a newer reading without a reload.
+# listener (an account full, one near its limit, each reading's age), that the dashboard's script
+# takes up a newer reading without a reload, and the dashboard of a daemon whose polls fail (each
+# account's reason, and the warning that it has not polled for over twice its interval).
 # Starts chappie-emulator on an ephemeral loopback port and always stops it, even on failure.
 set -euo pipefail
 
@@ -37,7 +39,8 @@ echo "==> A week of history: a reading every 20 minutes per account, written str
 # the emulator's: its windows began when the accounts were made, a moment ago, so the made-up ones
 # end then (every chart shows a reset at its right edge). Each 5-hour window climbs to its own peak,
 # each week grows at its own rate.
-set_emulator_usage personal '{"five_hour_used_percent":35,"weekly_used_percent":3}'
+# personal's week is used up (marked full), team's 5-hour window is at 88 % (near its limit).
+set_emulator_usage personal '{"five_hour_used_percent":35,"weekly_used_percent":100}'
 set_emulator_usage team '{"five_hour_used_percent":88,"weekly_used_percent":2}'
 set_emulator_usage spare '{"five_hour_used_percent":4,"weekly_used_percent":6}'
 "${chappie[@]}" usage poll --all "${service[@]}" > /dev/null
@@ -137,6 +140,24 @@ else
   exit 1
 fi
 
+echo "==> A daemon whose polls fail: each account's reason, and the warning that it has not polled"
+stop_process "$daemon_pid" 50
+daemon_pid=""
+curl -s -X POST -H 'Content-Type: application/json' \
+  -d '{"kind":"status","status":503,"count":100000,"path":"/backend-api/wham/usage"}' "$address/_emulator/faults" > /dev/null
+"${chappie[@]}" daemon --http 127.0.0.1:0 --poll-interval 2s --log-format json "${service[@]}" > "$work/daemon-failing.log" 2>&1 &
+daemon_pid=$!
+failing=""
+for _ in $(seq 300); do
+  failing=$("${chappie[@]}" status "${service[@]}" 2> /dev/null | sed -n 's|^Dashboard: http://\(.*\)/$|\1|p' || true)
+  if [ -n "$failing" ] && curl -s "http://$failing/" | grep -q 'class="daemon stale"'; then break; fi
+  sleep 0.1
+done
+curl -s "http://$failing/" > "$out/dashboard-failing.html"
+grep -q 'class="daemon stale"' "$out/dashboard-failing.html" && grep -q 'Last poll or refresh failed: usage poll failed' "$out/dashboard-failing.html" \
+  || { cat "$work/daemon-failing.log" >&2; echo "the failing daemon's dashboard does not say so: see $out/dashboard-failing.html" >&2; exit 1; }
+screenshot "$out/dashboard-failing.png" "http://$failing/"
+
 echo
 echo "ui-check: wrote $out/report.html, $out/report.png, $out/dashboard.html, $out/dashboard.png,"
-echo "          $out/dashboard-no-js.png, $out/dashboard-after-refresh.html and $out/history-chart.txt; look at them."
+echo "          $out/dashboard-no-js.png, $out/dashboard-after-refresh.html, $out/dashboard-failing.png and $out/history-chart.txt; look at them."

@@ -76,4 +76,64 @@ struct DashboardTests {
         #expect(try await dashboard.rows(now: now.addingTimeInterval(3600))[1].revision != before[1].revision)
         #expect(try await dashboard.rows(now: now).map(\.revision) == before.map(\.revision))
     }
+
+    @Test("The page tells the truth: the latest reading's age, a failed poll's reason, a window near or at its limit in colour and words")
+    func truth() async throws {
+        let (store, home) = try await store()
+        defer { try? FileManager.default.removeItem(at: home) }
+        let dashboard = Dashboard(store: store, timeZone: try #require(TimeZone(identifier: "UTC")))
+        // ada's newest reading is an hour old: 60 % of the 5-hour window, 20 % of the week.
+        var page = try await dashboard.page(now: now)
+        #expect(page.contains("Latest reading <span class=\"age\" data-at=\"2027-01-15T07:00:00.000Z\">1 h 0 min ago</span> (2027-01-15 07:00)"), "\(page)")
+        #expect(page.contains("No reading yet"))
+        #expect(!page.contains("class=\"problem\""))
+        #expect(!page.contains("near its limit") && !page.contains(">full<"))
+
+        let ada = try await store.account(named: AccountName("ada"))
+        try await store.recordFailure(of: ada, message: "usage poll failed: the usage endpoint answered HTTP 503", event: .usagePollFailed)
+        for (five, week) in [(85.0, 100.0)] {
+            let snapshot = ChappieUsageLimitSnapshot(
+                limitID: "codex", plan: nil,
+                shortWindow: ChappieUsageWindow(usedPercent: five, windowMinutes: 300, resetsAt: now.addingTimeInterval(20 * 60)),
+                longWindow: ChappieUsageWindow(usedPercent: week, windowMinutes: 10080, resetsAt: now.addingTimeInterval(86400)))
+            try await store.recordFailure(of: ada, message: "usage poll failed: the usage endpoint answered HTTP 503", event: .usagePollFailed)
+            page = try await dashboard.page(now: now)
+            #expect(page.contains("<p class=\"problem\">Last poll or refresh failed: usage poll failed: the usage endpoint answered HTTP 503</p>"))
+            // A reading taken is a success: the note goes.
+            try await store.recordUsage([snapshot], for: ada, source: .poll, at: now.addingTimeInterval(-120))
+        }
+        page = try await dashboard.page(now: now)
+        #expect(!page.contains("class=\"problem\""))
+        #expect(page.contains("2 min ago"))
+        #expect(page.contains("<div class=\"window high\">5-hour <span class=\"used\" data-field=\"5h\">85</span> % <strong class=\"mark\">near its limit</strong>"), "\(page)")
+        #expect(page.contains("<div class=\"window binding full\">weekly <span class=\"used\" data-field=\"weekly\">100</span> % <strong class=\"mark\">full</strong>"), "\(page)")
+        #expect(page.contains(".window.high .bar span { background: #d97706; }"))
+    }
+
+    @Test("The page warns when the daemon has not polled for over twice its interval, and not before")
+    func staleDaemon() async throws {
+        let (store, home) = try await store()
+        defer { try? FileManager.default.removeItem(at: home) }
+        func dashboard(lastPoll: Date?) throws -> Dashboard {
+            Dashboard(
+                store: store, timeZone: try #require(TimeZone(identifier: "UTC")),
+                polling: Dashboard.Polling(interval: .seconds(600), startedAt: now.addingTimeInterval(-3600), lastPoll: { lastPoll }))
+        }
+        /// The page's line about the daemon (the script, which has the same words, left out).
+        func line(_ page: String) -> String {
+            page.components(separatedBy: "<p class=\"daemon").dropFirst().first?.components(separatedBy: "</p>").first ?? ""
+        }
+        let fresh = line(try await dashboard(lastPoll: now.addingTimeInterval(-19 * 60)).page(now: now))
+        #expect(fresh.hasPrefix("\" id=\"daemon\""), "\(fresh)")
+        #expect(fresh.contains("Last poll <span class=\"age\""))
+        #expect(!fresh.contains("has not polled"))
+        let stale = line(try await dashboard(lastPoll: now.addingTimeInterval(-21 * 60)).page(now: now))
+        #expect(stale.hasPrefix(" stale\" id=\"daemon\""))
+        #expect(stale.contains("The daemon has not polled for over twice its poll interval (10m)"))
+        let never = line(try await dashboard(lastPoll: nil).page(now: now))
+        #expect(never.contains("No poll yet since the daemon started") && never.contains("has not polled"))
+        // The script does the same between reloads, and says when the daemon stops answering.
+        #expect(Dashboard.script.contains("2000 * Number(line.getAttribute(\"data-poll-interval\"))"))
+        #expect(Dashboard.script.contains("The daemon does not answer since"))
+    }
 }

@@ -69,7 +69,10 @@ public final class Daemon: Service {
         }
         var endpoint: MetricsEndpoint?
         if let listener = configuration.metrics {
-            endpoint = try await MetricsEndpoint.start(listener, metrics: metrics, dashboard: Dashboard(store: store, timeZone: configuration.timeZone), logger: logger)
+            endpoint = try await MetricsEndpoint.start(listener, metrics: metrics, dashboard: Dashboard(
+                    store: store, timeZone: configuration.timeZone,
+                    polling: Dashboard.Polling(interval: configuration.pollInterval, startedAt: api.state.startedAt, lastPoll: { [state = api.state] in await state.lastPollAt })),
+                logger: logger)
             let address = listener.address(port: endpoint?.server.port ?? listener.port)
             await api.state.served(at: "http://\(address)/")
             logger.info("serving /metrics and the dashboard", metadata: [

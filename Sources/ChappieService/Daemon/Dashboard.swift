@@ -13,9 +13,24 @@ import Foundation
 /// charts included, in place of the old ones. It is read-only (no form, no action), and holds no
 /// token; e-mails appear as text, never in a URL.
 struct Dashboard: Sendable {
+    /// What the page says of the daemon's polling: it warns when the last poll is over twice the
+    /// interval old (the daemon is stuck, or cannot reach the service).
+    struct Polling: Sendable {
+        /// `--poll-interval`.
+        var interval: Duration
+        /// When the daemon started, and when it last polled (`nil`: not yet).
+        var startedAt: Date
+        var lastPoll: @Sendable () async -> Date?
+    }
+
     let store: any AccountStore
     /// How times are written (the daemon's zone, or `--tz`).
     let timeZone: TimeZone
+    /// The daemon's polling; `nil` shows no line about it.
+    var polling: Polling? = nil
+
+    /// Used percent from which a window is shown as near its limit.
+    static let highPercent = 80.0
 
     /// One account's row: what the page and `/api/accounts` show.
     struct Row: Encodable {
@@ -31,6 +46,8 @@ struct Dashboard: Sendable {
         var status: String
         var active: Bool
         var codexHome: String?
+        /// Why the account's last poll or refresh failed, until one works again.
+        var lastError: String?
         var fiveHour: Window?
         var weekly: Window?
         /// `5h` or `weekly`: the fuller window, which decides when the account is full.
@@ -55,13 +72,14 @@ struct Dashboard: Sendable {
             let binding = snapshot?.bindingWindow
             var row = Row(
                 name: account.name.rawValue, email: account.info.email, plan: account.info.plan?.rawValue, status: account.status.rawValue,
-                active: account.isActive, codexHome: account.codexHome,
+                active: account.isActive, codexHome: account.codexHome, lastError: account.lastError,
                 fiveHour: snapshot?.shortWindow.map { Row.Window(usedPercent: $0.usedPercent, resetsAt: $0.resetsAt) },
                 weekly: snapshot?.longWindow.map { Row.Window(usedPercent: $0.usedPercent, resetsAt: $0.resetsAt) },
                 binding: binding == nil ? nil : binding == snapshot?.shortWindow ? "5h" : "weekly", readAt: latest[account.id]?.observedAt)
             // The hour too: the charts' 7 days move on, so an unchanged account is drawn again hourly.
             let shown: [String?] = [
-                "\(Int(now.timeIntervalSince1970 / 3600))", row.name, row.email, row.plan, row.status, "\(row.active)", row.codexHome, row.binding, row.readAt.map(Self.iso8601),
+                "\(Int(now.timeIntervalSince1970 / 3600))", row.name, row.email, row.plan, row.status, "\(row.active)", row.codexHome, row.lastError,
+                row.binding, row.readAt.map(Self.iso8601),
             ] + [row.fiveHour, row.weekly].flatMap { window -> [String?] in
                 [window.map { "\($0.usedPercent)" }, window?.resetsAt.map(Self.iso8601), window?.resetsAt.map { "\($0 <= now)" }]
             }
@@ -109,19 +127,23 @@ struct Dashboard: Sendable {
             <h1>chappie</h1>
             <p class="period" id="period">\(accounts.count) account\(accounts.count == 1 ? "" : "s"); charts over the last 7 days \
             (\(escape(timeZone.identifier))); read \(escape(formatter.string(from: now)))</p>
+            \(await daemonLine(now: now, accounts: accounts.count, formatter: formatter))
             <main id="accounts">
 
             """
         for (account, row) in zip(accounts, rows) {
             func bar(_ label: String, _ key: String, _ window: Row.Window?) -> String {
                 let used = window.map { UsageHTMLReport.format($0.usedPercent) } ?? "-"
+                // Colour and words: a window near its limit must not look like one at 20 %.
+                let level = window.map { $0.usedPercent >= 100 ? " full" : $0.usedPercent >= Self.highPercent ? " high" : "" } ?? ""
+                let mark = level == " full" ? " <strong class=\"mark\">full</strong>" : level == " high" ? " <strong class=\"mark\">near its limit</strong>" : ""
                 let width = window.map { UsageHTMLReport.format(min(100, max(0, $0.usedPercent))) } ?? "0"
                 // An end already past: the newest reading is older than it, and the window has reset since.
                 let reset = window?.resetsAt.map {
                     $0 <= now ? ", reset at \(escape(formatter.string(from: $0))); no reading since" : ", resets " + escape(formatter.string(from: $0))
                 } ?? ""
                 return """
-                    <div class="window\(row.binding == key ? " binding" : "")">\(label) <span class="used" data-field="\(key)">\(used)</span> %\(reset)\
+                    <div class="window\(row.binding == key ? " binding" : "")\(level)">\(label) <span class="used" data-field="\(key)">\(used)</span> %\(mark)\(reset)\
                     <div class="bar"><span data-bar="\(key)" style="width: \(width)%"></span></div></div>
 
                     """
@@ -131,7 +153,8 @@ struct Dashboard: Sendable {
                 <h2>\(escape(row.name))\(row.active ? " <span class=\"active\">active</span>" : "")</h2>
                 <p class="who">\(escape(row.email ?? "no e-mail")), \(escape(row.plan ?? "no plan")), <span data-field="status">\(escape(row.status))</span>\
                 \(row.codexHome.map { ", Codex home " + escape($0) } ?? "")\(row.binding.map { ", binding window: \($0)" } ?? "")</p>
-
+                <p class="read">\(row.readAt.map { "Latest reading " + Self.age($0, now: now, formatter: formatter) } ?? "No reading yet")</p>
+                \(row.lastError.map { "<p class=\"problem\">Last poll or refresh failed: \(escape($0))</p>\n" } ?? "")
                 """
             body += "<div class=\"windows\">\n" + bar("5-hour", "5h", row.fiveHour) + bar("weekly", "weekly", row.weekly) + "</div>\n<div class=\"charts\">\n"
             for kind in [ChappieUsageWindow.Kind.fiveHour, .weekly] {
@@ -150,17 +173,82 @@ struct Dashboard: Sendable {
             .window.binding { font-weight: 600; }
             .bar { height: 8px; background: #eee; border-radius: 4px; margin-top: 2px; }
             .bar span { display: block; height: 8px; background: #2a6fdb; border-radius: 4px; }
+            .window.high .bar span { background: #d97706; }
+            .window.full .bar span { background: #c62828; }
+            .window.high .mark { color: #b45309; }
+            .window.full .mark { color: #c62828; }
+            .read { font-size: 12px; color: #555; margin: 0 0 0.3em; }
+            .problem { font-size: 13px; color: #c62828; margin: 0 0 0.5em; }
+            .daemon { font-size: 13px; color: #555; }
+            .daemon.stale { color: #c62828; font-weight: 600; }
             figure { display: inline-block; vertical-align: top; margin: 0 1.5em 0 0; }
             figcaption { font-size: 12px; color: #555; }
             """, body: body + "<script>" + Self.script + "</script>\n")
+    }
+
+    /// `<span class="age" data-at="…">3 min ago</span> (2026-11-26 14:05)`: the script keeps the age
+    /// current between reloads.
+    static func age(_ date: Date, now: Date, formatter: DateFormatter) -> String {
+        "<span class=\"age\" data-at=\"\(iso8601(date))\">\(ago(now.timeIntervalSince(date)))</span> (\(HTMLText.escaped(formatter.string(from: date))))"
+    }
+
+    /// "just now", "12 s ago", "3 min ago", "2 h 5 min ago", "1 d 4 h ago" (as the script writes it too).
+    static func ago(_ seconds: TimeInterval) -> String {
+        let s = max(0, Int(seconds))
+        switch s {
+        case ..<2: return "just now"
+        case ..<60: return "\(s) s ago"
+        case ..<3600: return "\(s / 60) min ago"
+        case ..<86400: return "\(s / 3600) h \(s % 3600 / 60) min ago"
+        default: return "\(s / 86400) d \(s % 86400 / 3600) h ago"
+        }
+    }
+
+    /// The line about the daemon's polls: when it last polled, and a warning once that is over
+    /// twice the poll interval ago (with accounts to poll).
+    func daemonLine(now: Date, accounts: Int, formatter: DateFormatter) async -> String {
+        guard let polling else { return "" }
+        let interval = Double(polling.interval.components.seconds)
+        let last = await polling.lastPoll()
+        let since = last ?? polling.startedAt
+        let stale = accounts > 0 && now.timeIntervalSince(since) > 2 * interval
+        let attributes = "id=\"daemon\" data-last-poll=\"\(Self.iso8601(since))\" data-poll-interval=\"\(Int(interval))\""
+        let when = last.map { "Last poll " + Self.age($0, now: now, formatter: formatter) } ?? "No poll yet since the daemon started " + Self.age(polling.startedAt, now: now, formatter: formatter)
+        let warning = stale
+            ? " <strong>The daemon has not polled for over twice its poll interval (\(DurationText.format(polling.interval))): readings may be old. Check chappie status and the daemon's log.</strong>"
+            : ""
+        return "<p class=\"daemon\(stale ? " stale" : "")\" \(attributes)>\(when).\(warning)</p>"
     }
 
     /// Every 30 s, `/api/accounts`; when any account's revision differs from the page's, or accounts
     /// came or went, the period line and the accounts from `/`, in place (the page reads without it).
     static let script = """
         //<![CDATA[
+        function ago(s) {
+          s = Math.max(0, Math.floor(s));
+          if (s < 2) { return "just now"; }
+          if (s < 60) { return s + " s ago"; }
+          if (s < 3600) { return Math.floor(s / 60) + " min ago"; }
+          if (s < 86400) { return Math.floor(s / 3600) + " h " + Math.floor(s % 3600 / 60) + " min ago"; }
+          return Math.floor(s / 86400) + " d " + Math.floor(s % 86400 / 3600) + " h ago";
+        }
+        function ages() {
+          var now = Date.now();
+          document.querySelectorAll("span.age[data-at]").forEach(function (span) {
+            span.textContent = ago((now - Date.parse(span.getAttribute("data-at"))) / 1000);
+          });
+          var line = document.getElementById("daemon");
+          if (line && !line.classList.contains("stale") && document.querySelectorAll("section[data-account]").length > 0
+              && now - Date.parse(line.getAttribute("data-last-poll")) > 2000 * Number(line.getAttribute("data-poll-interval"))) {
+            line.classList.add("stale");
+            line.insertAdjacentHTML("beforeend", " <strong>The daemon has not polled for over twice its poll interval: readings may be old. Check chappie status and the daemon's log.</strong>");
+          }
+        }
         setInterval(function () {
+          ages();
           fetch("/api/accounts").then(function (r) { return r.json(); }).then(function (rows) {
+            var quiet = document.getElementById("unreachable");
+            if (quiet) { quiet.remove(); }
             var shown = document.querySelectorAll("section[data-account]");
             var stale = shown.length !== rows.length || rows.some(function (row, index) {
               return shown[index].getAttribute("data-account") !== row.name || shown[index].getAttribute("data-revision") !== row.revision;
@@ -168,12 +256,20 @@ struct Dashboard: Sendable {
             if (!stale) { return; }
             return fetch("/").then(function (r) { return r.text(); }).then(function (text) {
               var fresh = new DOMParser().parseFromString(text, "text/html");
-              ["period", "accounts"].forEach(function (id) {
+              ["period", "daemon", "accounts"].forEach(function (id) {
                 var now = fresh.getElementById(id), old = document.getElementById(id);
                 if (now && old) { old.replaceWith(now); }
               });
+              ages();
             });
-          }).catch(function () {});
+          }).catch(function () {
+            if (document.getElementById("unreachable")) { return; }
+            var note = document.createElement("p");
+            note.id = "unreachable";
+            note.className = "daemon stale";
+            note.textContent = "The daemon does not answer since " + new Date().toLocaleTimeString() + ": this page shows what it last said.";
+            document.getElementById("period").after(note);
+          });
         }, 30000);
         //]]>
         """
