@@ -18,6 +18,8 @@
 //    `chappie-bench startup [--chappie PATH]` runs only these rows, against another build if given.
 // 8. The team pool (PoolBenchmark.swift): token and accounts list on PostgreSQL beside SQLite, and
 //    200 accounts refreshed by 4 machines at once. `chappie-bench pool` runs only these rows.
+// 9. Auto-switch on time (SwitchBenchmark.swift): the daemon with default options moving off an
+//    account that reaches its limit. `chappie-bench switch` runs only these rows.
 import Chappie
 import ChappieCore
 import ChappieEmulator
@@ -427,6 +429,13 @@ let server = Task {
     }
 }
 guard let port = await ports.first(where: { _ in true }) else { fatalError("the emulator did not start") }
+if harnessArguments.first == "switch" {
+    print("| benchmark | time | | |")
+    print("|---|---|---|---|")
+    for line in try await runSwitch(port: port) { print(line) }
+    server.cancel()
+    exit(0)
+}
 if harnessArguments.first == "pool" {
     print("| benchmark | total | rate | latency |")
     print("|---|---|---|---|")
@@ -449,6 +458,7 @@ for line in try await runTokens(port: port) { print(line) }
 for line in try await runStream(port: port) { print(line) }
 for line in try await runReport() { print(line) }
 for line in try await runPool(port: port) { print(line) }
+for line in try await runSwitch(port: port) { print(line) }
 print("")
 print(String(format: "peak resident memory: %.1f MiB", peakResidentMiB()))
 server.cancel()

@@ -52,3 +52,43 @@ struct PollPlanTests {
         #expect(plan.due(accounts, latest: polledByOthers, now: start.addingTimeInterval(1100)).count == 1)
     }
 }
+
+@Suite("The daemon's auto-switch rule: once per limit event of the active account")
+struct AutoSwitchRuleTests {
+    private let start = Date(timeIntervalSince1970: 1_800_000_000)
+
+    private func active() throws -> Account {
+        Account(
+            id: 7, uuid: UUID(), name: try AccountName("work"), info: ChappieAccountInfo(email: nil, userID: nil, accountID: nil, plan: nil, isFedRAMPAccount: false),
+            status: .ok, accessTokenExpiresAt: nil, lastRefreshAt: nil, lastError: nil, codexHome: nil, reservePercent: nil,
+            createdAt: start, updatedAt: start, isActive: true, maxLeases: 1)
+    }
+
+    private func reading(five: Double, week: Double = 10, resetsIn: TimeInterval = 3600, limitReached: Bool = false) -> UsageSample {
+        UsageSample(
+            accountID: 7, observedAt: start, source: .poll, limitID: "codex",
+            snapshot: ChappieUsageLimitSnapshot(
+                limitID: "codex", plan: nil,
+                shortWindow: ChappieUsageWindow(usedPercent: five, windowMinutes: 300, resetsAt: start.addingTimeInterval(resetsIn)),
+                longWindow: ChappieUsageWindow(usedPercent: week, windowMinutes: 10080, resetsAt: start.addingTimeInterval(86400)),
+                limitReached: limitReached))
+    }
+
+    @Test("No event below 100 %; one at 100 % or when the limit is reached; the same window is one event, the next window another")
+    func events() throws {
+        let account = try active()
+        #expect(AutoSwitcher.limitEvent(of: account, reading: nil) == nil)
+        #expect(AutoSwitcher.limitEvent(of: account, reading: reading(five: 99.9)) == nil)
+        let full = try #require(AutoSwitcher.limitEvent(of: account, reading: reading(five: 100)))
+        #expect(AutoSwitcher.limitEvent(of: account, reading: reading(five: 40, limitReached: true)) == full)
+        // The weekly window binding at 100 %: an event of its own.
+        let weekly = try #require(AutoSwitcher.limitEvent(of: account, reading: reading(five: 10, week: 100)))
+        #expect(weekly != full)
+        let next = try #require(AutoSwitcher.limitEvent(of: account, reading: reading(five: 100, resetsIn: 3600 + 18000)))
+        #expect(next != full)
+        // A later reading of the same full window is the same event: the daemon switches once for it.
+        var later = reading(five: 100)
+        later.observedAt = start.addingTimeInterval(120)
+        #expect(AutoSwitcher.limitEvent(of: account, reading: later) == full)
+    }
+}

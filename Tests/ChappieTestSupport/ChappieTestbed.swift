@@ -27,10 +27,9 @@ public struct ChappieTestbed: Sendable {
     /// never write the `~/.codex` of whoever runs the tests.
     public func chappie(_ arguments: [String], environment: [String: String?] = [:], timeout: Duration = .seconds(60)) async throws -> ProcessResult {
         var environment = environment
-        environment["CHAPPIE_PASSPHRASE"] = environment["CHAPPIE_PASSPHRASE"] ?? nil
-        environment["CHAPPIE_KEY_FILE"] = environment["CHAPPIE_KEY_FILE"] ?? nil
+        environment.unsetting("CHAPPIE_PASSPHRASE", "CHAPPIE_KEY_FILE", "CHAPPIE_ACCOUNT", "CHAPPIE_CHECK_ONLY")
         environment["HOME"] = environment["HOME"] ?? userHome.path
-        environment["CODEX_HOME"] = environment["CODEX_HOME"] ?? nil
+        environment.unsetting("CODEX_HOME")
         var arguments = arguments
         arguments.insert(contentsOf: service, at: arguments.firstIndex(of: "--") ?? arguments.endIndex)
         return try await runProcess(try BuiltProducts.executable("chappie"), arguments, environment: environment, timeout: timeout)

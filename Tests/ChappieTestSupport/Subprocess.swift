@@ -157,3 +157,12 @@ public final class EmulatorProcess: Sendable {
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
     }
 }
+
+extension Dictionary where Key == String, Value == String? {
+    /// Marks the variables removed from a child's environment (a `nil` value), except those the
+    /// caller gave: `environment[key] = nil` would drop the entry instead, and the child would
+    /// inherit the variable.
+    public mutating func unsetting(_ keys: String...) {
+        for key in keys where index(forKey: key) == nil { updateValue(nil, forKey: key) }
+    }
+}

@@ -10,8 +10,7 @@ import Testing
 struct AccountsEndToEndTests {
     private func chappie(_ arguments: [String], home: URL, environment: [String: String?] = [:]) async throws -> ProcessResult {
         var environment = environment
-        environment["CHAPPIE_PASSPHRASE"] = environment["CHAPPIE_PASSPHRASE"] ?? nil
-        environment["CHAPPIE_KEY_FILE"] = environment["CHAPPIE_KEY_FILE"] ?? nil
+        environment.unsetting("CHAPPIE_PASSPHRASE", "CHAPPIE_KEY_FILE", "CHAPPIE_ACCOUNT", "CHAPPIE_CHECK_ONLY")
         environment["CODEX_HOME"] = environment["CODEX_HOME"] ?? home.appendingPathComponent("codex-default").path
         return try await runProcess(try BuiltProducts.executable("chappie"), arguments + ["--home", home.path], environment: environment)
     }

@@ -156,6 +156,8 @@ struct JSONShapesEndToEndTests {
         try await check("accounts rename", ["accounts", "rename", "home", "house"])
         let codexHome = testbed.home.appendingPathComponent("codex")
         try await check("accounts switch", ["accounts", "switch", "work", "--codex-home", codexHome.path])
+        let found = try await check("accounts switch", ["accounts", "switch", "house"], environment: ["CODEX_HOME": testbed.home.appendingPathComponent("codex-env").path])
+        #expect(found.contains(#""codexHomeFoundIn" : "$CODEX_HOME""#), "\(found)")
         try await check("usage poll", ["usage", "poll", "--all"])
         try await check("usage", ["usage"])
         try await check("usage", ["usage", "--cached", "--forecast"])
@@ -166,13 +168,23 @@ struct JSONShapesEndToEndTests {
         try await check("usage prune", ["usage", "prune", "--older-than", "400d"])
         try await check("token", ["token", "work"])
         try await check("refresh", ["refresh", "work"])
-        try await check("ask", ["ask", "hello there"])
+        let events = try await check("ask", ["ask", "hello there"]).split(separator: "\n")
+        #expect(events.count >= 3 && events.last?.contains(#""type":"done""#) == true, "\(events)")
+        // The error event: a full window.
+        let work = try JSONValue.parse(try await testbed.chappie(["accounts", "show", "work", "--json"]).stdout)
+        if case .object(let shown) = work, case .string(let accountID)? = shown["chatgptAccountID"] {
+            _ = try await testbed.control("/_emulator/accounts/\(accountID)/usage", method: "POST", body: #"{"weekly_used_percent":100}"#)
+        }
+        let failed = try await check("ask", ["ask", "more", "--account", "work"], status: 75)
+        #expect(failed.contains(#""type":"error""#), "\(failed)")
         let lease = try await check("lease acquire", ["lease", "acquire", "--ttl", "1m"])
         try await check("lease list", ["lease", "list"])
-        if case .object(let granted)? = try? JSONValue.parse(lease), case .string(let id)? = granted["id"] {
-            try await check("lease acquire", ["lease", "renew", id])
-            try await check("lease release", ["lease", "release", id])
+        guard case .object(let granted) = try JSONValue.parse(lease), case .string(let id)? = granted["id"] else {
+            Issue.record("lease acquire --json has no id: \(lease)")
+            return
         }
+        try await check("lease acquire", ["lease", "renew", id])
+        try await check("lease release", ["lease", "release", id])
         try await check("log", ["log"])
         try await check("key status", ["key", "status"])
         try await check("config get", ["config", "set", "usage-retention", "90d"])

@@ -35,10 +35,9 @@ private struct PoolFleet: Sendable {
     func chappie(_ index: Int, _ arguments: [String], environment: [String: String?] = [:]) async throws -> ProcessResult {
         var environment = environment
         environment["CHAPPIE_STORE_URL"] = url
-        environment["CHAPPIE_PASSPHRASE"] = environment["CHAPPIE_PASSPHRASE"] ?? nil
-        environment["CHAPPIE_KEY_FILE"] = environment["CHAPPIE_KEY_FILE"] ?? nil
+        environment.unsetting("CHAPPIE_PASSPHRASE", "CHAPPIE_KEY_FILE", "CHAPPIE_ACCOUNT", "CHAPPIE_CHECK_ONLY")
         environment["HOME"] = environment["HOME"] ?? homes[index - 1].appendingPathComponent("user-home").path
-        environment["CODEX_HOME"] = environment["CODEX_HOME"] ?? nil
+        environment.unsetting("CODEX_HOME")
         let service = [
             "--issuer", testbed.emulator.issuer, "--backend", testbed.emulator.backend, "--home", homes[index - 1].path, "--machine", "m\(index)",
         ]

@@ -26,6 +26,10 @@ public struct UsageSample: Sendable, Hashable, Codable {
     public var snapshot: ChappieUsageLimitSnapshot
 
     /// Creates a reading as a store reads it.
+    /// How a failed poll's note (an account's last error) begins: a poll that works clears such a
+    /// note, and no other.
+    public static let pollFailurePrefix = "usage poll failed"
+
     public init(accountID: Int64, observedAt: Date, source: UsageSource, limitID: String, snapshot: ChappieUsageLimitSnapshot) {
         self.accountID = accountID
         self.observedAt = observedAt

@@ -36,6 +36,9 @@ public struct AccountsService: Sendable {
         public var chosenCodexHome: String?
         /// The login the home held that chappie did not know, imported before switching.
         public var imported: Account?
+        /// Why no Codex home was written when none was configured: none was found, or the one found
+        /// may not be written (``SafePath``). The account is active all the same.
+        public var codexHomeSkipped: String?
     }
 
     /// Whether `switch` writes a Codex home's `auth.json`.
@@ -46,7 +49,7 @@ public struct AccountsService: Sendable {
         /// as the setting so that the daemon and `exec` agree; else none.
         case standard
         /// None (`--no-codex-home`).
-        case none
+        case noHome
     }
 
     /// The store.
@@ -227,7 +230,7 @@ public struct AccountsService: Sendable {
         let home: URL?
         switch choice {
         case .at(let url): home = url.standardizedFileURL
-        case .none: home = nil
+        case .noHome: home = nil
         case .standard:
             if let configured = try await store.defaultCodexHome() {
                 home = URL(fileURLWithPath: (configured as NSString).expandingTildeInPath).standardizedFileURL
@@ -236,8 +239,19 @@ public struct AccountsService: Sendable {
                 home = chosen?.home
             }
         }
-        guard let home else {
-            return SwitchOutcome(account: try await store.activate(name), codexAuthFile: nil)
+        // A home only guessed that may not be written is passed over: the user asked for a switch.
+        let skipped: String? =
+            if case .standard = choice, home == nil, chosen == nil {
+                "no Codex home was found ($CODEX_HOME is unset and there is no ~/.codex), so Codex was not pointed at \(name); pass --codex-home DIR to write one"
+            } else if let chosen, let refusal = CodexMirror(home: chosen.home).refusal() {
+                "\(chosen.source) (\(chosen.home.path)) was not written: \(refusal)"
+            } else {
+                nil
+            }
+        guard let home, skipped == nil || chosen == nil else {
+            var outcome = SwitchOutcome(account: try await store.activate(name), codexAuthFile: nil)
+            outcome.codexHomeSkipped = skipped
+            return outcome
         }
         let mirror = CodexMirror(home: home)
         if let refusal = mirror.refusal() { throw ServiceError(.configuration, "\(refusal); nothing was written") }
@@ -295,6 +309,11 @@ public struct AccountsService: Sendable {
     ) async throws -> SwitchOutcome {
         let left = previousHome.map { CodexMirror(home: URL(fileURLWithPath: $0)) }
         try left?.refuseWhileInUse(by: name, doing: "switch it to another Codex home")
+        // The home's owner until now may have a command `exec` started running there: its Codex
+        // holds that account's refresh token, and would write it over this account's file.
+        if let owner = try await store.codexHomeOwner(mirror.home.path), owner.name != name {
+            try mirror.refuseWhileInUse(by: owner.name, doing: "switch \(name) into \(mirror.home.path)")
+        }
         let imported = try await adoptFromCodexHome(mirror, force: force)
         var current = try await store.account(named: name)
         // Tokens there that are not the issuer's: --force leaves them, and the file goes below.
@@ -334,6 +353,7 @@ public struct AccountsService: Sendable {
     /// tokens the issuer did not sign stop the switch unless `force`.
     ///
     /// - Returns: The account imported, if any.
+    @inline(never)  // Swift 6.3's optimiser crashes splitting switchUnderLocks with this inlined.
     private func adoptFromCodexHome(_ mirror: CodexMirror, force: Bool) async throws -> Account? {
         guard FileManager.default.fileExists(atPath: mirror.file.path) else { return nil }
         let held: CodexAuthFile
@@ -346,8 +366,12 @@ public struct AccountsService: Sendable {
                 "\(mirror.file.path) does not hold a ChatGPT login chappie can read (\(error)); nothing was written. Pass --force to replace it")
         }
         guard let holder = try await store.account(matching: held.info), held.belongs(to: holder) else {
-            if force { return nil }
-            return try await importUnknownLogin(held, from: mirror)
+            // Imported whenever it can be; --force replaces only what cannot.
+            do {
+                return try await importUnknownLogin(held, from: mirror)
+            } catch where force {
+                return nil
+            }
         }
         let stored = try await store.credentials(for: holder)
         // Not the issuer's: --force replaces them with the stored tokens.
@@ -361,6 +385,7 @@ public struct AccountsService: Sendable {
 
     /// Imports the login a Codex home holds that chappie does not know, named after its e-mail,
     /// once its signature is the issuer's.
+    @inline(never)
     private func importUnknownLogin(_ held: CodexAuthFile, from mirror: CodexMirror) async throws -> Account {
         let who = held.info.email.map { " (\($0))" } ?? ""
         let keep = "nothing was written. Import it with chappie accounts import \(mirror.file.path), or pass --force to replace it"

@@ -54,7 +54,8 @@ struct SharedCodexHome {
 
     /// A private `sessions/` from before sharing: each session moves to the same place in the
     /// user's `sessions/` (one of that name there already stays, and so does this one, in
-    /// `sessions.private`), then the directory gives way to the link.
+    /// `sessions.private`), then the directory gives way to the link. Anything there but files
+    /// (a link, a socket) goes with the directory.
     private func moveSessions() throws {
         let own = home.appendingPathComponent("sessions")
         guard Self.kind(own.path) == S_IFDIR else { return }
@@ -75,7 +76,13 @@ struct SharedCodexHome {
             }
         }
         if leftOver {
-            try fileManager.moveItem(at: own, to: home.appendingPathComponent("sessions.private"))
+            var kept = home.appendingPathComponent("sessions.private")
+            var suffix = 2
+            while Self.kind(kept.path) != nil {
+                kept = home.appendingPathComponent("sessions.private-\(suffix)")
+                suffix += 1
+            }
+            try fileManager.moveItem(at: own, to: kept)
         } else {
             try fileManager.removeItem(at: own)
         }
@@ -92,8 +99,10 @@ struct SharedCodexHome {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
     }
 
+    /// Links `link` to `target`; another `exec` of the account linking it at the same moment is as good.
     private static func symlink(_ target: String, at link: String) throws {
         guard Glibc.symlink(target, link) == 0 else {
+            if errno == EEXIST, (try? FileManager.default.destinationOfSymbolicLink(atPath: link)) == target { return }
             throw ServiceError(.invalidInput, "cannot link \(link) to \(target): \(String(cString: strerror(errno)))")
         }
     }

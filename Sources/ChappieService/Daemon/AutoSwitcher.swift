@@ -14,15 +14,21 @@ struct AutoSwitcher: Sendable {
     let state: DaemonState
     let logger: Logger
 
+    /// The limit event `reading` shows for the active account: its binding window at 100 % or the
+    /// limit reached, named by the account and the window's reset (a new window is a new event);
+    /// `nil` while it has room.
+    static func limitEvent(of active: Account, reading: UsageSample?) -> String? {
+        guard let snapshot = reading?.snapshot, let binding = snapshot.bindingWindow, snapshot.limitReached || binding.usedPercent >= 100 else { return nil }
+        return "\(active.id):\(Int(binding.resetsAt?.timeIntervalSince1970 ?? 0))"
+    }
+
     /// Once per limit event of the active account (a reading at 100 % or limit reached), switches to
     /// the best other account, exports it for Codex if configured, and logs the switch.
     func switchIfNeeded() async {
         do {
-            guard let active = try await store.activeAccount(), let reading = try await store.latestUsage()[active.id] else { return }
-            let snapshot = reading.snapshot
-            guard let binding = snapshot.bindingWindow, snapshot.limitReached || binding.usedPercent >= 100 else { return }
-            let event = "\(active.id):\(Int(binding.resetsAt?.timeIntervalSince1970 ?? 0))"
-            guard await state.isNewLimitEvent(event) else { return }
+            guard let active = try await store.activeAccount(), let event = Self.limitEvent(of: active, reading: try await store.latestUsage()[active.id]),
+                await state.isNewLimitEvent(event)
+            else { return }
             let choice: UsageService.BestChoice
             do {
                 choice = try await usage.best(maxAge: configuration.pollInterval)
@@ -32,9 +38,14 @@ struct AutoSwitcher: Sendable {
             }
             guard choice.account.id != active.id else { return }
             // The daemon writes only a home it was given or the one `switch` stored: never one it guessed.
-            let configured = try await store.defaultCodexHome() != nil
-            let codexHome: AccountsService.CodexHomeChoice = configuration.codexHome.map { .at($0) } ?? (configured ? .standard : .none)
-            _ = try await AccountsService(store: store, signatures: usage.tokens.signatures).switchTo(choice.account.name, codexHome: codexHome)
+            let configured = try await store.defaultCodexHome().map { URL(fileURLWithPath: ($0 as NSString).expandingTildeInPath) }
+            let codexHome: AccountsService.CodexHomeChoice = (configuration.codexHome ?? configured).map { .at($0) } ?? .noHome
+            let outcome = try await AccountsService(store: store, signatures: usage.tokens.signatures).switchTo(choice.account.name, codexHome: codexHome)
+            if let imported = outcome.imported {
+                logger.notice("imported the login the Codex home held before switching", metadata: [
+                    "account": "\(imported.name)", "codex_home": "\(outcome.codexAuthFile?.deletingLastPathComponent().path ?? "")",
+                ])
+            }
             try await store.recordEvent(.autoSwitched, account: choice.account, detail: "from \(active.name) at its limit: \(choice.reason)")
             await state.switched()
             logger.notice("switched account", metadata: ["from": "\(active.name)", "to": "\(choice.account.name)", "reason": "\(choice.reason)"])

@@ -71,7 +71,7 @@ public final class Daemon: Service {
         if let listener = configuration.metrics {
             endpoint = try await MetricsEndpoint.start(listener, metrics: metrics, dashboard: Dashboard(
                     store: store, timeZone: configuration.timeZone,
-                    polling: Dashboard.Polling(interval: configuration.pollInterval, startedAt: api.state.startedAt, lastPoll: { [state = api.state] in await state.lastPollAt })),
+                    polling: Dashboard.Polling(interval: configuration.pollInterval, startedAt: api.state.startedAt, lastPoll: { [state = api.state] in await state.lastPollAttemptAt })),
                 logger: logger)
             let address = listener.address(port: endpoint?.server.port ?? listener.port)
             await api.state.served(at: "http://\(address)/")

@@ -121,6 +121,7 @@ struct DaemonScheduler: Sendable {
         }
         let results = await usage.pollAll(
             accounts, maxAge: .zero, concurrency: configuration.concurrency, tokenMargin: configuration.refreshMargin)
+        await state.attemptedPolls()
         for result in results where !result.cached {
             if let error = result.error {
                 let until = await state.failed(result.account.id, refresh: false, error: error)

@@ -6,6 +6,8 @@ actor DaemonState {
     let startedAt: Date
     private(set) var lastRefreshAt: Date?
     private(set) var lastPollAt: Date?
+    /// When the daemon last polled at all, whether or not the service answered.
+    private(set) var lastPollAttemptAt: Date?
     private(set) var refreshes = 0, refreshFailures = 0, polls = 0, pollFailures = 0, switches = 0
     /// Failures in a row and when to try again, per account row id.
     private var backoff: [Int64: (failures: Int, until: Date)] = [:]
@@ -46,6 +48,10 @@ actor DaemonState {
         refreshes += 1
         lastRefreshAt = Date()
         backoff[id] = nil
+    }
+
+    func attemptedPolls() {
+        lastPollAttemptAt = Date()
     }
 
     func polled(_ id: Int64) {

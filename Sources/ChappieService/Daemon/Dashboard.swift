@@ -13,12 +13,12 @@ import Foundation
 /// charts included, in place of the old ones. It is read-only (no form, no action), and holds no
 /// token; e-mails appear as text, never in a URL.
 struct Dashboard: Sendable {
-    /// What the page says of the daemon's polling: it warns when the last poll is over twice the
-    /// interval old (the daemon is stuck, or cannot reach the service).
+    /// What the page says of the daemon's polling: it warns when neither a poll (answered or not)
+    /// nor any reading of a signed-in account is newer than twice the interval: the daemon is stuck.
     struct Polling: Sendable {
         /// `--poll-interval`.
         var interval: Duration
-        /// When the daemon started, and when it last polled (`nil`: not yet).
+        /// When the daemon started, and when it last polled, answered or not (`nil`: not yet).
         var startedAt: Date
         var lastPoll: @Sendable () async -> Date?
     }
@@ -127,7 +127,7 @@ struct Dashboard: Sendable {
             <h1>chappie</h1>
             <p class="period" id="period">\(accounts.count) account\(accounts.count == 1 ? "" : "s"); charts over the last 7 days \
             (\(escape(timeZone.identifier))); read \(escape(formatter.string(from: now)))</p>
-            \(await daemonLine(now: now, accounts: accounts.count, formatter: formatter))
+            \(await daemonLine(now: now, rows: rows, formatter: formatter))
             <main id="accounts">
 
             """
@@ -204,18 +204,21 @@ struct Dashboard: Sendable {
         }
     }
 
-    /// The line about the daemon's polls: when it last polled, and a warning once that is over
-    /// twice the poll interval ago (with accounts to poll).
-    func daemonLine(now: Date, accounts: Int, formatter: DateFormatter) async -> String {
+    /// The line about the daemon's polls: when it last polled, and a warning once neither that nor
+    /// the newest reading of a signed-in account is within twice the poll interval (readings other
+    /// processes store make polls unneeded, and count).
+    func daemonLine(now: Date, rows: [Row], formatter: DateFormatter) async -> String {
         guard let polling else { return "" }
         let interval = Double(polling.interval.components.seconds)
         let last = await polling.lastPoll()
-        let since = last ?? polling.startedAt
-        let stale = accounts > 0 && now.timeIntervalSince(since) > 2 * interval
-        let attributes = "id=\"daemon\" data-last-poll=\"\(Self.iso8601(since))\" data-poll-interval=\"\(Int(interval))\""
+        let pollable = rows.filter { $0.status == AccountStatus.ok.rawValue }
+        let newestReading = pollable.compactMap(\.readAt).max()
+        let since = [last ?? polling.startedAt, newestReading].compactMap { $0 }.max() ?? polling.startedAt
+        let stale = !pollable.isEmpty && now.timeIntervalSince(since) > 2 * interval
+        let attributes = "id=\"daemon\" data-last-poll=\"\(Self.iso8601(since))\" data-poll-interval=\"\(Int(interval))\" data-pollable=\"\(pollable.count)\""
         let when = last.map { "Last poll " + Self.age($0, now: now, formatter: formatter) } ?? "No poll yet since the daemon started " + Self.age(polling.startedAt, now: now, formatter: formatter)
         let warning = stale
-            ? " <strong>The daemon has not polled for over twice its poll interval (\(DurationText.format(polling.interval))): readings may be old. Check chappie status and the daemon's log.</strong>"
+            ? " <strong>The daemon has not polled, and no reading came, for over twice its poll interval (\(DurationText.format(polling.interval))): readings may be old. Check chappie status and the daemon's log.</strong>"
             : ""
         return "<p class=\"daemon\(stale ? " stale" : "")\" \(attributes)>\(when).\(warning)</p>"
     }
@@ -238,10 +241,10 @@ struct Dashboard: Sendable {
             span.textContent = ago((now - Date.parse(span.getAttribute("data-at"))) / 1000);
           });
           var line = document.getElementById("daemon");
-          if (line && !line.classList.contains("stale") && document.querySelectorAll("section[data-account]").length > 0
+          if (line && !line.classList.contains("stale") && line.getAttribute("data-pollable") !== "0"
               && now - Date.parse(line.getAttribute("data-last-poll")) > 2000 * Number(line.getAttribute("data-poll-interval"))) {
             line.classList.add("stale");
-            line.insertAdjacentHTML("beforeend", " <strong>The daemon has not polled for over twice its poll interval: readings may be old. Check chappie status and the daemon's log.</strong>");
+            line.insertAdjacentHTML("beforeend", " <strong>The daemon has not polled, and no reading came, for over twice its poll interval: readings may be old. Check chappie status and the daemon's log.</strong>");
           }
         }
         setInterval(function () {

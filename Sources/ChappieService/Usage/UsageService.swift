@@ -70,7 +70,7 @@ public struct UsageService: Sendable {
             }
         } catch {
             // The note `status` shows until a poll works again.
-            try? await store.recordFailure(of: fresh.account, message: "usage poll failed: \(error.message)", event: .usagePollFailed)
+            try? await store.recordFailure(of: fresh.account, message: "\(UsageSample.pollFailurePrefix): \(error.message)", event: .usagePollFailed)
             throw ServiceError(error.kind, "\(error.message) for \(account.name)")
         }
         try await store.recordUsage(snapshots, for: fresh.account, source: .poll)
@@ -89,7 +89,7 @@ public struct UsageService: Sendable {
         do {
             response = try await http.execute(request)
         } catch {
-            try? await store.recordFailure(of: account, message: "usage poll failed: \(error)", event: .usagePollFailed)
+            try? await store.recordFailure(of: account, message: "\(UsageSample.pollFailurePrefix): \(error)", event: .usagePollFailed)
             throw error
         }
         let milliseconds = Int((clock.now - start) / .milliseconds(1))

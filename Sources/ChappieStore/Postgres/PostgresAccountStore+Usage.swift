@@ -37,9 +37,10 @@ extension PostgresAccountStore {
             for snapshot in snapshots {
                 try await Self.insertSample(UsageSampleRecord(snapshot, accountID: account.id, source: source, at: date), machine: machine, connection)
             }
-            // A reading taken is a success: an older failure note of a signed-in account is stale.
-            if !snapshots.isEmpty {
-                try await connection.query("UPDATE accounts SET last_error = NULL WHERE id = \(account.id) AND status = 'ok'", logger: Self.logger)
+            if SQLiteAccountStore.clearsPollFailure(snapshots, source: source, at: date) {
+                try await connection.query(
+                    "UPDATE accounts SET last_error = NULL WHERE id = \(account.id) AND status = 'ok' AND last_error LIKE \(UsageSample.pollFailurePrefix + "%")",
+                    logger: Self.logger)
             }
         }
     }

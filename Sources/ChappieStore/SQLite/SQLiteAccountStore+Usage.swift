@@ -11,11 +11,18 @@ extension SQLiteAccountStore {
                 var record = UsageSampleRecord(snapshot, accountID: account.id, source: source, at: date)
                 try record.insert(db)
             }
-            // A reading taken is a success: an older failure note of a signed-in account is stale.
-            if !snapshots.isEmpty {
-                try db.execute(sql: "UPDATE accounts SET last_error = NULL WHERE id = ? AND status = 'ok'", arguments: [account.id])
+            if Self.clearsPollFailure(snapshots, source: source, at: date) {
+                try db.execute(
+                    sql: "UPDATE accounts SET last_error = NULL WHERE id = ? AND status = 'ok' AND last_error LIKE ?",
+                    arguments: [account.id, UsageSample.pollFailurePrefix + "%"])
             }
         }
+    }
+
+    /// Whether storing these readings ends a poll's failure note: a poll that worked just now. Old
+    /// readings (a restore) and readings from replies leave it; so does any other failure's note.
+    static func clearsPollFailure(_ snapshots: [ChappieUsageLimitSnapshot], source: UsageSource, at date: Date) -> Bool {
+        !snapshots.isEmpty && source == .poll && date.timeIntervalSinceNow > -300
     }
 
     public func latestUsage() async throws(StoreError) -> [Int64: UsageSample] {

@@ -32,7 +32,7 @@ extension ChappieCommand.Accounts {
                 return
             }
             var table = TextTable(
-                " ", "NAME", TextTable.Column("EMAIL", drop: 5, clips: true), TextTable.Column("PLAN", drop: 3), "STATUS", "5H", "WEEKLY",
+                " ", "NAME", TextTable.Column("EMAIL", drop: 5), TextTable.Column("PLAN", drop: 3), "STATUS", "5H", "WEEKLY",
                 TextTable.Column("HEADROOM", drop: 4), TextTable.Column("NEXT RESET", drop: 2), TextTable.Column("TOKEN EXPIRES", drop: 1),
                 TextTable.Column("CODEX HOME", clips: true))
             for summary in summaries {
@@ -113,7 +113,7 @@ extension ChappieCommand.Accounts {
             discussion: "Importing the same ChatGPT account again updates its tokens instead of adding another account.")
 
         @Argument(help: "The auth.json to read.") var path: String?
-        @Option(help: "The name to give the account (default: the e-mail's local part).", completion: .accountNames, transform: parseAccountName)
+        @Option(help: "The name to give the account (default: the e-mail's local part).", transform: parseAccountName)
         var name: AccountName?
         @Flag(help: "Store the file's tokens even when they are older than the stored ones.") var force = false
         @Flag(help: "With --name, rename the account when chappie already has this login under another name.") var rename = false
@@ -123,7 +123,7 @@ extension ChappieCommand.Accounts {
             let file = path.map { expandedPath($0) }
             let result = try await global.services().accounts.importCodexAuth(from: file, name: name, force: force, renaming: rename)
             if global.json {
-                try JSONOutput.print(AccountJSON(AccountsService.Summary(account: result.account, credentialProblem: nil)))
+                try JSONOutput.print(AccountJSON(result.account))
             } else {
                 let who = TerminalText.sanitized([result.account.info.email, result.account.info.plan?.displayName].compactMap { $0 }.joined(separator: ", "))
                 print("\(result.created ? "Imported" : "Updated") \(result.account.name) (\(who)) from \(result.file.path)")
@@ -169,8 +169,11 @@ extension ChappieCommand.Accounts {
                 target = choice.account.name
             }
             guard let target else { return }
-            let home: AccountsService.CodexHomeChoice = noCodexHome ? .none : codexHome.map { .at(expandedPath($0)) } ?? .standard
+            let home: AccountsService.CodexHomeChoice = noCodexHome ? .noHome : codexHome.map { .at(expandedPath($0)) } ?? .standard
             let outcome = try await service.switchTo(target, codexHome: home, force: force)
+            if let skipped = outcome.codexHomeSkipped {
+                FileHandle.standardError.write(Data("note: \(TerminalText.sanitized(skipped))\n".utf8))
+            }
             if let imported = outcome.imported {
                 let who = imported.info.email.map { " (\(TerminalText.sanitized($0)))" } ?? ""
                 FileHandle.standardError.write(Data("Imported the login \(outcome.codexAuthFile?.path ?? "the Codex home") held as \(imported.name)\(who), so that switching does not lose it\n".utf8))
@@ -237,7 +240,7 @@ extension ChappieCommand.Accounts {
                 changes.append("max-leases \(maxLeases)")
             }
             if global.json, let account {
-                try JSONOutput.print(AccountJSON(AccountsService.Summary(account: account, credentialProblem: nil)))
+                try JSONOutput.print(AccountJSON(account))
             } else {
                 print("\(name): " + changes.joined(separator: ", "))
             }
@@ -248,7 +251,7 @@ extension ChappieCommand.Accounts {
         static let configuration = CommandConfiguration(commandName: "rename", abstract: "Rename an account.")
 
         @Argument(help: "The current name.", completion: .accountNames, transform: parseAccountName) var old: AccountName
-        @Argument(help: "The new name.", completion: .accountNames, transform: parseAccountName) var new: AccountName
+        @Argument(help: "The new name.", transform: parseAccountName) var new: AccountName
         @OptionGroup var global: GlobalOptions
 
         func run() async throws {

@@ -19,7 +19,7 @@ extension ChappieCommand.Accounts {
                 forward the port: ssh -L 1455:127.0.0.1:1455).
                 """)
 
-        @Argument(help: "The name to give the account (default: the e-mail's local part).", completion: .accountNames, transform: parseAccountName)
+        @Argument(help: "The name to give the account (default: the e-mail's local part).", transform: parseAccountName)
         var name: AccountName?
         @Flag(help: "Sign in through a browser on this machine instead of with a device code.") var browser = false
         @Option(help: .hidden) var callbackPort: Int?
@@ -49,7 +49,7 @@ extension ChappieCommand.Accounts {
                 throw error
             }
             if global.json {
-                try JSONOutput.print(AccountJSON(AccountsService.Summary(account: result.account, credentialProblem: nil)))
+                try JSONOutput.print(AccountJSON(result.account))
             } else {
                 let who = TerminalText.sanitized([result.account.info.email, result.account.info.plan?.displayName].compactMap { $0 }.joined(separator: ", "))
                 print("\(result.created ? "Signed in" : "Renewed") \(result.account.name) (\(who)).")

@@ -38,7 +38,10 @@ extension ChappieCommand {
         func run() async throws {
             let services = try await global.services()
             let (account, best, verbose) = (try global.account(name ?? self.account, best: self.best), self.best, global.verbose)
-            let plan = try await CommandFailure.about(account) { try await cancellingOnSignals {
+            // A failure names the account, the active one when none was named.
+            var about = account
+            if about == nil, !best { about = (try? await services.accounts.active())?.name }
+            let plan = try await CommandFailure.about(about) { try await cancellingOnSignals {
                 var name = account
                 if best {
                     let choice = try await services.usage.best()

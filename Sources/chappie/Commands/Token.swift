@@ -31,9 +31,13 @@ extension ChappieCommand {
                 }
                 return try print(token)
             }
-            let service = try await global.services().tokens
+            let services = try await global.services()
+            let service = services.tokens
             let margin = self.margin
-            let fresh = try await CommandFailure.about(name) { try await cancellingOnSignals { try await service.token(for: name, margin: margin) } }
+            // A failure names the account, the active one when none was named.
+            var about = name
+            if about == nil { about = (try? await services.accounts.active())?.name }
+            let fresh = try await CommandFailure.about(about) { try await cancellingOnSignals { try await service.token(for: name, margin: margin) } }
             try print(DaemonReply.Token(
                 name: fresh.account.name.rawValue, accessToken: fresh.credentials.accessToken, expiresAt: fresh.expiresAt,
                 chatgptAccountID: fresh.account.info.accountID, fedramp: fresh.account.info.isFedRAMPAccount, warning: fresh.warning))
@@ -117,7 +121,7 @@ extension ChappieCommand {
                 }
                 try JSONOutput.print(reports.map { report in
                     Line(account: report.name.rawValue, outcome: report.outcome?.rawValue, expiresAt: report.expiresAt,
-                         error: report.error.map { (CommandFailure($0)?.message) ?? "\($0)" })
+                         error: report.error.map { (CommandFailure($0, account: report.name)?.message) ?? "\($0)" })
                 })
             }
             let exit = ChappieExitCode.mostSerious(codes)

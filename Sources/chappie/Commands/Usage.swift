@@ -137,7 +137,9 @@ extension ChappieCommand.Usage {
         func run() async throws {
             var names = self.names
             if !all, names.isEmpty {
-                guard let named = try global.account(nil) else { throw ValidationError("name accounts to poll, set CHAPPIE_ACCOUNT, or pass --all") }
+                guard let named = try global.account(nil) else {
+                    throw CommandFailure(message: "name accounts to poll, set CHAPPIE_ACCOUNT, or pass --all", exitCode: ExitCode(ChappieExitCode.usage))
+                }
                 names = [named]
             }
             let service = try await global.services().usage

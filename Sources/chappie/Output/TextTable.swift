@@ -92,7 +92,7 @@ struct TextTable {
         func total() -> Int { widths().values.reduce(0, +) + 2 * max(0, visible.count - 1) }
         if let width {
             if total() > width, rows.contains(where: { $0.contains { $0.short != nil } }) { useShort = true }
-            let droppable = visible.filter { columns[$0].drop != nil }.sorted { columns[$0].drop! < columns[$1].drop! }
+            let droppable = visible.filter { columns[$0].drop != nil }.sorted { (columns[$0].drop ?? .max) < (columns[$1].drop ?? .max) }
             for column in droppable where total() > width {
                 visible.removeAll { $0 == column }
             }
