@@ -33,9 +33,12 @@ struct AccountChoiceEndToEndTests {
         // ask and lease: an unknown name in $CHAPPIE_ACCOUNT is what they use, so they say so.
         let ask = try await testbed.chappie(["ask", "hello"], environment: ["CHAPPIE_ACCOUNT": "nobody"])
         #expect(ask.status != 0 && ask.stderr.contains("nobody"), "\(ask.stderr)")
+        // An inherited CODEX_HOME (another account's, in a command exec started) does not reach a
+        // job whose account owns no Codex home.
         for name in ["a", "b"] {
-            let leased = try await testbed.chappie(["lease", "run", "--", "sh", "-c", "echo \"$CHAPPIE_ACCOUNT\""], environment: ["CHAPPIE_ACCOUNT": name])
-            #expect(leased.status == 0 && leased.stdout == name + "\n", "\(leased.stderr)")
+            let leased = try await testbed.chappie(
+                ["lease", "run", "--", "sh", "-c", "echo \"$CHAPPIE_ACCOUNT [${CODEX_HOME-}]\""], environment: ["CHAPPIE_ACCOUNT": name, "CODEX_HOME": "/elsewhere"])
+            #expect(leased.status == 0 && leased.stdout == name + " []\n", "\(leased.stdout) \(leased.stderr)")
         }
 
         // exec: NAME before --, as aws-vault users type it; --account; $CHAPPIE_ACCOUNT; the active one.

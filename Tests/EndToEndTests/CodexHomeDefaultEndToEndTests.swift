@@ -24,7 +24,8 @@ struct CodexHomeDefaultEndToEndTests {
         try FileManager.default.createDirectory(at: codex, withIntermediateDirectories: true)
 
         // What `codex login` leaves: an issuer-signed login chappie has never seen, here made by a
-        // second chappie data directory writing that home.
+        // second chappie data directory writing that home, which is then removed with chappie's
+        // lock files (a login another store still holds is never imported: see below).
         let other = testbed.home.appendingPathComponent("other")
         let service = ["--issuer", testbed.emulator.issuer, "--backend", testbed.emulator.backend, "--home", other.path]
         let chappie = try BuiltProducts.executable("chappie")
@@ -33,12 +34,18 @@ struct CodexHomeDefaultEndToEndTests {
         #expect(try await runProcess(chappie, ["accounts", "switch", "mine", "--codex-home", codex.path] + service, environment: environment).status == 0)
         let login = try #require(heldAccountID(codex))
         let before = try Data(contentsOf: codex.appendingPathComponent("auth.json"))
-
-        // The first account becomes active and says so, but writes no Codex home.
-        let added = try await testbed.chappie(["accounts", "add", "work"])
-        #expect(added.status == 0)
-        #expect(added.stdout.contains("work is now the active account"), "\(added.stdout)")
+        // Written by chappie (its lock is there): refused, naming the way out, and nothing changes.
+        #expect(try await testbed.chappie(["accounts", "add", "first"]).status == 0)
+        let refused = try await testbed.chappie(["accounts", "switch", "first"])
+        #expect(refused.status == 1 && refused.stderr.contains("written there by chappie for another data directory"), "\(refused.stderr)")
         #expect(try Data(contentsOf: codex.appendingPathComponent("auth.json")) == before)
+        try FileManager.default.removeItem(at: other)
+        for lock in ["auth.json.lock", ".chappie-exec.lock"] { try? FileManager.default.removeItem(at: codex.appendingPathComponent(lock)) }
+
+        // The first account stored became active and said so, but wrote no Codex home.
+        #expect(try await testbed.chappie(["accounts", "current"]).stdout == "first\n")
+        #expect(try Data(contentsOf: codex.appendingPathComponent("auth.json")) == before)
+        #expect(try await testbed.chappie(["accounts", "add", "work"]).status == 0)
 
         let switched = try await testbed.chappie(["accounts", "switch", "work"])
         #expect(switched.status == 0, "\(switched.stderr)")

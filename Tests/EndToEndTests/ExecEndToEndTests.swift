@@ -37,6 +37,7 @@ struct ExecEndToEndTests {
         let run = try await testbed.chappie(["exec", "work", "--", "sh", "-c", """
             cat "$CODEX_HOME/AGENTS.md" "$CODEX_HOME/prompts/review.md"; ls "$CODEX_HOME/sessions/2026/11/20"
             mkdir -p "$CODEX_HOME/sessions/2026/11/26" && echo turn > "$CODEX_HOME/sessions/2026/11/26/rollout-new.jsonl"
+            echo first >> "$CODEX_HOME/history.jsonl"
             echo "home=$CODEX_HOME"
             """])
         #expect(run.status == 0, "\(run.stderr)")
@@ -59,6 +60,15 @@ struct ExecEndToEndTests {
         #expect(again.status == 0, "\(again.stderr)")
         #expect(try String(contentsOf: user.appendingPathComponent("sessions/2026/11/01/rollout-before.jsonl"), encoding: .utf8) == "before\n")
         #expect(try fileManager.destinationOfSymbolicLink(atPath: home.appendingPathComponent("sessions").path) == user.appendingPathComponent("sessions").path)
+        // What Codex made in the private home that ~/.codex did not have moved over, and is shared.
+        #expect(try String(contentsOf: user.appendingPathComponent("history.jsonl"), encoding: .utf8) == "first\n")
+        #expect(try fileManager.destinationOfSymbolicLink(atPath: home.appendingPathComponent("history.jsonl").path) == user.appendingPathComponent("history.jsonl").path)
+
+        // A ~/.codex that cannot be shared (a file): a warning, and the command runs.
+        let other = testbed.userHome.appendingPathComponent("odd")
+        try Data("not a directory".utf8).write(to: other)
+        let odd = try await testbed.chappie(["exec", "work", "--", "true"], environment: ["CODEX_HOME": other.path])
+        #expect(odd.status == 0 && odd.stderr.contains("is not shared with work's private Codex home"), "\(odd.stderr)")
 
         // Removing the account removes its home and the links, never what they point to.
         #expect(try await testbed.chappie(["accounts", "remove", "work", "--yes"]).status == 0)

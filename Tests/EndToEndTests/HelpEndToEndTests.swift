@@ -1,5 +1,6 @@
 import ChappieTestSupport
 import Foundation
+import GRDB
 import Testing
 
 @Suite("Help shows a command's own options first with their defaults; completions work and offer account names")
@@ -55,5 +56,18 @@ struct HelpEndToEndTests {
         #expect(all.stdout.split(separator: "\n") == ["home", "wide", "work"], "\(all.stdout)")
         #expect(try await complete("w").stdout.split(separator: "\n") == ["wide", "work"])
         #expect(!all.stderr.lowercased().contains("passphrase"))
+
+        // A database planted in a --home, with a name a shell would run: only valid names are offered.
+        let planted = testbed.home.appendingPathComponent("planted")
+        try FileManager.default.createDirectory(at: planted, withIntermediateDirectories: true)
+        let database = try DatabaseQueue(path: planted.appendingPathComponent("chappie.sqlite").path)
+        try await database.write { db in
+            try db.execute(sql: "CREATE TABLE accounts (name TEXT)")
+            try db.execute(sql: "INSERT INTO accounts (name) VALUES ('good'), ('$(touch pwned)'), ('`id`')")
+        }
+        try database.close()
+        let offered = try await runProcess(
+            chappie, ["---completion", "accounts", "switch", "--", "positional@0", "5", "0", "chappie", "--home", planted.path, "accounts", "switch", ""])
+        #expect(offered.stdout.split(separator: "\n") == ["good"], "\(offered.stdout)")
     }
 }

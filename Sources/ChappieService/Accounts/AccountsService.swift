@@ -255,6 +255,23 @@ public struct AccountsService: Sendable {
         }
         let mirror = CodexMirror(home: home)
         if let refusal = mirror.refusal() { throw ServiceError(.configuration, "\(refusal); nothing was written") }
+        // Taken before this switch's own lock file exists. A switch that fails leaves no lock file it
+        // made, so that a `codex login` there still reads as one on the next try.
+        let touched = mirror.wasWrittenByChappie
+        do {
+            return try await switchLocked(name, account: account, mirror: mirror, touched: touched, force: force, chosen: chosen)
+        } catch {
+            if !touched { unlink(mirror.lockURL.path) }
+            throw error
+        }
+    }
+
+    /// ``switchTo(_:codexHome:force:)`` once the home is known: under the locks, again while the
+    /// home changes hands.
+    private func switchLocked(
+        _ name: AccountName, account: Account, mirror: CodexMirror, touched: Bool, force: Bool, chosen: (home: URL, source: String)?
+    ) async throws -> SwitchOutcome {
+        let home = mirror.home
         for _ in 0..<5 {
             let involved = try await involvement(of: account, in: mirror)
             let outcome: SwitchOutcome? = try await store.withRefreshLock(onAccounts: Array(involved.accountIDs)) {
@@ -264,7 +281,7 @@ public struct AccountsService: Sendable {
                 }
                 defer { withExtendedLifetime(locks) {} }
                 guard try await involvement(of: account, in: mirror) == involved else { return nil }
-                return try await switchUnderLocks(name, mirror: mirror, leaving: involved.previousHome, force: force)
+                return try await switchUnderLocks(name, mirror: mirror, leaving: involved.previousHome, touched: touched, force: force)
             }
             if var outcome {
                 if let chosen {
@@ -304,8 +321,9 @@ public struct AccountsService: Sendable {
             previousHome: current.codexHome.flatMap { $0 == mirror.home.path ? nil : $0 })
     }
 
+    @_optimize(none)  // Swift 6.3.1 -O crashes splitting this coroutine (CoroSplit, swifterror).
     private func switchUnderLocks(
-        _ name: AccountName, mirror: CodexMirror, leaving previousHome: String?, force: Bool
+        _ name: AccountName, mirror: CodexMirror, leaving previousHome: String?, touched: Bool, force: Bool
     ) async throws -> SwitchOutcome {
         let left = previousHome.map { CodexMirror(home: URL(fileURLWithPath: $0)) }
         try left?.refuseWhileInUse(by: name, doing: "switch it to another Codex home")
@@ -314,7 +332,7 @@ public struct AccountsService: Sendable {
         if let owner = try await store.codexHomeOwner(mirror.home.path), owner.name != name {
             try mirror.refuseWhileInUse(by: owner.name, doing: "switch \(name) into \(mirror.home.path)")
         }
-        let imported = try await adoptFromCodexHome(mirror, force: force)
+        let imported = try await adoptFromCodexHome(mirror, touched: touched, force: force)
         var current = try await store.account(named: name)
         // Tokens there that are not the issuer's: --force leaves them, and the file goes below.
         if let left, let adopted = try await left.adoptNewer(
@@ -352,9 +370,10 @@ public struct AccountsService: Sendable {
     /// nothing chappie does not hold is overwritten; one that is not, unreadable text, or newer
     /// tokens the issuer did not sign stop the switch unless `force`.
     ///
+    /// - Parameter touched: Whether chappie had written there before this switch (``CodexMirror/wasWrittenByChappie``).
     /// - Returns: The account imported, if any.
     @inline(never)  // Swift 6.3's optimiser crashes splitting switchUnderLocks with this inlined.
-    private func adoptFromCodexHome(_ mirror: CodexMirror, force: Bool) async throws -> Account? {
+    private func adoptFromCodexHome(_ mirror: CodexMirror, touched: Bool, force: Bool) async throws -> Account? {
         guard FileManager.default.fileExists(atPath: mirror.file.path) else { return nil }
         let held: CodexAuthFile
         do {
@@ -366,7 +385,15 @@ public struct AccountsService: Sendable {
                 "\(mirror.file.path) does not hold a ChatGPT login chappie can read (\(error)); nothing was written. Pass --force to replace it")
         }
         guard let holder = try await store.account(matching: held.info), held.belongs(to: holder) else {
-            // Imported whenever it can be; --force replaces only what cannot.
+            // A login chappie never wrote (what `codex login` leaves) is imported whenever it can be;
+            // one a chappie process wrote belongs to another data directory, or to an account since
+            // removed here: taking it would make two stores redeem one refresh token.
+            guard !touched else {
+                if force { return nil }
+                throw ServiceError(
+                    .invalidInput,
+                    "\(mirror.file.path) holds a login chappie does not know\(held.info.email.map { " (\($0))" } ?? ""), written there by chappie for another data directory or for an account removed since; nothing was written. Switch it from the data directory that has it, or pass --force to replace it")
+            }
             do {
                 return try await importUnknownLogin(held, from: mirror)
             } catch where force {
@@ -388,16 +415,21 @@ public struct AccountsService: Sendable {
     @inline(never)
     private func importUnknownLogin(_ held: CodexAuthFile, from mirror: CodexMirror) async throws -> Account {
         let who = held.info.email.map { " (\($0))" } ?? ""
-        let keep = "nothing was written. Import it with chappie accounts import \(mirror.file.path), or pass --force to replace it"
         switch await signatures.check(held.credentials) {
         case .verified:
             break
         case .forged(let reason):
-            throw ServiceError(.invalidInput, "\(mirror.file.path) holds a login chappie does not know\(who) whose tokens are not the issuer's (\(reason)); \(keep)")
+            throw ServiceError(
+                .invalidInput,
+                "\(mirror.file.path) holds a login whose tokens are not the issuer's\(who) (\(reason)); it was not imported and nothing was written. Pass --force to replace it")
         case .unknownKey:
-            throw ServiceError(.unavailable, "\(mirror.file.path) holds a login chappie does not know\(who), signed with a key the issuer does not list; \(keep)")
+            throw ServiceError(
+                .unavailable,
+                "\(mirror.file.path) holds a login chappie does not know\(who), signed with a key the issuer does not list (yet); nothing was written. Try again in a minute, or pass --force to replace it")
         case .unchecked(let reason):
-            throw ServiceError(.unavailable, "\(mirror.file.path) holds a login chappie does not know\(who) whose signature could not be checked (\(reason)); \(keep), or try again when the issuer can be reached")
+            throw ServiceError(
+                .unavailable,
+                "\(mirror.file.path) holds a login chappie does not know\(who) whose signature could not be checked (\(reason)); nothing was written. Try again when the issuer can be reached, or pass --force to replace it")
         }
         return try await store.save(
             info: held.info, credentials: held.credentials, accessTokenExpiresAt: held.accessTokenExpiresAt,

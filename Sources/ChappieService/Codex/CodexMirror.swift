@@ -22,6 +22,12 @@ public struct CodexMirror: CredentialMirror {
     /// `auth.json.lock` beside `auth.json`.
     public var lockURL: URL { home.appendingPathComponent("auth.json.lock") }
 
+    /// Whether a chappie process has written or guarded `auth.json` here (its lock files are
+    /// there): a login in it came from chappie, not from `codex login`.
+    package var wasWrittenByChappie: Bool {
+        FileManager.default.fileExists(atPath: lockURL.path) || FileManager.default.fileExists(atPath: inUseURL.path)
+    }
+
     /// `auth.json`.
     public var file: URL { home.appendingPathComponent("auth.json") }
 

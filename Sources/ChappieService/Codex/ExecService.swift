@@ -22,6 +22,10 @@ public struct ExecService: Sendable {
         /// while the command runs, the account neither leaves the home nor is removed.
         public var inUseLock: Int32
 
+        /// Why the private home does not share the user's Codex home (`~/.codex` unusable): the
+        /// command runs all the same.
+        public var sharingProblem: String?
+
         /// The variables to add to the command's environment: `CODEX_HOME` and `CHAPPIE_ACCOUNT`.
         public var environment: [String: String] {
             ["CODEX_HOME": codexHome.path, "CHAPPIE_ACCOUNT": account.name.rawValue]
@@ -58,15 +62,22 @@ public struct ExecService: Sendable {
         guard let path = account.codexHome else { throw ServiceError(.invalidInput, "\(name) lost its Codex home meanwhile; try again") }
         let home = URL(fileURLWithPath: path)
         // Paths, not URLs: a URL of a directory that does not exist yet lacks the trailing slash.
+        var sharingProblem: String?
         if home.deletingLastPathComponent().standardizedFileURL.path == store.privateCodexHomes.path {
             for directory in [store.privateCodexHomes, home] { try FilePermissions.ensurePrivateDirectory(directory) }
             let user = store.userCodexHome(environment: environment).home
             try writeConfiguration(into: home, from: user)
-            try SharedCodexHome(user: user, home: home).link()
+            // Sharing is a convenience: a Codex home of the user's that cannot be shared (a file, a
+            // dangling link) leaves the private home private, and the command runs.
+            do {
+                try SharedCodexHome(user: user, home: home).link()
+            } catch {
+                sharingProblem = "\(user.path) is not shared with \(name)'s private Codex home (\(Self.plain(error))); sessions stay there"
+            }
         }
         account = try await tokens.refresher(margin: margin).validCredentials(for: account).account
         let lock = try await publish(account, in: CodexMirror(home: home))
-        return Plan(account: account, codexHome: home, inUseLock: lock)
+        return Plan(account: account, codexHome: home, inUseLock: lock, sharingProblem: sharingProblem)
     }
 
     /// Under the account's lock and the home's: the home's `auth.json` ends up holding the stored
@@ -103,6 +114,13 @@ public struct ExecService: Sendable {
                 .invalidInput,
                 "\(mirror.file.path) holds another login than \(current.name); chappie accounts switch \(current.name) --codex-home \(mirror.home.path) --force takes the home back")
         }
+    }
+
+    /// An error's words without Foundation's domain and code.
+    private static func plain(_ error: any Error) -> String {
+        if let error = error as? ServiceError { return error.message }
+        let nsError = error as NSError
+        return (nsError.userInfo[NSUnderlyingErrorKey] as? NSError)?.localizedDescription ?? nsError.localizedDescription
     }
 
     /// Writes the private home's `config.toml`: the user's own, with
@@ -143,11 +161,17 @@ extension AccountStore {
         if let value = environment["CODEX_HOME"], !value.isEmpty {
             let home = URL(fileURLWithPath: (value as NSString).expandingTildeInPath).standardizedFileURL
             let inside = (home.resolvingSymlinksInPath().path + "/").hasPrefix(privateCodexHomes.resolvingSymlinksInPath().path + "/")
-            if !inside { return (home, true) }
+            if !inside, !Self.isPrivateCodexHome(home.resolvingSymlinksInPath()) { return (home, true) }
         }
         var environment = environment
         environment["CODEX_HOME"] = nil
         return (CodexAuthFile.defaultHome(environment: environment).standardizedFileURL, false)
+    }
+
+    /// Whether a directory has the shape of a private Codex home of any chappie data directory,
+    /// `codex-homes/UUID`: `$CODEX_HOME` in a command another store's `exec` started.
+    package static func isPrivateCodexHome(_ home: URL) -> Bool {
+        home.deletingLastPathComponent().lastPathComponent == "codex-homes" && UUID(uuidString: home.lastPathComponent) != nil
     }
 
     /// An account's private Codex home, `codex-homes/UUID`.

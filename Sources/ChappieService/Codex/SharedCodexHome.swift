@@ -20,13 +20,22 @@ struct SharedCodexHome {
     }
 
     /// Links every shareable entry of the user's home into the private one, after moving the
-    /// sessions a private `sessions/` holds from before into the user's. An entry the private home
-    /// has as a file or directory of its own is left alone; links whose entry the user removed go.
+    /// sessions a private `sessions/` holds from before into the user's, and what Codex made in the
+    /// private home that the user's has not (`history.jsonl`, `log/`, …) over to it. An entry both
+    /// have stays private; links whose entry the user removed go.
     func link() throws {
         try Self.makeDirectory(user)
         try Self.makeDirectory(user.appendingPathComponent("sessions"))
         try moveSessions()
         let fileManager = FileManager.default
+        for name in try fileManager.contentsOfDirectory(atPath: home.path) where !Self.isPrivate(name) {
+            let own = home.appendingPathComponent(name), theirs = user.appendingPathComponent(name)
+            guard let kind = Self.kind(own.path), kind == S_IFREG || kind == S_IFDIR, Self.kind(theirs.path) == nil else { continue }
+            if rename(own.path, theirs.path) != 0 {
+                try fileManager.copyItem(at: own, to: theirs)
+                try fileManager.removeItem(at: own)
+            }
+        }
         let shared = try fileManager.contentsOfDirectory(atPath: user.path).filter { !Self.isPrivate($0) }
         for name in shared {
             let link = home.appendingPathComponent(name).path, target = user.appendingPathComponent(name).path

@@ -52,6 +52,8 @@ struct Dashboard: Sendable {
         var weekly: Window?
         /// `5h` or `weekly`: the fuller window, which decides when the account is full.
         var binding: String?
+        /// Whether the service said the limit is reached (the binding window is then full).
+        var limitReached = false
         /// When the newest reading was taken.
         var readAt: Date?
         /// A digest of everything the page shows of the account at the time of asking, and of the
@@ -75,7 +77,8 @@ struct Dashboard: Sendable {
                 active: account.isActive, codexHome: account.codexHome, lastError: account.lastError,
                 fiveHour: snapshot?.shortWindow.map { Row.Window(usedPercent: $0.usedPercent, resetsAt: $0.resetsAt) },
                 weekly: snapshot?.longWindow.map { Row.Window(usedPercent: $0.usedPercent, resetsAt: $0.resetsAt) },
-                binding: binding == nil ? nil : binding == snapshot?.shortWindow ? "5h" : "weekly", readAt: latest[account.id]?.observedAt)
+                binding: binding == nil ? nil : binding == snapshot?.shortWindow ? "5h" : "weekly", limitReached: snapshot?.limitReached ?? false,
+                readAt: latest[account.id]?.observedAt)
             // The hour too: the charts' 7 days move on, so an unchanged account is drawn again hourly.
             let shown: [String?] = [
                 "\(Int(now.timeIntervalSince1970 / 3600))", row.name, row.email, row.plan, row.status, "\(row.active)", row.codexHome, row.lastError,
@@ -135,7 +138,8 @@ struct Dashboard: Sendable {
             func bar(_ label: String, _ key: String, _ window: Row.Window?) -> String {
                 let used = window.map { UsageHTMLReport.format($0.usedPercent) } ?? "-"
                 // Colour and words: a window near its limit must not look like one at 20 %.
-                let level = window.map { $0.usedPercent >= 100 ? " full" : $0.usedPercent >= Self.highPercent ? " high" : "" } ?? ""
+                let full = row.limitReached && row.binding == key
+                let level = window.map { full || $0.usedPercent >= 100 ? " full" : $0.usedPercent >= Self.highPercent ? " high" : "" } ?? ""
                 let mark = level == " full" ? " <strong class=\"mark\">full</strong>" : level == " high" ? " <strong class=\"mark\">near its limit</strong>" : ""
                 let width = window.map { UsageHTMLReport.format(min(100, max(0, $0.usedPercent))) } ?? "0"
                 // An end already past: the newest reading is older than it, and the window has reset since.

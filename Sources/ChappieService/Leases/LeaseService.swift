@@ -29,6 +29,10 @@ public struct LeaseService: Sendable {
         /// `CODEX_HOME` for the holder, if the account owns a Codex home here.
         public var codexHome: String?
 
+        /// The variables a holder must not inherit: a `CODEX_HOME` of chappie's caller (another
+        /// account's, in a command `exec` started) when the leased account owns no home here.
+        public var removedVariables: [String] { codexHome == nil ? ["CODEX_HOME"] : [] }
+
         /// The environment a holder runs with: `CHAPPIE_ACCOUNT`, `CHAPPIE_LEASE`, and `CODEX_HOME` where there is one.
         public var environment: [String: String] {
             var environment = ["CHAPPIE_ACCOUNT": account.name.rawValue, "CHAPPIE_LEASE": lease.id.uuidString.lowercased()]
@@ -111,8 +115,8 @@ public struct LeaseService: Sendable {
         let latest = try await store.latestUsage()
         let read = UsageService.rank(accounts.compactMap { account in latest[account.id].map { (account, $0.snapshot) } })
         let ordered = read.filter { named || !$0.full }.map(\.account) + accounts.filter { latest[$0.id] == nil }
-        // The holder runs as the account: a `codex` in the job uses the home the account owns, never
-        // whatever `~/.codex` holds. `chappie exec`'s private home goes with the whole account.
+        // The holder runs as the account: a `codex` in the job uses the home the account owns.
+        // `chappie exec`'s private home goes with the whole account.
         let privateCodexHomes = store.privateCodexHomes
         return ordered.map { account in
             let isPrivate = account.codexHome.map { URL(fileURLWithPath: $0).standardizedFileURL.deletingLastPathComponent() == privateCodexHomes } ?? false

@@ -23,7 +23,7 @@ extension LeaseService {
         report("lease \(granted.lease.id.uuidString.lowercased()) on \(granted.account.name) until renewed or released")
         let child: pid_t
         do {
-            child = try Self.spawn(command, adding: granted.environment)
+            child = try Self.spawn(command, adding: granted.environment, removing: granted.removedVariables)
         } catch {
             try? await release(granted.lease.id)
             return (granted, error.status)
@@ -53,9 +53,10 @@ extension LeaseService {
         var status: Int32
     }
 
-    /// Starts `command` (found on `PATH`) with chappie's standard streams and environment plus
-    /// `adding`, its signals as chappie was started with, and none of chappie's other descriptors.
-    private static func spawn(_ command: [String], adding environment: [String: String]) throws(SpawnFailure) -> pid_t {
+    /// Starts `command` (found on `PATH`) with chappie's standard streams and environment, less
+    /// `removed` and plus `adding`, its signals as chappie was started with, and none of chappie's
+    /// other descriptors.
+    private static func spawn(_ command: [String], adding environment: [String: String], removing removed: [String]) throws(SpawnFailure) -> pid_t {
         ProcessReplacement.markDescriptorsCloseOnExec()
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
@@ -70,6 +71,7 @@ extension LeaseService {
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
 
         var merged = ProcessInfo.processInfo.environment
+        for name in removed { merged[name] = nil }
         for (name, value) in environment { merged[name] = value }
         var variables: [UnsafeMutablePointer<CChar>?] = merged.map { strdup("\($0.key)=\($0.value)") } + [nil]
         var arguments: [UnsafeMutablePointer<CChar>?] = command.map { strdup($0) } + [nil]

@@ -16,6 +16,8 @@ extension ChappieCommand {
         @Argument(help: ArgumentHelp("The shell: bash, zsh or fish.", valueName: "shell"),
             completion: .list(CompletionShell.allCases.map(\.rawValue)))
         var shell: String
+        /// Taken as every command takes them; the script itself does not depend on them.
+        @OptionGroup var global: GlobalOptions
 
         func validate() throws {
             guard CompletionShell(rawValue: shell) != nil else { throw ValidationError("no completions for \"\(shell)\": choose bash, zsh or fish") }

@@ -50,6 +50,7 @@ extension ChappieCommand {
                 }
                 return try await services.exec.prepare(try await services.tokens.account(name).name)
             } }
+            if let problem = plan.sharingProblem { FileHandle.standardError.write(Data("warning: \(TerminalText.sanitized(problem))\n".utf8)) }
             if verbose {
                 FileHandle.standardError.write(Data("chappie: running as \(plan.account.name) with CODEX_HOME=\(plan.codexHome.path)\n".utf8))
             }

@@ -177,7 +177,7 @@ extension ChappieCommand.Usage {
     struct History: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "history", abstract: "An account's stored readings, oldest first.")
 
-        @Argument(help: "The account.", completion: .accountNames, transform: parseAccountName) var name: AccountName
+        @Argument(help: "The account (default: $CHAPPIE_ACCOUNT).", completion: .accountNames, transform: parseAccountName) var name: AccountName?
         @Option(help: "From this time (2026-11-01, 2026-11-01T08:00, or an age like 7d).") var since: String?
         @Option(help: "Up to this time (excluded).") var until: String?
         @Option(help: "csv, json or table (default: table on a terminal, else csv).") var format: OutputFormat?
@@ -190,6 +190,9 @@ extension ChappieCommand.Usage {
         }
 
         func run() async throws {
+            guard let name = try global.account(self.name) else {
+                throw CommandFailure(message: "name the account, or set CHAPPIE_ACCOUNT", exitCode: ExitCode(ChappieExitCode.usage))
+            }
             let zone = try timeZone(tz)
             let samples = try await global.services().usage.history(
                 of: name, since: try since.map { try parseTime($0, timeZone: zone) }, until: try until.map { try parseTime($0, timeZone: zone) })
