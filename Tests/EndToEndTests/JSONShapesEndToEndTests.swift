@@ -1,30 +1,14 @@
+import ChappieCore
 import ChappieTestSupport
 import Foundation
 import Testing
 
-/// A JSON value that keeps booleans apart from numbers (JSONSerialization on Linux does not).
-indirect enum JSONValue: Decodable {
-    case null, bool(Bool), number(Double), string(String), array([JSONValue]), object([String: JSONValue])
+/// JSON values keep booleans apart from numbers here (JSONSerialization on Linux does not).
+typealias JSONValue = ChappieJSONValue
 
-    init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() {
-            self = .null
-        } else if let value = try? container.decode(Bool.self) {
-            self = .bool(value)
-        } else if let value = try? container.decode(Double.self) {
-            self = .number(value)
-        } else if let value = try? container.decode(String.self) {
-            self = .string(value)
-        } else if let value = try? container.decode([JSONValue].self) {
-            self = .array(value)
-        } else {
-            self = .object(try container.decode([String: JSONValue].self))
-        }
-    }
-
-    static func parse(_ text: String) throws -> JSONValue {
-        try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
+extension ChappieJSONValue {
+    static func parse(_ text: String) throws -> ChappieJSONValue {
+        try JSONDecoder().decode(ChappieJSONValue.self, from: Data(text.utf8))
     }
 }
 

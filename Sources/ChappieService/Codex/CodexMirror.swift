@@ -45,6 +45,7 @@ public struct CodexMirror: CredentialMirror {
     /// the account's refresh lock and this home's lock.
     ///
     /// - Returns: The account and its tokens after adopting, or `nil` when nothing here was newer.
+    @_optimize(none)  // Swift 6.3.1 -O crashes splitting its callers' coroutines with this inlined (CoroSplit, swifterror).
     package func adoptNewer(
         into store: any AccountStore, for account: Account, stored: Credentials, taken: String, signatures: TokenSignatures, forcing: Bool = false
     ) async throws -> (account: Account, credentials: Credentials)? {
@@ -62,6 +63,7 @@ public struct CodexMirror: CredentialMirror {
     ///   token (which Codex may have spent) be redeemed.
     /// - Parameter forcing: Tokens that are not the issuer's, or name a key it does not list, are
     ///   passed over rather than refused (`switch --force`, which writes the stored ones over them).
+    @_optimize(none)  // As adoptNewer.
     package func verifiedNewer(than stored: Credentials, for account: Account, signatures: TokenSignatures, forcing: Bool = false) async throws -> Credentials? {
         guard let newer = newerCredentials(than: stored, for: account) else { return nil }
         switch await signatures.adoption(of: newer, for: account, in: home) {
