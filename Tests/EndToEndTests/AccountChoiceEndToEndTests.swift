@@ -15,10 +15,15 @@ struct AccountChoiceEndToEndTests {
         // token: the named account, else $CHAPPIE_ACCOUNT, else the active one (a, the first).
         let tokenA = try await testbed.chappie(["token", "a"]).stdout
         let tokenB = try await testbed.chappie(["token", "b"]).stdout
-        #expect(tokenA != tokenB)
-        #expect(try await testbed.chappie(["token"]).stdout == tokenA)
-        #expect(try await testbed.chappie(["token"], environment: asB).stdout == tokenB)
-        #expect(try await testbed.chappie(["token", "a"], environment: asB).stdout == tokenA)
+        // Compared as booleans: a failure must not print a token.
+        let differ = tokenA != tokenB
+        #expect(differ)
+        let activeIsA = try await testbed.chappie(["token"]).stdout == tokenA
+        #expect(activeIsA)
+        let environmentIsB = try await testbed.chappie(["token"], environment: asB).stdout == tokenB
+        #expect(environmentIsB)
+        let nameWins = try await testbed.chappie(["token", "a"], environment: asB).stdout == tokenA
+        #expect(nameWins)
 
         // usage: all accounts by default, the one $CHAPPIE_ACCOUNT names otherwise.
         func listed(_ result: ProcessResult, key: String = "name") -> [String] {

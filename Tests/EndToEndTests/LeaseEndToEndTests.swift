@@ -155,6 +155,18 @@ struct LeaseEndToEndTests {
         #expect(shared.bool("wholeAccount") == false)
         #expect(shared.string("codexHome") == codexHome.path)
         #expect(try await bench.chappie(1, ["lease", "acquire", "--account", "owner", "--ttl", "1m"]).status == 0)
+        // While a job runs in that home, the account does not leave it (the in-use lock, as exec's).
+        if backend == .sqlite {
+            #expect(try await bench.chappie(1, ["accounts", "set", "owner", "--max-leases", "3"]).status == 0)
+            let elsewhere = bench.testbed.home.appendingPathComponent("codex-elsewhere")
+            let inside: [String: String?] = [
+                "CHAPPIE": try BuiltProducts.executable("chappie").path, "SERVICE": bench.testbed.service.joined(separator: " "), "OTHER": elsewhere.path,
+            ]
+            let attempt = try await bench.testbed.chappie(
+                ["lease", "run", "--account", "owner", "--wait", "1m", "--", "sh", "-c", #""$CHAPPIE" accounts switch owner --codex-home "$OTHER" $SERVICE; echo "switch=$?""#],
+                environment: inside)
+            #expect(attempt.stdout.contains("switch=1") && attempt.stderr.contains("owner is in use"), "\(attempt.stdout) \(attempt.stderr)")
+        }
     }
 
     @Test("lease run passes SIGTERM and SIGHUP on to its command, leaves a Ctrl-C sent to chappie alone, returns the command's status and gives the lease back")

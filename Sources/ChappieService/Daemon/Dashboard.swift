@@ -193,19 +193,7 @@ struct Dashboard: Sendable {
     /// `<span class="age" data-at="…">3 min ago</span> (2026-11-26 14:05)`: the script keeps the age
     /// current between reloads.
     static func age(_ date: Date, now: Date, formatter: DateFormatter) -> String {
-        "<span class=\"age\" data-at=\"\(iso8601(date))\">\(ago(now.timeIntervalSince(date)))</span> (\(HTMLText.escaped(formatter.string(from: date))))"
-    }
-
-    /// "just now", "12 s ago", "3 min ago", "2 h 5 min ago", "1 d 4 h ago" (as the script writes it too).
-    static func ago(_ seconds: TimeInterval) -> String {
-        let s = max(0, Int(seconds))
-        switch s {
-        case ..<2: return "just now"
-        case ..<60: return "\(s) s ago"
-        case ..<3600: return "\(s / 60) min ago"
-        case ..<86400: return "\(s / 3600) h \(s % 3600 / 60) min ago"
-        default: return "\(s / 86400) d \(s % 86400 / 3600) h ago"
-        }
+        "<span class=\"age\" data-at=\"\(iso8601(date))\">\(RelativeTime.describe(date, now: now))</span> (\(HTMLText.escaped(formatter.string(from: date))))"
     }
 
     /// The line about the daemon's polls: when it last polled, and a warning once neither that nor
@@ -232,7 +220,7 @@ struct Dashboard: Sendable {
     static let script = """
         //<![CDATA[
         function ago(s) {
-          s = Math.max(0, Math.floor(s));
+          s = Math.max(0, Math.round(s));  // the words of RelativeTime.describe
           if (s < 2) { return "just now"; }
           if (s < 60) { return s + " s ago"; }
           if (s < 3600) { return Math.floor(s / 60) + " min ago"; }

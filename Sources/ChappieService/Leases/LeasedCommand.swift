@@ -21,6 +21,10 @@ extension LeaseService {
         precondition(!command.isEmpty, "an empty command")
         let granted = try await acquire(request, waiting: report)
         report("lease \(granted.lease.id.uuidString.lowercased()) on \(granted.account.name) until renewed or released")
+        // While the job runs in the account's Codex home, the account neither leaves that home nor
+        // is removed (`exec`'s in-use lock, held shared by this process until the job ends).
+        let inUse = granted.codexHome.map { Self.holdInUse(CodexMirror(home: URL(fileURLWithPath: $0))) } ?? -1
+        defer { if inUse >= 0 { close(inUse) } }
         let child: pid_t
         do {
             child = try Self.spawn(command, adding: granted.environment, removing: granted.removedVariables)
@@ -46,6 +50,17 @@ extension LeaseService {
         // Given back in a task of its own: whatever happens to the caller, the slot is freed.
         try? await Task { try await release(granted.lease.id) }.value
         return (granted, status)
+    }
+
+    /// The home's in-use lock, taken shared; -1 when it cannot be (the job runs all the same).
+    private static func holdInUse(_ mirror: CodexMirror) -> Int32 {
+        let descriptor = open(mirror.inUseURL.path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard descriptor >= 0 else { return -1 }
+        guard flock(descriptor, LOCK_SH) == 0 else {
+            close(descriptor)
+            return -1
+        }
+        return descriptor
     }
 
     /// Why a command could not start, with its exit status.

@@ -1,20 +1,11 @@
+import ChappieCore
 import Foundation
 
 /// How dates and durations are shown in tables.
 enum Formatting {
-    /// "in 3 d", "in 5 h 10 min", "2 h ago" relative to now.
+    /// "in 3 d 2 h", "in 5 h 10 min", "2 h 0 min ago" relative to now (``RelativeTime``).
     static func relative(_ date: Date, now: Date = Date()) -> String {
-        let seconds = Int(date.timeIntervalSince(now).rounded())
-        if abs(seconds) < 2 { return "just now" }
-        let magnitude = abs(seconds)
-        let text: String
-        switch magnitude {
-        case ..<60: text = "\(magnitude) s"
-        case ..<3600: text = "\(magnitude / 60) min"
-        case ..<86400: text = "\(magnitude / 3600) h \(magnitude % 3600 / 60) min"
-        default: text = "\(magnitude / 86400) d \(magnitude % 86400 / 3600) h"
-        }
-        return seconds > 0 ? "in \(text)" : "\(text) ago"
+        RelativeTime.describe(date, now: now)
     }
 
     /// `2026-11-21 14:05` in local time.

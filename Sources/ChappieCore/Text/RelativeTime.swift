@@ -1,0 +1,21 @@
+public import Foundation
+
+/// A time as people say it next to now: "just now", "in 5 h 10 min", "3 min ago". Tables, the
+/// dashboard and messages write times so (the dashboard's script writes the same words in the
+/// browser).
+public enum RelativeTime {
+    /// `date` relative to `now`.
+    public static func describe(_ date: Date, now: Date = Date()) -> String {
+        let seconds = Int(date.timeIntervalSince(now).rounded())
+        if abs(seconds) < 2 { return "just now" }
+        let magnitude = abs(seconds)
+        let text =
+            switch magnitude {
+            case ..<60: "\(magnitude) s"
+            case ..<3600: "\(magnitude / 60) min"
+            case ..<86400: "\(magnitude / 3600) h \(magnitude % 3600 / 60) min"
+            default: "\(magnitude / 86400) d \(magnitude % 86400 / 3600) h"
+            }
+        return seconds > 0 ? "in \(text)" : "\(text) ago"
+    }
+}
