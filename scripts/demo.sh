@@ -21,6 +21,8 @@ address=$emulator_address
 echo "    emulator at $address"
 
 export CHAPPIE_HOME="$work/home"
+# The demo's own Codex home: a switch with none configured writes $CODEX_HOME (never your ~/.codex here).
+export CODEX_HOME="$work/codex"
 chappie=("$bin/chappie")
 service=(--issuer "$address" --backend "$address/backend-api")
 

@@ -9,7 +9,9 @@ struct GlobalOptionsEndToEndTests {
         let testbed = try await ChappieTestbed.start()
         defer { Task { await testbed.stop() } }
         let chappie = try BuiltProducts.executable("chappie")
-        let clean: [String: String?] = ["CHAPPIE_PASSPHRASE": nil, "CHAPPIE_KEY_FILE": nil, "CHAPPIE_ISSUER": nil, "CHAPPIE_BACKEND": nil]
+        let clean: [String: String?] = [
+            "CHAPPIE_PASSPHRASE": nil, "CHAPPIE_KEY_FILE": nil, "CHAPPIE_ISSUER": nil, "CHAPPIE_BACKEND": nil, "HOME": testbed.userHome.path, "CODEX_HOME": nil,
+        ]
 
         // Everything before the subcommand.
         let added = try await runProcess(
