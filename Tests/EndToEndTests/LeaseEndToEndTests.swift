@@ -155,6 +155,14 @@ struct LeaseEndToEndTests {
         #expect(shared.bool("wholeAccount") == false)
         #expect(shared.string("codexHome") == codexHome.path)
         #expect(try await bench.chappie(1, ["lease", "acquire", "--account", "owner", "--ttl", "1m"]).status == 0)
+        // A job that asks for a Codex home of its own gets one made for it, and takes every slot.
+        #expect(try await bench.chappie(1, ["accounts", "add", "alone"]).status == 0)
+        #expect(try await bench.chappie(1, ["accounts", "set", "alone", "--max-leases", "3"]).status == 0)
+        let own = JSONDocument(Data(try await bench.chappie(1, ["lease", "acquire", "--account", "alone", "--codex-home", "private", "--ttl", "1m", "--json"]).stdout.utf8))
+        #expect(own.bool("wholeAccount") == true)
+        #expect(own.string("codexHome")?.contains("codex-homes/") == true, "\(own.root.map { "\($0)" } ?? "")")
+        #expect(try await bench.chappie(1, ["lease", "acquire", "--account", "alone", "--wait", "1s"]).status == 75)
+        #expect(try await bench.chappie(1, ["lease", "acquire", "--codex-home", "shared"]).status == 2)
         // While a job runs in that home, the account does not leave it (the in-use lock, as exec's).
         if backend == .sqlite {
             #expect(try await bench.chappie(1, ["accounts", "set", "owner", "--max-leases", "3"]).status == 0)

@@ -66,10 +66,14 @@ public struct LeaseService: Sendable {
         // Readings older than 15 minutes are refreshed once, so that "most headroom" is current.
         if request.account == nil { _ = await usage.pollAll(accounts, maxAge: .seconds(15 * 60)) }
         while true {
-            let ranked = try await rank(accounts, named: request.account != nil)
+            var ranked = try await rank(accounts, named: request.account != nil)
+            if request.privateCodexHome { ranked = ranked.map { (Lease.Candidate(accountID: $0.candidate.accountID, wholeAccount: true), $0.codexHome) } }
             if let lease = try await store.acquireLease(on: ranked.map(\.candidate), holder: request.holder, ttl: request.ttl) {
                 let account = try await store.account(id: lease.accountID)
-                return Granted(lease: lease, account: account, codexHome: ranked.first { $0.candidate.accountID == lease.accountID }?.codexHome)
+                guard request.privateCodexHome else {
+                    return Granted(lease: lease, account: account, codexHome: ranked.first { $0.candidate.accountID == lease.accountID }?.codexHome)
+                }
+                return try await withHome(lease, of: account)
             }
             guard clock.now < deadline else {
                 throw ServiceError(
@@ -85,6 +89,20 @@ public struct LeaseService: Sendable {
             }
             try await Task.sleep(for: min(.seconds(2), deadline - clock.now))
             accounts = try await candidates(request.account)
+        }
+    }
+
+    /// A lease that takes the whole account, with the account's Codex home made ready as `exec`
+    /// makes it (claimed privately when it owns none, fresh tokens in it); given back if that fails.
+    private func withHome(_ lease: Lease, of account: Account) async throws -> Granted {
+        do {
+            let plan = try await ExecService(store: store, tokens: usage.tokens).prepare(account.name)
+            // The in-use lock is taken again by whoever runs the job (`lease run`).
+            close(plan.inUseLock)
+            return Granted(lease: lease, account: plan.account, codexHome: plan.codexHome.path)
+        } catch {
+            try? await release(lease.id)
+            throw error
         }
     }
 
@@ -143,12 +161,19 @@ public struct LeaseRequest: Sendable {
     public var wait: Duration
     /// Who holds it, for `lease list` and the audit log (never a secret).
     public var holder: String
+    /// A Codex home of the job's own (`--codex-home private`): the account's, made private as
+    /// `exec` makes it when it owns none; the lease then takes every slot of the account.
+    public var privateCodexHome: Bool
 
     /// A request; the holder defaults to this process (`pid N`).
-    public init(account: AccountName? = nil, ttl: Duration = .seconds(2 * 3600), wait: Duration = .seconds(600), holder: String? = nil) {
+    public init(
+        account: AccountName? = nil, ttl: Duration = .seconds(2 * 3600), wait: Duration = .seconds(600), holder: String? = nil,
+        privateCodexHome: Bool = false
+    ) {
         self.account = account
         self.ttl = ttl
         self.wait = wait
         self.holder = holder ?? "pid \(getpid())"
+        self.privateCodexHome = privateCodexHome
     }
 }

@@ -29,14 +29,19 @@ extension ChappieCommand {
             @Option(help: ArgumentHelp("How long to wait for a free slot before giving up with exit 75 (default 10m).", valueName: "duration"),
                 transform: parseDuration)
             var wait: Duration = .seconds(600)
+            @Option(help: ArgumentHelp(
+                "private: a Codex home of the job's own (the account's, or one made for it as exec makes it); the lease takes every slot.",
+                valueName: "private"))
+            var codexHome: String?
 
             func validate() throws {
                 if account != nil, best { throw ValidationError("name an --account or pass --best, not both") }
                 if ttl < .seconds(10) { throw ValidationError("--ttl must be at least 10s") }
+                if let codexHome, codexHome != "private" { throw ValidationError("--codex-home takes one value, private") }
             }
 
             func request(holder: String, global: GlobalOptions) throws -> LeaseRequest {
-                LeaseRequest(account: try global.account(account, best: best), ttl: ttl, wait: wait, holder: holder)
+                LeaseRequest(account: try global.account(account, best: best), ttl: ttl, wait: wait, holder: holder, privateCodexHome: codexHome == "private")
             }
         }
 
