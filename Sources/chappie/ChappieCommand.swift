@@ -67,6 +67,11 @@ struct ChappieCommand: AsyncParsableCommand {
                 FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
                 Foundation.exit(2)
             }
+            // Help (`--help`, `help COMMAND`): the options every command takes under their own heading.
+            if exitCode(for: error) == .success, case let message = fullMessage(for: error), message.contains("USAGE:") {
+                print(HelpLayout.grouped(message))
+                Foundation.exit(ChappieExitCode.success)
+            }
             exit(withError: error)
         }
     }

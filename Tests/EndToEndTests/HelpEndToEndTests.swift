@@ -19,7 +19,9 @@ struct HelpEndToEndTests {
         let globalAt = try #require(text.range(of: "  --home <dir>"), "\(text)")
         #expect(ownAt.lowerBound < globalAt.lowerBound, "\(own) must come before the global options:\n\(text)")
         #expect(text.contains(shown), "\(text)")
-        // The global options stay together, in one block at the end.
+        // The global options stay together, in one block at the end, under their own heading.
+        let headingAt = try #require(text.range(of: "\nGLOBAL OPTIONS:\n  --home <dir>"), "\(text)")
+        #expect(ownAt.lowerBound < headingAt.lowerBound && text.contains("OPTIONS:\n"))
         let globals = ["--home", "--issuer", "--backend", "--key-file", "--store", "--machine", "--json", "--verbose"]
         let positions = globals.compactMap { text.range(of: "  \($0) ")?.lowerBound ?? text.range(of: "  \($0)\n")?.lowerBound }
         #expect(positions == positions.sorted() && positions.count == globals.count, "\(text)")
