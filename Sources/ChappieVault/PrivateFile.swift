@@ -10,7 +10,7 @@ public enum PrivateFile {
     /// Writes `bytes` to `url` atomically with mode 0600. An existing target is replaced by the
     /// rename, never truncated or written in place; a link at `url` is replaced, not followed.
     ///
-    /// - Throws: ``VaultError/Kind/keyFile`` naming the file when it cannot be written.
+    /// - Throws: ``VaultError/Kind/writeFailed`` naming the file when it cannot be written.
     public static func write(_ bytes: SecretBytes, to url: URL) throws(VaultError) {
         let directory = url.deletingLastPathComponent()
         removeStaleTemporaries(in: directory, of: url.lastPathComponent)
@@ -21,7 +21,7 @@ public enum PrivateFile {
         guard rename(temporary.path, url.path) == 0 else {
             let reason = String(cString: strerror(errno))
             unlink(temporary.path)
-            throw VaultError(.keyFile, "cannot write \(url.path): \(reason)")
+            throw VaultError(.writeFailed, "cannot write \(url.path): \(reason)")
         }
         syncDirectory(directory)
     }
@@ -40,14 +40,14 @@ public enum PrivateFile {
     private static func writeNamed(_ bytes: SecretBytes, at temporary: URL, in directory: URL) throws(VaultError) {
         let descriptor = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard descriptor >= 0 else {
-            throw VaultError(.keyFile, "cannot write in \(directory.path): \(String(cString: strerror(errno)))")
+            throw VaultError(.writeFailed, "cannot write in \(directory.path): \(String(cString: strerror(errno)))")
         }
         let written = writeAll(bytes, to: descriptor) && fsync(descriptor) == 0
         close(descriptor)
         guard written else {
             let reason = String(cString: strerror(errno))
             unlink(temporary.path)
-            throw VaultError(.keyFile, "cannot write \(temporary.path): \(reason)")
+            throw VaultError(.writeFailed, "cannot write \(temporary.path): \(reason)")
         }
     }
 
@@ -86,7 +86,7 @@ public enum PrivateFile {
     /// Renames `source` over `destination` and makes the rename durable.
     public static func move(_ source: URL, over destination: URL) throws(VaultError) {
         guard rename(source.path, destination.path) == 0 else {
-            throw VaultError(.keyFile, "cannot rename \(source.path) to \(destination.path): \(String(cString: strerror(errno)))")
+            throw VaultError(.writeFailed, "cannot rename \(source.path) to \(destination.path): \(String(cString: strerror(errno)))")
         }
         syncDirectory(destination.deletingLastPathComponent())
     }

@@ -15,6 +15,9 @@ public struct VaultError: Error, Sendable, CustomStringConvertible {
         /// A file holding a secret (a passphrase, a token, the pool's address) is missing,
         /// unreadable, too long, or not private to this user.
         case secretFile
+        /// A private file could not be written or moved into place (a full disk, a directory in
+        /// its place): not a key problem unless the file is the key.
+        case writeFailed
     }
 
     /// What kind of failure.

@@ -78,6 +78,23 @@ struct ExecEndToEndTests {
         }
     }
 
+    @Test("A private home's config.toml that cannot be written is a failure (exit 1) naming the file, not a key problem (78)")
+    func configurationNotWritten() async throws {
+        let testbed = try await ChappieTestbed.start()
+        defer { Task { await testbed.stop() } }
+        #expect(try await testbed.chappie(["accounts", "add", "work"]).status == 0)
+        #expect(try await testbed.chappie(["exec", "work", "--", "true"]).status == 0)
+        let home = try #require(JSONDocument(Data(try await testbed.chappie(["accounts", "show", "work", "--json"]).stdout.utf8)).string("codexHome"))
+        // A directory where the file goes: no rename can replace it, whoever runs the test.
+        let configuration = URL(fileURLWithPath: home).appendingPathComponent("config.toml")
+        try FileManager.default.removeItem(at: configuration)
+        try FileManager.default.createDirectory(at: configuration, withIntermediateDirectories: false)
+        let failed = try await testbed.chappie(["exec", "work", "--", "true"])
+        #expect(failed.status == 1, "\(failed.status): \(failed.stderr)")
+        #expect(failed.stderr.contains("cannot write") && failed.stderr.contains("config.toml"), "\(failed.stderr)")
+        #expect(!failed.stderr.lowercased().contains("key"), "\(failed.stderr)")
+    }
+
     static func accounts(_ listed: ProcessResult) throws -> [[String: Any]] {
         try #require(JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]])
     }

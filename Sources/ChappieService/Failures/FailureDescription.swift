@@ -27,7 +27,8 @@ public struct FailureDescription: Sendable, Equatable {
                 ? ChappieExitCode.configuration : error.code == .unavailable ? ChappieExitCode.temporaryFailure : ChappieExitCode.failure
             self.init(message: error.message, exitCode: exitCode)
         case let error as VaultError:
-            self.init(message: error.message, exitCode: ChappieExitCode.configuration)
+            // A file that could not be written is a failure of its own, not a key or set-up problem.
+            self.init(message: error.message, exitCode: error.kind == .writeFailed ? ChappieExitCode.failure : ChappieExitCode.configuration)
         case let error as ChappieAuthError:
             self.init(message: Self.sentence(error.errorDescription ?? "\(error)") + Self.advice(error.recovery, account: account), exitCode: error.recovery.exitCode)
         case let error as ChappieClientError:

@@ -64,6 +64,11 @@ public enum KeyFile {
         } catch {
             throw VaultError(.keyFile, "cannot create \(directory.path) for the key file")
         }
-        try PrivateFile.write(key.base64Line(), to: url)
+        do {
+            try PrivateFile.write(key.base64Line(), to: url)
+        } catch {
+            // The key's own file: a key problem (exit 78), whatever stopped the write.
+            throw VaultError(.keyFile, error.message)
+        }
     }
 }
