@@ -4,7 +4,6 @@ import ChappieService
 import Foundation
 import Logging
 import ServiceLifecycle
-import UnixSignals
 
 extension ChappieCommand {
     /// `chappie daemon`: the background service.
