@@ -187,8 +187,13 @@ struct LeaseEndToEndTests {
             // The command says when it is running, then waits; the signal it is sent ends it with `status`.
             let script = "trap 'echo got > \(got.path); exit \(status)' TERM HUP; echo ready > \(ready.path); while :; do sleep 0.05; done"
             let job = try ChildProcess(try BuiltProducts.executable("chappie"), ["lease", "run"] + testbed.service + ["--", "sh", "-c", script])
-            for _ in 0..<600 where !FileManager.default.fileExists(atPath: ready.path) { try await Task.sleep(for: .milliseconds(50)) }
-            #expect(FileManager.default.fileExists(atPath: ready.path), "the command did not start")
+            // However loaded the machine: a signal sent before chappie relays them would end it.
+            var waited = 0
+            while !FileManager.default.fileExists(atPath: ready.path), job.isRunning, waited < 2400 {
+                try await Task.sleep(for: .milliseconds(50))
+                waited += 1
+            }
+            try #require(FileManager.default.fileExists(atPath: ready.path), "the command did not start")
             // A Ctrl-C sent to chappie alone (not to the terminal's process group) ends neither.
             kill(job.processIdentifier, SIGINT)
             try await Task.sleep(for: .milliseconds(300))

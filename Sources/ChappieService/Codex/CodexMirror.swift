@@ -95,7 +95,7 @@ public struct CodexMirror: CredentialMirror {
         guard flock(descriptor, LOCK_EX | LOCK_NB) != 0 else { return }
         throw ServiceError(
             .invalidInput,
-            "\(name) is in use: a command chappie exec started still runs in \(home.path). Finish it before you \(action): its Codex holds \(name)'s refresh token, which must not be redeemed twice")
+            "\(name) is in use: a command chappie exec or lease run started still runs in \(home.path). Finish it before you \(action): its Codex holds \(name)'s refresh token, which must not be redeemed twice")
     }
 
     /// Writes the tokens to `auth.json`, keeping Codex's other fields, when the file is absent or

@@ -27,7 +27,7 @@ struct AutoSwitcher: Sendable {
     func switchIfNeeded() async {
         do {
             guard let active = try await store.activeAccount(), let event = Self.limitEvent(of: active, reading: try await store.latestUsage()[active.id]),
-                await state.isNewLimitEvent(event)
+                await state.shouldActOnLimitEvent(event)
             else { return }
             let choice: UsageService.BestChoice
             do {
@@ -40,7 +40,14 @@ struct AutoSwitcher: Sendable {
             // The daemon writes only a home it was given or the one `switch` stored: never one it guessed.
             let configured = try await store.defaultCodexHome().map { URL(fileURLWithPath: ($0 as NSString).expandingTildeInPath) }
             let codexHome: AccountsService.CodexHomeChoice = (configuration.codexHome ?? configured).map { .at($0) } ?? .noHome
-            let outcome = try await AccountsService(store: store, signatures: usage.tokens.signatures).switchTo(choice.account.name, codexHome: codexHome)
+            let outcome: AccountsService.SwitchOutcome
+            do {
+                outcome = try await AccountsService(store: store, signatures: usage.tokens.signatures).switchTo(choice.account.name, codexHome: codexHome)
+            } catch {
+                // Refused for now (a job still runs in the home): the same event is tried again.
+                await state.limitSwitchFailed()
+                throw error
+            }
             if let imported = outcome.imported {
                 logger.notice("imported the login the Codex home held before switching", metadata: [
                     "account": "\(imported.name)", "codex_home": "\(outcome.codexAuthFile?.deletingLastPathComponent().path ?? "")",

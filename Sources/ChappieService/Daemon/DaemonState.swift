@@ -15,6 +15,8 @@ actor DaemonState {
     private var attempts: [Int64: Date] = [:]
     /// The limit event (account and window reset) the daemon last switched away from.
     private var lastLimitEvent: String?
+    /// When to try the switch for `lastLimitEvent` again, after it failed (a job held the home).
+    private var limitRetryAt: Date?
     private let initialBackoff: Double
     private let maximumBackoff: Double
     /// The same events as Prometheus counters, with their outcome or reason.
@@ -87,11 +89,20 @@ actor DaemonState {
         backoff.filter { $0.value.until > Date() }.mapValues(\.until)
     }
 
-    /// Whether this limit event is new (then it is remembered).
-    func isNewLimitEvent(_ key: String) -> Bool {
-        guard key != lastLimitEvent else { return false }
+    /// Whether to act on this limit event: a new one (then it is remembered), or one whose switch
+    /// failed a minute ago or more.
+    func shouldActOnLimitEvent(_ key: String, now: Date = Date()) -> Bool {
+        if key == lastLimitEvent {
+            guard let retry = limitRetryAt, now >= retry else { return false }
+        }
         lastLimitEvent = key
+        limitRetryAt = nil
         return true
+    }
+
+    /// The switch for the current limit event failed: it is tried again in a minute, not at once.
+    func limitSwitchFailed(now: Date = Date()) {
+        limitRetryAt = now.addingTimeInterval(60)
     }
 
     func switched() {

@@ -11,7 +11,7 @@ public import Foundation
 /// defer { Task { try await services.leases.release(granted.lease.id) } }
 /// ```
 public struct LeaseService: Sendable {
-    private let store: any AccountStore
+    let store: any AccountStore
     private let usage: UsageService
 
     init(store: any AccountStore, usage: UsageService) {
@@ -28,6 +28,9 @@ public struct LeaseService: Sendable {
         public var account: Account
         /// `CODEX_HOME` for the holder, if the account owns a Codex home here.
         public var codexHome: String?
+        /// The home's in-use lock (shared), taken when the home was made ready for the job
+        /// (`--codex-home private`); `lease run` keeps it while the job runs.
+        var inUseLock: Int32?
 
         /// The variables a holder must not inherit: a `CODEX_HOME` of chappie's caller (another
         /// account's, in a command `exec` started) when the leased account owns no home here.
@@ -48,6 +51,15 @@ public struct LeaseService: Sendable {
     /// - Throws: ``ServiceError`` `.unavailable` (exit 75) when no slot came free in time;
     ///   `.signInRequired` (exit 77) at once when no account can be leased (none stored, or none usable).
     public func acquire(_ request: LeaseRequest, waiting: @Sendable (String) -> Void = { _ in }) async throws -> Granted {
+        var granted = try await acquireHolding(request, waiting: waiting)
+        // Nobody runs a job from here: the in-use lock goes with this call.
+        if let lock = granted.inUseLock { close(lock) }
+        granted.inUseLock = nil
+        return granted
+    }
+
+    /// ``acquire(_:waiting:)``, keeping the in-use lock of a home made ready for the job.
+    func acquireHolding(_ request: LeaseRequest, waiting: @Sendable (String) -> Void) async throws -> Granted {
         let clock = ContinuousClock()
         let deadline = clock.now + request.wait
         var told = false
@@ -65,15 +77,26 @@ public struct LeaseService: Sendable {
         }
         // Readings older than 15 minutes are refreshed once, so that "most headroom" is current.
         if request.account == nil { _ = await usage.pollAll(accounts, maxAge: .seconds(15 * 60)) }
+        // Accounts whose home could not be made ready here (`--best --codex-home private`).
+        var passedOver: Set<Int64> = []
         while true {
-            var ranked = try await rank(accounts, named: request.account != nil)
+            var ranked = try await rank(accounts.filter { !passedOver.contains($0.id) }, named: request.account != nil)
             if request.privateCodexHome { ranked = ranked.map { (Lease.Candidate(accountID: $0.candidate.accountID, wholeAccount: true), $0.codexHome) } }
             if let lease = try await store.acquireLease(on: ranked.map(\.candidate), holder: request.holder, ttl: request.ttl) {
-                let account = try await store.account(id: lease.accountID)
-                guard request.privateCodexHome else {
-                    return Granted(lease: lease, account: account, codexHome: ranked.first { $0.candidate.accountID == lease.accountID }?.codexHome)
+                do {
+                    let account = try await store.account(id: lease.accountID)
+                    guard request.privateCodexHome else {
+                        return Granted(lease: lease, account: account, codexHome: ranked.first { $0.candidate.accountID == lease.accountID }?.codexHome)
+                    }
+                    return try await withHome(lease, of: account)
+                } catch {
+                    // Given back in a task of its own: a cancelled caller must not leave the slots taken.
+                    try? await Task { try await release(lease.id) }.value
+                    guard request.account == nil, request.privateCodexHome, !Task.isCancelled else { throw error }
+                    passedOver.insert(lease.accountID)
+                    waiting("\(FailureDescription(error)?.message ?? "\(error)"); trying another account")
+                    continue
                 }
-                return try await withHome(lease, of: account)
             }
             guard clock.now < deadline else {
                 throw ServiceError(
@@ -93,17 +116,10 @@ public struct LeaseService: Sendable {
     }
 
     /// A lease that takes the whole account, with the account's Codex home made ready as `exec`
-    /// makes it (claimed privately when it owns none, fresh tokens in it); given back if that fails.
+    /// makes it (claimed privately when it owns none, fresh tokens in it, its in-use lock held).
     private func withHome(_ lease: Lease, of account: Account) async throws -> Granted {
-        do {
-            let plan = try await ExecService(store: store, tokens: usage.tokens).prepare(account.name)
-            // The in-use lock is taken again by whoever runs the job (`lease run`).
-            close(plan.inUseLock)
-            return Granted(lease: lease, account: plan.account, codexHome: plan.codexHome.path)
-        } catch {
-            try? await release(lease.id)
-            throw error
-        }
+        let plan = try await ExecService(store: store, tokens: usage.tokens).prepare(account.name)
+        return Granted(lease: lease, account: plan.account, codexHome: plan.codexHome.path, inUseLock: plan.inUseLock)
     }
 
     /// Extends a lease to `ttl` from now. Throws ``StoreError`` `.notFound` when it is gone.

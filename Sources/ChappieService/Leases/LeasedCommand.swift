@@ -1,4 +1,5 @@
 import ChappieCore
+import ChappieStore
 import Foundation
 
 extension LeaseService {
@@ -19,11 +20,17 @@ extension LeaseService {
         _ command: [String], request: LeaseRequest, started: @Sendable (Int32) -> Void = { _ in }, report: @escaping @Sendable (String) -> Void
     ) async throws -> (granted: Granted, status: Int32) {
         precondition(!command.isEmpty, "an empty command")
-        let granted = try await acquire(request, waiting: report)
+        let granted = try await acquireHolding(request, waiting: report)
         report("lease \(granted.lease.id.uuidString.lowercased()) on \(granted.account.name) until renewed or released")
         // While the job runs in the account's Codex home, the account neither leaves that home nor
         // is removed (`exec`'s in-use lock, held shared by this process until the job ends).
-        let inUse = granted.codexHome.map { Self.holdInUse(CodexMirror(home: URL(fileURLWithPath: $0))) } ?? -1
+        let inUse: Int32
+        do {
+            if let held = granted.inUseLock { inUse = held } else { inUse = try await holdInUse(granted) }
+        } catch {
+            try? await Task { try await release(granted.lease.id) }.value
+            throw error
+        }
         defer { if inUse >= 0 { close(inUse) } }
         let child: pid_t
         do {
@@ -52,15 +59,25 @@ extension LeaseService {
         return (granted, status)
     }
 
-    /// The home's in-use lock, taken shared; -1 when it cannot be (the job runs all the same).
-    private static func holdInUse(_ mirror: CodexMirror) -> Int32 {
-        let descriptor = open(mirror.inUseURL.path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard descriptor >= 0 else { return -1 }
-        guard flock(descriptor, LOCK_SH) == 0 else {
-            close(descriptor)
-            return -1
+    /// The in-use lock of the home the lease hands out, taken shared under the account's refresh
+    /// lock once the account is seen to own it still (a switch may have moved it meanwhile); -1
+    /// when the lease hands out none.
+    ///
+    /// - Throws: ``ServiceError`` `.invalidInput` when the account left the home meanwhile.
+    private func holdInUse(_ granted: Granted) async throws -> Int32 {
+        guard let path = granted.codexHome else { return -1 }
+        let mirror = CodexMirror(home: URL(fileURLWithPath: path))
+        return try await store.withRefreshLock(on: granted.account) {
+            guard try await store.account(id: granted.account.id).codexHome == path else {
+                throw ServiceError(.invalidInput, "\(granted.account.name) left \(path) meanwhile; try again")
+            }
+            let descriptor = open(mirror.inUseURL.path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+            guard descriptor >= 0, flock(descriptor, LOCK_SH) == 0 else {
+                if descriptor >= 0 { close(descriptor) }
+                throw ServiceError(.invalidInput, "cannot take the in-use lock in \(path): \(String(cString: strerror(errno)))")
+            }
+            return descriptor
         }
-        return descriptor
     }
 
     /// Why a command could not start, with its exit status.
