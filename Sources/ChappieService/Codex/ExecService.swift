@@ -46,6 +46,12 @@ public struct ExecService: Sendable {
         self.environment = environment
     }
 
+    /// Whether a directory has the shape of a private Codex home of any chappie data directory,
+    /// `codex-homes/UUID`: `$CODEX_HOME` in a command another store's `exec` started.
+    public static func isPrivateCodexHome(_ home: URL) -> Bool {
+        home.deletingLastPathComponent().lastPathComponent == "codex-homes" && UUID(uuidString: home.lastPathComponent) != nil
+    }
+
     /// Makes an account's Codex home ready for a command: claims a private one when the account
     /// owns none, writes its `config.toml` (from the user's, storing credentials in a file),
     /// refreshes the tokens if they expire within `margin` and leaves the home's `auth.json`
@@ -161,17 +167,11 @@ extension AccountStore {
         if let value = environment["CODEX_HOME"], !value.isEmpty {
             let home = URL(fileURLWithPath: (value as NSString).expandingTildeInPath).standardizedFileURL
             let inside = (home.resolvingSymlinksInPath().path + "/").hasPrefix(privateCodexHomes.resolvingSymlinksInPath().path + "/")
-            if !inside, !Self.isPrivateCodexHome(home.resolvingSymlinksInPath()) { return (home, true) }
+            if !inside, !ExecService.isPrivateCodexHome(home.resolvingSymlinksInPath()) { return (home, true) }
         }
         var environment = environment
         environment["CODEX_HOME"] = nil
         return (CodexAuthFile.defaultHome(environment: environment).standardizedFileURL, false)
-    }
-
-    /// Whether a directory has the shape of a private Codex home of any chappie data directory,
-    /// `codex-homes/UUID`: `$CODEX_HOME` in a command another store's `exec` started.
-    package static func isPrivateCodexHome(_ home: URL) -> Bool {
-        home.deletingLastPathComponent().lastPathComponent == "codex-homes" && UUID(uuidString: home.lastPathComponent) != nil
     }
 
     /// An account's private Codex home, `codex-homes/UUID`.

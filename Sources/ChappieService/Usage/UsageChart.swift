@@ -44,13 +44,6 @@ public struct UsageChart: Sendable {
         self.timeZone = timeZone
     }
 
-    /// The width a chart should take on standard output: the terminal's, else `$COLUMNS`, else 80.
-    public static func terminalWidth(environment: [String: String] = ProcessInfo.processInfo.environment) -> Int {
-        var size = winsize()
-        if ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { return Int(size.ws_col) }
-        return environment["COLUMNS"].flatMap(Int.init) ?? 80
-    }
-
     /// ASCII where `NO_COLOR` is set or the terminal is dumb; Unicode blocks otherwise.
     public static func style(environment: [String: String] = ProcessInfo.processInfo.environment) -> Style {
         if let noColor = environment["NO_COLOR"], !noColor.isEmpty { return .ascii }

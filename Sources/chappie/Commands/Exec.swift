@@ -39,8 +39,9 @@ extension ChappieCommand {
             let services = try await global.services()
             let (account, best, verbose) = (try global.account(name ?? self.account, best: self.best), self.best, global.verbose)
             // A failure names the account, the active one when none was named.
-            var about = account
-            if about == nil, !best { about = (try? await services.accounts.active())?.name }
+            let about = { () async -> AccountName? in
+                if let account { account } else if best { nil } else { (try? await services.accounts.active())?.name }
+            }
             let plan = try await CommandFailure.about(about) { try await cancellingOnSignals {
                 var name = account
                 if best {

@@ -35,9 +35,7 @@ extension ChappieCommand {
             let service = services.tokens
             let margin = self.margin
             // A failure names the account, the active one when none was named.
-            var about = name
-            if about == nil { about = (try? await services.accounts.active())?.name }
-            let fresh = try await CommandFailure.about(about) { try await cancellingOnSignals { try await service.token(for: name, margin: margin) } }
+            let fresh = try await CommandFailure.about({ if let name { name } else { (try? await services.accounts.active())?.name } }) { try await cancellingOnSignals { try await service.token(for: name, margin: margin) } }
             try print(DaemonReply.Token(
                 name: fresh.account.name.rawValue, accessToken: fresh.credentials.accessToken, expiresAt: fresh.expiresAt,
                 chatgptAccountID: fresh.account.info.accountID, fedramp: fresh.account.info.isFedRAMPAccount, warning: fresh.warning))

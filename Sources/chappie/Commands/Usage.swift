@@ -197,7 +197,7 @@ extension ChappieCommand.Usage {
             let samples = try await global.services().usage.history(
                 of: name, since: try since.map { try parseTime($0, timeZone: zone) }, until: try until.map { try parseTime($0, timeZone: zone) })
             if chart {
-                let (width, style) = (UsageChart.terminalWidth(), UsageChart.style())
+                let (width, style) = (Terminal.width ?? 80, UsageChart.style())
                 for window in [ChappieUsageWindow.Kind.fiveHour, .weekly] {
                     let lines = UsageChart(window: window, width: width, style: style, timeZone: zone).lines(account: name, samples: samples)
                     print(lines.map { TerminalText.sanitized($0) }.joined(separator: "\n") + "\n")

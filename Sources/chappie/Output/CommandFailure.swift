@@ -20,11 +20,12 @@ struct CommandFailure: Error {
     }
 
     /// Runs `body` for one account: a library error it throws becomes a failure naming the account.
-    static func about<T>(_ account: AccountName?, _ body: () async throws -> T) async throws -> T {
+    /// `account` is asked only then (finding the active one costs a store read a success never needs).
+    static func about<T>(_ account: () async -> AccountName?, _ body: () async throws -> T) async throws -> T {
         do {
             return try await body()
         } catch let error where !(error is CommandFailure) {
-            throw CommandFailure(error, account: account) ?? error
+            throw CommandFailure(error, account: await account()) ?? error
         }
     }
 }

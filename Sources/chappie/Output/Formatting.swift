@@ -1,4 +1,5 @@
 import ChappieCore
+import ChappieService
 import Foundation
 
 /// How dates and durations are shown in tables.
@@ -30,6 +31,6 @@ enum Formatting {
         guard let path else { return TextTable.Cell("-") }
         let home = ProcessInfo.processInfo.environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
         let shown = path.hasPrefix(home + "/") ? "~" + path.dropFirst(home.count) : path
-        return TextTable.Cell(shown, short: path.contains("/codex-homes/") ? "private" : shown)
+        return TextTable.Cell(shown, short: ExecService.isPrivateCodexHome(URL(fileURLWithPath: path)) ? "private" : shown)
     }
 }
