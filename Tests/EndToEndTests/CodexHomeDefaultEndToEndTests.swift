@@ -95,5 +95,17 @@ struct CodexHomeDefaultEndToEndTests {
 
         let both = try await testbed.chappie(["accounts", "switch", "a", "--no-codex-home", "--codex-home", mine.path])
         #expect(both.status == 2)
+
+        // A $CODEX_HOME others may write is not written when only found, not configured: the
+        // switch is done all the same, says why, and stores no setting.
+        #expect(try await testbed.chappie(["config", "unset", "codex-home"]).status == 0)
+        let open = testbed.home.appendingPathComponent("codex-open")
+        try FileManager.default.createDirectory(at: open, withIntermediateDirectories: true)
+        chmod(open.path, 0o777)
+        let passed = try await testbed.chappie(["accounts", "switch", "b"], environment: ["CODEX_HOME": open.path])
+        #expect(passed.status == 0 && passed.stderr.contains("note: $CODEX_HOME (\(open.path)) was not written"), "\(passed.stderr)")
+        #expect(heldAccountID(open) == nil)
+        #expect(try await testbed.chappie(["accounts", "current"]).stdout == "b\n")
+        #expect(try await testbed.chappie(["config", "get", "codex-home"]).stdout == "\n")
     }
 }

@@ -35,6 +35,11 @@ struct TablesEndToEndTests {
             #expect(lines.first { $0.contains("home") }?.contains("(full)") == true, "\(lines)")
             #expect(lines.first { $0.contains("work") }?.contains("(full)") == false, "\(lines)")
         }
+        // A $COLUMNS that is no width is ignored: whole lines, every account.
+        for columns in ["0", "-5", "abc", ""] {
+            let listed = try await testbed.chappie(["accounts", "list"], environment: ["COLUMNS": columns, "NO_COLOR": "1"])
+            #expect(listed.status == 0 && listed.stdout.contains("TOKEN EXPIRES") && listed.stdout.contains("personal.plus"), "COLUMNS=\(columns)")
+        }
         // Wide enough, nothing is dropped: every column is there.
         let wide = try await testbed.chappie(["accounts", "list"], environment: ["COLUMNS": "250", "NO_COLOR": "1"])
         for header in ["EMAIL", "PLAN", "HEADROOM", "NEXT RESET", "TOKEN EXPIRES", "CODEX HOME"] {
