@@ -15,6 +15,8 @@ let package = Package(
     name: "chappie",
     products: [
         .library(name: "Chappie", targets: ["Chappie"]),
+        // The team pool for SDK users who want it (StoreOptions.poolBackend = TeamPool()).
+        .library(name: "ChappiePool", targets: ["ChappiePool"]),
         .library(name: "ChappieEmulator", targets: ["ChappieEmulator"]),
         .executable(name: "chappie", targets: ["chappie"]),
         .executable(name: "chappie-emulator", targets: ["chappie-emulator"]),
@@ -85,8 +87,17 @@ let package = Package(
             name: "ChappieStore",
             dependencies: [
                 "ChappieCore", "ChappieVault", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
-                // The team pool's backend (docs/team-pool.md).
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The team pool's backend (docs/team-pool.md): the one target that links PostgresNIO.
+        .target(
+            name: "ChappiePool",
+            dependencies: [
+                "ChappieCore", "ChappieVault", "ChappieStore", .product(name: "Logging", package: "swift-log"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -101,7 +112,7 @@ let package = Package(
         .target(
             name: "ChappieService",
             dependencies: [
-                "Chappie", "ChappieNet",
+                "Chappie", "ChappieNet", "ChappiePool",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -221,7 +232,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ChappieStoreTests",
-            dependencies: ["ChappieStore", "ChappieVault", "ChappieCore", "ChappieTestSupport", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["ChappieStore", "ChappiePool", "ChappieVault", "ChappieCore", "ChappieTestSupport", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,6 +1,7 @@
 public import Chappie
 public import ChappieCore
 import ChappieStore
+import ChappiePool
 import ChappieVault
 public import Foundation
 public import Logging
@@ -43,9 +44,11 @@ public struct ServiceOptions: Sendable {
     var location: StoreLocation { StoreLocation.resolve(home: home) }
 
     var storeOptions: StoreOptions {
-        StoreOptions(
+        var options = StoreOptions(
             home: home, keyFile: keyFile, interactive: interactive, passphrase: EnvironmentSecrets.passphrase,
             newPassphrase: EnvironmentSecrets.newPassphrase, storeURL: storeURL, machine: machine)
+        options.poolBackend = TeamPool()
+        return options
     }
 }
 

@@ -1,4 +1,5 @@
-import ChappieCore
+package import ChappieCore
+
 /// A failure of the account store. Messages name accounts and files, never secrets or SQL arguments.
 public struct StoreError: Error, Sendable, CustomStringConvertible {
     /// What kind of failure.
@@ -62,7 +63,7 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
 extension StoreError {
     /// A sign-in or import under `name` returned another ChatGPT account or user than the one of
     /// that name: refused, since taking it would store someone else's login under a known name.
-    static func signedInAsAnother(_ name: AccountName, holder: String?, signedIn: String?) -> StoreError {
+    package static func signedInAsAnother(_ name: AccountName, holder: String?, signedIn: String?) -> StoreError {
         StoreError(
             .nameTaken,
             "another account is already named \(name) (\(holder ?? "no e-mail")), and these tokens are of another ChatGPT user (\(signedIn ?? "no e-mail")); "

@@ -83,7 +83,8 @@ enum AttemptFailure: Error {
 /// Reads the JSON events of a streamed reply (the SSE `data` or the WebSocket text frame), the same
 /// way for both transports (docs/protocol.md §8.1, §8.2).
 struct ResponseEventReader {
-    let store: any AccountStore
+    /// Rate-limit events are usage readings: the reader needs the log only.
+    let store: any UsageLog
     let account: Account
     let emit: (ChappieStreamEvent) -> Void
     private(set) var responseID: String?
@@ -91,7 +92,7 @@ struct ResponseEventReader {
     /// `response.completed` decides which calls run (a replay may call with another `call_id`).
     private(set) var functionCalls: [FunctionCall] = []
 
-    init(store: any AccountStore, account: Account, emit: @escaping (ChappieStreamEvent) -> Void) {
+    init(store: any UsageLog, account: Account, emit: @escaping (ChappieStreamEvent) -> Void) {
         self.store = store
         self.account = account
         self.emit = emit

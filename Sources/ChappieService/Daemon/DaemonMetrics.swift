@@ -49,13 +49,13 @@ actor DaemonMetrics {
     private let factory: DescribedPrometheusFactory
     /// The counters the daemon's parts increment.
     nonisolated let counters: DaemonCounters
-    private let store: any AccountStore
+    private let store: any AccountDirectoryReader & UsageLog
     private let startedAt: Date
     private let uptime: Meter
     /// Each account's gauges, by name and labels, as set at the last scrape.
     private var accountGauges: [String: Meter] = [:]
 
-    init(store: any AccountStore, startedAt: Date) {
+    init(store: any AccountDirectoryReader & UsageLog, startedAt: Date) {
         self.store = store
         self.startedAt = startedAt
         factory = DescribedPrometheusFactory(registry: registry, help: Dictionary(uniqueKeysWithValues: Name.allCases.map { ($0.rawValue, $0.help) }))

@@ -2,6 +2,7 @@ public import Chappie
 import ChappieCore
 public import ChappieNet
 public import ChappieStore
+import ChappiePool
 import ChappieVault
 import Foundation
 public import Logging

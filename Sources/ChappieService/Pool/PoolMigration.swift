@@ -1,5 +1,6 @@
 public import ChappieCore
 import ChappieStore
+import ChappiePool
 import Foundation
 
 /// `chappie pool migrate --from-sqlite`: moves the accounts of a single-user (SQLite) store into the

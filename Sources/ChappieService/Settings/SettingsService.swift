@@ -13,10 +13,10 @@ public struct SettingsService: Sendable {
     }
 
     /// The store.
-    package let store: any AccountStore
+    package let store: any StoreSettings
 
     /// Creates the service.
-    package init(store: any AccountStore) {
+    package init(store: any StoreSettings) {
         self.store = store
     }
 

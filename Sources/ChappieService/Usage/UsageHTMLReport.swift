@@ -45,7 +45,7 @@ enum UsageHTMLReport {
 
     /// The `codex` readings of these accounts between two times, in one pass over the store, by
     /// account id (an account without readings has none).
-    static func gather(from store: any AccountStore, accounts: [Account], since: Date?, until: Date?) async throws -> [Int64: AccountSeries] {
+    static func gather(from store: any UsageLog, accounts: [Account], since: Date?, until: Date?) async throws -> [Int64: AccountSeries] {
         try await store.reduceUsageReadings(
             since: since, until: until, accounts: accounts.map(\.id), into: [Int64: AccountSeries]()
         ) { series, reading in
@@ -60,7 +60,7 @@ enum UsageHTMLReport {
     ///   - since: The period's start (else the first reading's time); `until` its end (else `now`).
     ///   - timeZone: How times are written.
     static func render(
-        from store: any AccountStore, accounts: [Account], since: Date?, until: Date?, timeZone: TimeZone, now: Date = Date()
+        from store: any UsageLog, accounts: [Account], since: Date?, until: Date?, timeZone: TimeZone, now: Date = Date()
     ) async throws -> String {
         render(accounts: accounts, series: try await gather(from: store, accounts: accounts, since: since, until: until),
                since: since, until: until, timeZone: timeZone, now: now)

@@ -83,7 +83,7 @@ public struct UsageReport: Sendable {
     ///   - grouping: Periods, or windows.
     ///   - timeZone: Where periods begin and end, and how times are written.
     package static func build(
-        store: any AccountStore, accounts: [Account], since: Date?, until: Date?, grouping: Grouping, timeZone: TimeZone
+        store: any UsageLog, accounts: [Account], since: Date?, until: Date?, grouping: Grouping, timeZone: TimeZone
     ) async throws -> UsageReport {
         let byID = Dictionary(uniqueKeysWithValues: accounts.map { ($0.id, $0) })
         let ids = accounts.map(\.id)

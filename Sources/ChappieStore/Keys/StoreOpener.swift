@@ -1,5 +1,12 @@
 public import ChappieVault
-import Foundation
+package import Foundation
+
+/// Opens a team pool's store with this machine's key. `ChappiePool` provides the one
+/// implementation, so that only programs that use a pool link PostgreSQL's client (and NIO).
+public protocol PoolBackend: Sendable {
+    /// Opens and unlocks the pool at `address`; `options` give the key's sources and the data directory.
+    func open(_ address: PoolAddress, options: StoreOptions) async throws -> StoreOpener.Opened
+}
 
 /// Opens the store with the key from the first source that applies (docs/security.md, "Where the key comes from"), creating the
 /// default key file for a new store and finishing a key rotation a crash interrupted.
@@ -8,6 +15,12 @@ public enum StoreOpener {
     public struct Opened: Sendable {
         /// The store.
         package let store: any AccountStore
+        package init(store: any AccountStore, local: SQLiteAccountStore?, source: KeySource, setup: StoreDatabase.KeySetup) {
+            self.store = store
+            self.local = local
+            self.source = source
+            self.setup = setup
+        }
         /// The store when it is this machine's SQLite database (`nil` for a team pool).
         public let local: SQLiteAccountStore?
         /// The key's source.
@@ -23,7 +36,14 @@ public enum StoreOpener {
     /// - Throws: ``StoreError`` or ``VaultError``: configuration or key problems (exit code 78); a
     ///   passphrase that is not entered is ``VaultError/Kind/passphraseUnavailable``.
     public static func open(_ options: StoreOptions) async throws -> Opened {
-        if let address = try options.poolAddress() { return try await PoolOpener.open(address, options: options) }
+        if let address = try options.poolAddress() {
+            guard let backend = options.poolBackend else {
+                throw StoreError(
+                    .poolAddress,
+                    "the store is the team pool \(address), and this program was built without the team pool's backend: use the chappie command, or link ChappiePool and set StoreOptions.poolBackend to TeamPool()")
+            }
+            return try await backend.open(address, options: options)
+        }
         return try await withCheckedThrowingContinuation { continuation in
             Thread { continuation.resume(with: Result { try openNow(options) }) }.start()
         }
@@ -105,7 +125,7 @@ public enum StoreOpener {
     /// - Parameters:
     ///   - setup: How the store's key is set up.
     ///   - missing: The message when the store has a key and the file is missing.
-    static func withKeyFile<T>(
+    package static func withKeyFile<T>(
         _ url: URL, lock: URL, createIfNew: Bool, setup: StoreDatabase.KeySetup, missing: (String) -> String, _ body: (SecretKey) throws -> T
     ) throws -> T {
         let creating = !FileManager.default.fileExists(atPath: url.path)
@@ -124,7 +144,7 @@ public enum StoreOpener {
         return try body(try KeyFile.read(url))
     }
 
-    static func passphrase(_ options: StoreOptions, fromEnvironment: Bool, confirm: Bool, variable: String = "CHAPPIE_PASSPHRASE")
+    package static func passphrase(_ options: StoreOptions, fromEnvironment: Bool, confirm: Bool, variable: String = "CHAPPIE_PASSPHRASE")
         throws(VaultError) -> SecretBytes
     {
         if fromEnvironment, let given = variable == "CHAPPIE_NEW_PASSPHRASE" ? options.newPassphrase : options.passphrase {

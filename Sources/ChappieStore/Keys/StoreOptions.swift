@@ -21,6 +21,9 @@ public struct StoreOptions: Sendable {
     public var storeURL: String?
     /// `--machine`: this machine's name in a team pool, over `$CHAPPIE_MACHINE` and the host name.
     public var machine: String?
+    /// What opens a team pool (`ChappiePool`'s `TeamPool`). `nil` by default: a program that does
+    /// not link PostgreSQL's client opens the local store only, and says so for a pool's address.
+    public var poolBackend: (any PoolBackend)?
 
     /// Creates options; by default from this process's environment and terminal.
     public init(

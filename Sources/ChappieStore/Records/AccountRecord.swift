@@ -1,15 +1,15 @@
-import ChappieCore
-import Foundation
-import GRDB
+package import ChappieCore
+package import Foundation
+package import GRDB
 
 /// A row of `accounts`.
-struct AccountRecord: Codable, FetchableRecord, MutablePersistableRecord {
-    static let databaseTableName = "accounts"
-    static let databaseColumnDecodingStrategy = DatabaseColumnDecodingStrategy.convertFromSnakeCase
-    static let databaseColumnEncodingStrategy = DatabaseColumnEncodingStrategy.convertToSnakeCase
+package struct AccountRecord: Codable, FetchableRecord, MutablePersistableRecord {
+    package static let databaseTableName = "accounts"
+    package static let databaseColumnDecodingStrategy = DatabaseColumnDecodingStrategy.convertFromSnakeCase
+    package static let databaseColumnEncodingStrategy = DatabaseColumnEncodingStrategy.convertToSnakeCase
 
     /// The columns queries filter and sort by.
-    enum Columns {
+    package enum Columns {
         static let id = Column("id")
         static let uuid = Column("uuid")
         static let name = Column("name")
@@ -20,32 +20,56 @@ struct AccountRecord: Codable, FetchableRecord, MutablePersistableRecord {
         static let updatedAt = Column("updated_at")
     }
 
-    var id: Int64?
+    package var id: Int64?
     /// The account's stable identity, lower-case (migration 0004).
-    var uuid: String
-    var name: String
-    var email: String?
-    var chatgptAccountId: String?
-    var chatgptUserId: String?
-    var plan: String?
-    var isFedramp: Bool
-    var status: String
-    var accessExpiresAt: Date?
-    var lastRefreshAt: Date?
-    var lastError: String?
-    var codexHome: String?
-    var reservePercent: Double?
+    package var uuid: String
+    package var name: String
+    package var email: String?
+    package var chatgptAccountId: String?
+    package var chatgptUserId: String?
+    package var plan: String?
+    package var isFedramp: Bool
+    package var status: String
+    package var accessExpiresAt: Date?
+    package var lastRefreshAt: Date?
+    package var lastError: String?
+    package var codexHome: String?
+    package var reservePercent: Double?
     /// How many leases may hold the account at once (migration 0005).
-    var maxLeases: Int
-    var createdAt: Date
-    var updatedAt: Date
+    package var maxLeases: Int
+    package var createdAt: Date
+    package var updatedAt: Date
 
-    mutating func didInsert(_ inserted: InsertionSuccess) {
+    package init(
+        id: Int64?, uuid: String, name: String, email: String?, chatgptAccountId: String?, chatgptUserId: String?, plan: String?,
+        isFedramp: Bool, status: String, accessExpiresAt: Date?, lastRefreshAt: Date?, lastError: String?, codexHome: String?,
+        reservePercent: Double?, maxLeases: Int, createdAt: Date, updatedAt: Date
+    ) {
+        self.id = id
+        self.uuid = uuid
+        self.name = name
+        self.email = email
+        self.chatgptAccountId = chatgptAccountId
+        self.chatgptUserId = chatgptUserId
+        self.plan = plan
+        self.isFedramp = isFedramp
+        self.status = status
+        self.accessExpiresAt = accessExpiresAt
+        self.lastRefreshAt = lastRefreshAt
+        self.lastError = lastError
+        self.codexHome = codexHome
+        self.reservePercent = reservePercent
+        self.maxLeases = maxLeases
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+    }
+
+    package mutating func didInsert(_ inserted: InsertionSuccess) {
         id = inserted.rowID
     }
 
     /// A new account's row, with a fresh identity.
-    static func new(at now: Date) -> AccountRecord {
+    package static func new(at now: Date) -> AccountRecord {
         AccountRecord(
             id: nil, uuid: UUID().uuidString.lowercased(), name: "", email: nil, chatgptAccountId: nil, chatgptUserId: nil, plan: nil,
             isFedramp: false, status: AccountStatus.ok.rawValue, accessExpiresAt: nil, lastRefreshAt: nil, lastError: nil, codexHome: nil,
@@ -53,7 +77,7 @@ struct AccountRecord: Codable, FetchableRecord, MutablePersistableRecord {
     }
 
     /// New tokens stored: the times they came with, status back to ok, error cleared.
-    mutating func storeTokens(accessExpiresAt: Date?, refreshedAt: Date?, at now: Date = Date()) {
+    package mutating func storeTokens(accessExpiresAt: Date?, refreshedAt: Date?, at now: Date = Date()) {
         self.accessExpiresAt = accessExpiresAt
         lastRefreshAt = refreshedAt
         status = AccountStatus.ok.rawValue
@@ -62,7 +86,7 @@ struct AccountRecord: Codable, FetchableRecord, MutablePersistableRecord {
     }
 
     /// A sign-in's identity taken over (e-mail, ids, plan), with its tokens' times.
-    mutating func signIn(_ info: ChappieAccountInfo, accessExpiresAt: Date?, refreshedAt: Date?, at now: Date) {
+    package mutating func signIn(_ info: ChappieAccountInfo, accessExpiresAt: Date?, refreshedAt: Date?, at now: Date) {
         email = info.email
         chatgptAccountId = info.accountID
         chatgptUserId = info.userID
@@ -73,7 +97,7 @@ struct AccountRecord: Codable, FetchableRecord, MutablePersistableRecord {
 
     /// The public model; a name, status or identity the schema's checks let through but chappie
     /// does not know is reported as a damaged store rather than crashing.
-    func account(activeID: Int64?) throws(StoreError) -> Account {
+    package func account(activeID: Int64?) throws(StoreError) -> Account {
         guard let id, let name = try? AccountName(name), let status = AccountStatus(rawValue: status), let identity = UUID(uuidString: uuid) else {
             throw StoreError(.corrupt, "the accounts table has a row chappie cannot read (row \(id ?? -1))")
         }
@@ -91,7 +115,7 @@ struct AccountRecord: Codable, FetchableRecord, MutablePersistableRecord {
 extension AccountRecord {
     /// Decodes a row; a time that does not read back (an older chappie stored whatever a token
     /// claimed, such as a year past 9999) is unknown rather than making every account unreadable.
-    init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let row = try decoder.container(keyedBy: CodingKeys.self)
         func time(_ key: CodingKeys) -> Date? { (try? row.decodeIfPresent(Date.self, forKey: key)) ?? nil }
         id = try row.decodeIfPresent(Int64.self, forKey: .id)

@@ -1,16 +1,16 @@
-import Foundation
+package import Foundation
 import GRDB
 
 /// What a sealed credential's associated data binds it to, besides the key: a blob opens only for
 /// the account it was sealed for.
-enum CredentialBinding: Int, Codable, DatabaseValueConvertible {
+package enum CredentialBinding: Int, Codable, DatabaseValueConvertible {
     /// The account's SQLite row id (stores before migration 0004).
     case rowID = 1
     /// The account's UUID: the same on every backend.
     case uuid = 2
 
     /// The associated data for an account's credential under a key.
-    func associatedData(accountID: Int64, uuid: UUID, keyID: String) -> String {
+    package func associatedData(accountID: Int64, uuid: UUID, keyID: String) -> String {
         switch self {
         case .rowID: "chappie/credential/v1 account=\(accountID) key=\(keyID)"
         case .uuid: "chappie/credential/v2 account=\(uuid.uuidString.lowercased()) key=\(keyID)"

@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 
 /// The keys of `settings`.
-enum SettingKey: String {
+package enum SettingKey: String {
     case activeAccount = "active_account"
     case keyCheck = "key_check"
     case keyID = "key_id"

@@ -1,44 +1,44 @@
-import ChappieCore
-import Foundation
-import GRDB
+package import ChappieCore
+package import Foundation
+package import GRDB
 
 /// A row of `usage_samples`: one reading of one limit of one account. Times are unix seconds, so
 /// that reports can group millions of rows in SQL.
-struct UsageSampleRecord: Codable, FetchableRecord, MutablePersistableRecord {
-    static let databaseTableName = "usage_samples"
-    static let databaseColumnDecodingStrategy = DatabaseColumnDecodingStrategy.convertFromSnakeCase
-    static let databaseColumnEncodingStrategy = DatabaseColumnEncodingStrategy.convertToSnakeCase
+package struct UsageSampleRecord: Codable, FetchableRecord, MutablePersistableRecord {
+    package static let databaseTableName = "usage_samples"
+    package static let databaseColumnDecodingStrategy = DatabaseColumnDecodingStrategy.convertFromSnakeCase
+    package static let databaseColumnEncodingStrategy = DatabaseColumnEncodingStrategy.convertToSnakeCase
 
     /// The columns queries filter and sort by.
-    enum Columns {
+    package enum Columns {
         static let id = Column("id")
         static let accountId = Column("account_id")
         static let observedAt = Column("observed_at")
     }
 
-    var id: Int64?
-    var accountId: Int64
-    var observedAt: Double
-    var source: String
-    var limitId: String
-    var plan: String?
-    var fiveHourUsedPercent: Double?
-    var fiveHourWindowMinutes: Int?
-    var fiveHourResetsAt: Int64?
-    var weeklyUsedPercent: Double?
-    var weeklyWindowMinutes: Int?
-    var weeklyResetsAt: Int64?
-    var creditsHasCredits: Bool?
-    var creditsUnlimited: Bool?
-    var creditsBalance: String?
-    var limitReached: Bool
+    package var id: Int64?
+    package var accountId: Int64
+    package var observedAt: Double
+    package var source: String
+    package var limitId: String
+    package var plan: String?
+    package var fiveHourUsedPercent: Double?
+    package var fiveHourWindowMinutes: Int?
+    package var fiveHourResetsAt: Int64?
+    package var weeklyUsedPercent: Double?
+    package var weeklyWindowMinutes: Int?
+    package var weeklyResetsAt: Int64?
+    package var creditsHasCredits: Bool?
+    package var creditsUnlimited: Bool?
+    package var creditsBalance: String?
+    package var limitReached: Bool
 
-    mutating func didInsert(_ inserted: InsertionSuccess) {
+    package mutating func didInsert(_ inserted: InsertionSuccess) {
         id = inserted.rowID
     }
 
     /// The row for a reading of an account observed at `date`.
-    init(_ snapshot: ChappieUsageLimitSnapshot, accountID: Int64, source: UsageSource, at date: Date) {
+    package init(_ snapshot: ChappieUsageLimitSnapshot, accountID: Int64, source: UsageSource, at date: Date) {
         func seconds(_ date: Date?) -> Int64? { date.map { Int64($0.timeIntervalSince1970.rounded()) } }
         accountId = accountID
         observedAt = date.timeIntervalSince1970
@@ -58,7 +58,7 @@ struct UsageSampleRecord: Codable, FetchableRecord, MutablePersistableRecord {
     }
 
     /// The public model.
-    var sample: UsageSample {
+    package var sample: UsageSample {
         func window(_ used: Double?, _ minutes: Int?, _ resets: Int64?) -> ChappieUsageWindow? {
             used.map { ChappieUsageWindow(usedPercent: $0, windowMinutes: minutes, resetsAt: resets.map { Date(timeIntervalSince1970: Double($0)) }) }
         }

@@ -21,7 +21,7 @@ extension SQLiteAccountStore {
 
     /// Whether storing these readings ends a poll's failure note: a poll that worked just now. Old
     /// readings (a restore) and readings from replies leave it; so does any other failure's note.
-    static func clearsPollFailure(_ snapshots: [ChappieUsageLimitSnapshot], source: UsageSource, at date: Date) -> Bool {
+    package static func clearsPollFailure(_ snapshots: [ChappieUsageLimitSnapshot], source: UsageSource, at date: Date) -> Bool {
         !snapshots.isEmpty && source == .poll && date.timeIntervalSinceNow > -300
     }
 

@@ -183,16 +183,16 @@ public final class StoreDatabase: Sendable {
 }
 
 /// The sealed known value that proves a key before anything is written.
-enum KeyCheck {
+package enum KeyCheck {
     private static let associatedData = "chappie/key-check/v1"
     private static let plaintext = "chappie key check v1"
 
-    static func make(key: SecretKey) -> Data {
+    package static func make(key: SecretKey) -> Data {
         let box = SealedBox.seal(SecretBytes(utf8: plaintext), key: key, associatedData: associatedData)
         return box.nonce + box.ciphertext
     }
 
-    static func verify(_ stored: Data, key: SecretKey) -> Bool {
+    package static func verify(_ stored: Data, key: SecretKey) -> Bool {
         guard stored.count > SealedBox.nonceByteCount else { return false }
         let box = SealedBox(nonce: stored.prefix(SealedBox.nonceByteCount), ciphertext: stored.dropFirst(SealedBox.nonceByteCount))
         guard let opened = try? box.open(key: key, associatedData: associatedData) else { return false }

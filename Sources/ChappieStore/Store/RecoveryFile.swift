@@ -1,25 +1,25 @@
-import ChappieCore
-import ChappieVault
-import Foundation
+package import ChappieCore
+package import ChappieVault
+package import Foundation
 
 // Tokens a refresh redeemed but could not commit are kept sealed in a recovery file in the local
 // data directory, on every backend: what such a file holds, and what it is worth.
 
 /// What a recovery file holds besides the sealed tokens.
-struct RecoveryFile: Codable {
+package struct RecoveryFile: Codable {
     /// 1: sealed bound to the account's row id; 2: to its UUID (``CredentialBinding``).
-    var version = 2
-    var accountId: Int64
-    var keyId: String
-    var savedAt: Date
+    package var version = 2
+    package var accountId: Int64
+    package var keyId: String
+    package var savedAt: Date
     /// The nonce of the credential row these tokens were meant to replace: while the row still
     /// has it, the file is newer; once the row changed, the file is stale. (`nil` when the row
     /// could not be read; then `savedAt` is compared with the row's time.)
-    var baseNonce: Data?
-    var accessExpiresAt: Date?
-    var refreshedAt: Date
-    var nonce: Data
-    var ciphertext: Data
+    package var baseNonce: Data?
+    package var accessExpiresAt: Date?
+    package var refreshedAt: Date
+    package var nonce: Data
+    package var ciphertext: Data
 }
 
 extension RecoveryFile {
@@ -28,7 +28,7 @@ extension RecoveryFile {
     ///
     /// - Parameter baseNonce: The nonce of the stored credential these tokens replace, if it could be read.
     /// - Throws: ``StoreError`` `.io` when even this cannot be written.
-    static func keep(
+    package static func keep(
         _ credentials: Credentials, of account: Account, key: SecretKey, baseNonce: Data?, accessExpiresAt: Date?, refreshedAt: Date, at url: URL
     ) throws(StoreError) {
         try FilePermissions.refuseLink(url.deletingLastPathComponent())
@@ -55,7 +55,7 @@ extension RecoveryFile {
     /// Seals tokens that must not be used into `quarantine/account-UUID-TIME.sealed` in the data
     /// directory (0600 in 0700), in the recovery file's format: nothing reads that directory, so they
     /// are never adopted by themselves.
-    static func quarantine(_ credentials: Credentials, of account: Account, key: SecretKey, in location: StoreLocation) throws(StoreError) -> URL {
+    package static func quarantine(_ credentials: Credentials, of account: Account, key: SecretKey, in location: StoreLocation) throws(StoreError) -> URL {
         let name = "account-\(account.uuid.uuidString.lowercased())-\(Int(Date().timeIntervalSince1970 * 1000)).sealed"
         let url = location.directory.appendingPathComponent("quarantine").appendingPathComponent(name)
         try keep(credentials, of: account, key: key, baseNonce: nil, accessExpiresAt: nil, refreshedAt: Date(), at: url)
@@ -63,11 +63,11 @@ extension RecoveryFile {
     }
 
     /// How much a recovery slot reserves: several times a sealed set of tokens.
-    static let slotBytes = 64 * 1024
+    package static let slotBytes = 64 * 1024
 
     /// The slot beside a recovery file (`account-ID.slot`): space reserved before a refresh is
     /// sent, which the redeemed tokens are written into if their commit fails.
-    static func slotURL(for url: URL) -> URL {
+    package static func slotURL(for url: URL) -> URL {
         url.deletingPathExtension().appendingPathExtension("slot")
     }
 
@@ -75,7 +75,7 @@ extension RecoveryFile {
     /// before a refresh token is redeemed: if the disk has no room for it, nothing is redeemed.
     ///
     /// - Throws: ``StoreError`` `.unavailable` when the space cannot be reserved.
-    static func reserveSlot(for url: URL) throws(StoreError) {
+    package static func reserveSlot(for url: URL) throws(StoreError) {
         let directory = url.deletingLastPathComponent()
         try FilePermissions.refuseLink(directory)
         try FilePermissions.ensurePrivateDirectory(directory)
@@ -119,7 +119,7 @@ extension RecoveryFile {
 
     /// The bytes of the recovery file at `url`, or of its slot when the tokens stayed there; `nil`
     /// when neither holds any (a reserved slot reads as zeros).
-    static func pendingData(at url: URL) -> Data? {
+    package static func pendingData(at url: URL) -> Data? {
         if let data = FileManager.default.contents(atPath: url.path) { return data }
         let slot = slotURL(for: url)
         guard (try? FilePermissions.refuseLink(slot)) != nil, let handle = FileHandle(forReadingAtPath: slot.path) else { return nil }
@@ -132,7 +132,7 @@ extension RecoveryFile {
     }
 
     /// Removes the recovery file at `url`, and its slot when the tokens were left there.
-    static func remove(at url: URL) {
+    package static func remove(at url: URL) {
         var removed = unlink(url.path) == 0
         if FileManager.default.contents(atPath: url.path) == nil, pendingData(at: url) != nil { removed = unlink(slotURL(for: url).path) == 0 || removed }
         if removed { PrivateFile.syncDirectory(url.deletingLastPathComponent()) }
@@ -140,7 +140,7 @@ extension RecoveryFile {
 
     /// What the recovery file at `url` is worth against the account's stored credential (its nonce
     /// and time, `nil` when there is none).
-    static func state(at url: URL, accountID: Int64, uuid: UUID, key: SecretKey, storedNonce: Data?, storedAt: Date?) -> RecoveryState {
+    package static func state(at url: URL, accountID: Int64, uuid: UUID, key: SecretKey, storedNonce: Data?, storedAt: Date?) -> RecoveryState {
         // Kept for a person to look at, never followed: a link could name any file of the user's.
         if (try? FilePermissions.refuseLink(url)) == nil { return .unreadable("\(url.path) is a symbolic link, not a recovery file") }
         guard let data = pendingData(at: url) else { return .none }
@@ -165,14 +165,14 @@ extension RecoveryFile {
 }
 
 /// Opened tokens from a recovery file that are newer than the stored ones.
-struct PendingRecovery {
-    var credentials: Credentials
-    var accessExpiresAt: Date?
-    var refreshedAt: Date
+package struct PendingRecovery {
+    package var credentials: Credentials
+    package var accessExpiresAt: Date?
+    package var refreshedAt: Date
 }
 
 /// What an account's recovery file is worth against its stored credential row.
-enum RecoveryState {
+package enum RecoveryState {
     /// There is no recovery file.
     case none
     /// The database changed since the file was written: its tokens are older (safe to remove).
@@ -184,9 +184,9 @@ enum RecoveryState {
 }
 
 /// Sealing and opening an account's tokens, the same on every backend.
-enum CredentialSealing {
+package enum CredentialSealing {
     /// Seals tokens with a key, bound to the account's UUID and the key (``CredentialBinding/uuid``).
-    static func seal(_ credentials: Credentials, key: SecretKey, accountID: Int64, uuid: UUID) throws -> SealedBox {
+    package static func seal(_ credentials: Credentials, key: SecretKey, accountID: Int64, uuid: UUID) throws -> SealedBox {
         var json = try JSONEncoder().encode(credentials)
         defer { json.zeroize() }
         return SealedBox.seal(
@@ -194,7 +194,7 @@ enum CredentialSealing {
     }
 
     /// Decodes opened credential bytes, zeroing the decoder's copy.
-    static func decode(_ opened: SecretBytes, label: String) throws(StoreError) -> Credentials {
+    package static func decode(_ opened: SecretBytes, label: String) throws(StoreError) -> Credentials {
         var plain = opened.unprotectedData()
         defer { plain.zeroize() }
         guard let credentials = try? JSONDecoder().decode(Credentials.self, from: plain) else {

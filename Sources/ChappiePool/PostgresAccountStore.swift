@@ -1,4 +1,5 @@
-public import ChappieCore
+package import ChappieStore
+package import ChappieCore
 package import ChappieVault
 package import Foundation
 import PostgresNIO
@@ -17,10 +18,10 @@ import Synchronization
 /// Refreshes are serialised across machines by a PostgreSQL advisory lock per account, held in a
 /// transaction on a connection of its own (released by the server when the holder dies), after the
 /// local `flock` that orders this machine's own processes.
-public final class PostgresAccountStore: AccountStore {
+package final class PostgresAccountStore: AccountStore {
     /// The database.
-    public let database: PoolDatabase
-    public let location: StoreLocation
+    package let database: PoolDatabase
+    package let location: StoreLocation
     let currentKey: Mutex<SecretKey>
     let keySource: (@Sendable () throws -> SecretKey)?
     /// This data directory's own id in the pool (its `pool-instance` file): what tells its
@@ -38,7 +39,7 @@ public final class PostgresAccountStore: AccountStore {
     package var key: SecretKey { currentKey.withLock { $0 } }
 
     /// This machine's name in the pool.
-    public var machine: String { database.machine }
+    package var machine: String { database.machine }
 
     static var logger: Logger { PoolDatabase.logger }
 
@@ -82,11 +83,11 @@ public final class PostgresAccountStore: AccountStore {
         }
     }
 
-    public func accounts() async throws(StoreError) -> [Account] {
+    package func accounts() async throws(StoreError) -> [Account] {
         try await database.read { connection in try await self.accountsNow(connection) }
     }
 
-    public func account(named name: AccountName) async throws(StoreError) -> Account {
+    package func account(named name: AccountName) async throws(StoreError) -> Account {
         try await database.read { connection in
             guard let record = try await self.record(named: name, connection) else {
                 let names = try await self.accountsNow(connection).map(\.name.rawValue)
@@ -100,27 +101,27 @@ public final class PostgresAccountStore: AccountStore {
         }
     }
 
-    public func account(id: Int64) async throws(StoreError) -> Account {
+    package func account(id: Int64) async throws(StoreError) -> Account {
         try await database.read { connection in
             guard let record = try await self.record(id: id, connection) else { throw StoreError(.notFound, "the account was removed meanwhile") }
             return try record.account(activeID: try await self.activeID(connection))
         }
     }
 
-    public func activeAccount() async throws(StoreError) -> Account? {
+    package func activeAccount() async throws(StoreError) -> Account? {
         try await database.read { connection in
             guard let id = try await self.activeID(connection), let record = try await self.record(id: id, connection) else { return nil }
             return try record.account(activeID: id)
         }
     }
 
-    public func account(matching info: ChappieAccountInfo) async throws(StoreError) -> Account? {
+    package func account(matching info: ChappieAccountInfo) async throws(StoreError) -> Account? {
         try await database.read { connection in
             try await self.matching(info, connection)?.account(activeID: try await self.activeID(connection))
         }
     }
 
-    public func codexHomeOwner(_ codexHome: String) async throws(StoreError) -> Account? {
+    package func codexHomeOwner(_ codexHome: String) async throws(StoreError) -> Account? {
         try await database.read { connection in
             let query: PostgresQuery =
                 "SELECT \(unescaped: Self.accountColumns) FROM accounts WHERE codex_home_machine = \(self.machine) AND codex_home = \(codexHome)"
@@ -177,7 +178,7 @@ public final class PostgresAccountStore: AccountStore {
         return saved
     }
 
-    public func rename(_ name: AccountName, to newName: AccountName) async throws(StoreError) {
+    package func rename(_ name: AccountName, to newName: AccountName) async throws(StoreError) {
         try await database.write { connection in
             guard var record = try await self.record(named: name, connection) else { throw StoreError(.notFound, "there is no account named \(name)") }
             guard name != newName else { return }
@@ -190,7 +191,7 @@ public final class PostgresAccountStore: AccountStore {
         }
     }
 
-    public func remove(_ name: AccountName) async throws(StoreError) {
+    package func remove(_ name: AccountName) async throws(StoreError) {
         let removed = try await database.write { connection in
             guard let record = try await self.record(named: name, connection) else { throw StoreError(.notFound, "there is no account named \(name)") }
             let account = try record.account(activeID: nil)
@@ -205,7 +206,7 @@ public final class PostgresAccountStore: AccountStore {
         removeRecoveryFile(for: removed)
     }
 
-    public func activate(_ name: AccountName, owningCodexHome codexHome: String?, detail: String) async throws(StoreError) -> Account {
+    package func activate(_ name: AccountName, owningCodexHome codexHome: String?, detail: String) async throws(StoreError) -> Account {
         try await database.write { connection in
             guard var record = try await self.record(named: name, connection, forUpdate: true) else {
                 throw StoreError(.notFound, "there is no account named \(name)")
@@ -217,7 +218,7 @@ public final class PostgresAccountStore: AccountStore {
         }
     }
 
-    public func claimCodexHome(_ codexHome: String, for account: Account) async throws(StoreError) -> Account {
+    package func claimCodexHome(_ codexHome: String, for account: Account) async throws(StoreError) -> Account {
         try await database.write { connection in
             guard var record = try await self.record(id: account.id, connection, forUpdate: true) else {
                 throw StoreError(.notFound, "no account \(account.name)")
@@ -256,7 +257,7 @@ public final class PostgresAccountStore: AccountStore {
         record.updatedAt = now
     }
 
-    public func setReserve(_ percent: Double?, for name: AccountName) async throws(StoreError) -> Account {
+    package func setReserve(_ percent: Double?, for name: AccountName) async throws(StoreError) -> Account {
         try await database.write { connection in
             guard var record = try await self.record(named: name, connection) else { throw StoreError(.notFound, "there is no account named \(name)") }
             record.reservePercent = percent
@@ -269,7 +270,7 @@ public final class PostgresAccountStore: AccountStore {
 
     // MARK: Audit log and settings
 
-    public func events(limit: Int) async throws(StoreError) -> [AuditEvent] {
+    package func events(limit: Int) async throws(StoreError) -> [AuditEvent] {
         try await database.read { connection in
             var events: [AuditEvent] = []
             let rows = try await connection.query(
@@ -281,33 +282,33 @@ public final class PostgresAccountStore: AccountStore {
         }
     }
 
-    public func recordEvent(_ kind: AuditEventKind, account: Account?, detail: String) async throws(StoreError) {
+    package func recordEvent(_ kind: AuditEventKind, account: Account?, detail: String) async throws(StoreError) {
         try await database.write { connection in
             let record = try await account.asyncFlatMap { try await self.record(id: $0.id, connection) }
             try await self.audit(kind, account: record, detail: detail, connection)
         }
     }
 
-    public func defaultCodexHome() async throws(StoreError) -> String? {
+    package func defaultCodexHome() async throws(StoreError) -> String? {
         try await database.read { connection in
             try await PoolDatabase.machineSetting(.codexHome, machine: self.machine, connection).map { String(decoding: $0, as: UTF8.self) }
         }
     }
 
-    public func setDefaultCodexHome(_ path: String?) async throws(StoreError) {
+    package func setDefaultCodexHome(_ path: String?) async throws(StoreError) {
         try await database.write { connection in
             try await PoolDatabase.setMachineSetting(.codexHome, machine: self.machine, path.map { Data($0.utf8) }, connection)
             try await self.audit(.settingChanged, account: nil, detail: path.map { "codex-home = \($0)" } ?? "codex-home cleared", connection)
         }
     }
 
-    public func usageRetention() async throws(StoreError) -> Double? {
+    package func usageRetention() async throws(StoreError) -> Double? {
         try await database.read { connection in
             try await PoolDatabase.setting(.usageRetention, connection).flatMap { Double(String(decoding: $0, as: UTF8.self)) }
         }
     }
 
-    public func setUsageRetention(_ seconds: Double?) async throws(StoreError) {
+    package func setUsageRetention(_ seconds: Double?) async throws(StoreError) {
         try await database.write { connection in
             try await PoolDatabase.setSetting(.usageRetention, seconds.map { Data(String($0).utf8) }, connection)
             try await self.audit(

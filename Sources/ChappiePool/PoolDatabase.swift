@@ -1,3 +1,4 @@
+package import ChappieStore
 import ChappieVault
 import Foundation
 import Logging
@@ -11,13 +12,13 @@ import Synchronization
 /// so that waiting for locks can never take the connections the lock holders need to commit, and a
 /// lock ends with its connection (the server releases it when a holder dies). Every operation has a deadline: a database that does not answer is ``StoreError/Code/unavailable``
 /// ("try again later", exit 75), never a hang.
-public final class PoolDatabase: Sendable {
+package final class PoolDatabase: Sendable {
     /// Where the database is (printable: no password).
-    public let address: PoolAddress
+    package let address: PoolAddress
     /// The name this machine has in the pool (usage history, audit log, Codex homes).
-    public let machine: String
+    package let machine: String
     /// How the key was set up in the pool, read when the database was opened.
-    public let keySetup: StoreDatabase.KeySetup
+    package let keySetup: StoreDatabase.KeySetup
 
     let client: PostgresClient
     private let runner: Task<Void, Never>
@@ -57,7 +58,7 @@ public final class PoolDatabase: Sendable {
     /// - Throws: ``StoreError``: `.poolAddress` for an unusable address, `.unavailable` when the
     ///   server cannot be reached, `.newerSchema` for a pool a newer chappie migrated, `.database`
     ///   for what the server refuses (a role without rights, say).
-    public static func connect(address: PoolAddress, machine: String, deadline: Duration = .seconds(20)) async throws(StoreError) -> PoolDatabase {
+    package static func connect(address: PoolAddress, machine: String, deadline: Duration = .seconds(20)) async throws(StoreError) -> PoolDatabase {
         // One connection of its own first: it reports why a pool cannot be used (no such database,
         // a refused login, TLS) at once, where the connection pool would only keep trying.
         let setup: StoreDatabase.KeySetup
@@ -81,15 +82,15 @@ public final class PoolDatabase: Sendable {
 
     /// What `chappie doctor` reports of a pool: reached, its server's version, and how many of this
     /// chappie's migrations it has. Changes nothing (no migration is applied).
-    public struct Inspection: Sendable {
+    package struct Inspection: Sendable {
         /// The server's version.
-        public var serverVersion: String
+        package var serverVersion: String
         /// The migrations applied, by id.
-        public var applied: [String]
+        package var applied: [String]
         /// The migrations this chappie has.
-        public var known: [String] { StoreSchema.postgresMigrations.map(\.id) }
+        package var known: [String] { StoreSchema.postgresMigrations.map(\.id) }
         /// The first applied migration this chappie does not know (the pool is a newer chappie's).
-        public var newer: String? { Self.newer(in: applied) }
+        package var newer: String? { Self.newer(in: applied) }
 
         static func newer(in applied: [String]) -> String? {
             let known = StoreSchema.postgresMigrations.map(\.id)
@@ -122,7 +123,7 @@ public final class PoolDatabase: Sendable {
     /// Connects once and reads the server's version and the applied migrations.
     ///
     /// - Throws: ``StoreError``, as ``connect(address:machine:deadline:)``.
-    public static func inspect(_ address: PoolAddress, deadline: Duration = .seconds(10)) async throws(StoreError) -> Inspection {
+    package static func inspect(_ address: PoolAddress, deadline: Duration = .seconds(10)) async throws(StoreError) -> Inspection {
         do {
             let connection = try await openDirect(address, deadline: deadline, what: "connecting to the pool \(address)")
             defer { Task { try? await connection.close() } }

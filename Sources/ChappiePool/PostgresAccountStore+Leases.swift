@@ -1,9 +1,10 @@
-public import ChappieCore
-public import Foundation
+package import ChappieStore
+package import ChappieCore
+package import Foundation
 import PostgresNIO
 
 extension PostgresAccountStore {
-    public func setMaxLeases(_ count: Int, for name: AccountName) async throws(StoreError) -> Account {
+    package func setMaxLeases(_ count: Int, for name: AccountName) async throws(StoreError) -> Account {
         try await database.write { connection in
             guard var record = try await self.record(named: name, connection) else { throw StoreError(.notFound, "there is no account named \(name)") }
             record.maxLeases = count
@@ -13,7 +14,7 @@ extension PostgresAccountStore {
         }
     }
 
-    public func acquireLease(on candidates: [Lease.Candidate], holder: String, ttl: Duration) async throws(StoreError) -> Lease? {
+    package func acquireLease(on candidates: [Lease.Candidate], holder: String, ttl: Duration) async throws(StoreError) -> Lease? {
         let machine = self.machine
         let seconds = ttl.inSeconds
         return try await database.write { connection in
@@ -54,7 +55,7 @@ extension PostgresAccountStore {
         }
     }
 
-    public func renewLease(_ id: UUID, ttl: Duration) async throws(StoreError) -> Lease {
+    package func renewLease(_ id: UUID, ttl: Duration) async throws(StoreError) -> Lease {
         let seconds = ttl.inSeconds
         return try await database.write { connection in
             try await connection.query(
@@ -67,7 +68,7 @@ extension PostgresAccountStore {
         }
     }
 
-    public func releaseLease(_ id: UUID) async throws(StoreError) {
+    package func releaseLease(_ id: UUID) async throws(StoreError) {
         try await database.write { connection in
             let rows = try await connection.query("DELETE FROM leases WHERE id = \(id) RETURNING account_id", logger: Self.logger)
             for try await (accountID) in rows.decode(Int64.self) {
@@ -77,7 +78,7 @@ extension PostgresAccountStore {
         }
     }
 
-    public func claimPolls(of ids: [Int64], for period: Duration) async throws(StoreError) -> Set<Int64> {
+    package func claimPolls(of ids: [Int64], for period: Duration) async throws(StoreError) -> Set<Int64> {
         guard !ids.isEmpty else { return [] }
         let machine = self.machine
         let seconds = period.inSeconds
@@ -97,7 +98,7 @@ extension PostgresAccountStore {
         }
     }
 
-    public func leases() async throws(StoreError) -> [Lease] {
+    package func leases() async throws(StoreError) -> [Lease] {
         try await database.read { connection in try await Self.leases(connection) }
     }
 

@@ -1,5 +1,6 @@
-public import ChappieCore
-public import Foundation
+package import ChappieStore
+package import ChappieCore
+package import Foundation
 import PostgresNIO
 
 extension PostgresAccountStore {
@@ -29,7 +30,7 @@ extension PostgresAccountStore {
         return record.sample
     }
 
-    public func recordUsage(
+    package func recordUsage(
         _ snapshots: [ChappieUsageLimitSnapshot], for account: Account, source: UsageSource, at date: Date
     ) async throws(StoreError) {
         let machine = self.machine
@@ -58,7 +59,7 @@ extension PostgresAccountStore {
             """, logger: logger)
     }
 
-    public func latestUsage() async throws(StoreError) -> [Int64: UsageSample] {
+    package func latestUsage() async throws(StoreError) -> [Int64: UsageSample] {
         try await database.read { connection in
             var latest: [Int64: UsageSample] = [:]
             let rows = try await connection.query(
@@ -74,7 +75,7 @@ extension PostgresAccountStore {
         }
     }
 
-    public func usageSamples(for account: Account, since: Date?, until: Date?) async throws(StoreError) -> [UsageSample] {
+    package func usageSamples(for account: Account, since: Date?, until: Date?) async throws(StoreError) -> [UsageSample] {
         try await database.read { connection in
             var samples: [UsageSample] = []
             let rows = try await connection.query(
@@ -89,7 +90,7 @@ extension PostgresAccountStore {
         }
     }
 
-    public func pruneUsage(olderThan date: Date) async throws(StoreError) -> Int {
+    package func pruneUsage(olderThan date: Date) async throws(StoreError) -> Int {
         try await database.write { connection in
             var deleted = 0
             let rows = try await connection.query(
@@ -101,7 +102,7 @@ extension PostgresAccountStore {
         }
     }
 
-    public func reduceUsageReadings<State: Sendable>(
+    package func reduceUsageReadings<State: Sendable>(
         since: Date?, until: Date?, accounts: [Int64]?, into initial: State,
         _ update: @escaping @Sendable (inout State, UsageReading) throws -> Void
     ) async throws -> State {
@@ -129,7 +130,7 @@ extension PostgresAccountStore {
         }
     }
 
-    public func usageWindows(since: Date?, until: Date?, accounts: [Int64]?) async throws(StoreError) -> [UsageWindowSummary] {
+    package func usageWindows(since: Date?, until: Date?, accounts: [Int64]?) async throws(StoreError) -> [UsageWindowSummary] {
         try await database.read { connection in
             var summaries: [UsageWindowSummary] = []
             for (kind, prefix) in [(ChappieUsageWindow.Kind.fiveHour, "five_hour"), (.weekly, "weekly")] {
@@ -154,7 +155,7 @@ extension PostgresAccountStore {
         }
     }
 
-    public func usageByMachine(since: Date?, until: Date?, accounts: [Int64]?) async throws(StoreError) -> [UsageMachineSummary] {
+    package func usageByMachine(since: Date?, until: Date?, accounts: [Int64]?) async throws(StoreError) -> [UsageMachineSummary] {
         try await database.read { connection in
             var summaries: [UsageMachineSummary] = []
             let rows = try await connection.query(

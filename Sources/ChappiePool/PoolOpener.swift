@@ -1,7 +1,23 @@
+public import ChappieStore
 import ChappieCore
 import ChappieVault
 import Foundation
 import PostgresNIO
+
+/// The team pool's backend for ``StoreOptions/poolBackend``: set it, and a `postgres://` address
+/// opens the pool.
+///
+/// ```swift
+/// var options = StoreOptions(storeURL: "postgres://chappie@db.internal/chappie?sslmode=verify-full")
+/// options.poolBackend = TeamPool()
+/// ```
+public struct TeamPool: PoolBackend {
+    public init() {}
+
+    public func open(_ address: PoolAddress, options: StoreOptions) async throws -> StoreOpener.Opened {
+        try await PoolOpener.open(address, options: options)
+    }
+}
 
 /// Opens the team pool with this machine's key: the same sources as for the local store
 /// (docs/security.md, "Where the key comes from"), proved against the pool's key check. The first machine to open a new pool

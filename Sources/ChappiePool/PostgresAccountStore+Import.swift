@@ -1,10 +1,11 @@
+import ChappieStore
 package import ChappieCore
 import Foundation
 import PostgresNIO
 
 extension PostgresAccountStore {
     /// Why an account was not brought into the pool.
-    public enum ImportRefusal: Error, Sendable {
+    package enum ImportRefusal: Error, Sendable {
         /// The pool has another sign-in of the same ChatGPT account and user.
         case alreadyInPool
         /// Another account in the pool has its name.

@@ -1,6 +1,7 @@
-public import ChappieCore
+package import ChappieStore
+package import ChappieCore
 import ChappieVault
-public import Foundation
+package import Foundation
 import PostgresNIO
 import Synchronization
 
@@ -50,7 +51,7 @@ extension PostgresAccountStore {
         return try CredentialSealing.decode(opened, label: "account \(account.name)'s credentials")
     }
 
-    public func credentialProblems(of accounts: [Account]) async throws(StoreError) -> [Int64: String] {
+    package func credentialProblems(of accounts: [Account]) async throws(StoreError) -> [Int64: String] {
         // One query for all of them: a listing must not make a round trip per account.
         let ids = accounts.map(\.id)
         let stored = try await database.read { connection in
@@ -108,7 +109,7 @@ extension PostgresAccountStore {
         return updated
     }
 
-    public func recordFailure(of account: Account, message: String, status: AccountStatus?, event: AuditEventKind) async throws(StoreError) {
+    package func recordFailure(of account: Account, message: String, status: AccountStatus?, event: AuditEventKind) async throws(StoreError) {
         try await database.write { connection in
             guard let record = try await self.record(id: account.id, connection) else { return }
             try await connection.query(
@@ -120,7 +121,7 @@ extension PostgresAccountStore {
         }
     }
 
-    public func credentialCountsByKey() async throws(StoreError) -> [String: Int] {
+    package func credentialCountsByKey() async throws(StoreError) -> [String: Int] {
         try await database.read { connection in
             var counts: [String: Int] = [:]
             let rows = try await connection.query("SELECT key_id, count(*) FROM sealed_credentials GROUP BY key_id", logger: Self.logger)
@@ -192,7 +193,7 @@ extension PostgresAccountStore {
     ///
     /// - Returns: The accounts whose tokens were adopted.
     @discardableResult
-    public func adoptRecoveredTokens() async -> [AccountName] {
+    package func adoptRecoveredTokens() async -> [AccountName] {
         let directory = location.directory.appendingPathComponent("recovery")
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path),
             names.contains(where: { $0.hasPrefix("pool-") && ($0.hasSuffix(".sealed") || RecoveryFile.pendingData(at: directory.appendingPathComponent(($0 as NSString).deletingPathExtension + ".sealed")) != nil) }),
@@ -221,7 +222,7 @@ extension PostgresAccountStore {
 
     // MARK: Serialisation
 
-    nonisolated(nonsending) public func withRefreshLock<T>(onAccounts ids: [Int64], _ body: () async throws -> T) async throws -> T {
+    nonisolated(nonsending) package func withRefreshLock<T>(onAccounts ids: [Int64], _ body: () async throws -> T) async throws -> T {
         let sorted = Set(ids).sorted()
         // This machine's processes queue on their files first: one connection per machine waits on the pool.
         var locks: [FileLock] = []
@@ -320,11 +321,11 @@ extension PostgresAccountStore {
     }
 
     /// The local lock file that orders this machine's refreshes of a pool account.
-    public func lockURL(forAccountID id: Int64) -> URL {
+    package func lockURL(forAccountID id: Int64) -> URL {
         location.directory.appendingPathComponent("locks/pool-account-\(id).lock")
     }
 
-    nonisolated(nonsending) public func withKeyHeld<T>(_ body: () async throws -> T) async throws -> T {
+    nonisolated(nonsending) package func withKeyHeld<T>(_ body: () async throws -> T) async throws -> T {
         // chappie never rotates a pool's key (docs/team-pool.md): there is no rotation to hold off,
         // only a key another machine installed to take up.
         try await reloadKeyIfChanged()
@@ -332,9 +333,9 @@ extension PostgresAccountStore {
     }
 
     /// Another machine's operator may replace a pool's key (chappie itself never rotates it).
-    public var keyChangesElsewhere: Bool { true }
+    package var keyChangesElsewhere: Bool { true }
 
-    public func keyIsCurrent() async throws(StoreError) -> Bool {
+    package func keyIsCurrent() async throws(StoreError) -> Bool {
         let id = key.id
         return try await database.read { connection in
             try await PoolDatabase.setting(.keyID, connection).map { String(decoding: $0, as: UTF8.self) } == id

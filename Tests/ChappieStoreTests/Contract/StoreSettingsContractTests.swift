@@ -1,0 +1,28 @@
+import ChappieCore
+import ChappieStore
+import Foundation
+import Testing
+
+@Suite("Contract: the store's settings (StoreSettings), on every backend")
+struct StoreSettingsContractTests {
+    @Test("Settings start unset, round-trip through another open, clear, and each change is logged", arguments: StoreBackend.allCases)
+    func roundTrip(_ backend: StoreBackend) async throws {
+        try await backend.withStore { contract in
+            let store = try await contract.open()
+            #expect(try await store.defaultCodexHome() == nil)
+            #expect(try await store.usageRetention() == nil)
+            try await store.setDefaultCodexHome("/home/u/.codex")
+            try await store.setUsageRetention(86_400 * 30)
+            let other = try await contract.open()
+            #expect(try await other.defaultCodexHome() == "/home/u/.codex")
+            #expect(try await other.usageRetention() == 86_400 * 30)
+            try await other.setDefaultCodexHome(nil)
+            try await other.setUsageRetention(nil)
+            #expect(try await store.defaultCodexHome() == nil)
+            #expect(try await store.usageRetention() == nil)
+            let changes = try await store.events(limit: 10).filter { $0.kind == AuditEventKind.settingChanged.rawValue }
+            #expect(changes.count == 4)
+            #expect(changes.allSatisfy { $0.accountName == nil })
+        }
+    }
+}
