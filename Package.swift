@@ -82,7 +82,7 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        .target(name: "ChappieVault", dependencies: ["ChappieCore", "CSodium", "CProcess"], swiftSettings: swiftSettings),
+        .target(name: "ChappieVault", dependencies: ["CSodium", "CProcess"], swiftSettings: swiftSettings),
         .target(
             name: "ChappieStore",
             dependencies: [
@@ -112,7 +112,7 @@ let package = Package(
         .target(
             name: "ChappieService",
             dependencies: [
-                "Chappie", "ChappieNet", "ChappiePool",
+                "Chappie", "ChappieNet", "ChappiePool", "ChappieStore", "ChappieVault", "ChappieCore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -176,7 +176,6 @@ let package = Package(
             dependencies: [
                 "ChappieEmulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -208,7 +207,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ChappieNetTests",
-            dependencies: ["ChappieNet", "ChappieTestSupport"],
+            dependencies: ["ChappieNet", "ChappieEmulator", "ChappieTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

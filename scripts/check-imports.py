@@ -1,0 +1,54 @@
+#!/usr/bin/env python3
+"""Every module a target imports is one it declares in Package.swift, and it declares no other.
+
+SwiftPM's --explicit-target-dependency-import-check catches an import of a target that is not
+reachable at all, but lets one through that is reached through another target's dependencies,
+and does not look at other packages' products. This check reads `swift package dump-package`
+and each target's sources, and names every import that is not a declared dependency.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+
+# Modules of the toolchain and the system, which no Package.swift declares.
+SYSTEM = {
+    "Foundation", "FoundationEssentials", "FoundationNetworking", "FoundationXML", "Glibc", "Musl", "Dispatch", "Synchronization",
+    "Testing", "XCTest", "Observation", "_Concurrency", "Darwin", "SwiftShims", "os", "PackageDescription",
+}
+IMPORT = re.compile(r"^(?:@[\w()]+\s+)*(?:public |package |internal |private |fileprivate )?import (?:struct |enum |class |func |protocol |typealias |var |let )?(\w+)", re.M)
+
+package = json.loads(subprocess.run(["swift", "package", "dump-package"], check=True, capture_output=True, text=True).stdout)
+problems = []
+for target in package["targets"]:
+    if target["type"] in ("system", "binary", "plugin"):
+        continue
+    name = target["name"]
+    path = target.get("path") or os.path.join("Tests" if target["type"] == "test" else "Sources", name)
+    declared = set()
+    for dependency in target["dependencies"]:
+        for kind in ("byName", "target", "product"):
+            if kind in dependency:
+                declared.add(dependency[kind][0])
+    imported = {}
+    for root, _, files in os.walk(path):
+        for file in files:
+            if file.endswith(".swift"):
+                source = os.path.join(root, file)
+                for module in IMPORT.findall(open(source, encoding="utf-8").read()):
+                    imported.setdefault(module, source)
+    for module, source in sorted(imported.items()):
+        if module not in declared and module not in SYSTEM and module != name:
+            problems.append(f"{name}: imports {module} ({source}) without declaring it in Package.swift")
+    # A C target is used from its C sources, which this check does not read.
+    has_c = any(f.endswith((".c", ".h")) for _, _, files in os.walk(path) for f in files)
+    for module in sorted(declared - set(imported)):
+        if not has_c:
+            problems.append(f"{name}: declares {module} in Package.swift and never imports it")
+
+for problem in problems:
+    print(problem)
+if problems:
+    sys.exit(1)
+print(f"every import of {sum(1 for t in package['targets'] if t['type'] not in ('system', 'binary', 'plugin'))} targets is declared")
