@@ -5,7 +5,7 @@ SWIFT_BUILD_FLAGS ?=
 # Where the scripts find the binaries this build made (with the same flags).
 BIN = $$($(SWIFT) build --show-bin-path $(SWIFT_BUILD_FLAGS))
 
-.PHONY: deps build demo example interop test bench fuzz ui-check install migrations clean
+.PHONY: deps build demo example interop test lint test-unit bench fuzz ui-check install migrations clean
 
 deps:
 	@scripts/install-deps.sh
@@ -30,8 +30,17 @@ test: build
 	@echo "==> Building the tests"
 	$(SWIFT) build --build-tests $(SWIFT_BUILD_FLAGS)
 	$(SWIFT) build --product generate-manual $(SWIFT_BUILD_FLAGS)
+	@$(MAKE) --no-print-directory lint
 	@echo "==> Running the test suite"
 	$(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS)
+
+# Style (.swift-format), each target's imports against Package.swift, and the SDK's DocC catalog
+# with warnings as errors (its symbol links). Run by `make test`, so by CI.
+lint: build
+	@echo "==> Lint: swift format, target imports, DocC"
+	$(SWIFT) format lint --strict --recursive --configuration .swift-format Sources Tests Benchmarks Examples Fuzz Package.swift
+	@scripts/check-imports.py
+	@SWIFT=$(SWIFT) scripts/docs.sh
 
 # Every decoder of outside input under libFuzzer and AddressSanitizer, FUZZ_SECONDS (60) each;
 # not part of make test (docs/security.md, "Fuzzing").

@@ -231,7 +231,9 @@ let package = Package(
         ),
         .testTarget(
             name: "ChappieStoreTests",
-            dependencies: ["ChappieStore", "ChappiePool", "ChappieVault", "ChappieCore", "ChappieTestSupport", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "ChappieStore", "ChappiePool", "ChappieVault", "ChappieCore", "ChappieTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -265,7 +267,8 @@ let package = Package(
 // ordinary build does not see it.
 if Context.environment["CHAPPIE_FUZZ"] != nil {
     package.products.append(.executable(name: "chappie-fuzz", targets: ["chappie-fuzz"]))
-    package.targets.append(.executableTarget(
-        name: "chappie-fuzz", dependencies: ["ChappieFuzzing"], path: "Fuzz/chappie-fuzz",
-        swiftSettings: swiftSettings + [.unsafeFlags(["-parse-as-library"])]))
+    package.targets.append(
+        .executableTarget(
+            name: "chappie-fuzz", dependencies: ["ChappieFuzzing"], path: "Fuzz/chappie-fuzz",
+            swiftSettings: swiftSettings + [.unsafeFlags(["-parse-as-library"])]))
 }

@@ -67,8 +67,10 @@ private func poolRows(chappie: URL, server: PostgresServer, port: Int) async thr
     for (index, run) in runs.enumerated() {
         let sorted = times[index].sorted()
         let base = index % 2 == 1 ? String(format: "%.2f × SQLite", quantile(sorted, 0.5) / quantile(times[index - 1].sorted(), 0.5)) : "-"
-        lines.append(String(format: "| %@, 50 accounts, whole process, 30 runs | median %.1f ms | %@ | min %.1f ms |",
-                            run.label, quantile(sorted, 0.5), base, sorted[0]))
+        lines.append(
+            String(
+                format: "| %@, 50 accounts, whole process, 30 runs | median %.1f ms | %@ | min %.1f ms |",
+                run.label, quantile(sorted, 0.5), base, sorted[0]))
     }
 
     // 2. 200 accounts refreshed by 4 machines at once, 50 ms at the token endpoint.
@@ -84,9 +86,11 @@ private func poolRows(chappie: URL, server: PostgresServer, port: Int) async thr
     var names: [String] = []
     for _ in 0..<200 {
         let result = try await signIn.run()
-        names.append(try await opened.store.save(
-            info: result.account, credentials: result.credentials, accessTokenExpiresAt: result.accessTokenExpiresAt,
-            refreshedAt: Date(), name: nil, event: .signedIn).account.name.rawValue)
+        names.append(
+            try await opened.store.save(
+                info: result.account, credentials: result.credentials, accessTokenExpiresAt: result.accessTokenExpiresAt,
+                refreshedAt: Date(), name: nil, event: .signedIn
+            ).account.name.rawValue)
     }
     let statsURL = URL(string: "http://127.0.0.1:\(port)/_emulator/stats")!
     func redemptions() async throws -> (Int, Int) {
@@ -94,7 +98,8 @@ private func poolRows(chappie: URL, server: PostgresServer, port: Int) async thr
         let refresh = (try JSONSerialization.jsonObject(with: body) as? [String: Any])?["refresh"] as? [String: Any]
         return ((refresh?["redemptions"] as? Int) ?? 0, (refresh?["reuse_detected"] as? Int) ?? 0)
     }
-    var fault = HTTPRequest(url: URL(string: "http://127.0.0.1:\(port)/_emulator/faults")!, method: .post, headers: ["Content-Type": "application/json"])
+    var fault = HTTPRequest(
+        url: URL(string: "http://127.0.0.1:\(port)/_emulator/faults")!, method: .post, headers: ["Content-Type": "application/json"])
     fault.body = Data(#"{"kind":"latency","ms":50,"count":100000,"path":"/oauth/token"}"#.utf8)
     _ = try await HTTPClient().execute(fault)
     let service = ["--issuer", "http://127.0.0.1:\(port)", "--backend", "http://127.0.0.1:\(port)/backend-api", "--store", fleetURL]
@@ -117,12 +122,17 @@ private func poolRows(chappie: URL, server: PostgresServer, port: Int) async thr
     }
     while machines.contains(where: { $0.0.isRunning }) { try await Task.sleep(for: .milliseconds(20)) }
     for (index, (process, log)) in machines.enumerated() where process.terminationStatus != 0 {
-        fatalError("machine \(index + 1): refresh exited \(process.terminationStatus): \((try? String(contentsOf: log, encoding: .utf8))?.prefix(2000) ?? "")")
+        fatalError(
+            "machine \(index + 1): refresh exited \(process.terminationStatus): \((try? String(contentsOf: log, encoding: .utf8))?.prefix(2000) ?? "")"
+        )
     }
     let fleet = milliseconds(clock.now - start)
     let (after, reuseAfter) = try await redemptions()
-    lines.append(String(format: "| `chappie refresh` of 200 pool accounts by 4 machines at once (50 each), 50 ms server latency | total %.0f ms | %d redeemed | %d reused |",
-                        fleet, after - before, reuseAfter - reuseBefore))
+    lines.append(
+        String(
+            format:
+                "| `chappie refresh` of 200 pool accounts by 4 machines at once (50 each), 50 ms server latency | total %.0f ms | %d redeemed | %d reused |",
+            fleet, after - before, reuseAfter - reuseBefore))
     let single = Process()
     single.executableURL = chappie
     single.arguments = ["refresh", "--all", "--quiet", "--home", homes[0].path, "--machine", "m1"] + service
@@ -134,8 +144,11 @@ private func poolRows(chappie: URL, server: PostgresServer, port: Int) async thr
     precondition(single.terminationStatus == 0, "refresh --all exited \(single.terminationStatus)")
     let one = [milliseconds(clock.now - singleStart)]
     let (last, reuseLast) = try await redemptions()
-    lines.append(String(format: "| `chappie refresh --all` of the same 200 pool accounts by one machine, 50 ms server latency | total %.0f ms | %d redeemed | %d reused |",
-                        one[0], last - after, reuseLast - reuseAfter))
+    lines.append(
+        String(
+            format:
+                "| `chappie refresh --all` of the same 200 pool accounts by one machine, 50 ms server latency | total %.0f ms | %d redeemed | %d reused |",
+            one[0], last - after, reuseLast - reuseAfter))
     fault.body = Data(#"{"kind":"latency","ms":0,"count":100000,"path":"/oauth/token"}"#.utf8)
     _ = try? await HTTPClient().execute(fault)
     return lines

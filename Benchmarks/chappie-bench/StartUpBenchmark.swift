@@ -35,7 +35,8 @@ func runStartUp(chappie: URL) async throws -> [String] {
         let median = quantile(sorted[index], 0.5)
         let ratio = index == 0 ? "1.00 × (the floor)" : String(format: "%.2f × sqlite3", median / floor)
         let target = targets[index].map { String(format: " (target ≤ %.0f ×)", $0) } ?? ""
-        return String(format: "| %@, 50 accounts, whole process, 30 runs | median %.1f ms | %@%@ | min %.1f ms |",
-                      runs[index].label, median, ratio, target, sorted[index][0])
+        return String(
+            format: "| %@, 50 accounts, whole process, 30 runs | median %.1f ms | %@%@ | min %.1f ms |",
+            runs[index].label, median, ratio, target, sorted[index][0])
     }
 }

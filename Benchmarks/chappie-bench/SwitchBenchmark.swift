@@ -29,9 +29,10 @@ func runSwitch(port: Int) async throws -> [String] {
     }
     func current() async throws -> String { try await run(["accounts", "current"]).trimmingCharacters(in: .whitespacesAndNewlines) }
     let listed = try JSONSerialization.jsonObject(with: Data(try await run(["accounts", "list", "--json"]).utf8)) as? [[String: Any]] ?? []
-    let ids = Dictionary(uniqueKeysWithValues: listed.compactMap { account in
-        (account["name"] as? String).flatMap { name in (account["chatgptAccountID"] as? String).map { (name, $0) } }
-    })
+    let ids = Dictionary(
+        uniqueKeysWithValues: listed.compactMap { account in
+            (account["name"] as? String).flatMap { name in (account["chatgptAccountID"] as? String).map { (name, $0) } }
+        })
     let names = ids.keys.sorted()
     precondition(names.count == 3, "three accounts were signed in: \(names)")
     _ = try await run(["accounts", "switch", names[0], "--no-codex-home"])
@@ -66,7 +67,11 @@ func runSwitch(port: Int) async throws -> [String] {
     let afterPoll = try await waitForSwitch(from: second)
     func seconds(_ duration: Duration) -> Double { Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18 }
     return [
-        String(format: "| daemon, default options: the active account at 85 %%, then 100 %% at the service → switched (target 90 s) | %.1f s | | |", seconds(nearLimit)),
-        String(format: "| daemon, default options: `chappie usage poll` stores 100 %% for the active account → switched (target 10 s) | %.1f s | | |", seconds(afterPoll)),
+        String(
+            format: "| daemon, default options: the active account at 85 %%, then 100 %% at the service → switched (target 90 s) | %.1f s | | |",
+            seconds(nearLimit)),
+        String(
+            format: "| daemon, default options: `chappie usage poll` stores 100 %% for the active account → switched (target 10 s) | %.1f s | | |",
+            seconds(afterPoll)),
     ]
 }

@@ -90,17 +90,20 @@ func runHTTP(port: Int) async throws -> [String] {
     let concurrentTotal = milliseconds(clock.now - concurrentStart)
 
     return [
-        String(format: "| 1,000 requests, sequential | %.0f ms | %.0f req/s | p50 %.2f ms, p99 %.2f ms |",
-               sequentialTotal, 1000 / sequentialTotal * 1000, quantile(latencies, 0.5), quantile(latencies, 0.99)),
-        String(format: "| 1,000 requests, 16 in flight | %.0f ms | %.0f req/s | p50 %.2f ms, p99 %.2f ms |",
-               concurrentTotal, 1000 / concurrentTotal * 1000, quantile(concurrentLatencies, 0.5), quantile(concurrentLatencies, 0.99)),
+        String(
+            format: "| 1,000 requests, sequential | %.0f ms | %.0f req/s | p50 %.2f ms, p99 %.2f ms |",
+            sequentialTotal, 1000 / sequentialTotal * 1000, quantile(latencies, 0.5), quantile(latencies, 0.99)),
+        String(
+            format: "| 1,000 requests, 16 in flight | %.0f ms | %.0f req/s | p50 %.2f ms, p99 %.2f ms |",
+            concurrentTotal, 1000 / concurrentTotal * 1000, quantile(concurrentLatencies, 0.5), quantile(concurrentLatencies, 0.99)),
     ]
 }
 
 func runSSE() -> [String] {
     var stream = Data()
     var events = 0
-    let delta = #"event: response.output_text.delta"# + "\n"
+    let delta =
+        #"event: response.output_text.delta"# + "\n"
         + #"data: {"type":"response.output_text.delta","item_id":"msg_1","output_index":0,"content_index":0,"delta":"Hello, world! "}"# + "\n\n"
     let comment = ": keep-alive\r\n"
     while stream.count < 10_000_000 {
@@ -125,8 +128,9 @@ func runSSE() -> [String] {
     let median = timings[timings.count / 2]
     let megabytes = Double(stream.count) / 1_000_000
     return [
-        String(format: "| SSE decode, %.1f MB (%d events, 16 KiB chunks), median of 5 | %.0f ms | %.0f MB/s | %.0f events/ms |",
-               megabytes, events, median, megabytes / median * 1000, Double(events) / median),
+        String(
+            format: "| SSE decode, %.1f MB (%d events, 16 KiB chunks), median of 5 | %.0f ms | %.0f MB/s | %.0f events/ms |",
+            megabytes, events, median, megabytes / median * 1000, Double(events) / median)
     ]
 }
 
@@ -189,8 +193,10 @@ func runStore() async throws -> [String] {
     ] {
         _ = try timeProcess(chappie, arguments, runs: 3)
         let times = try timeProcess(chappie, arguments, runs: 30)
-        lines.append(String(format: "| %@, whole process, 30 runs | median %.1f ms | p90 %.1f ms | min %.1f ms |",
-                            label, quantile(times, 0.5), quantile(times, 0.9), times[0]))
+        lines.append(
+            String(
+                format: "| %@, whole process, 30 runs | median %.1f ms | p90 %.1f ms | min %.1f ms |",
+                label, quantile(times, 0.5), quantile(times, 0.9), times[0]))
     }
     return lines
 }
@@ -236,7 +242,8 @@ func runDaemon(chappie: URL, home: URL, service: [String]) throws -> [String] {
         try status.run()
         let data = output.fileHandleForReading.readDataToEndOfFile()
         status.waitUntilExit()
-        let polls = ((try? JSONSerialization.jsonObject(with: data)) as? [String: Any]).flatMap { ($0["daemon"] as? [String: Any])?["polls"] as? Int } ?? 0
+        let polls =
+            ((try? JSONSerialization.jsonObject(with: data)) as? [String: Any]).flatMap { ($0["daemon"] as? [String: Any])?["polls"] as? Int } ?? 0
         if polls >= 200 { break }
         sleep(1)
     }
@@ -269,12 +276,17 @@ func runDaemon(chappie: URL, home: URL, service: [String]) throws -> [String] {
     sleep(60)
     let used = cpuSeconds() - before
     return [
-        String(format: "| `chappie token user50` through the daemon's socket, 200 accounts, whole process, 30 runs | median %.1f ms | p90 %.1f ms | min %.1f ms |",
-               quantile(token, 0.5), quantile(token, 0.9), token[0]),
-        String(format: "| the same request's round trip on the socket alone, 30 runs | median %.2f ms | p90 %.2f ms | min %.2f ms |",
-               quantile(roundTrips, 0.5), quantile(roundTrips, 0.9), roundTrips[0]),
-        String(format: "| `chappie daemon`, 200 accounts, idle for 60 s (polls hourly, refreshes at expiry) | resident %.1f MiB | CPU %.2f s (%.2f %%) | |",
-               residentMiB(), used, used / 60 * 100),
+        String(
+            format:
+                "| `chappie token user50` through the daemon's socket, 200 accounts, whole process, 30 runs | median %.1f ms | p90 %.1f ms | min %.1f ms |",
+            quantile(token, 0.5), quantile(token, 0.9), token[0]),
+        String(
+            format: "| the same request's round trip on the socket alone, 30 runs | median %.2f ms | p90 %.2f ms | min %.2f ms |",
+            quantile(roundTrips, 0.5), quantile(roundTrips, 0.9), roundTrips[0]),
+        String(
+            format:
+                "| `chappie daemon`, 200 accounts, idle for 60 s (polls hourly, refreshes at expiry) | resident %.1f MiB | CPU %.2f s (%.2f %%) | |",
+            residentMiB(), used, used / 60 * 100),
     ]
 }
 
@@ -287,20 +299,30 @@ func runTokens(port: Int) async throws -> [String] {
     var lines: [String] = []
     _ = try timeProcess(chappie, ["token", "user50"] + service, runs: 3)
     let token = try timeProcess(chappie, ["token", "user50"] + service, runs: 30)
-    lines.append(String(format: "| `chappie token user50` (valid stored token), 200 accounts, whole process, 30 runs | median %.1f ms | p90 %.1f ms | min %.1f ms |",
-                        quantile(token, 0.5), quantile(token, 0.9), token[0]))
-    var fault = HTTPRequest(url: URL(string: "http://127.0.0.1:\(port)/_emulator/faults")!, method: .post, headers: ["Content-Type": "application/json"])
+    lines.append(
+        String(
+            format:
+                "| `chappie token user50` (valid stored token), 200 accounts, whole process, 30 runs | median %.1f ms | p90 %.1f ms | min %.1f ms |",
+            quantile(token, 0.5), quantile(token, 0.9), token[0]))
+    var fault = HTTPRequest(
+        url: URL(string: "http://127.0.0.1:\(port)/_emulator/faults")!, method: .post, headers: ["Content-Type": "application/json"])
     fault.body = Data(#"{"kind":"latency","ms":50,"count":100000,"path":"/oauth/token"}"#.utf8)
     _ = try await HTTPClient().execute(fault)
     let refresh = try timeProcess(chappie, ["refresh", "--all", "--quiet"] + service, runs: 5)
-    lines.append(String(format: "| `chappie refresh --all`, 200 accounts, 50 ms server latency, 8 at a time, 5 runs | median %.0f ms | max %.0f ms | min %.0f ms |",
-                        quantile(refresh, 0.5), refresh[refresh.count - 1], refresh[0]))
+    lines.append(
+        String(
+            format:
+                "| `chappie refresh --all`, 200 accounts, 50 ms server latency, 8 at a time, 5 runs | median %.0f ms | max %.0f ms | min %.0f ms |",
+            quantile(refresh, 0.5), refresh[refresh.count - 1], refresh[0]))
     lines += try runDaemon(chappie: chappie, home: home, service: service)
     fault.body = Data(#"{"kind":"latency","ms":50,"count":100000,"path":"/backend-api/wham/usage"}"#.utf8)
     _ = try await HTTPClient().execute(fault)
     let poll = try timeProcess(chappie, ["usage", "poll", "--all"] + service, runs: 5)
-    lines.append(String(format: "| `chappie usage poll --all`, 200 accounts, 50 ms server latency, 8 at a time, 5 runs | median %.0f ms | max %.0f ms | min %.0f ms |",
-                        quantile(poll, 0.5), poll[poll.count - 1], poll[0]))
+    lines.append(
+        String(
+            format:
+                "| `chappie usage poll --all`, 200 accounts, 50 ms server latency, 8 at a time, 5 runs | median %.0f ms | max %.0f ms | min %.0f ms |",
+            quantile(poll, 0.5), poll[poll.count - 1], poll[0]))
     return lines
 }
 
@@ -337,8 +359,9 @@ func runStream(port: Int) async throws -> [String] {
     var lines: [String] = []
     var sseTotal = 0.0
     for (label, policy) in [("WebSocket", ChappieStreamingTransportPolicy(fallsBackToHTTPSSE: false)), ("HTTP/SSE", .httpSSEOnly)] {
-        let client = Chappie.client(configuration: ChappieConfiguration(
-            account: account.name, store: options, endpoints: endpoints, streamingTransportPolicy: policy))
+        let client = Chappie.client(
+            configuration: ChappieConfiguration(
+                account: account.name, store: options, endpoints: endpoints, streamingTransportPolicy: policy))
         var firsts: [Double] = [], totals: [Double] = []
         for _ in 0..<5 {
             let start = clock.now
@@ -357,8 +380,11 @@ func runStream(port: Int) async throws -> [String] {
         firsts.sort()
         totals.sort()
         if policy == .httpSSEOnly { sseTotal = quantile(totals, 0.5) }
-        lines.append(String(format: "| ChappieClient over \(label), 1 MB reply (10,000 deltas), 5 runs | first delta median %.0f ms | total median %.0f ms | %.1f MB/s |",
-                            quantile(firsts, 0.5), quantile(totals, 0.5), 1.0 / quantile(totals, 0.5) * 1000))
+        lines.append(
+            String(
+                format:
+                    "| ChappieClient over \(label), 1 MB reply (10,000 deltas), 5 runs | first delta median %.0f ms | total median %.0f ms | %.1f MB/s |",
+                quantile(firsts, 0.5), quantile(totals, 0.5), 1.0 / quantile(totals, 0.5) * 1000))
     }
     // The same request with curl -N: the access token from the store, the body written to a file.
     let credentials = try await store.credentials(for: account)
@@ -393,15 +419,19 @@ func runStream(port: Int) async throws -> [String] {
     curlFirsts.sort()
     curlTotals.sort()
     if !curlTotals.isEmpty {
-        lines.append(String(format: "| `curl -N` the same stream, 5 runs | first byte median %.0f ms | total median %.0f ms | ratio ChappieClient (SSE)/curl %.2f |",
-                            quantile(curlFirsts, 0.5), quantile(curlTotals, 0.5), sseTotal / quantile(curlTotals, 0.5)))
+        lines.append(
+            String(
+                format:
+                    "| `curl -N` the same stream, 5 runs | first byte median %.0f ms | total median %.0f ms | ratio ChappieClient (SSE)/curl %.2f |",
+                quantile(curlFirsts, 0.5), quantile(curlTotals, 0.5), sseTotal / quantile(curlTotals, 0.5)))
     }
     return lines
 }
 
 let harnessArguments = Array(CommandLine.arguments.dropFirst())
 if harnessArguments.first == "startup" {
-    let chappie = harnessArguments.count >= 3 && harnessArguments[1] == "--chappie"
+    let chappie =
+        harnessArguments.count >= 3 && harnessArguments[1] == "--chappie"
         ? URL(fileURLWithPath: harnessArguments[2])
         : URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("chappie")
     print("| benchmark | median | ratio | min |")
@@ -451,7 +481,9 @@ print("|---|---|---|---|")
 for line in try await runHTTP(port: port) { print(line) }
 for line in runSSE() { print(line) }
 for line in try await runStore() { print(line) }
-for line in try await runStartUp(chappie: URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("chappie")) {
+for line in try await runStartUp(
+    chappie: URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("chappie"))
+{
     print(line)
 }
 for line in try await runTokens(port: port) { print(line) }

@@ -95,7 +95,9 @@ func ask(_ client: ChappieClient, _ prompt: String) async throws {
             // events wait in the stream, so printing them here would come after the question).
             break
         case .toolCallCompleted(let result):
-            say("[tool] \(result.request.name) \(result.status.rawValue) after \(result.duration.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow))): \(result.output.prefix(200))")
+            say(
+                "[tool] \(result.request.name) \(result.status.rawValue) after \(result.duration.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow))): \(result.output.prefix(200))"
+            )
         case .completed:
             say("")
         case .usageLimits, .raw:

@@ -31,11 +31,13 @@ public final class Emulator: Sendable {
     public init(configuration: EmulatorConfiguration = EmulatorConfiguration(), logger: Logger? = nil) {
         self.configuration = configuration
         self.state = EmulatorState(configuration: configuration)
-        self.logger = logger ?? {
-            var logger = Logger(label: "chappie-emulator")
-            logger.logLevel = .warning
-            return logger
-        }()
+        self.logger =
+            logger
+            ?? {
+                var logger = Logger(label: "chappie-emulator")
+                logger.logLevel = .warning
+                return logger
+            }()
     }
 
     /// Serves until the calling task is cancelled, or until SIGTERM or SIGINT when `stopsOnSignals`.
@@ -139,8 +141,12 @@ public final class Emulator: Sendable {
             await control.queueApproval(RequestFields(body: body, contentType: "application/json"))
         }
         route(router, .get, "/codex/device") { _, _, _ in
-            Reply(status: 200, headers: [("Content-Type", "text/html; charset=utf-8")], body: .bytes(Data(
-                "<!doctype html><title>Device sign-in</title><p>chappie-emulator: codes are approved through /_emulator/device/approve, or by --auto-approve.</p>".utf8)))
+            Reply(
+                status: 200, headers: [("Content-Type", "text/html; charset=utf-8")],
+                body: .bytes(
+                    Data(
+                        "<!doctype html><title>Device sign-in</title><p>chappie-emulator: codes are approved through /_emulator/device/approve, or by --auto-approve.</p>"
+                            .utf8)))
         }
         route(router, .get, "/_emulator/accounts", control: true) { _, _, _ in await control.accounts() }
         route(router, .post, "/_emulator/accounts/:account/usage", control: true) { request, body, _ in
@@ -192,7 +198,8 @@ public final class Emulator: Sendable {
                 // network fails on the way (a one-byte body would arrive whole, and look like an answer).
                 return Reply(status: 200, headers: [], body: .bytes(Data(repeating: 0x20, count: 64))).response(truncate: true)
             case .status(let status, let body, let retryAfter)?:
-                var reply = body.map { Reply(status: status, headers: [("Content-Type", "application/json")], body: .bytes(Data($0.utf8))) }
+                var reply =
+                    body.map { Reply(status: status, headers: [("Content-Type", "application/json")], body: .bytes(Data($0.utf8))) }
                     ?? Reply.openAIError(status, message: "Injected failure (status \(status)).", type: "server_error", code: nil)
                 if let retryAfter { reply.headers.append(("Retry-After", retryAfter)) }
                 return reply.response(truncate: false)

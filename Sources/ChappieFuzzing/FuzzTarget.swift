@@ -163,7 +163,9 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
             // NIO's HTTP/1 parser as the listener configures it, then what chappie reads of each head.
             let channel = EmbeddedChannel()
             defer { _ = try? channel.finish() }
-            guard (try? channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)))) != nil else {
+            guard
+                (try? channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)))) != nil
+            else {
                 return ["the HTTP parser could not be set up"]
             }
             _ = try? channel.writeInbound(channel.allocator.buffer(bytes: data))
@@ -180,9 +182,9 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
     /// The account a refresh reply is checked against.
     private static let account = (try? AccountName("fuzz")).map { name in
         Account(
-        id: 1, uuid: UUID(), name: name,
-        info: ChappieAccountInfo(email: "fuzz@example.com", userID: "user-fuzz", accountID: "acct-fuzz", plan: .plus),
-        status: .ok, accessTokenExpiresAt: nil, lastRefreshAt: nil, lastError: nil, codexHome: nil, reservePercent: nil,
-        createdAt: Date(timeIntervalSince1970: 0), updatedAt: Date(timeIntervalSince1970: 0), isActive: false, maxLeases: 1)
+            id: 1, uuid: UUID(), name: name,
+            info: ChappieAccountInfo(email: "fuzz@example.com", userID: "user-fuzz", accountID: "acct-fuzz", plan: .plus),
+            status: .ok, accessTokenExpiresAt: nil, lastRefreshAt: nil, lastError: nil, codexHome: nil, reservePercent: nil,
+            createdAt: Date(timeIntervalSince1970: 0), updatedAt: Date(timeIntervalSince1970: 0), isActive: false, maxLeases: 1)
     }
 }

@@ -18,7 +18,8 @@ extension PoolAddress {
                 case (let settings, true)?: .require(settings)
                 case (let settings, false)?: .prefer(settings)
                 }
-            configuration = PostgresClient.Configuration(host: host ?? "", port: port, username: user, password: passwordText, database: database, tls: tls)
+            configuration = PostgresClient.Configuration(
+                host: host ?? "", port: port, username: user, password: passwordText, database: database, tls: tls)
         }
         configuration.options.connectTimeout = .seconds(10)
         configuration.options.additionalStartupParameters = [("application_name", "chappie")]
@@ -41,7 +42,8 @@ extension PoolAddress {
                     throw StoreError(.poolAddress, "the TLS settings of the pool \(self) cannot be used (\(error))")
                 }
             }
-            configuration = PostgresConnection.Configuration(host: host ?? "", port: port, username: user, password: passwordText, database: database, tls: tls)
+            configuration = PostgresConnection.Configuration(
+                host: host ?? "", port: port, username: user, password: passwordText, database: database, tls: tls)
         }
         configuration.options.connectTimeout = .seconds(10)
         configuration.options.additionalStartupParameters = [("application_name", "chappie")]

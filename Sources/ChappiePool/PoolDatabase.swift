@@ -33,9 +33,10 @@ package final class PoolDatabase: Sendable {
     /// The lock migrations take (one machine migrates; the others wait and find it done).
     private static let migrationLock: Int64 = 0x6368_6170_7069_6501
 
-    private init(address: PoolAddress, machine: String, client: PostgresClient, runner: Task<Void, Never>,
-        deadline: Duration, keySetup: StoreDatabase.KeySetup)
-    {
+    private init(
+        address: PoolAddress, machine: String, client: PostgresClient, runner: Task<Void, Never>,
+        deadline: Duration, keySetup: StoreDatabase.KeySetup
+    ) {
         self.address = address
         self.machine = machine
         self.client = client
@@ -109,7 +110,8 @@ package final class PoolDatabase: Sendable {
     /// The migrations applied to the pool; `nil` for a database no chappie has migrated.
     private static func appliedMigrations(_ connection: PostgresConnection) async throws -> [String]? {
         var exists = false
-        for try await (found) in try await connection.query("SELECT to_regclass('chappie_migrations') IS NOT NULL", logger: logger).decode(Bool.self) {
+        for try await (found) in try await connection.query("SELECT to_regclass('chappie_migrations') IS NOT NULL", logger: logger).decode(Bool.self)
+        {
             exists = found
         }
         guard exists else { return nil }
@@ -148,7 +150,8 @@ package final class PoolDatabase: Sendable {
             if let newer = Inspection.newer(in: applied) {
                 throw StoreError(
                     .newerSchema,
-                    "the pool \(address) was migrated by a newer chappie (migration \(newer)); this one (\(known.count) migrations) leaves it untouched. Upgrade chappie on this machine.")
+                    "the pool \(address) was migrated by a newer chappie (migration \(newer)); this one (\(known.count) migrations) leaves it untouched. Upgrade chappie on this machine."
+                )
             }
         }
         // Nearly always everything is applied: found without a lock, so opens do not queue.
@@ -248,9 +251,11 @@ package final class PoolDatabase: Sendable {
                 try? await Task.sleep(for: limit)
                 guard let waiting = outcome.waiting.withLock({ $0.take() }) else { return }
                 outcome.work.withLock { $0?.cancel() }
-                waiting.resume(throwing: StoreError(
-                    .unavailable,
-                    "\(what) took longer than \(limit.components.seconds) s; the database may be down or overloaded (a change may still be applied when it answers); try again later"))
+                waiting.resume(
+                    throwing: StoreError(
+                        .unavailable,
+                        "\(what) took longer than \(limit.components.seconds) s; the database may be down or overloaded (a change may still be applied when it answers); try again later"
+                    ))
             }
             let work = Task {
                 let result: Result<T, any Error>
@@ -300,13 +305,15 @@ package final class PoolDatabase: Sendable {
             }
             try await Self.within(lockTimeout + deadline, what: "waiting for a refresh lock") {
                 for id in ids {
-                    try await connection.query("SELECT pg_advisory_xact_lock(\(Self.refreshLockClass), \(Int32(truncatingIfNeeded: id)))", logger: Self.logger)
+                    try await connection.query(
+                        "SELECT pg_advisory_xact_lock(\(Self.refreshLockClass), \(Int32(truncatingIfNeeded: id)))", logger: Self.logger)
                 }
             }
         } catch let error as PSQLError where error.serverInfo?[.sqlState] == "55P03" {
             throw StoreError(
                 .unavailable,
-                "another machine has held this account's refresh lock for over \(lockTimeout.components.seconds) s; try again later (nothing was redeemed)")
+                "another machine has held this account's refresh lock for over \(lockTimeout.components.seconds) s; try again later (nothing was redeemed)"
+            )
         } catch {
             throw Self.storeError(error, address: address, doing: "taking a refresh lock")
         }
@@ -369,7 +376,8 @@ package final class PoolDatabase: Sendable {
         if let error = error as? PostgresError {
             switch error {
             case .server(let response):
-                return serverError(state: response.fields[.sqlState] ?? "?", message: response.fields[.message], address: address, doing: what, tail: tail)
+                return serverError(
+                    state: response.fields[.sqlState] ?? "?", message: response.fields[.message], address: address, doing: what, tail: tail)
             case .connectionClosed:
                 return StoreError(.unavailable, "\(what) failed: the connection to the pool \(address) was closed; try again later\(tail)")
             case .protocol:
@@ -390,7 +398,8 @@ package final class PoolDatabase: Sendable {
         case .failedToAddSSLHandler, .receivedUnencryptedDataAfterSSLRequest:
             return StoreError(.poolAddress, "the TLS connection to the pool \(address) failed; check sslmode and sslrootcert")
         case .authMechanismRequiresPassword, .unsupportedAuthMechanism, .saslError:
-            return StoreError(.poolAddress, "the pool \(address) wants a password chappie does not have or cannot use (\(error.code)); see docs/team-pool.md")
+            return StoreError(
+                .poolAddress, "the pool \(address) wants a password chappie does not have or cannot use (\(error.code)); see docs/team-pool.md")
         default:
             return StoreError(.database, "\(what) failed (\(error.code))\(tail)")
         }

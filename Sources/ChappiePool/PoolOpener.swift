@@ -49,7 +49,8 @@ enum PoolOpener {
         case .defaultKeyFile(let url):
             if case .passphrase = setup {
                 throw VaultError(
-                    .passphraseUnavailable, "this pool is sealed with a passphrase: set CHAPPIE_PASSPHRASE, or run chappie on a terminal to be asked for it")
+                    .passphraseUnavailable,
+                    "this pool is sealed with a passphrase: set CHAPPIE_PASSPHRASE, or run chappie on a terminal to be asked for it")
             }
             key = try StoreOpener.withKeyFile(url, lock: location.keyLockFile, createIfNew: true, setup: setup, missing: missing) { $0 }
             keySource = { try KeyFile.read(url) }
@@ -63,7 +64,9 @@ enum PoolOpener {
                 key = try kdf!.deriveKey(from: passphrase)
             case .key(let id):
                 throw StoreError(
-                    .wrongKey, "the pool is sealed with a key file (key \(id)), not a passphrase: unset CHAPPIE_PASSPHRASE or pass --key-file; nothing was changed")
+                    .wrongKey,
+                    "the pool is sealed with a key file (key \(id)), not a passphrase: unset CHAPPIE_PASSPHRASE or pass --key-file; nothing was changed"
+                )
             }
         }
         let store = PostgresAccountStore(
@@ -103,7 +106,8 @@ extension PostgresAccountStore {
         @Sendable func refuse(_ storedID: String?) -> StoreError {
             StoreError(
                 .wrongKey,
-                "this machine's key (id \(key.id)) does not open the pool \(address), which is sealed with key \(storedID ?? "?"); install the pool's key (docs/team-pool.md); nothing was changed")
+                "this machine's key (id \(key.id)) does not open the pool \(address), which is sealed with key \(storedID ?? "?"); install the pool's key (docs/team-pool.md); nothing was changed"
+            )
         }
         // A read first: a wrong key must not even start a write.
         let (check, storedID) = try await database.read { connection in

@@ -40,7 +40,8 @@ extension PostgresAccountStore {
         guard stored.keyID == key.id else {
             throw StoreError(
                 .credentialUnreadable,
-                "account \(account.name)'s credentials are sealed with key \(stored.keyID), not this machine's key \(key.id); install the pool's key on this machine (docs/team-pool.md)")
+                "account \(account.name)'s credentials are sealed with key \(stored.keyID), not this machine's key \(key.id); install the pool's key on this machine (docs/team-pool.md)"
+            )
         }
         let associatedData = CredentialBinding.uuid.associatedData(accountID: account.id, uuid: account.uuid, keyID: key.id)
         guard let opened = try? SealedBox(nonce: stored.nonce, ciphertext: stored.ciphertext).open(key: key, associatedData: associatedData) else {
@@ -57,7 +58,8 @@ extension PostgresAccountStore {
         let stored = try await database.read { connection in
             var stored: [Int64: StoredCredential] = [:]
             let rows = try await connection.query(
-                "SELECT account_id, key_id, nonce, ciphertext, updated_at FROM sealed_credentials WHERE account_id = ANY(\(ids))", logger: Self.logger)
+                "SELECT account_id, key_id, nonce, ciphertext, updated_at FROM sealed_credentials WHERE account_id = ANY(\(ids))", logger: Self.logger
+            )
             for try await (id, keyID, nonce, ciphertext, updatedAt) in rows.decode((Int64, String, Data, Data, Date).self) {
                 stored[id] = StoredCredential(keyID: keyID, nonce: nonce, ciphertext: ciphertext, updatedAt: updatedAt)
             }
@@ -134,7 +136,9 @@ extension PostgresAccountStore {
     /// account's UUID. Refused when the pool's key is not this key (nothing would open it).
     func seal(_ credentials: Credentials, of record: AccountRecord, key: SecretKey, _ connection: PostgresConnection) async throws {
         guard try await PoolDatabase.setting(.keyID, connection).map({ String(decoding: $0, as: UTF8.self) }) == key.id else {
-            throw StoreError(.wrongKey, "the pool's key is no longer this machine's key \(key.id); install the pool's key (docs/team-pool.md); nothing was changed")
+            throw StoreError(
+                .wrongKey, "the pool's key is no longer this machine's key \(key.id); install the pool's key (docs/team-pool.md); nothing was changed"
+            )
         }
         guard let id = record.id, let uuid = UUID(uuidString: record.uuid) else {
             throw StoreError(.corrupt, "the pool has an account chappie cannot read (row \(record.id ?? -1))")
@@ -196,7 +200,11 @@ extension PostgresAccountStore {
     package func adoptRecoveredTokens() async -> [AccountName] {
         let directory = location.directory.appendingPathComponent("recovery")
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path),
-            names.contains(where: { $0.hasPrefix("pool-") && ($0.hasSuffix(".sealed") || RecoveryFile.pendingData(at: directory.appendingPathComponent(($0 as NSString).deletingPathExtension + ".sealed")) != nil) }),
+            names.contains(where: {
+                $0.hasPrefix("pool-")
+                    && ($0.hasSuffix(".sealed")
+                        || RecoveryFile.pendingData(at: directory.appendingPathComponent(($0 as NSString).deletingPathExtension + ".sealed")) != nil)
+            }),
             let accounts = try? await accounts()
         else { return [] }
         var adopted: [AccountName] = []
@@ -266,16 +274,20 @@ extension PostgresAccountStore {
         if let (name, owner, home) = elsewhere.first {
             throw StoreError(
                 .unavailable,
-                "account \(name)'s tokens are in the Codex home \(home) on machine \(owner), whose Codex refreshes them on its own: only \(owner) refreshes this account (its daemon, or any chappie command there). Nothing was redeemed here; try again later")
+                "account \(name)'s tokens are in the Codex home \(home) on machine \(owner), whose Codex refreshes them on its own: only \(owner) refreshes this account (its daemon, or any chappie command there). Nothing was redeemed here; try again later"
+            )
         }
         for (id, owner, ownerInstance, startedAt) in intents {
             let account = try await account(id: id)
             guard ownerInstance == instance else {
                 throw StoreError(
                     .unavailable,
-                    "account \(account.name) was refreshed on machine \(owner) (\(startedAt.formatted(.iso8601))), which has not stored the new tokens in the pool yet; they are stored by the next chappie command run there. Nothing was redeemed here; try again later. If \(owner) is gone for good, its tokens are lost: sign the account in again (chappie accounts add \(account.name))")
+                    "account \(account.name) was refreshed on machine \(owner) (\(startedAt.formatted(.iso8601))), which has not stored the new tokens in the pool yet; they are stored by the next chappie command run there. Nothing was redeemed here; try again later. If \(owner) is gone for good, its tokens are lost: sign the account in again (chappie accounts add \(account.name))"
+                )
             }
-            if case .pending(let pending) = recoveryState(for: account, stored: try await database.read { try await self.storedCredential(accountID: id, $0) }) {
+            if case .pending(let pending) = recoveryState(
+                for: account, stored: try await database.read { try await self.storedCredential(accountID: id, $0) })
+            {
                 // Stores them and clears the intent, in one transaction.
                 _ = try await updateCredentials(
                     of: account, to: pending.credentials, accessTokenExpiresAt: pending.accessExpiresAt, refreshedAt: pending.refreshedAt,
@@ -297,7 +309,8 @@ extension PostgresAccountStore {
             return claimed
         }
         guard claimed == ids.count else {
-            throw StoreError(.unavailable, "another machine began refreshing this account at the same moment; nothing was redeemed here; try again later")
+            throw StoreError(
+                .unavailable, "another machine began refreshing this account at the same moment; nothing was redeemed here; try again later")
         }
     }
 
@@ -352,7 +365,8 @@ extension PostgresAccountStore {
         guard try await !keyIsCurrent() else { return false }
         let check = try await database.read { connection in try await PoolDatabase.setting(.keyCheck, connection) }
         guard let keySource, let newKey = try? keySource(), let check, KeyCheck.verify(check, key: newKey) else {
-            throw StoreError(.wrongKey, "the pool's key changed, and this machine does not have the new key; install it (docs/team-pool.md); nothing was changed")
+            throw StoreError(
+                .wrongKey, "the pool's key changed, and this machine does not have the new key; install it (docs/team-pool.md); nothing was changed")
         }
         currentKey.withLock { $0 = newKey }
         return true

@@ -6,9 +6,12 @@ import PostgresNIO
 extension PostgresAccountStore {
     package func setMaxLeases(_ count: Int, for name: AccountName) async throws(StoreError) -> Account {
         try await database.write { connection in
-            guard var record = try await self.record(named: name, connection) else { throw StoreError(.notFound, "there is no account named \(name)") }
+            guard var record = try await self.record(named: name, connection) else {
+                throw StoreError(.notFound, "there is no account named \(name)")
+            }
             record.maxLeases = count
-            try await connection.query("UPDATE accounts SET max_leases = \(count), updated_at = \(Date()) WHERE id = \(record.id!)", logger: Self.logger)
+            try await connection.query(
+                "UPDATE accounts SET max_leases = \(count), updated_at = \(Date()) WHERE id = \(record.id!)", logger: Self.logger)
             try await self.audit(.settingChanged, account: record, detail: "max-leases = \(count)", connection)
             return try record.account(activeID: try await self.activeID(connection))
         }
@@ -37,7 +40,8 @@ extension PostgresAccountStore {
                 guard let maxLeases else { continue }
                 var held = 0, whole = false
                 let rows = try await connection.query(
-                    "SELECT count(*), coalesce(bool_or(whole_account), false) FROM leases WHERE account_id = \(candidate.accountID)", logger: Self.logger)
+                    "SELECT count(*), coalesce(bool_or(whole_account), false) FROM leases WHERE account_id = \(candidate.accountID)",
+                    logger: Self.logger)
                 for try await (count, any) in rows.decode((Int, Bool).self) { (held, whole) = (count, any) }
                 guard candidate.wholeAccount ? held == 0 : (!whole && held < maxLeases) else { continue }
                 let id = UUID()
@@ -73,7 +77,8 @@ extension PostgresAccountStore {
             let rows = try await connection.query("DELETE FROM leases WHERE id = \(id) RETURNING account_id", logger: Self.logger)
             for try await (accountID) in rows.decode(Int64.self) {
                 try await self.audit(
-                    .leaseReleased, account: try await self.record(id: accountID, connection), detail: "lease \(id.uuidString.lowercased())", connection)
+                    .leaseReleased, account: try await self.record(id: accountID, connection), detail: "lease \(id.uuidString.lowercased())",
+                    connection)
             }
         }
     }
@@ -120,9 +125,10 @@ extension PostgresAccountStore {
             (UUID, Int64, String, String, String, Bool, Date, Date).self)
         {
             guard let accountName = try? AccountName(name) else { throw StoreError(.corrupt, "the leases table has a row chappie cannot read") }
-            leases.append(Lease(
-                id: id, accountID: accountID, accountName: accountName, machine: machine, holder: holder, wholeAccount: whole,
-                acquiredAt: acquiredAt, expiresAt: expiresAt))
+            leases.append(
+                Lease(
+                    id: id, accountID: accountID, accountName: accountName, machine: machine, holder: holder, wholeAccount: whole,
+                    acquiredAt: acquiredAt, expiresAt: expiresAt))
         }
         return leases
     }

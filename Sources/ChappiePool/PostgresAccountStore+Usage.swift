@@ -13,7 +13,8 @@ extension PostgresAccountStore {
     private static func sample(_ row: PostgresRow) throws -> UsageSample {
         let cells = row.makeRandomAccess()
         var record = UsageSampleRecord(
-            ChappieUsageLimitSnapshot(limitID: try cells[3].decode(String.self), plan: nil, shortWindow: nil, longWindow: nil), accountID: try cells[0].decode(Int64.self),
+            ChappieUsageLimitSnapshot(limitID: try cells[3].decode(String.self), plan: nil, shortWindow: nil, longWindow: nil),
+            accountID: try cells[0].decode(Int64.self),
             source: UsageSource(rawValue: try cells[2].decode(String.self)) ?? .poll,
             at: Date(timeIntervalSince1970: try cells[1].decode(Double.self)))
         record.plan = try cells[4].decode(String?.self)
@@ -36,7 +37,8 @@ extension PostgresAccountStore {
         let machine = self.machine
         try await database.write { connection in
             for snapshot in snapshots {
-                try await Self.insertSample(UsageSampleRecord(snapshot, accountID: account.id, source: source, at: date), machine: machine, connection)
+                try await Self.insertSample(
+                    UsageSampleRecord(snapshot, accountID: account.id, source: source, at: date), machine: machine, connection)
             }
             if SQLiteAccountStore.clearsPollFailure(snapshots, source: source, at: date) {
                 try await connection.query(
@@ -97,7 +99,8 @@ extension PostgresAccountStore {
                 "WITH gone AS (DELETE FROM usage_samples WHERE observed_at < \(date.timeIntervalSince1970) RETURNING 1) SELECT count(*) FROM gone",
                 logger: Self.logger)
             for try await (count) in rows.decode(Int.self) { deleted = count }
-            try await self.audit(.usagePruned, account: nil, detail: "\(deleted) samples before \(ISO8601DateFormatter().string(from: date))", connection)
+            try await self.audit(
+                .usagePruned, account: nil, detail: "\(deleted) samples before \(ISO8601DateFormatter().string(from: date))", connection)
             return deleted
         }
     }
@@ -119,9 +122,11 @@ extension PostgresAccountStore {
                 for try await (account, observed, fiveHour, fiveHourResets, weekly, weeklyResets, reached) in rows.decode(
                     (Int64, Double, Double?, Int64?, Double?, Int64?, Bool).self)
                 {
-                    try update(&state, UsageReading(
-                        accountID: account, observedAt: observed, fiveHourUsed: fiveHour, fiveHourResetsAt: fiveHourResets, weeklyUsed: weekly,
-                        weeklyResetsAt: weeklyResets, limitReached: reached))
+                    try update(
+                        &state,
+                        UsageReading(
+                            accountID: account, observedAt: observed, fiveHourUsed: fiveHour, fiveHourResetsAt: fiveHourResets, weeklyUsed: weekly,
+                            weeklyResetsAt: weeklyResets, limitReached: reached))
                 }
                 return state
             }
@@ -145,10 +150,11 @@ extension PostgresAccountStore {
                 for try await (account, resets, first, last, count, peak, reached) in rows.decode(
                     (Int64, Int64, Double, Double, Int, Double?, Int).self)
                 {
-                    summaries.append(UsageWindowSummary(
-                        accountID: account, kind: kind, resetsAt: Date(timeIntervalSince1970: Double(resets)),
-                        firstSample: Date(timeIntervalSince1970: first), lastSample: Date(timeIntervalSince1970: last), samples: count,
-                        peakPercent: peak ?? 0, limitReached: reached))
+                    summaries.append(
+                        UsageWindowSummary(
+                            accountID: account, kind: kind, resetsAt: Date(timeIntervalSince1970: Double(resets)),
+                            firstSample: Date(timeIntervalSince1970: first), lastSample: Date(timeIntervalSince1970: last), samples: count,
+                            peakPercent: peak ?? 0, limitReached: reached))
                 }
             }
             return summaries
@@ -164,10 +170,13 @@ extension PostgresAccountStore {
                 FROM usage_samples WHERE \(unescaped: Self.readingFilter(since: since, until: until, accounts: accounts))
                 GROUP BY machine, account_id
                 """, logger: Self.logger)
-            for try await (machine, account, count, first, last, five, weekly) in rows.decode((String, Int64, Int64, Double, Double, Double?, Double?).self) {
-                summaries.append(UsageMachineSummary(
-                    machine: machine, accountID: account, samples: Int(count), firstSample: Date(timeIntervalSince1970: first),
-                    lastSample: Date(timeIntervalSince1970: last), fiveHourPeak: five, weeklyPeak: weekly))
+            for try await (machine, account, count, first, last, five, weekly) in rows.decode(
+                (String, Int64, Int64, Double, Double, Double?, Double?).self)
+            {
+                summaries.append(
+                    UsageMachineSummary(
+                        machine: machine, accountID: account, samples: Int(count), firstSample: Date(timeIntervalSince1970: first),
+                        lastSample: Date(timeIntervalSince1970: last), fiveHourPeak: five, weeklyPeak: weekly))
             }
             return summaries
         }

@@ -59,14 +59,15 @@ package final class PostgresAccountStore: AccountStore {
                 try row.decode((Int64, UUID, String, String?, String?, String?, String?, Bool, String, Date?, Date?).self)
             let cells = row.makeRandomAccess()
             let homeMachine = try cells[12].decode(String?.self)
-            records.append(AccountRecord(
-                id: id, uuid: uuid.uuidString.lowercased(), name: name, email: email, chatgptAccountId: accountID, chatgptUserId: userID,
-                plan: plan, isFedramp: fedramp, status: status, accessExpiresAt: expires, lastRefreshAt: refreshed,
-                lastError: try cells[11].decode(String?.self),
-                // A Codex home is a path on one machine: on the others, the account has none here.
-                codexHome: homeMachine == machine ? try cells[13].decode(String?.self) : nil,
-                reservePercent: try cells[14].decode(Double?.self), maxLeases: try cells[17].decode(Int.self),
-                createdAt: try cells[15].decode(Date.self), updatedAt: try cells[16].decode(Date.self)))
+            records.append(
+                AccountRecord(
+                    id: id, uuid: uuid.uuidString.lowercased(), name: name, email: email, chatgptAccountId: accountID, chatgptUserId: userID,
+                    plan: plan, isFedramp: fedramp, status: status, accessExpiresAt: expires, lastRefreshAt: refreshed,
+                    lastError: try cells[11].decode(String?.self),
+                    // A Codex home is a path on one machine: on the others, the account has none here.
+                    codexHome: homeMachine == machine ? try cells[13].decode(String?.self) : nil,
+                    reservePercent: try cells[14].decode(Double?.self), maxLeases: try cells[17].decode(Int.self),
+                    createdAt: try cells[15].decode(Date.self), updatedAt: try cells[16].decode(Date.self)))
         }
         return records
     }
@@ -180,20 +181,25 @@ package final class PostgresAccountStore: AccountStore {
 
     package func rename(_ name: AccountName, to newName: AccountName) async throws(StoreError) {
         try await database.write { connection in
-            guard var record = try await self.record(named: name, connection) else { throw StoreError(.notFound, "there is no account named \(name)") }
+            guard var record = try await self.record(named: name, connection) else {
+                throw StoreError(.notFound, "there is no account named \(name)")
+            }
             guard name != newName else { return }
             if try await self.record(named: newName, connection) != nil {
                 throw StoreError(.nameTaken, "another account is already named \(newName); choose another name")
             }
             record.name = newName.rawValue
-            try await connection.query("UPDATE accounts SET name = \(newName.rawValue), updated_at = \(Date()) WHERE id = \(record.id!)", logger: Self.logger)
+            try await connection.query(
+                "UPDATE accounts SET name = \(newName.rawValue), updated_at = \(Date()) WHERE id = \(record.id!)", logger: Self.logger)
             try await self.audit(.renamed, account: record, detail: "from \(name)", connection)
         }
     }
 
     package func remove(_ name: AccountName) async throws(StoreError) {
         let removed = try await database.write { connection in
-            guard let record = try await self.record(named: name, connection) else { throw StoreError(.notFound, "there is no account named \(name)") }
+            guard let record = try await self.record(named: name, connection) else {
+                throw StoreError(.notFound, "there is no account named \(name)")
+            }
             let account = try record.account(activeID: nil)
             try await self.audit(.removed, account: record, detail: "", connection)
             // Whichever machines had it active no longer do.
@@ -241,7 +247,8 @@ package final class PostgresAccountStore: AccountStore {
             if let otherMachine, otherMachine != machine {
                 throw StoreError(
                     .inUseElsewhere,
-                    "account \(record.name)'s tokens are in the Codex home \(otherHome ?? "?") on machine \(otherMachine), whose Codex refreshes them on its own; switch that home to another account there first (chappie accounts switch OTHER on \(otherMachine)); nothing was changed")
+                    "account \(record.name)'s tokens are in the Codex home \(otherHome ?? "?") on machine \(otherMachine), whose Codex refreshes them on its own; switch that home to another account there first (chappie accounts switch OTHER on \(otherMachine)); nothing was changed"
+                )
             }
         }
         let now = Date()
@@ -259,7 +266,9 @@ package final class PostgresAccountStore: AccountStore {
 
     package func setReserve(_ percent: Double?, for name: AccountName) async throws(StoreError) -> Account {
         try await database.write { connection in
-            guard var record = try await self.record(named: name, connection) else { throw StoreError(.notFound, "there is no account named \(name)") }
+            guard var record = try await self.record(named: name, connection) else {
+                throw StoreError(.notFound, "there is no account named \(name)")
+            }
             record.reservePercent = percent
             try await connection.query(
                 "UPDATE accounts SET reserve_percent = \(percent), updated_at = \(Date()) WHERE id = \(record.id!)", logger: Self.logger)
@@ -276,7 +285,8 @@ package final class PostgresAccountStore: AccountStore {
             let rows = try await connection.query(
                 "SELECT at, kind, account_name, detail, machine FROM events ORDER BY id DESC LIMIT \(limit)", logger: Self.logger)
             for try await (at, kind, name, detail, machine) in rows.decode((Date, String, String?, String, String).self) {
-                events.append(AuditEvent(at: at, kind: kind, accountName: name, detail: detail.isEmpty ? "on \(machine)" : "\(detail) (on \(machine))"))
+                events.append(
+                    AuditEvent(at: at, kind: kind, accountName: name, detail: detail.isEmpty ? "on \(machine)" : "\(detail) (on \(machine))"))
             }
             return events
         }
@@ -326,8 +336,10 @@ package final class PostgresAccountStore: AccountStore {
     }
 
     func record(id: Int64, _ connection: PostgresConnection, forUpdate: Bool = false) async throws -> AccountRecord? {
-        try await records("SELECT \(unescaped: Self.accountColumns) FROM accounts WHERE id = \(id)\(unescaped: forUpdate ? " FOR UPDATE" : "")", connection)
-            .first
+        try await records(
+            "SELECT \(unescaped: Self.accountColumns) FROM accounts WHERE id = \(id)\(unescaped: forUpdate ? " FOR UPDATE" : "")", connection
+        )
+        .first
     }
 
     private func matching(_ info: ChappieAccountInfo, _ connection: PostgresConnection) async throws -> AccountRecord? {

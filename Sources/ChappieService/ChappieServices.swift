@@ -24,7 +24,8 @@ public struct ServiceOptions: Sendable {
 
     /// Options; `interactive` defaults to whether standard input is a terminal.
     public init(
-        home: String? = nil, keyFile: String? = nil, storeURL: String? = nil, machine: String? = nil, endpoints: ChappieEndpoints = ChappieEndpoints(),
+        home: String? = nil, keyFile: String? = nil, storeURL: String? = nil, machine: String? = nil,
+        endpoints: ChappieEndpoints = ChappieEndpoints(),
         interactive: Bool? = nil
     ) {
         self.home = home
@@ -113,7 +114,8 @@ public struct ChappieServices: Sendable {
         keys = KeyService(opened: opened, options: options.storeOptions)
         exec = ExecService(store: store, tokens: tokens, environment: accounts.environment)
         backups = BackupService(
-            store: store, signatures: tokens.signatures, ownFiles: OwnFiles(location: store.location, source: opened.source, environment: ProcessInfo.processInfo.environment))
+            store: store, signatures: tokens.signatures,
+            ownFiles: OwnFiles(location: store.location, source: opened.source, environment: ProcessInfo.processInfo.environment))
         leases = LeaseService(store: store, usage: usage)
     }
 
@@ -147,7 +149,8 @@ public struct ChappieServices: Sendable {
 
     /// An SDK client streaming responses as one account, over this store.
     public func client(for account: AccountName, transport: ChappieStreamingTransportPolicy = .default) -> ChappieClient {
-        Chappie.client(configuration: ChappieConfiguration(
-            account: account, store: options.storeOptions, endpoints: options.endpoints, streamingTransportPolicy: transport))
+        Chappie.client(
+            configuration: ChappieConfiguration(
+                account: account, store: options.storeOptions, endpoints: options.endpoints, streamingTransportPolicy: transport))
     }
 }

@@ -42,9 +42,11 @@ public struct StoreLocation: Sendable, Equatable {
             return StoreLocation(directory: URL(fileURLWithPath: expandTilde(home)))
         }
         let userHome = URL(fileURLWithPath: environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory())
-        let data = environment["XDG_DATA_HOME"].flatMap { $0.hasPrefix("/") ? URL(fileURLWithPath: $0) : nil }
+        let data =
+            environment["XDG_DATA_HOME"].flatMap { $0.hasPrefix("/") ? URL(fileURLWithPath: $0) : nil }
             ?? userHome.appendingPathComponent(".local/share")
-        let config = environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? URL(fileURLWithPath: $0) : nil }
+        let config =
+            environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? URL(fileURLWithPath: $0) : nil }
             ?? userHome.appendingPathComponent(".config")
         return StoreLocation(directory: data.appendingPathComponent("chappie"), keyDirectory: config.appendingPathComponent("chappie"))
     }

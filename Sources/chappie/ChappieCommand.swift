@@ -22,7 +22,10 @@ struct ChappieCommand: AsyncParsableCommand {
             command line (exit 0, or 2 with the reason) without running it.
             """,
         version: ChappieVersion.current,
-        subcommands: [Accounts.self, Exec.self, Lease.self, Pool.self, Backup.self, Restore.self, Usage.self, Ask.self, Token.self, Refresh.self, Daemon.self, Status.self, Key.self, Config.self, Log.self, Doctor.self, Completions.self])
+        subcommands: [
+            Accounts.self, Exec.self, Lease.self, Pool.self, Backup.self, Restore.self, Usage.self, Ask.self, Token.self, Refresh.self, Daemon.self,
+            Status.self, Key.self, Config.self, Log.self, Doctor.self, Completions.self,
+        ])
 
     /// Runs the command, mapping argument errors to exit code 2 as docs/errors.md says.
     static func main() async {

@@ -13,10 +13,15 @@ struct GlobalOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("The OAuth issuer (default: $CHAPPIE_ISSUER, else https://auth.openai.com).", valueName: "url"))
     var issuer: String?
 
-    @Option(name: .long, help: ArgumentHelp("The ChatGPT backend (default: $CHAPPIE_BACKEND, else https://chatgpt.com/backend-api).", valueName: "url"))
+    @Option(
+        name: .long, help: ArgumentHelp("The ChatGPT backend (default: $CHAPPIE_BACKEND, else https://chatgpt.com/backend-api).", valueName: "url"))
     var backend: String?
 
-    @Option(name: .long, help: ArgumentHelp("The key file (default: $CHAPPIE_KEY_FILE, systemd credentials, $CHAPPIE_PASSPHRASE, else a key file beside the data).", valueName: "file"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The key file (default: $CHAPPIE_KEY_FILE, systemd credentials, $CHAPPIE_PASSPHRASE, else a key file beside the data).", valueName: "file"
+        ))
     var keyFile: String?
 
     @Option(
@@ -70,7 +75,8 @@ struct GlobalOptions: ParsableArguments {
         do {
             return try AccountName(value)
         } catch {
-            throw CommandFailure(message: "$CHAPPIE_ACCOUNT is not an account name (\(error)); unset it or name an account", exitCode: ExitCode(ChappieExitCode.usage))
+            throw CommandFailure(
+                message: "$CHAPPIE_ACCOUNT is not an account name (\(error)); unset it or name an account", exitCode: ExitCode(ChappieExitCode.usage))
         }
     }
 

@@ -4,9 +4,11 @@ import Testing
 
 @Suite("Issuer error bodies: read only as JSON, kept redacted")
 struct OAuthErrorBodyTests {
-    @Test("Only a JSON body carries an OAuth code: plain text or HTML that looks like one never signs an account out", arguments: [
-        "invalid_grant", "invalid_grant: revoked", "forbidden", "<html><body>invalid_grant</body></html>", "",
-    ])
+    @Test(
+        "Only a JSON body carries an OAuth code: plain text or HTML that looks like one never signs an account out",
+        arguments: [
+            "invalid_grant", "invalid_grant: revoked", "forbidden", "<html><body>invalid_grant</body></html>", "",
+        ])
     func plainTextIsNoCode(body: String) {
         let error = ChappieAuthError.tokenExchangeFailed(statusCode: 400, body: body)
         #expect(error.oauthErrorCode == nil)
@@ -33,7 +35,8 @@ struct OAuthErrorBodyTests {
 
     @Test("Redaction: token members in any case, escaped quotes, form fields, JWTs; the error code stays")
     func redaction() {
-        let body = #"{"error":"invalid_grant","refreshToken":"rt_A\"still_secret","Access_Token":"at_secret","code_verifier":"cv_secret","echo":"refresh_token=rt_form_secret&code=ac_secret","id":"eyJhbGciOi.eyJzdWIiOi.c2ln"}"#
+        let body =
+            #"{"error":"invalid_grant","refreshToken":"rt_A\"still_secret","Access_Token":"at_secret","code_verifier":"cv_secret","echo":"refresh_token=rt_form_secret&code=ac_secret","id":"eyJhbGciOi.eyJzdWIiOi.c2ln"}"#
         let kept = OAuthErrorBody.redacted(Data(body.utf8))
         for secret in ["rt_A", "still_secret", "at_secret", "cv_secret", "rt_form_secret", "ac_secret", "eyJhbGciOi"] {
             #expect(!kept.contains(secret), "\(secret) in \(kept)")

@@ -49,9 +49,12 @@ struct OutOfRangeNumbersTests {
         let snapshot = ChappieUsageLimitSnapshot.fromHeaders { headers[$0] }
         #expect((snapshot == nil) == number.hasPrefix("-"))
         #expect(snapshot.map { (0...100).contains($0.shortWindow?.usedPercent ?? $0.longWindow?.usedPercent ?? -1) } ?? true)
-        let event = try #require(try JSONSerialization.jsonObject(with: Data("""
-            {"rate_limits": {"primary": {"used_percent": \(number), "window_minutes": \(number), "reset_at": \(number)}}}
-            """.utf8)) as? [String: Any])
+        let event = try #require(
+            try JSONSerialization.jsonObject(
+                with: Data(
+                    """
+                    {"rate_limits": {"primary": {"used_percent": \(number), "window_minutes": \(number), "reset_at": \(number)}}}
+                    """.utf8)) as? [String: Any])
         let fromEvent = try #require(ChappieUsageLimitSnapshot.fromRateLimitsEvent(event))
         let window = try #require(fromEvent.shortWindow ?? fromEvent.longWindow)
         #expect((0...100).contains(window.usedPercent))

@@ -25,7 +25,8 @@ struct TerminalTextTests {
 
     @Test("true and false in JSON are not the numbers 1 and 0")
     func booleansAreNotNumbers() throws {
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(#"{"t": true, "f": false, "one": 1, "zero": 0}"#.utf8)) as? [String: Any])
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(#"{"t": true, "f": false, "one": 1, "zero": 0}"#.utf8)) as? [String: Any])
         #expect(WireNumber.double(object["t"]) == nil)
         #expect(WireNumber.double(object["f"]) == nil)
         #expect(WireNumber.double(object["one"]) == 1)

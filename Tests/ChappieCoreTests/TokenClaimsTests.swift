@@ -21,9 +21,11 @@ struct TokenClaimsTests {
         #expect(access.expiresAt == Date(timeIntervalSince1970: 1_795_864_000))
     }
 
-    @Test("Malformed tokens are refused with a message that does not echo the token", arguments: [
-        "", "abc", "a.b", "a.b.c.d", "header..sig", "eyJ.@@@.sig", "eyJ.bm90IGpzb24.sig", "eyJ.WzEsMl0.sig",
-    ])
+    @Test(
+        "Malformed tokens are refused with a message that does not echo the token",
+        arguments: [
+            "", "abc", "a.b", "a.b.c.d", "header..sig", "eyJ.@@@.sig", "eyJ.bm90IGpzb24.sig", "eyJ.WzEsMl0.sig",
+        ])
     func malformed(_ token: String) {
         #expect(throws: TokenClaimsError.self) { try TokenClaims(jwt: token) }
         do {
@@ -60,10 +62,12 @@ struct TokenClaimsTests {
         #expect(try AccountName(name).rawValue == name)
     }
 
-    @Test("Hostile names are refused with the rule, control characters escaped", arguments: [
-        "", ".", "..", "a b", "a/b", "../etc", "name\nnext", "quote'\"", "x;DROP TABLE accounts;--", "é", "tab\t",
-        String(repeating: "y", count: 65), String(repeating: "z", count: 200),
-    ])
+    @Test(
+        "Hostile names are refused with the rule, control characters escaped",
+        arguments: [
+            "", ".", "..", "a b", "a/b", "../etc", "name\nnext", "quote'\"", "x;DROP TABLE accounts;--", "é", "tab\t",
+            String(repeating: "y", count: 65), String(repeating: "z", count: 200),
+        ])
     func hostileNames(_ name: String) {
         do {
             _ = try AccountName(name)

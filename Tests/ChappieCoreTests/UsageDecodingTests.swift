@@ -52,7 +52,8 @@ struct UsageDecodingTests {
         #expect(unknown.plan == .enterpriseCbpUsageBased)
         #expect(unknown.credits?.unlimited == true)
         #expect(unknown.credits?.balance == nil)
-        let odd = try ChappieUsageLimitSnapshot.decodeUsage(Data(#"{"plan_type":"quorum","rate_limit":{"primary_window":{"used_percent":"x"}}}"#.utf8))
+        let odd = try ChappieUsageLimitSnapshot.decodeUsage(
+            Data(#"{"plan_type":"quorum","rate_limit":{"primary_window":{"used_percent":"x"}}}"#.utf8))
         #expect(odd.first?.plan == .unknown("quorum"))
         #expect(odd.first?.shortWindow == nil)
         #expect(throws: UsageDecodingError.self) { try ChappieUsageLimitSnapshot.decodeUsage(Data("[]".utf8)) }

@@ -18,7 +18,8 @@ struct BackendTests {
         var headers = bearer(tokens)
         headers["ChatGPT-Account-Id"] = try accountID(tokens)
         headers["Accept"] = "text/event-stream"
-        let body = #"{"model":"gpt-5-codex","stream":true,"store":false,"input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"\#(text)"}]}]}"#
+        let body =
+            #"{"model":"gpt-5-codex","stream":true,"store":false,"input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"\#(text)"}]}]}"#
         return emulator.request("/backend-api/codex/responses", method: .post, json: body, headers: headers)
     }
 
@@ -54,7 +55,10 @@ struct BackendTests {
             let usage = try await emulator.json(emulator.request("/backend-api/wham/usage", headers: bearer(free)))
             #expect(usage.json.int("rate_limit", "primary_window", "limit_window_seconds") == 604800)
             #expect(usage.json.isNull("rate_limit", "secondary_window"))
-            #expect(shapeDifferences(usage.json.value(["rate_limit"]), JSONDocument(try Fixtures.data("wham-usage-weekly-only.json")).value(["rate_limit"])).isEmpty)
+            #expect(
+                shapeDifferences(
+                    usage.json.value(["rate_limit"]), JSONDocument(try Fixtures.data("wham-usage-weekly-only.json")).value(["rate_limit"])
+                ).isEmpty)
         }
     }
 

@@ -30,8 +30,9 @@ struct DeviceCodeTests {
     @Test("usercode refuses an unknown client id and a body that is not JSON")
     func userCodeRefusals() async throws {
         try await withEmulator { emulator in
-            let wrong = try await emulator.json(emulator.request(
-                "/api/accounts/deviceauth/usercode", method: .post, json: #"{"client_id":"someone-else"}"#))
+            let wrong = try await emulator.json(
+                emulator.request(
+                    "/api/accounts/deviceauth/usercode", method: .post, json: #"{"client_id":"someone-else"}"#))
             #expect(wrong.status == 400)
             #expect(wrong.json.string("error", "code") == "invalid_client")
             let garbage = try await emulator.json(emulator.request("/api/accounts/deviceauth/usercode", method: .post, json: "{nope"))
@@ -51,9 +52,11 @@ struct DeviceCodeTests {
             #expect(shapeDifferences(pending.json.root, JSONDocument(try Fixtures.data("device-token-pending-403.json")).root).isEmpty)
             #expect(pending.json.string("error", "code") == "deviceauth_authorization_pending")
 
-            let approval = try await emulator.json(emulator.request(
-                "/_emulator/device/approve", method: .post,
-                json: RunningEmulator.encode(["user_code": try #require(started.string("user_code")), "email": "ada@example.com", "plan": "pro"])))
+            let approval = try await emulator.json(
+                emulator.request(
+                    "/_emulator/device/approve", method: .post,
+                    json: RunningEmulator.encode(["user_code": try #require(started.string("user_code")), "email": "ada@example.com", "plan": "pro"]))
+            )
             #expect(approval.status == 200)
             #expect(approval.json.string("email") == "ada@example.com")
 
@@ -89,8 +92,9 @@ struct DeviceCodeTests {
             let expired = try await emulator.json(emulator.request("/api/accounts/deviceauth/token", method: .post, json: poll))
             #expect(expired.status == 400)
             #expect(expired.json.string("error", "code") == "deviceauth_expired")
-            let approval = try await emulator.json(emulator.request(
-                "/_emulator/device/approve", method: .post, json: RunningEmulator.encode(["user_code": userCode])))
+            let approval = try await emulator.json(
+                emulator.request(
+                    "/_emulator/device/approve", method: .post, json: RunningEmulator.encode(["user_code": userCode])))
             #expect(approval.status == 410)
         }
     }

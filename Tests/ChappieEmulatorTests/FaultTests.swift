@@ -39,8 +39,10 @@ struct FaultTests {
     func statusFaultBody() async throws {
         try await withEmulator { emulator in
             let body = String(decoding: try Fixtures.data("refresh-reused-401.json"), as: UTF8.self)
-            let fault = #"{"kind":"status","status":401,"path":"/oauth/token","body":"#
-                + String(decoding: try JSONSerialization.data(withJSONObject: [body], options: [.fragmentsAllowed]), as: UTF8.self).dropFirst().dropLast()
+            let fault =
+                #"{"kind":"status","status":401,"path":"/oauth/token","body":"#
+                + String(decoding: try JSONSerialization.data(withJSONObject: [body], options: [.fragmentsAllowed]), as: UTF8.self).dropFirst()
+                .dropLast()
                 + "}"
             try await inject(emulator, fault)
             let reply = try await emulator.refresh("anything")
@@ -108,7 +110,10 @@ struct FaultTests {
     @Test("Bad fault requests are refused, and DELETE clears pending faults")
     func faultControl() async throws {
         try await withEmulator { emulator in
-            for body in [#"{"kind":"explode"}"#, #"{"kind":"status"}"#, #"{"kind":"status","status":99}"#, #"{"kind":"latency"}"#, "not json", #"{"kind":"malformed","count":0}"#] {
+            for body in [
+                #"{"kind":"explode"}"#, #"{"kind":"status"}"#, #"{"kind":"status","status":99}"#, #"{"kind":"latency"}"#, "not json",
+                #"{"kind":"malformed","count":0}"#,
+            ] {
                 #expect(try await emulator.json(emulator.request("/_emulator/faults", method: .post, json: body)).status == 400)
             }
             try await inject(emulator, #"{"kind":"status","status":500,"count":5}"#)

@@ -9,13 +9,16 @@ import Testing
 
 @Suite("Emulator: compressed request bodies and the model list, as the real Codex CLI sends and reads them (§8.3)")
 struct RequestEncodingTests {
-    private static let body = #"{"model":"gpt-5-codex","stream":true,"store":false,"input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"squeezed"}]}]}"#
+    private static let body =
+        #"{"model":"gpt-5-codex","stream":true,"store":false,"input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"squeezed"}]}]}"#
 
     private func responses(_ emulator: RunningEmulator, _ tokens: IssuedTokens, body: Data, encoding: String) throws -> HTTPRequest {
-        var request = emulator.request("/backend-api/codex/responses", method: .post, headers: [
-            "Authorization": "Bearer \(tokens.accessToken)", "Content-Type": "application/json", "Accept": "text/event-stream",
-            "Content-Encoding": encoding,
-        ])
+        var request = emulator.request(
+            "/backend-api/codex/responses", method: .post,
+            headers: [
+                "Authorization": "Bearer \(tokens.accessToken)", "Content-Type": "application/json", "Accept": "text/event-stream",
+                "Content-Encoding": encoding,
+            ])
         request.body = body
         return request
     }
@@ -44,7 +47,9 @@ struct RequestEncodingTests {
             #expect(counted.int("encoded_request_bodies", "zstd") == 1)
             #expect(counted.int("encoded_request_bodies", "gzip") == 1)
             let truncated = zstd(Data(Self.body.utf8)).dropLast(4)
-            for (encoding, body) in [("zstd", Data(truncated)), ("zstd", Data("not zstd".utf8)), ("gzip", Data("not gzip".utf8)), ("br", Data(Self.body.utf8))] {
+            for (encoding, body) in [
+                ("zstd", Data(truncated)), ("zstd", Data("not zstd".utf8)), ("gzip", Data("not gzip".utf8)), ("br", Data(Self.body.utf8)),
+            ] {
                 let reply = try await emulator.json(try responses(emulator, tokens, body: body, encoding: encoding))
                 #expect(reply.status == 400, "\(encoding)")
                 #expect(reply.json.string("error", "message")?.isEmpty == false)

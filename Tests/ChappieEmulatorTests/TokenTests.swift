@@ -36,18 +36,24 @@ struct TokenTests {
     @Test("The exchange checks the verifier, the redirect_uri and single use of the code")
     func exchangeRefusals() async throws {
         try await withEmulator { emulator in
-            let started = try await emulator.json(emulator.request(
-                "/api/accounts/deviceauth/usercode", method: .post, json: #"{"client_id":"\#(codexClientID)"}"#)).json
+            let started = try await emulator.json(
+                emulator.request(
+                    "/api/accounts/deviceauth/usercode", method: .post, json: #"{"client_id":"\#(codexClientID)"}"#)
+            ).json
             let userCode = try #require(started.string("user_code"))
-            _ = try await emulator.json(emulator.request(
-                "/_emulator/device/approve", method: .post, json: RunningEmulator.encode(["user_code": userCode])))
-            let poll = try await emulator.json(emulator.request(
-                "/api/accounts/deviceauth/token", method: .post,
-                json: RunningEmulator.encode(["device_auth_id": try #require(started.string("device_auth_id")), "user_code": userCode]))).json
+            _ = try await emulator.json(
+                emulator.request(
+                    "/_emulator/device/approve", method: .post, json: RunningEmulator.encode(["user_code": userCode])))
+            let poll = try await emulator.json(
+                emulator.request(
+                    "/api/accounts/deviceauth/token", method: .post,
+                    json: RunningEmulator.encode(["device_auth_id": try #require(started.string("device_auth_id")), "user_code": userCode]))
+            ).json
             let code = try #require(poll.string("authorization_code"))
             let verifier = try #require(poll.string("code_verifier"))
             func exchange(verifier: String, redirect: String = "https://auth.openai.com/deviceauth/callback") async throws -> (Int, JSONDocument) {
-                let form = "grant_type=authorization_code&client_id=\(codexClientID)&code=\(RunningEmulator.formEncode(code))"
+                let form =
+                    "grant_type=authorization_code&client_id=\(codexClientID)&code=\(RunningEmulator.formEncode(code))"
                     + "&code_verifier=\(RunningEmulator.formEncode(verifier))&redirect_uri=\(RunningEmulator.formEncode(redirect))"
                 let reply = try await emulator.json(emulator.request("/oauth/token", method: .post, form: form))
                 return (reply.status, reply.json)
@@ -137,12 +143,14 @@ struct TokenTests {
             let unknown = try await emulator.refresh("rt_never_issued")
             #expect(unknown.status == 401)
             #expect(shapeDifferences(unknown.json.root, JSONDocument(try Fixtures.data("refresh-invalidated-401.json")).root).isEmpty)
-            let client = try await emulator.json(emulator.request(
-                "/oauth/token", method: .post, json: #"{"client_id":"other","grant_type":"refresh_token","refresh_token":"x"}"#))
+            let client = try await emulator.json(
+                emulator.request(
+                    "/oauth/token", method: .post, json: #"{"client_id":"other","grant_type":"refresh_token","refresh_token":"x"}"#))
             #expect(client.status == 401)
             #expect(client.json.string("error") == "invalid_client")
-            let grant = try await emulator.json(emulator.request(
-                "/oauth/token", method: .post, json: #"{"client_id":"\#(codexClientID)","grant_type":"password"}"#))
+            let grant = try await emulator.json(
+                emulator.request(
+                    "/oauth/token", method: .post, json: #"{"client_id":"\#(codexClientID)","grant_type":"password"}"#))
             #expect(grant.status == 400)
             #expect(grant.json.string("error") == "unsupported_grant_type")
             let garbage = try await emulator.json(emulator.request("/oauth/token", method: .post, json: "[1,2"))
@@ -154,9 +162,10 @@ struct TokenTests {
     func revoke() async throws {
         try await withEmulator { emulator in
             let a = try await emulator.signIn()
-            let revoked = try await emulator.json(emulator.request(
-                "/oauth/revoke", method: .post,
-                json: RunningEmulator.encode(["token": a.refreshToken, "token_type_hint": "refresh_token", "client_id": codexClientID])))
+            let revoked = try await emulator.json(
+                emulator.request(
+                    "/oauth/revoke", method: .post,
+                    json: RunningEmulator.encode(["token": a.refreshToken, "token_type_hint": "refresh_token", "client_id": codexClientID])))
             #expect(revoked.status == 200)
             #expect(try await emulator.refresh(a.refreshToken).status == 401)
             let usageA = try await emulator.client.execute(
@@ -164,8 +173,9 @@ struct TokenTests {
             #expect(usageA.status == 401)
 
             let b = try await emulator.signIn()
-            _ = try await emulator.json(emulator.request(
-                "/oauth/revoke", method: .post, json: RunningEmulator.encode(["token": b.accessToken, "token_type_hint": "access_token"])))
+            _ = try await emulator.json(
+                emulator.request(
+                    "/oauth/revoke", method: .post, json: RunningEmulator.encode(["token": b.accessToken, "token_type_hint": "access_token"])))
             let usageB = try await emulator.client.execute(
                 emulator.request("/backend-api/wham/usage", headers: ["Authorization": "Bearer \(b.accessToken)"]))
             #expect(usageB.status == 401)
@@ -182,8 +192,9 @@ struct TokenTests {
             let exp = try #require(jwtClaims(tokens.accessToken).int("exp"))
             // Wait past the whole second the JWT names.
             while Date().timeIntervalSince1970 < Double(exp) + 0.1 { try await Task.sleep(for: .milliseconds(100)) }
-            let usage = try await emulator.json(emulator.request(
-                "/backend-api/wham/usage", headers: ["Authorization": "Bearer \(tokens.accessToken)"]))
+            let usage = try await emulator.json(
+                emulator.request(
+                    "/backend-api/wham/usage", headers: ["Authorization": "Bearer \(tokens.accessToken)"]))
             #expect(usage.status == 401)
             #expect(usage.json.string("error", "code") == "token_expired")
         }

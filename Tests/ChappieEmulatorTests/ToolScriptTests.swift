@@ -7,7 +7,8 @@ import Testing
 @Suite("Emulator: the scripted model for host tools (§8.1 tool items)")
 struct ToolScriptTests {
     /// A `POST …/codex/responses` with this `input` (JSON text).
-    private func responses(_ emulator: RunningEmulator, _ tokens: IssuedTokens, input: String, conversation: String = "conv-1") throws -> HTTPRequest {
+    private func responses(_ emulator: RunningEmulator, _ tokens: IssuedTokens, input: String, conversation: String = "conv-1") throws -> HTTPRequest
+    {
         let accountID = try #require(jwtClaims(tokens.accessToken).string("https://api.openai.com/auth", "chatgpt_account_id"))
         let body = #"{"model":"gpt-5-codex","stream":true,"store":false,"prompt_cache_key":"\#(conversation)","input":\#(input)}"#
         return emulator.request(
@@ -30,8 +31,9 @@ struct ToolScriptTests {
     func callAndAnswer() async throws {
         try await withEmulator { emulator in
             let tokens = try await emulator.signIn(plan: "plus")
-            let queued = try await emulator.json(emulator.request(
-                "/_emulator/tools/script", method: .post, json: #"{"name":"get_time","arguments":"{\"zone\":\"UTC\"}"}"#))
+            let queued = try await emulator.json(
+                emulator.request(
+                    "/_emulator/tools/script", method: .post, json: #"{"name":"get_time","arguments":"{\"zone\":\"UTC\"}"}"#))
             #expect(queued.status == 201)
             let first = try await events(emulator, try responses(emulator, tokens, input: "[\(Self.prompt)]"))
             #expect(first.map(\.type).first == "response.created")

@@ -146,11 +146,12 @@ struct ServerSentEventDecoderTests {
         var decoder = ServerSentEventDecoder()
         let events = decoder.decode(bytes)
         #expect(decoder.finish() == false)
-        #expect(events.map(\.type) == [
-            "response.created", "response.output_item.added",
-            "response.output_text.delta", "response.output_text.delta", "response.output_text.delta",
-            "codex.rate_limits", "response.output_item.done", "response.completed",
-        ])
+        #expect(
+            events.map(\.type) == [
+                "response.created", "response.output_item.added",
+                "response.output_text.delta", "response.output_text.delta", "response.output_text.delta",
+                "codex.rate_limits", "response.output_item.done", "response.completed",
+            ])
         let deltas = try events.filter { $0.type == "response.output_text.delta" }.map { event in
             let object = try #require(try JSONSerialization.jsonObject(with: Data(event.data.utf8)) as? [String: Any])
             return try #require(object["delta"] as? String)

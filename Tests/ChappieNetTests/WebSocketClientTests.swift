@@ -9,7 +9,9 @@ struct WebSocketClientTests {
     func plainWebSocketRefused() async throws {
         let client = WebSocketClient()
         let headers: HTTPHeaders = ["Authorization": "Bearer secret-token-value"]
-        await #expect { try await client.connect(url: URL(string: "ws://chatgpt.example/backend-api/codex/responses")!, headers: headers) { _ in } } throws: { error in
+        await #expect {
+            try await client.connect(url: URL(string: "ws://chatgpt.example/backend-api/codex/responses")!, headers: headers) { _ in }
+        } throws: { error in
             guard let error = error as? HTTPClientError, error.code == .insecureAuthorization else { return false }
             return !error.description.contains("secret-token-value")
         }
@@ -45,9 +47,13 @@ struct WebSocketClientTests {
         #expect(HTTPHeaders.httpDate("Thu, 01 Jan 1970 00:00:00 GMT", now: now) == Date(timeIntervalSince1970: 0))
         #expect(HTTPHeaders.httpDate("Fri, 31 Dec 9999 23:59:59 GMT", now: now) == Date(timeIntervalSince1970: 253_402_300_799))
         #expect(HTTPHeaders.httpDate("Sunday, 06-Nov-94 08:49:37 GMT", now: now) == Date(timeIntervalSince1970: 784_111_777))
-        #expect(HTTPHeaders.httpDate("Monday, 01-Jan-70 00:00:00 GMT", now: now) == Date(timeIntervalSince1970: 3_155_760_000), "2070 is within 50 years of 2023")
-        for bad in ["Fri, 30 Feb 2024 00:00:00 GMT", "Sun, 06 Nov 1994 08:49:37 PST", "Sun, 06 Nov 1994 24:00:00 GMT", "Sun, 06 Nov 99999 08:49:37 GMT",
-                    "Sun, 06 Nov 1969 08:49:37 GMT", "Sun, 06 Foo 1994 08:49:37 GMT", "Sun Nov 0 08:49:37 1994", "Sun, 06 Nov 1994 08:49 GMT", ""] {
+        #expect(
+            HTTPHeaders.httpDate("Monday, 01-Jan-70 00:00:00 GMT", now: now) == Date(timeIntervalSince1970: 3_155_760_000),
+            "2070 is within 50 years of 2023")
+        for bad in [
+            "Fri, 30 Feb 2024 00:00:00 GMT", "Sun, 06 Nov 1994 08:49:37 PST", "Sun, 06 Nov 1994 24:00:00 GMT", "Sun, 06 Nov 99999 08:49:37 GMT",
+            "Sun, 06 Nov 1969 08:49:37 GMT", "Sun, 06 Foo 1994 08:49:37 GMT", "Sun Nov 0 08:49:37 1994", "Sun, 06 Nov 1994 08:49 GMT", "",
+        ] {
             #expect(HTTPHeaders.httpDate(bad, now: now) == nil, "\(bad)")
         }
     }

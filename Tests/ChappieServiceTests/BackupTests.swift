@@ -24,10 +24,12 @@ struct BackupTests {
         ["name": name, "idToken": idToken, "accessToken": "at", "refreshToken": "rt", "createdAt": "2026-11-23T00:00:00Z"]
     }
 
-    @Test("An odd account name or an id_token that is not a JWT is refused before anything is written", arguments: [
-        ("../evil", TestTokens.idToken(email: "a@example.com", accountID: "acct-a", userID: "user-a")),
-        ("fine", "not-a-jwt"),
-    ])
+    @Test(
+        "An odd account name or an id_token that is not a JWT is refused before anything is written",
+        arguments: [
+            ("../evil", TestTokens.idToken(email: "a@example.com", accountID: "acct-a", userID: "user-a")),
+            ("fine", "not-a-jwt"),
+        ])
     func unusableEntry(name: String, idToken: String) async throws {
         let home = try TestTokens.temporaryDirectory("chappie-backup")
         defer { try? FileManager.default.removeItem(at: home) }

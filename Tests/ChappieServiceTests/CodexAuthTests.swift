@@ -30,7 +30,8 @@ struct CodexAuthTests {
         await #expect(throws: ServiceError.self) {
             _ = try await service.importCodexAuth(from: Fixtures.directory.appendingPathComponent("codex-auth-legacy.json"), name: nil)
         }
-        let legacy = try await service.importCodexAuth(from: Fixtures.directory.appendingPathComponent("codex-auth-legacy.json"), name: nil, force: true)
+        let legacy = try await service.importCodexAuth(
+            from: Fixtures.directory.appendingPathComponent("codex-auth-legacy.json"), name: nil, force: true)
         #expect(!legacy.created)
         #expect(try await service.store.accounts().count == 1)
         #expect(try await service.store.credentials(for: legacy.account).refreshToken == "rt_fixture.legacy")
@@ -40,7 +41,8 @@ struct CodexAuthTests {
     func roundTrip() async throws {
         let (service, home) = try await service()
         defer { try? FileManager.default.removeItem(at: home) }
-        let imported = try await service.importCodexAuth(from: Fixtures.directory.appendingPathComponent("codex-auth.json"), name: AccountName("work"))
+        let imported = try await service.importCodexAuth(
+            from: Fixtures.directory.appendingPathComponent("codex-auth.json"), name: AccountName("work"))
         let codexHome = home.appendingPathComponent("codex-work")
         let outcome = try await service.switchTo(AccountName("work"), codexHome: .at(codexHome))
         let file = try #require(outcome.codexAuthFile)
@@ -70,7 +72,8 @@ struct CodexAuthTests {
         _ = try await service.importCodexAuth(from: Fixtures.directory.appendingPathComponent("codex-auth.json"), name: nil)
         let codexHome = home.appendingPathComponent("codex")
         try FileManager.default.createDirectory(at: codexHome, withIntermediateDirectories: true)
-        let existing = #"{"OPENAI_API_KEY":"sk-keep","agent_identity":"agent-jwt","future":{"x":[1,2]},"tokens":{"extra":"kept","refresh_token":"old"}}"#
+        let existing =
+            #"{"OPENAI_API_KEY":"sk-keep","agent_identity":"agent-jwt","future":{"x":[1,2]},"tokens":{"extra":"kept","refresh_token":"old"}}"#
         _ = FileManager.default.createFile(atPath: codexHome.appendingPathComponent("auth.json").path, contents: Data(existing.utf8))
         await #expect { _ = try await service.switchTo(AccountName("ada"), codexHome: .at(codexHome)) } throws: { error in
             (error as? ServiceError)?.message.contains("--force") == true
@@ -92,7 +95,8 @@ struct CodexAuthTests {
         let account = try await service.store.save(
             info: ChappieAccountInfo(email: "ada@example.com", userID: "user-ada", accountID: "acct-team", plan: .team),
             credentials: Credentials(idToken: "i", accessToken: "a", refreshToken: "r"), accessTokenExpiresAt: nil, refreshedAt: nil,
-            name: nil, event: .imported).account
+            name: nil, event: .imported
+        ).account
         let file = home.appendingPathComponent("auth.json")
         func holder(email: String, accountID: String, userID: String) throws -> CodexAuthFile {
             try TestTokens.codexAuthJSON(email: email, accountID: accountID, userID: userID, marker: "m").write(to: file)
@@ -103,15 +107,17 @@ struct CodexAuthTests {
         #expect(try !holder(email: "ada@example.com", accountID: "acct-other", userID: "user-ada").belongs(to: account))
     }
 
-    @Test("Malformed auth.json files are refused with a clear message and nothing is stored", arguments: [
-        ("not json", "not a JSON object"),
-        ("[1,2,3]", "not a JSON object"),
-        (#"{"OPENAI_API_KEY":"sk-abc"}"#, "API-key login"),
-        (#"{"tokens":{"id_token":"not-a-jwt","access_token":"a","refresh_token":"r"}}"#, "not a JWT"),
-        (#"{"tokens":{"id_token":"a.b.c","access_token":"a","refresh_token":"r"}}"#, "not a JWT"),
-        (#"{"tokens":{"access_token":"a","refresh_token":"r"}}"#, "no tokens.id_token"),
-        (#"{"tokens":{"id_token":"x","access_token":"a"}}"#, "no tokens.refresh_token"),
-    ])
+    @Test(
+        "Malformed auth.json files are refused with a clear message and nothing is stored",
+        arguments: [
+            ("not json", "not a JSON object"),
+            ("[1,2,3]", "not a JSON object"),
+            (#"{"OPENAI_API_KEY":"sk-abc"}"#, "API-key login"),
+            (#"{"tokens":{"id_token":"not-a-jwt","access_token":"a","refresh_token":"r"}}"#, "not a JWT"),
+            (#"{"tokens":{"id_token":"a.b.c","access_token":"a","refresh_token":"r"}}"#, "not a JWT"),
+            (#"{"tokens":{"access_token":"a","refresh_token":"r"}}"#, "no tokens.id_token"),
+            (#"{"tokens":{"id_token":"x","access_token":"a"}}"#, "no tokens.refresh_token"),
+        ])
     func malformed(_ body: String, _ phrase: String) async throws {
         let (service, home) = try await service()
         defer { try? FileManager.default.removeItem(at: home) }
@@ -132,7 +138,8 @@ struct CodexAuthTests {
     func missingFile() async throws {
         let (service, home) = try await service()
         defer { try? FileManager.default.removeItem(at: home) }
-        let withCodexHome = AccountsService(store: service.store, signatures: .offline, environment: ["CODEX_HOME": home.appendingPathComponent("nope").path])
+        let withCodexHome = AccountsService(
+            store: service.store, signatures: .offline, environment: ["CODEX_HOME": home.appendingPathComponent("nope").path])
         await #expect { _ = try await withCodexHome.importCodexAuth(from: nil, name: nil) } throws: { error in
             (error as? ServiceError)?.message.contains(home.appendingPathComponent("nope/auth.json").path) == true
         }

@@ -15,9 +15,11 @@ struct DashboardTests {
         let home = try TestTokens.temporaryDirectory("chappie-dashboard")
         let store = try await StoreOpener.open(StoreOptions(home: home.path, environment: [:])).local!
         let ada = try await store.save(
-            info: ChappieAccountInfo(email: "ada+<script>alert('x')</script>@example.com", userID: "u-ada", accountID: "acct-ada", plan: ChappiePlan(rawValue: "pro<b>")),
+            info: ChappieAccountInfo(
+                email: "ada+<script>alert('x')</script>@example.com", userID: "u-ada", accountID: "acct-ada", plan: ChappiePlan(rawValue: "pro<b>")),
             credentials: Credentials(idToken: "i", accessToken: "access-secret", refreshToken: "refresh-secret"), accessTokenExpiresAt: nil,
-            refreshedAt: nil, name: try AccountName("ada"), event: .imported).account
+            refreshedAt: nil, name: try AccountName("ada"), event: .imported
+        ).account
         _ = try await store.save(
             info: ChappieAccountInfo(email: "bob@example.com", userID: "u-bob", accountID: "acct-bob", plan: .plus),
             credentials: Credentials(idToken: "i", accessToken: "a", refreshToken: "r"), accessTokenExpiresAt: nil, refreshedAt: nil,
@@ -60,7 +62,9 @@ struct DashboardTests {
         }
     }
 
-    @Test("A reset time passing changes the account's revision and says no reading came since; an account without readings keeps its revision within the hour")
+    @Test(
+        "A reset time passing changes the account's revision and says no reading came since; an account without readings keeps its revision within the hour"
+    )
     func resetPassing() async throws {
         let (store, home) = try await store()
         defer { try? FileManager.default.removeItem(at: home) }
@@ -84,7 +88,9 @@ struct DashboardTests {
         let dashboard = Dashboard(store: store, timeZone: try #require(TimeZone(identifier: "UTC")))
         // ada's newest reading is an hour old: 60 % of the 5-hour window, 20 % of the week.
         var page = try await dashboard.page(now: now)
-        #expect(page.contains("Latest reading <span class=\"age\" data-at=\"2027-01-15T07:00:00.000Z\">1 h 0 min ago</span> (2027-01-15 07:00)"), "\(page)")
+        #expect(
+            page.contains("Latest reading <span class=\"age\" data-at=\"2027-01-15T07:00:00.000Z\">1 h 0 min ago</span> (2027-01-15 07:00)"),
+            "\(page)")
         #expect(page.contains("No reading yet"))
         #expect(!page.contains("class=\"problem\""))
         #expect(!page.contains("near its limit") && !page.contains(">full<"))
@@ -102,8 +108,14 @@ struct DashboardTests {
         page = try await dashboard.page(now: now)
         #expect(!page.contains("class=\"problem\""))
         #expect(page.contains("2 min ago"))
-        #expect(page.contains("<div class=\"window high\">5-hour <span class=\"used\" data-field=\"5h\">85</span> % <strong class=\"mark\">near its limit</strong>"), "\(page)")
-        #expect(page.contains("<div class=\"window binding full\">weekly <span class=\"used\" data-field=\"weekly\">100</span> % <strong class=\"mark\">full</strong>"), "\(page)")
+        #expect(
+            page.contains(
+                "<div class=\"window high\">5-hour <span class=\"used\" data-field=\"5h\">85</span> % <strong class=\"mark\">near its limit</strong>"),
+            "\(page)")
+        #expect(
+            page.contains(
+                "<div class=\"window binding full\">weekly <span class=\"used\" data-field=\"weekly\">100</span> % <strong class=\"mark\">full</strong>"
+            ), "\(page)")
         #expect(page.contains(".window.high .bar span { background: #d97706; }"))
     }
 

@@ -22,16 +22,21 @@ struct DecoderPropertyTests {
         #expect(failures.isEmpty, "\(target.rawValue): \(failures.joined(separator: "\n"))")
     }
 
-    @Test("Inputs that broke a decoder stay fixed", arguments: [
-        // usage-reply: limit_window_seconds of 2^63−1 trapped on `+ 59` (issue 26, break 7).
-        (FuzzTarget.usageReply, #"{"rate_limit":{"primary_window":{"used_percent":1,"limit_window_seconds":9223372036854775807}}}"#),
-        (FuzzTarget.usageReply, #"{"rate_limit":{"primary_window":{"used_percent":1e308,"reset_at":-9223372036854775808}}}"#),
-        (FuzzTarget.jwtClaims, "e30.eyJleHAiOjFlMzA4LCJpYXQiOi05MjIzMzcyMDM2ODU0Nzc1ODA4fQ.c2ln"),
-        (FuzzTarget.deviceCodeReply, #"{"device_auth_id":"d","user_code":"U","interval":1e308,"expires_at":"9999-12-31T23:59:59Z"}"#),
-        (FuzzTarget.rateLimitHeaders, "x-codex-primary-used-percent: 1e308\nx-codex-primary-window-minutes: 9223372036854775807\nx-codex-primary-reset-at: nan"),
-        // jwt-claims, found by make fuzz: ")" and NULs made the check itself match "found 1)".
-        (FuzzTarget.jwtClaims, ")" + String(repeating: "\u{0}", count: 91)),
-    ])
+    @Test(
+        "Inputs that broke a decoder stay fixed",
+        arguments: [
+            // usage-reply: limit_window_seconds of 2^63−1 trapped on `+ 59` (issue 26, break 7).
+            (FuzzTarget.usageReply, #"{"rate_limit":{"primary_window":{"used_percent":1,"limit_window_seconds":9223372036854775807}}}"#),
+            (FuzzTarget.usageReply, #"{"rate_limit":{"primary_window":{"used_percent":1e308,"reset_at":-9223372036854775808}}}"#),
+            (FuzzTarget.jwtClaims, "e30.eyJleHAiOjFlMzA4LCJpYXQiOi05MjIzMzcyMDM2ODU0Nzc1ODA4fQ.c2ln"),
+            (FuzzTarget.deviceCodeReply, #"{"device_auth_id":"d","user_code":"U","interval":1e308,"expires_at":"9999-12-31T23:59:59Z"}"#),
+            (
+                FuzzTarget.rateLimitHeaders,
+                "x-codex-primary-used-percent: 1e308\nx-codex-primary-window-minutes: 9223372036854775807\nx-codex-primary-reset-at: nan"
+            ),
+            // jwt-claims, found by make fuzz: ")" and NULs made the check itself match "found 1)".
+            (FuzzTarget.jwtClaims, ")" + String(repeating: "\u{0}", count: 91)),
+        ])
     func regressions(_ target: FuzzTarget, _ input: String) {
         #expect(target.run(Data(input.utf8)).isEmpty)
     }
@@ -46,29 +51,42 @@ struct DecoderPropertyTests {
         case .codexAuthFile: return try fixtures("codex-auth.json", "codex-auth-legacy.json")
         case .usageReply:
             return try fixtures("wham-usage-plus.json", "wham-usage-limit-reached.json", "wham-usage-nulls.json", "wham-usage-weekly-only.json")
-                + [Data(#"{"type":"codex.rate_limits","rate_limits":{"primary":{"used_percent":12.5,"window_minutes":300,"reset_at":1795009120}}}"#.utf8)]
+                + [
+                    Data(
+                        #"{"type":"codex.rate_limits","rate_limits":{"primary":{"used_percent":12.5,"window_minutes":300,"reset_at":1795009120}}}"#
+                            .utf8)
+                ]
         case .rateLimitHeaders: return try fixtures("responses-headers.txt", "usage-limit-reached-429.json", "usage-not-included-429.json")
         case .tokenReply:
-            return try fixtures("token-response.json", "refresh-response.json", "refresh-reused-401.json", "token-invalid-grant-400.json", "refresh-expired-401.json")
+            return try fixtures(
+                "token-response.json", "refresh-response.json", "refresh-reused-401.json", "token-invalid-grant-400.json", "refresh-expired-401.json")
         case .deviceCodeReply: return try fixtures("device-usercode.json", "device-usercode-alias.json", "device-token-success.json")
         case .serverSentEvents: return try fixtures("responses-text.sse", "responses-tool-call.sse", "responses-cut.sse", "responses-failed.sse")
         case .webSocketFrames:
             // Each SSE event's data as an unmasked text frame, as the server sends them.
             let events = try fixtures("responses-text.sse").flatMap { String(decoding: $0, as: UTF8.self).components(separatedBy: "\n") }
                 .filter { $0.hasPrefix("data: ") }.map { Data($0.dropFirst(6).utf8) }
-            return [events.reduce(into: Data()) { frames, payload in
-                frames.append(0x81)
-                if payload.count < 126 { frames.append(UInt8(payload.count)) } else {
-                    frames.append(126)
-                    frames.append(UInt8(payload.count >> 8))
-                    frames.append(UInt8(payload.count & 0xFF))
+            return [
+                events.reduce(into: Data()) { frames, payload in
+                    frames.append(0x81)
+                    if payload.count < 126 {
+                        frames.append(UInt8(payload.count))
+                    } else {
+                        frames.append(126)
+                        frames.append(UInt8(payload.count >> 8))
+                        frames.append(UInt8(payload.count & 0xFF))
+                    }
+                    frames.append(payload)
                 }
-                frames.append(payload)
-            }]
+            ]
         case .backupFile:
             return [
-                Data(#"chappie-backup 1\#n{"format":"chappie-backup","kdf":{"algorithm":"argon2id13","memLimit":67108864,"opsLimit":2,"salt":"AAAAAAAAAAAAAAAAAAAAAA=="},"version":1}\#nsealed"#.utf8),
-                Data(#"{"version":1,"createdAt":"2026-11-23T00:00:00Z","chappieVersion":"t","accounts":[{"name":"a","idToken":"i","accessToken":"a","refreshToken":"r","createdAt":"2026-11-23T00:00:00Z","lastRefreshAt":"2026-11-23T00:00:00Z","reservePercent":10}],"settings":{}}"#.utf8),
+                Data(
+                    #"chappie-backup 1\#n{"format":"chappie-backup","kdf":{"algorithm":"argon2id13","memLimit":67108864,"opsLimit":2,"salt":"AAAAAAAAAAAAAAAAAAAAAA=="},"version":1}\#nsealed"#
+                        .utf8),
+                Data(
+                    #"{"version":1,"createdAt":"2026-11-23T00:00:00Z","chappieVersion":"t","accounts":[{"name":"a","idToken":"i","accessToken":"a","refreshToken":"r","createdAt":"2026-11-23T00:00:00Z","lastRefreshAt":"2026-11-23T00:00:00Z","reservePercent":10}],"settings":{}}"#
+                        .utf8),
             ]
         case .socketRequest: return [Data(#"{"command":"token","account":"work","marginSeconds":300}"#.utf8)]
         case .issuerKeys:
@@ -78,8 +96,10 @@ struct DecoderPropertyTests {
             let set = #"{"keys":[{"kty":"RSA","use":"sig","kid":"fixture","n":"\#(modulus)","e":"AQAB"}]}"#
             return ["id_token", "access_token"].compactMap { token[$0] as? String }.map { Data((set + "\n" + $0).utf8) }
         case .httpRequest:
-            return [Data("GET /metrics?x=1 HTTP/1.1\r\nHost: localhost:9464\r\nAuthorization: Bearer x\r\n\r\n".utf8),
-                    Data("POST / HTTP/1.1\r\nHost: localhost\r\nContent-Length: 5\r\n\r\nhello".utf8)]
+            return [
+                Data("GET /metrics?x=1 HTTP/1.1\r\nHost: localhost:9464\r\nAuthorization: Bearer x\r\n\r\n".utf8),
+                Data("POST / HTTP/1.1\r\nHost: localhost\r\nContent-Length: 5\r\n\r\nhello".utf8),
+            ]
         }
     }
 }
@@ -116,7 +136,10 @@ struct HostileInputs {
         for _ in 0...random(3) { data = mutate(data) }
         if target == .jwtClaims, random(2) == 0 {
             // A payload of hostile JSON, properly encoded, so that the claims themselves are reached.
-            let payload = mutate(Data(#"{"exp":1795003600,"iat":1795000000,"email":"a@example.com","https://api.openai.com/auth":{"chatgpt_account_id":"x","chatgpt_plan_type":"plus"}}"#.utf8))
+            let payload = mutate(
+                Data(
+                    #"{"exp":1795003600,"iat":1795000000,"email":"a@example.com","https://api.openai.com/auth":{"chatgpt_account_id":"x","chatgpt_plan_type":"plus"}}"#
+                        .utf8))
             let encoded = payload.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
                 .replacingOccurrences(of: "=", with: "")
             data = Data("e30.\(encoded).c2ln".utf8)
@@ -142,7 +165,8 @@ struct HostileInputs {
             guard quotes.count >= 2 else { return data }
             let start = random(quotes.count - 1)
             let range = text.index(after: quotes[start])..<quotes[start + 1]
-            let replacement = Self.strings[random(Self.strings.count)].replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+            let replacement = Self.strings[random(Self.strings.count)].replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(
+                of: "\"", with: "\\\"")
             text.replaceSubrange(range, with: replacement)
             return Data(text.utf8)
         case 3:

@@ -10,7 +10,8 @@ struct PollPlanTests {
 
     private func account(_ id: Int64) throws -> Account {
         Account(
-            id: id, uuid: UUID(), name: try AccountName("a\(id)"), info: ChappieAccountInfo(email: nil, userID: nil, accountID: nil, plan: nil, isFedRAMPAccount: false),
+            id: id, uuid: UUID(), name: try AccountName("a\(id)"),
+            info: ChappieAccountInfo(email: nil, userID: nil, accountID: nil, plan: nil, isFedRAMPAccount: false),
             status: .ok, accessTokenExpiresAt: nil, lastRefreshAt: nil, lastError: nil, codexHome: nil, reservePercent: nil,
             createdAt: start, updatedAt: start, isActive: false, maxLeases: 1)
     }
@@ -19,7 +20,8 @@ struct PollPlanTests {
         UsageSample(
             accountID: id, observedAt: date, source: .poll, limitID: "codex",
             snapshot: ChappieUsageLimitSnapshot(
-                limitID: "codex", plan: nil, shortWindow: ChappieUsageWindow(usedPercent: used, windowMinutes: 300, resetsAt: date.addingTimeInterval(3600)), longWindow: nil,
+                limitID: "codex", plan: nil,
+                shortWindow: ChappieUsageWindow(usedPercent: used, windowMinutes: 300, resetsAt: date.addingTimeInterval(3600)), longWindow: nil,
                 limitReached: limitReached))
     }
 
@@ -35,11 +37,14 @@ struct PollPlanTests {
         #expect(plan.due(accounts, latest: latest, now: start.addingTimeInterval(599)).map(\.id) == [1, 3])
         #expect(plan.due(accounts, latest: latest, now: start.addingTimeInterval(600)).map(\.id) == [1, 2, 3, 4])
         // Full, its window resetting in two minutes: due at the reset.
-        let resetting = [Int64(4): UsageSample(
-            accountID: 4, observedAt: start, source: .poll, limitID: "codex",
-            snapshot: ChappieUsageLimitSnapshot(
-                limitID: "codex", plan: nil, shortWindow: ChappieUsageWindow(usedPercent: 100, windowMinutes: 300, resetsAt: start.addingTimeInterval(120)),
-                longWindow: nil))]
+        let resetting = [
+            Int64(4): UsageSample(
+                accountID: 4, observedAt: start, source: .poll, limitID: "codex",
+                snapshot: ChappieUsageLimitSnapshot(
+                    limitID: "codex", plan: nil,
+                    shortWindow: ChappieUsageWindow(usedPercent: 100, windowMinutes: 300, resetsAt: start.addingTimeInterval(120)),
+                    longWindow: nil))
+        ]
         #expect(plan.due([accounts[3]], latest: resetting, now: start.addingTimeInterval(119)).isEmpty)
         #expect(plan.due([accounts[3]], latest: resetting, now: start.addingTimeInterval(120)).count == 1)
     }
@@ -59,7 +64,8 @@ struct AutoSwitchRuleTests {
 
     private func active() throws -> Account {
         Account(
-            id: 7, uuid: UUID(), name: try AccountName("work"), info: ChappieAccountInfo(email: nil, userID: nil, accountID: nil, plan: nil, isFedRAMPAccount: false),
+            id: 7, uuid: UUID(), name: try AccountName("work"),
+            info: ChappieAccountInfo(email: nil, userID: nil, accountID: nil, plan: nil, isFedRAMPAccount: false),
             status: .ok, accessTokenExpiresAt: nil, lastRefreshAt: nil, lastError: nil, codexHome: nil, reservePercent: nil,
             createdAt: start, updatedAt: start, isActive: true, maxLeases: 1)
     }

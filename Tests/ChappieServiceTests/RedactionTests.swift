@@ -36,7 +36,8 @@ struct RedactionTests {
         let store = try await StoreOpener.open(StoreOptions(home: home.path, environment: [:])).local!
         let account = try await store.save(
             info: ChappieAccountInfo(email: "ada@example.com", userID: "u", accountID: "a", plan: .plus), credentials: credentials,
-            accessTokenExpiresAt: nil, refreshedAt: nil, name: nil, event: .imported).account
+            accessTokenExpiresAt: nil, refreshedAt: nil, name: nil, event: .imported
+        ).account
         expectNoSecret(TokenRefresher.Fresh(credentials: credentials, account: account, outcome: .stillValid, expiresAt: nil), secrets)
         expectNoSecret(
             DaemonReply.Token(name: "ada", accessToken: "SECRET-ACCESS-TOKEN", expiresAt: nil, chatgptAccountID: "a", fedramp: false),

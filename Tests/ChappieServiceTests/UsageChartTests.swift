@@ -10,7 +10,8 @@ struct UsageChartTests {
     private func samples(_ readings: [(minute: Int, used: Double, reset: Int)]) -> [UsageSample] {
         let start = Date(timeIntervalSince1970: 1_800_000_000)
         return readings.map { reading in
-            let window = ChappieUsageWindow(usedPercent: reading.used, windowMinutes: 300, resetsAt: start.addingTimeInterval(Double(reading.reset * 60)))
+            let window = ChappieUsageWindow(
+                usedPercent: reading.used, windowMinutes: 300, resetsAt: start.addingTimeInterval(Double(reading.reset * 60)))
             return UsageSample(
                 accountID: 1, observedAt: start.addingTimeInterval(Double(reading.minute * 60)), source: .poll, limitID: "codex",
                 snapshot: ChappieUsageLimitSnapshot(limitID: "codex", plan: nil, shortWindow: window, longWindow: nil))
@@ -26,12 +27,13 @@ struct UsageChartTests {
         // 20 columns over 200 minutes: the readings fall at columns 0, 5, 10, 14 and 19, and each holds
         // until the next (0 % draws nothing). 4 rows of 25 %. The window ran out at 10:00 (minute 120,
         // column 11), which the reading at minute 150 shows: the mark is at 10:00.
-        #expect(Array(lines[1...4]) == [
-            "100|          ####",
-            "   |          ####     #",
-            "   |     #########     #",
-            "  0|     ###############",
-        ])
+        #expect(
+            Array(lines[1...4]) == [
+                "100|          ####",
+                "   |          ####     #",
+                "   |     #########     #",
+                "  0|     ###############",
+            ])
         #expect(lines[5] == "   +-----------^--------")
         // 24 columns leave no room for the dates in the title, nor for all of it.
         #expect(lines[0] == "work: 5-hour window, use")
@@ -81,8 +83,9 @@ struct UsageChartTests {
         #expect(early.contains("    ^ = the window reset"))
         // 36 columns over 120 minutes: the early reset at minute 120 is the last column.
         #expect(early.contains("   +" + String(repeating: "-", count: 35) + "^"), "\(early)")
-        #expect(UsageChart(window: .weekly, width: 20, style: .ascii).lines(account: try AccountName("a-rather-long-account-name"), samples: [])
-            == ["a-rather-long-accoun"])
+        #expect(
+            UsageChart(window: .weekly, width: 20, style: .ascii).lines(account: try AccountName("a-rather-long-account-name"), samples: [])
+                == ["a-rather-long-accoun"])
         #expect(UsageChart(window: .fiveHour, width: 40, height: Int.max, style: .ascii).height == 100)
         #expect(UsageChart(window: .fiveHour, width: 9_999_999, style: .ascii).width == 1000)
         #expect(UsageChart(window: .fiveHour, width: -5, style: .ascii).width == 20)

@@ -19,9 +19,11 @@ struct UsageHTMLReportTests {
     private func series(_ id: Int64, _ values: [(minute: Int, five: Double, reset: Int, weekly: Double?)]) -> UsageHTMLReport.AccountSeries {
         var series = UsageHTMLReport.AccountSeries()
         for value in values {
-            series.add(UsageReading(
-                accountID: id, observedAt: 1_800_000_000 + Double(value.minute * 60), fiveHourUsed: value.five, fiveHourResetsAt: 1_800_000_000 + Int64(value.reset * 60),
-                weeklyUsed: value.weekly, weeklyResetsAt: value.weekly == nil ? nil : 1_900_000_000, limitReached: false))
+            series.add(
+                UsageReading(
+                    accountID: id, observedAt: 1_800_000_000 + Double(value.minute * 60), fiveHourUsed: value.five,
+                    fiveHourResetsAt: 1_800_000_000 + Int64(value.reset * 60),
+                    weeklyUsed: value.weekly, weeklyResetsAt: value.weekly == nil ? nil : 1_900_000_000, limitReached: false))
         }
         return series
     }
@@ -62,7 +64,8 @@ struct UsageHTMLReportTests {
         let week = UsageHTMLReport.ticks(from: end.addingTimeInterval(-7 * 86400), to: end, timeZone: kolkata)
         // 1_800_000_000 is 13:30 in Kolkata (UTC+5:30): seven midnights in the seven days before it.
         #expect(week.count == 7)
-        #expect(week.allSatisfy { calendar.dateComponents([.hour, .minute, .second], from: $0.date) == DateComponents(hour: 0, minute: 0, second: 0) })
+        #expect(
+            week.allSatisfy { calendar.dateComponents([.hour, .minute, .second], from: $0.date) == DateComponents(hour: 0, minute: 0, second: 0) })
         #expect(zip(week, week.dropFirst()).allSatisfy { $1.date.timeIntervalSince($0.date) == 86400 })
         #expect(week.last?.label == "Fri 15")
 
@@ -113,7 +116,8 @@ struct UsageHTMLReportTests {
 
     @Test("Numbers on a page: at most one decimal, a sign when negative, 0 for what is not finite")
     func numbers() {
-        #expect([42, 42.5, 42.04, 42.96, 0, -0.03, -0.3, -12.25, 99.95, .nan, .infinity, 1e300].map(UsageHTMLReport.format)
-            == ["42", "42.5", "42", "43", "0", "0", "-0.3", "-12.3", "100", "0", "0", "0"])
+        #expect(
+            [42, 42.5, 42.04, 42.96, 0, -0.03, -0.3, -12.25, 99.95, .nan, .infinity, 1e300].map(UsageHTMLReport.format)
+                == ["42", "42.5", "42", "43", "0", "0", "-0.3", "-12.3", "100", "0", "0", "0"])
     }
 }

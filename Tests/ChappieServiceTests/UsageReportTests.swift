@@ -22,16 +22,24 @@ struct UsageReportTests {
             accounts[name] = try await store.save(
                 info: ChappieAccountInfo(email: email, userID: "user-\(name)", accountID: "acct-\(name)", plan: ChappiePlan(rawValue: plan)),
                 credentials: Credentials(idToken: "i", accessToken: "a", refreshToken: "r"), accessTokenExpiresAt: nil, refreshedAt: nil,
-                name: try AccountName(name), event: .imported).account
+                name: try AccountName(name), event: .imported
+            ).account
         }
 
         /// A sample at an ISO 8601 time with the 5-hour and weekly use and reset times (unix seconds).
-        func sample(_ name: String, _ time: String, five: Double?, fiveReset: Int = 1_800_000_000, week: Double?, weekReset: Int = 1_800_500_000, reached: Bool = false) async throws {
+        func sample(
+            _ name: String, _ time: String, five: Double?, fiveReset: Int = 1_800_000_000, week: Double?, weekReset: Int = 1_800_500_000,
+            reached: Bool = false
+        ) async throws {
             let date = try Date(time, strategy: .iso8601)
             let snapshot = ChappieUsageLimitSnapshot(
                 limitID: "codex", plan: accounts[name]?.info.plan,
-                shortWindow: five.map { ChappieUsageWindow(usedPercent: $0, windowMinutes: 300, resetsAt: Date(timeIntervalSince1970: Double(fiveReset))) },
-                longWindow: week.map { ChappieUsageWindow(usedPercent: $0, windowMinutes: 10080, resetsAt: Date(timeIntervalSince1970: Double(weekReset))) },
+                shortWindow: five.map {
+                    ChappieUsageWindow(usedPercent: $0, windowMinutes: 300, resetsAt: Date(timeIntervalSince1970: Double(fiveReset)))
+                },
+                longWindow: week.map {
+                    ChappieUsageWindow(usedPercent: $0, windowMinutes: 10080, resetsAt: Date(timeIntervalSince1970: Double(weekReset)))
+                },
                 limitReached: reached)
             try await store.recordUsage([snapshot], for: try #require(accounts[name]), source: .poll, at: date)
         }
@@ -44,7 +52,8 @@ struct UsageReportTests {
         }
     }
 
-    private let header = "period_start,period_end,account,email,plan,samples,five_hour_peak_percent,five_hour_mean_percent,weekly_peak_percent,weekly_mean_percent,limit_reached,resets_seen\r\n"
+    private let header =
+        "period_start,period_end,account,email,plan,samples,five_hour_peak_percent,five_hour_mean_percent,weekly_peak_percent,weekly_mean_percent,limit_reached,resets_seen\r\n"
 
     private func fixture() async throws -> Fixture {
         var fixture = try await Fixture()
@@ -63,45 +72,49 @@ struct UsageReportTests {
     func byHour() async throws {
         let fixture = try await fixture()
         defer { try? FileManager.default.removeItem(at: fixture.home) }
-        #expect(try await fixture.report(.hour, until: "2026-11-21T00:00:00Z") == header + """
-            2026-11-20T09:00:00Z,2026-11-20T10:00:00Z,ada,ada@example.com,plus,2,30,20,42,41,0,0\r
-            2026-11-20T09:00:00Z,2026-11-20T10:00:00Z,bob,bob@example.com,pro,1,50,50,,,0,0\r
-            2026-11-20T10:00:00Z,2026-11-20T11:00:00Z,ada,ada@example.com,plus,1,100,100,45,45,1,0\r
-            2026-11-20T15:00:00Z,2026-11-20T16:00:00Z,ada,ada@example.com,plus,1,2,2,45,45,0,1\r
+        #expect(
+            try await fixture.report(.hour, until: "2026-11-21T00:00:00Z") == header + """
+                2026-11-20T09:00:00Z,2026-11-20T10:00:00Z,ada,ada@example.com,plus,2,30,20,42,41,0,0\r
+                2026-11-20T09:00:00Z,2026-11-20T10:00:00Z,bob,bob@example.com,pro,1,50,50,,,0,0\r
+                2026-11-20T10:00:00Z,2026-11-20T11:00:00Z,ada,ada@example.com,plus,1,100,100,45,45,1,0\r
+                2026-11-20T15:00:00Z,2026-11-20T16:00:00Z,ada,ada@example.com,plus,1,2,2,45,45,0,1\r
 
-            """)
+                """)
     }
 
     @Test("By day and by week (ISO weeks from Monday)")
     func byDayAndWeek() async throws {
         let fixture = try await fixture()
         defer { try? FileManager.default.removeItem(at: fixture.home) }
-        #expect(try await fixture.report(.day) == header + """
-            2026-11-20T00:00:00Z,2026-11-21T00:00:00Z,ada,ada@example.com,plus,4,100,35.5,45,43,1,1\r
-            2026-11-20T00:00:00Z,2026-11-21T00:00:00Z,bob,bob@example.com,pro,1,50,50,,,0,0\r
-            2026-11-23T00:00:00Z,2026-11-24T00:00:00Z,ada,ada@example.com,plus,1,5,5,1,1,0,2\r
+        #expect(
+            try await fixture.report(.day) == header + """
+                2026-11-20T00:00:00Z,2026-11-21T00:00:00Z,ada,ada@example.com,plus,4,100,35.5,45,43,1,1\r
+                2026-11-20T00:00:00Z,2026-11-21T00:00:00Z,bob,bob@example.com,pro,1,50,50,,,0,0\r
+                2026-11-23T00:00:00Z,2026-11-24T00:00:00Z,ada,ada@example.com,plus,1,5,5,1,1,0,2\r
 
-            """)
-        #expect(try await fixture.report(.week) == header + """
-            2026-11-16T00:00:00Z,2026-11-23T00:00:00Z,ada,ada@example.com,plus,4,100,35.5,45,43,1,1\r
-            2026-11-16T00:00:00Z,2026-11-23T00:00:00Z,bob,bob@example.com,pro,1,50,50,,,0,0\r
-            2026-11-23T00:00:00Z,2026-11-30T00:00:00Z,ada,ada@example.com,plus,1,5,5,1,1,0,2\r
+                """)
+        #expect(
+            try await fixture.report(.week) == header + """
+                2026-11-16T00:00:00Z,2026-11-23T00:00:00Z,ada,ada@example.com,plus,4,100,35.5,45,43,1,1\r
+                2026-11-16T00:00:00Z,2026-11-23T00:00:00Z,bob,bob@example.com,pro,1,50,50,,,0,0\r
+                2026-11-23T00:00:00Z,2026-11-30T00:00:00Z,ada,ada@example.com,plus,1,5,5,1,1,0,2\r
 
-            """)
+                """)
     }
 
     @Test("By window: one row per observed window with its peak")
     func byWindow() async throws {
         let fixture = try await fixture()
         defer { try? FileManager.default.removeItem(at: fixture.home) }
-        #expect(try await fixture.report(.window, until: "2026-11-21T00:00:00Z") == """
-            account,email,window,resets_at,first_sample,last_sample,samples,peak_percent,limit_reached\r
-            ada,ada@example.com,5h,2027-01-15T08:00:00Z,2026-11-20T09:10:00Z,2026-11-20T10:05:00Z,3,100,1\r
-            bob,bob@example.com,5h,2027-01-15T08:00:00Z,2026-11-20T09:30:00Z,2026-11-20T09:30:00Z,1,50,0\r
-            ada,ada@example.com,5h,2027-01-15T13:00:00Z,2026-11-20T15:00:00Z,2026-11-20T15:00:00Z,1,2,0\r
-            ada,ada@example.com,weekly,2027-01-21T02:53:20Z,2026-11-20T09:10:00Z,2026-11-20T15:00:00Z,4,45,1\r
+        #expect(
+            try await fixture.report(.window, until: "2026-11-21T00:00:00Z") == """
+                account,email,window,resets_at,first_sample,last_sample,samples,peak_percent,limit_reached\r
+                ada,ada@example.com,5h,2027-01-15T08:00:00Z,2026-11-20T09:10:00Z,2026-11-20T10:05:00Z,3,100,1\r
+                bob,bob@example.com,5h,2027-01-15T08:00:00Z,2026-11-20T09:30:00Z,2026-11-20T09:30:00Z,1,50,0\r
+                ada,ada@example.com,5h,2027-01-15T13:00:00Z,2026-11-20T15:00:00Z,2026-11-20T15:00:00Z,1,2,0\r
+                ada,ada@example.com,weekly,2027-01-21T02:53:20Z,2026-11-20T09:10:00Z,2026-11-20T15:00:00Z,4,45,1\r
 
-            """)
+                """)
     }
 
     @Test("By machine, on the local store: one row per account, all of them this host's")
@@ -110,13 +123,15 @@ struct UsageReportTests {
         defer { try? FileManager.default.removeItem(at: fixture.home) }
         var name = [CChar](repeating: 0, count: 256)
         gethostname(&name, 255)
-        let host = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self).split(separator: ".").first.map(String.init) ?? ""
-        #expect(try await fixture.report(.machine, until: "2026-11-21T00:00:00Z") == """
-            machine,account,email,samples,first_sample,last_sample,five_hour_peak_percent,weekly_peak_percent\r
-            \(host),ada,ada@example.com,4,2026-11-20T09:10:00Z,2026-11-20T15:00:00Z,100,45\r
-            \(host),bob,bob@example.com,1,2026-11-20T09:30:00Z,2026-11-20T09:30:00Z,50,\r
+        let host =
+            String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self).split(separator: ".").first.map(String.init) ?? ""
+        #expect(
+            try await fixture.report(.machine, until: "2026-11-21T00:00:00Z") == """
+                machine,account,email,samples,first_sample,last_sample,five_hour_peak_percent,weekly_peak_percent\r
+                \(host),ada,ada@example.com,4,2026-11-20T09:10:00Z,2026-11-20T15:00:00Z,100,45\r
+                \(host),bob,bob@example.com,1,2026-11-20T09:30:00Z,2026-11-20T09:30:00Z,50,\r
 
-            """)
+                """)
     }
 
     @Test("Days follow the time zone, including the 25-hour day at the end of summer time")
@@ -125,14 +140,15 @@ struct UsageReportTests {
         defer { try? FileManager.default.removeItem(at: fixture.home) }
         try await fixture.add("ada", email: "ada@example.com", plan: "plus")
         // Paris leaves summer time on 2026-10-25 at 03:00 local (01:00 UTC).
-        try await fixture.sample("ada", "2026-10-24T22:30:00Z", five: 10, week: 1)   // 00:30 local on the 25th (UTC+2)
-        try await fixture.sample("ada", "2026-10-25T22:30:00Z", five: 20, week: 2)   // 23:30 local on the 25th (UTC+1)
-        try await fixture.sample("ada", "2026-10-25T23:30:00Z", five: 30, week: 3)   // 00:30 local on the 26th
-        #expect(try await fixture.report(.day, zone: "Europe/Paris") == header + """
-            2026-10-25T00:00:00+02:00,2026-10-26T00:00:00+01:00,ada,ada@example.com,plus,2,20,15,2,1.5,0,0\r
-            2026-10-26T00:00:00+01:00,2026-10-27T00:00:00+01:00,ada,ada@example.com,plus,1,30,30,3,3,0,0\r
+        try await fixture.sample("ada", "2026-10-24T22:30:00Z", five: 10, week: 1)  // 00:30 local on the 25th (UTC+2)
+        try await fixture.sample("ada", "2026-10-25T22:30:00Z", five: 20, week: 2)  // 23:30 local on the 25th (UTC+1)
+        try await fixture.sample("ada", "2026-10-25T23:30:00Z", five: 30, week: 3)  // 00:30 local on the 26th
+        #expect(
+            try await fixture.report(.day, zone: "Europe/Paris") == header + """
+                2026-10-25T00:00:00+02:00,2026-10-26T00:00:00+01:00,ada,ada@example.com,plus,2,20,15,2,1.5,0,0\r
+                2026-10-26T00:00:00+01:00,2026-10-27T00:00:00+01:00,ada,ada@example.com,plus,1,30,30,3,3,0,0\r
 
-            """)
+                """)
         // The same samples in UTC fall on other days; a half-hour zone splits hours at :30.
         #expect(try await fixture.report(.day, zone: "UTC").hasPrefix(header + "2026-10-24T00:00:00Z,2026-10-25T00:00:00Z,ada"))
         let india = try await fixture.report(.hour, zone: "Asia/Kolkata")
@@ -143,7 +159,10 @@ struct UsageReportTests {
     func hostileValues() async throws {
         var fixture = try await Fixture()
         defer { try? FileManager.default.removeItem(at: fixture.home) }
-        let emails = ["comma,in@example.com", "quote\"in@example.com", "line\nbreak@example.com", "crlf\r\nin@example.com", "ünï©ødé@例え.jp", " spaced @example.com"]
+        let emails = [
+            "comma,in@example.com", "quote\"in@example.com", "line\nbreak@example.com", "crlf\r\nin@example.com", "ünï©ødé@例え.jp",
+            " spaced @example.com",
+        ]
         let plans = ["plus, with comma", "pro \"quoted\"", "multi\nline", "plán-ü", "ok", "x"]
         for (index, email) in emails.enumerated() {
             try await fixture.add("user\(index)", email: email, plan: plans[index])
@@ -183,6 +202,8 @@ struct UsageReportTests {
 
     @Test("Fields are quoted only when RFC 4180 needs it")
     func quoting() {
-        #expect(CSVWriter.record(["a", "b c", "d,e", "f\"g", "h\ni", "", " lead", "trail "]) == "a,b c,\"d,e\",\"f\"\"g\",\"h\ni\",,\" lead\",\"trail \"\r\n")
+        #expect(
+            CSVWriter.record(["a", "b c", "d,e", "f\"g", "h\ni", "", " lead", "trail "])
+                == "a,b c,\"d,e\",\"f\"\"g\",\"h\ni\",,\" lead\",\"trail \"\r\n")
     }
 }

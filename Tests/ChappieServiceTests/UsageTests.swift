@@ -21,9 +21,12 @@ struct UsageTests {
         for index in 0..<count {
             let tokens = try await emulator.signIn(email: "u\(index)@example.com", plan: ["plus", "pro", "team", "free"][index % 4])
             let claims = try TokenClaims(jwt: tokens.idToken)
-            accounts.append(try await store.save(
-                info: claims.account, credentials: Credentials(idToken: tokens.idToken, accessToken: tokens.accessToken, refreshToken: tokens.refreshToken),
-                accessTokenExpiresAt: try TokenClaims(jwt: tokens.accessToken).expiresAt, refreshedAt: Date(), name: nil, event: .signedIn).account)
+            accounts.append(
+                try await store.save(
+                    info: claims.account,
+                    credentials: Credentials(idToken: tokens.idToken, accessToken: tokens.accessToken, refreshToken: tokens.refreshToken),
+                    accessTokenExpiresAt: try TokenClaims(jwt: tokens.accessToken).expiresAt, refreshedAt: Date(), name: nil, event: .signedIn
+                ).account)
         }
         return (service, accounts, home)
     }
@@ -54,9 +57,11 @@ struct UsageTests {
         }
     }
 
-    @Test("Real-shaped replies with nulls, a missing window and an unknown plan are stored as they are", arguments: [
-        "wham-usage-nulls.json", "wham-usage-weekly-only.json", "wham-usage-unknown-plan.json", "wham-usage-limit-reached.json",
-    ])
+    @Test(
+        "Real-shaped replies with nulls, a missing window and an unknown plan are stored as they are",
+        arguments: [
+            "wham-usage-nulls.json", "wham-usage-weekly-only.json", "wham-usage-unknown-plan.json", "wham-usage-limit-reached.json",
+        ])
     func pollOddReplies(_ fixture: String) async throws {
         try await withEmulator { emulator in
             let (service, accounts, home) = try await signedIn(emulator, count: 1)
@@ -79,8 +84,9 @@ struct UsageTests {
         try await withEmulator { emulator in
             let (service, accounts, home) = try await signedIn(emulator, count: 1)
             defer { try? FileManager.default.removeItem(at: home) }
-            _ = try await emulator.client.execute(emulator.request(
-                "/_emulator/faults", method: .post, json: #"{"kind":"status","status":401,"path":"/backend-api/wham/usage","count":1}"#))
+            _ = try await emulator.client.execute(
+                emulator.request(
+                    "/_emulator/faults", method: .post, json: #"{"kind":"status","status":401,"path":"/backend-api/wham/usage","count":1}"#))
             let snapshots = try await service.poll(accounts[0])
             #expect(snapshots.first?.limitID == "codex")
             let stats = try await emulator.json(emulator.request("/_emulator/stats")).json
@@ -125,7 +131,8 @@ struct UsageTests {
             let second = try await service.store.save(
                 info: try TokenClaims(jwt: tokens.idToken).account,
                 credentials: Credentials(idToken: tokens.idToken, accessToken: tokens.accessToken, refreshToken: tokens.refreshToken),
-                accessTokenExpiresAt: nil, refreshedAt: Date(), name: nil, event: .signedIn).account
+                accessTokenExpiresAt: nil, refreshedAt: Date(), name: nil, event: .signedIn
+            ).account
             try await setUsage(emulator, second, fiveHour: 30, weekly: 10)
             try await setUsage(emulator, first[0], fiveHour: 30, weekly: 10)
             #expect(try await service.best(maxAge: .zero).account.name == first[0].name)
@@ -140,9 +147,13 @@ struct UsageTests {
         let account = try await store.save(
             info: ChappieAccountInfo(email: "p@example.com", userID: "u", accountID: "a", plan: .plus),
             credentials: Credentials(idToken: "i", accessToken: "a", refreshToken: "r"), accessTokenExpiresAt: nil, refreshedAt: nil,
-            name: nil, event: .imported).account
-        let snapshot = ChappieUsageLimitSnapshot(limitID: "codex", plan: .plus, shortWindow: ChappieUsageWindow(usedPercent: 1, windowMinutes: 300, resetsAt: nil), longWindow: nil)
-        for days in [100.0, 50, 1] { try await store.recordUsage([snapshot], for: account, source: .poll, at: Date().addingTimeInterval(-days * 86400)) }
+            name: nil, event: .imported
+        ).account
+        let snapshot = ChappieUsageLimitSnapshot(
+            limitID: "codex", plan: .plus, shortWindow: ChappieUsageWindow(usedPercent: 1, windowMinutes: 300, resetsAt: nil), longWindow: nil)
+        for days in [100.0, 50, 1] {
+            try await store.recordUsage([snapshot], for: account, source: .poll, at: Date().addingTimeInterval(-days * 86400))
+        }
         #expect(try await store.pruneUsage(olderThan: Date().addingTimeInterval(-60 * 86400)) == 1)
         #expect(try await store.usageSamples(for: account, since: nil, until: nil).count == 2)
         #expect(try await store.events().first?.kind == "usage_pruned")

@@ -24,7 +24,9 @@ struct WindowResetsTests {
         #expect(resets([(0, 40, 300), (60, 40.5, 420)]).isEmpty)
     }
 
-    @Test("Not a reset: an idle window whose end moves ahead, also across a gap; an end that moves by seconds; the first reading; readings without an end")
+    @Test(
+        "Not a reset: an idle window whose end moves ahead, also across a gap; an end that moves by seconds; the first reading; readings without an end"
+    )
     func notResets() {
         #expect(resets((0..<10).map { (Double($0) * 30, 0, Double($0) * 30 + 300) }).isEmpty)
         #expect(resets([(0, 0, 300), (5000, 0, 5300)]).isEmpty)

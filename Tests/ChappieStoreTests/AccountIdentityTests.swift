@@ -37,11 +37,14 @@ struct AccountIdentityTests {
         let shape = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
         for uuid in uuids { #expect(uuid.wholeMatch(of: shape) != nil, "\(uuid) is not a lower-case version-4 UUID") }
         await #expect(throws: DatabaseError.self) {
-            try await reopened.write { db in try db.execute(sql: "UPDATE accounts SET uuid = ? WHERE name = 'ada'", arguments: [UUID().uuidString.lowercased()]) }
+            try await reopened.write { db in
+                try db.execute(sql: "UPDATE accounts SET uuid = ? WHERE name = 'ada'", arguments: [UUID().uuidString.lowercased()])
+            }
         }
         await #expect(throws: DatabaseError.self) {
             try await reopened.write { db in
-                try db.execute(sql: "INSERT INTO accounts (name, created_at, updated_at) VALUES ('dee', '2026-01-01 00:00:00.000', '2026-01-01 00:00:00.000')")
+                try db.execute(
+                    sql: "INSERT INTO accounts (name, created_at, updated_at) VALUES ('dee', '2026-01-01 00:00:00.000', '2026-01-01 00:00:00.000')")
             }
         }
         #expect(try await reopened.read { db in try String.fetchAll(db, sql: "SELECT uuid FROM accounts ORDER BY id") } == uuids)

@@ -114,10 +114,11 @@ struct AccountStoreTests {
         let a = try await test.add("a@example.com", marker: "aaa")
         let b = try await test.add("b@example.com", marker: "bbb")
         try await DatabaseQueue(path: test.databaseFile.path).write { db in
-            try db.execute(sql: """
-                UPDATE sealed_credentials SET nonce = (SELECT nonce FROM sealed_credentials WHERE account_id = ?1),
-                    ciphertext = (SELECT ciphertext FROM sealed_credentials WHERE account_id = ?1) WHERE account_id = ?2
-                """, arguments: [b.id, a.id])
+            try db.execute(
+                sql: """
+                    UPDATE sealed_credentials SET nonce = (SELECT nonce FROM sealed_credentials WHERE account_id = ?1),
+                        ciphertext = (SELECT ciphertext FROM sealed_credentials WHERE account_id = ?1) WHERE account_id = ?2
+                    """, arguments: [b.id, a.id])
         }
         await #expect(throws: StoreError.self) { try await test.store.credentials(for: a) }
         #expect(try await test.store.credentials(for: b).refreshToken == "refresh-bbb")
@@ -147,9 +148,11 @@ struct AccountStoreTests {
         let other = try StoreDatabase.open(at: test.location).unlock(with: test.key)
         _ = try await other.rotateKey(to: SecretKey.generate(), passphraseKDF: nil)
         #expect(try await test.store.keyIsCurrent() == false)
-        await #expect { _ = try await test.store.updateCredentials(
-            of: account, to: Credentials(idToken: "i", accessToken: "a", refreshToken: "r"), accessTokenExpiresAt: nil,
-            refreshedAt: Date(), event: .refreshed) } throws: { error in
+        await #expect {
+            _ = try await test.store.updateCredentials(
+                of: account, to: Credentials(idToken: "i", accessToken: "a", refreshToken: "r"), accessTokenExpiresAt: nil,
+                refreshedAt: Date(), event: .refreshed)
+        } throws: { error in
             (error as? StoreError)?.code == .wrongKey
         }
     }

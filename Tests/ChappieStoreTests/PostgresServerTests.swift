@@ -12,7 +12,9 @@ struct PostgresServerTests {
         #expect((Int(version.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) >= 150_000)
         #expect(try await server.psql("CREATE TABLE pool (name text PRIMARY KEY)").status == 0)
         #expect(try await server.psql("INSERT INTO pool VALUES ('a'), ('b')").status == 0)
-        #expect(try await server.psql("SELECT string_agg(name, ',' ORDER BY name) FROM pool").stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "a,b")
+        #expect(
+            try await server.psql("SELECT string_agg(name, ',' ORDER BY name) FROM pool").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+                == "a,b")
         // Only the socket: no TCP port was opened.
         #expect(try await server.psql("SHOW listen_addresses").stdout.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty)
         #expect(FileManager.default.fileExists(atPath: server.socketPath))

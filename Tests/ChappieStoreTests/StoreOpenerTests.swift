@@ -38,7 +38,10 @@ struct StoreOpenerTests {
     func xdgLocations() async throws {
         let root = try TestTokens.temporaryDirectory("chappie-xdg")
         defer { try? FileManager.default.removeItem(at: root) }
-        let environment = ["HOME": root.path, "XDG_DATA_HOME": root.appendingPathComponent("data").path, "XDG_CONFIG_HOME": root.appendingPathComponent("config").path]
+        let environment = [
+            "HOME": root.path, "XDG_DATA_HOME": root.appendingPathComponent("data").path,
+            "XDG_CONFIG_HOME": root.appendingPathComponent("config").path,
+        ]
         let opened = try await StoreOpener.open(StoreOptions(environment: environment))
         #expect(opened.local!.location.directory.path == root.appendingPathComponent("data/chappie").path)
         #expect(FileManager.default.fileExists(atPath: root.appendingPathComponent("config/chappie/chappie.key").path))
@@ -54,7 +57,8 @@ struct StoreOpenerTests {
         #expect(!FileManager.default.fileExists(atPath: home.appendingPathComponent("chappie.key").path))
         let again = try await StoreOpener.open(StoreOptions(home: home.path, environment: ["CHAPPIE_PASSPHRASE": "correct horse"]))
         #expect(again.store.key.id == created.store.key.id)
-        await #expect { _ = try await StoreOpener.open(StoreOptions(home: home.path, environment: ["CHAPPIE_PASSPHRASE": "wrong horse"])) } throws: { error in
+        await #expect { _ = try await StoreOpener.open(StoreOptions(home: home.path, environment: ["CHAPPIE_PASSPHRASE": "wrong horse"])) } throws: {
+            error in
             (error as? StoreError)?.code == .wrongKey
         }
         // No passphrase and no terminal: a clear configuration error, and no key file is created.
@@ -106,7 +110,9 @@ struct StoreOpenerTests {
         _ = try await KeyRotation.rotate(opened, options: options)
         let reopened = try await StoreOpener.open(StoreOptions(home: home.path, environment: ["CHAPPIE_PASSPHRASE": "new one"]))
         #expect(try await reopened.local!.credentials(for: try await reopened.local!.account(named: AccountName("pp"))).refreshToken == "refresh-pp")
-        await #expect(throws: (any Error).self) { try await StoreOpener.open(StoreOptions(home: home.path, environment: ["CHAPPIE_PASSPHRASE": "old one"])) }
+        await #expect(throws: (any Error).self) {
+            try await StoreOpener.open(StoreOptions(home: home.path, environment: ["CHAPPIE_PASSPHRASE": "old one"]))
+        }
     }
 
     @Test("A crash after the commit but before the rename: the next open finishes the swap")

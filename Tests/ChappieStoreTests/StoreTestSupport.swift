@@ -21,7 +21,9 @@ struct TestStore {
 
     /// Saves an account whose tokens all contain `marker`.
     @discardableResult
-    func add(_ email: String, accountID: String = UUID().uuidString.lowercased(), userID: String? = nil, marker: String, name: String? = nil) async throws -> Account {
+    func add(_ email: String, accountID: String = UUID().uuidString.lowercased(), userID: String? = nil, marker: String, name: String? = nil)
+        async throws -> Account
+    {
         // The user id is stored in clear, so it must not carry the marker the raw-bytes scan looks for.
         let user = userID ?? "user-\(UUID().uuidString.prefix(8))"
         let info = ChappieAccountInfo(email: email, userID: user, accountID: accountID, plan: .plus)

@@ -9,9 +9,11 @@ import Testing
 /// must not make the store unreadable (issue 26, break 2).
 @Suite("A stored time that does not read back fails nothing")
 struct UnreadableValueTests {
-    @Test("Accounts with unreadable times list, open and are removed; the others are untouched", arguments: [
-        "+292277026596-12-04 15:30:07.000", "not a date", "99999-01-01 00:00:00.000",
-    ])
+    @Test(
+        "Accounts with unreadable times list, open and are removed; the others are untouched",
+        arguments: [
+            "+292277026596-12-04 15:30:07.000", "not a date", "99999-01-01 00:00:00.000",
+        ])
     func unreadableTimes(_ text: String) async throws {
         let test = try TestStore()
         defer { test.remove() }

@@ -49,7 +49,9 @@ public struct ChartPage: Sendable {
         var charts: [Chart] = []
         var elements: Set<String> = []
 
-        func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {
+        func parser(
+            _ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]
+        ) {
             elements.insert(name)
             if name == "svg", attributes["class"] == "chart" { charts.append(Chart(attributes: attributes)) }
             guard !charts.isEmpty else { return }

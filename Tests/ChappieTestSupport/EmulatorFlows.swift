@@ -18,8 +18,10 @@ extension RunningEmulator {
     /// Runs the whole device-code sign-in (usercode, approval through the control API, poll, code
     /// exchange) and returns the tokens.
     public func signIn(email: String? = nil, plan: String? = nil, accountID: String? = nil) async throws -> IssuedTokens {
-        let start = try await json(request(
-            "/api/accounts/deviceauth/usercode", method: .post, json: #"{"client_id":"\#(codexClientID)"}"#)).json
+        let start = try await json(
+            request(
+                "/api/accounts/deviceauth/usercode", method: .post, json: #"{"client_id":"\#(codexClientID)"}"#)
+        ).json
         let deviceAuthID = try require(start.string("device_auth_id"), "device_auth_id")
         let userCode = try require(start.string("user_code"), "user_code")
         var approval = ["user_code": userCode]
@@ -28,9 +30,11 @@ extension RunningEmulator {
         approval["account_id"] = accountID
         let approved = try await json(request("/_emulator/device/approve", method: .post, json: Self.encode(approval)))
         guard approved.status == 200 else { throw EmulatorHarnessError(message: "approval answered \(approved.status)") }
-        let poll = try await json(request(
-            "/api/accounts/deviceauth/token", method: .post,
-            json: Self.encode(["device_auth_id": deviceAuthID, "user_code": userCode]))).json
+        let poll = try await json(
+            request(
+                "/api/accounts/deviceauth/token", method: .post,
+                json: Self.encode(["device_auth_id": deviceAuthID, "user_code": userCode]))
+        ).json
         let form = [
             "grant_type=authorization_code",
             "code=" + Self.formEncode(try require(poll.string("authorization_code"), "authorization_code")),
@@ -47,9 +51,10 @@ extension RunningEmulator {
 
     /// Redeems a refresh token with the JSON body Codex sends (§3.1).
     public func refresh(_ refreshToken: String) async throws -> (status: Int, json: JSONDocument) {
-        try await json(request(
-            "/oauth/token", method: .post,
-            json: Self.encode(["client_id": codexClientID, "grant_type": "refresh_token", "refresh_token": refreshToken])))
+        try await json(
+            request(
+                "/oauth/token", method: .post,
+                json: Self.encode(["client_id": codexClientID, "grant_type": "refresh_token", "refresh_token": refreshToken])))
     }
 
     /// JSON text for a flat string dictionary.
@@ -59,7 +64,8 @@ extension RunningEmulator {
 
     /// `application/x-www-form-urlencoded` encoding of one value.
     public static func formEncode(_ value: String) -> String {
-        value.addingPercentEncoding(withAllowedCharacters: CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~")) ?? value
+        value.addingPercentEncoding(
+            withAllowedCharacters: CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~")) ?? value
     }
 
     private func require<T>(_ value: T?, _ name: String) throws -> T {

@@ -93,9 +93,13 @@ public struct JSONDocument: @unchecked Sendable {
     public func value(_ path: [Any]) -> Any? {
         var current = root
         for step in path {
-            if let key = step as? String { current = (current as? [String: Any])?[key] }
-            else if let index = step as? Int, let array = current as? [Any], array.indices.contains(index) { current = array[index] }
-            else { return nil }
+            if let key = step as? String {
+                current = (current as? [String: Any])?[key]
+            } else if let index = step as? Int, let array = current as? [Any], array.indices.contains(index) {
+                current = array[index]
+            } else {
+                return nil
+            }
         }
         return current
     }

@@ -91,14 +91,18 @@ public final class PostgresServer: Sendable {
     /// until ``release(_:in:)``; returns once the lock is held.
     public func lock(_ table: String, in url: String) async throws -> ChildProcess {
         let database = String(url.split(separator: "?")[0].split(separator: "/").last ?? "postgres")
-        let arguments = ["-h", socketDirectory, "-p", String(Self.port), "-U", Self.user, "-d", database, "-X", "-q", "-c",
-                         "BEGIN; LOCK TABLE \(table) IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(600);"]
+        let arguments = [
+            "-h", socketDirectory, "-p", String(Self.port), "-U", Self.user, "-d", database, "-X", "-q", "-c",
+            "BEGIN; LOCK TABLE \(table) IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(600);",
+        ]
         let executable = binaries.appendingPathComponent("psql")
-        let holder = geteuid() == 0
+        let holder =
+            geteuid() == 0
             ? try ChildProcess(URL(fileURLWithPath: "/usr/sbin/runuser"), ["-u", "postgres", "--", executable.path] + arguments)
             : try ChildProcess(executable, arguments)
         for _ in 0..<600 {
-            let held = try await psql("SELECT count(*) FROM pg_locks WHERE mode = 'AccessExclusiveLock' AND granted AND relation = '\(table)'::regclass", in: url)
+            let held = try await psql(
+                "SELECT count(*) FROM pg_locks WHERE mode = 'AccessExclusiveLock' AND granted AND relation = '\(table)'::regclass", in: url)
             if held.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "1" { return holder }
             try await Task.sleep(for: .milliseconds(50))
         }
@@ -108,7 +112,8 @@ public final class PostgresServer: Sendable {
 
     /// Ends the session ``lock(_:in:)`` started, which releases its lock.
     public func release(_ holder: ChildProcess, in url: String) async throws {
-        _ = try await psql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(600)%' AND pid <> pg_backend_pid()", in: url)
+        _ = try await psql(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(600)%' AND pid <> pg_backend_pid()", in: url)
         holder.waitUntilExit()
     }
 
@@ -143,7 +148,8 @@ public final class PostgresServer: Sendable {
     private func run(_ program: String, _ arguments: [String]) async throws -> ProcessResult {
         let executable = binaries.appendingPathComponent(program)
         if geteuid() == 0 {
-            return try await runProcess(URL(fileURLWithPath: "/usr/sbin/runuser"), ["-u", "postgres", "--", executable.path] + arguments, timeout: .seconds(180))
+            return try await runProcess(
+                URL(fileURLWithPath: "/usr/sbin/runuser"), ["-u", "postgres", "--", executable.path] + arguments, timeout: .seconds(180))
         }
         return try await runProcess(executable, arguments, timeout: .seconds(180))
     }
@@ -178,7 +184,8 @@ private let liveServers: Mutex<Set<String>> = {
     atexit {
         for data in liveServers.withLock({ $0 }) {
             // Immediate shutdown by signal: atexit cannot wait for pg_ctl. SIGQUIT ends the postmaster and its children.
-            if let pid = (try? String(contentsOfFile: data + "/postmaster.pid", encoding: .utf8))?.split(separator: "\n").first.flatMap({ pid_t($0) }) {
+            if let pid = (try? String(contentsOfFile: data + "/postmaster.pid", encoding: .utf8))?.split(separator: "\n").first.flatMap({ pid_t($0) })
+            {
                 kill(pid, SIGQUIT)
             }
         }

@@ -12,10 +12,12 @@ public enum RowBoundCredentials {
     @discardableResult
     public static func downgrade(databaseFile: URL, key: SecretKey, asMigrated: Bool = true) throws -> Int {
         try DatabaseQueue(path: databaseFile.path).write { db in
-            let rows = try Row.fetchAll(db, sql: """
-                SELECT c.account_id, c.nonce, c.ciphertext, a.uuid FROM sealed_credentials c JOIN accounts a ON a.id = c.account_id
-                WHERE c.binding = 2 AND c.key_id = ?
-                """, arguments: [key.id])
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT c.account_id, c.nonce, c.ciphertext, a.uuid FROM sealed_credentials c JOIN accounts a ON a.id = c.account_id
+                    WHERE c.binding = 2 AND c.key_id = ?
+                    """, arguments: [key.id])
             for row in rows {
                 let id: Int64 = row["account_id"]
                 let uuid: String = row["uuid"]
@@ -40,16 +42,17 @@ public enum RowBoundCredentials {
     public static func revertToBeforeIdentities(databaseFile: URL, key: SecretKey) throws -> Int {
         let count = try downgrade(databaseFile: databaseFile, key: key, asMigrated: false)
         try DatabaseQueue(path: databaseFile.path).write { db in
-            try db.execute(sql: """
-                DROP TRIGGER accounts_uuid_required_on_insert;
-                DROP TRIGGER accounts_uuid_is_stable;
-                DROP INDEX accounts_by_uuid;
-                ALTER TABLE accounts DROP COLUMN uuid;
-                ALTER TABLE sealed_credentials DROP COLUMN binding;
-                ALTER TABLE sealed_credentials RENAME TO credentials;
-                DELETE FROM settings WHERE key = 'row_bound_credentials';
-                DELETE FROM grdb_migrations WHERE identifier = '0004_account_uuid';
-                """)
+            try db.execute(
+                sql: """
+                    DROP TRIGGER accounts_uuid_required_on_insert;
+                    DROP TRIGGER accounts_uuid_is_stable;
+                    DROP INDEX accounts_by_uuid;
+                    ALTER TABLE accounts DROP COLUMN uuid;
+                    ALTER TABLE sealed_credentials DROP COLUMN binding;
+                    ALTER TABLE sealed_credentials RENAME TO credentials;
+                    DELETE FROM settings WHERE key = 'row_bound_credentials';
+                    DELETE FROM grdb_migrations WHERE identifier = '0004_account_uuid';
+                    """)
         }
         return count
     }

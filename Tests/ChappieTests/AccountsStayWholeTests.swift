@@ -36,7 +36,8 @@ private struct Bench: Sendable {
             let result = try await DeviceCodeSignIn(oauth: oauth).run()
             let account = try await store.save(
                 info: result.account, credentials: result.credentials, accessTokenExpiresAt: result.accessTokenExpiresAt,
-                refreshedAt: Date(), name: nil, event: .signedIn).account
+                refreshedAt: Date(), name: nil, event: .signedIn
+            ).account
             try await body(Bench(emulator: emulator, home: home, store: store, oauth: oauth, account: account))
         }
     }
@@ -138,17 +139,19 @@ private final class WriteLockHolder: Sendable {
 
 @Suite("Accounts stay whole: what signs an account out, tokens a commit could not store, a key rotated under a refresh")
 struct AccountsStayWholeTests {
-    @Test("Only a dead grant signs an account out; a proxy's answer, a client fault or a 5xx leave it signed in", arguments: [
-        (403, "<html><body><h1>403 Forbidden</h1>by the corporate proxy</body></html>", ChappieErrorRecovery.retry(.after(seconds: 5)), false),
-        (401, "", .retry(.after(seconds: 5)), false),
-        (403, #"{"error":{"message":"Forbidden"}}"#, .retry(.after(seconds: 5)), false),
-        (400, #"{"error":"invalid_client","error_description":"Unknown client"}"#, .permanent(.fixConfiguration), false),
-        (400, #"{"error":"invalid_request","error_description":"Missing parameter"}"#, .permanent(.inspectCause), false),
-        (502, #"{"error":"invalid_grant"}"#, .retry(.after(seconds: 5)), false),
-        (429, #"{"error":"invalid_grant"}"#, .retry(.after(seconds: 5)), false),
-        (400, #"{"error":"invalid_grant","error_description":"Grant revoked"}"#, .signInAgain, true),
-        (401, #"{"error":{"message":"expired","type":"invalid_request_error","code":"refresh_token_expired"}}"#, .signInAgain, true),
-    ])
+    @Test(
+        "Only a dead grant signs an account out; a proxy's answer, a client fault or a 5xx leave it signed in",
+        arguments: [
+            (403, "<html><body><h1>403 Forbidden</h1>by the corporate proxy</body></html>", ChappieErrorRecovery.retry(.after(seconds: 5)), false),
+            (401, "", .retry(.after(seconds: 5)), false),
+            (403, #"{"error":{"message":"Forbidden"}}"#, .retry(.after(seconds: 5)), false),
+            (400, #"{"error":"invalid_client","error_description":"Unknown client"}"#, .permanent(.fixConfiguration), false),
+            (400, #"{"error":"invalid_request","error_description":"Missing parameter"}"#, .permanent(.inspectCause), false),
+            (502, #"{"error":"invalid_grant"}"#, .retry(.after(seconds: 5)), false),
+            (429, #"{"error":"invalid_grant"}"#, .retry(.after(seconds: 5)), false),
+            (400, #"{"error":"invalid_grant","error_description":"Grant revoked"}"#, .signInAgain, true),
+            (401, #"{"error":{"message":"expired","type":"invalid_request_error","code":"refresh_token_expired"}}"#, .signInAgain, true),
+        ])
     func classification(_ status: Int, _ body: String, _ recovery: ChappieErrorRecovery, _ signsOut: Bool) async throws {
         try await Bench.run { bench in
             let before = try await bench.store.credentials(for: bench.account)
@@ -189,7 +192,9 @@ struct AccountsStayWholeTests {
         }
     }
 
-    @Test("A writer holding the database past the busy timeout: the redeemed tokens go to a recovery file, are used while it stays locked, and are adopted later")
+    @Test(
+        "A writer holding the database past the busy timeout: the redeemed tokens go to a recovery file, are used while it stays locked, and are adopted later"
+    )
     func busyDatabase() async throws {
         try await Bench.run { bench in
             let store = try bench.impatientStore()
@@ -221,7 +226,10 @@ struct AccountsStayWholeTests {
         try await Bench.run { bench in
             let injector = try DatabaseQueue(path: bench.databaseFile.path)
             try await injector.write { db in
-                try db.execute(sql: "CREATE TRIGGER injected_failure BEFORE UPDATE ON sealed_credentials BEGIN SELECT RAISE(ABORT, 'disk I/O error (injected)'); END")
+                try db.execute(
+                    sql:
+                        "CREATE TRIGGER injected_failure BEFORE UPDATE ON sealed_credentials BEGIN SELECT RAISE(ABORT, 'disk I/O error (injected)'); END"
+                )
             }
             await #expect(throws: StoreError.self) {
                 _ = try await bench.refresher(bench.store).validCredentials(for: bench.account, force: true)
@@ -280,7 +288,9 @@ struct AccountsStayWholeTests {
             _ = try await StoreOpener.open(bench.options)
             #expect(FileManager.default.fileExists(atPath: file.path), "a file that does not open must be kept")
             #expect(try await store.credentials(for: bench.account) == stored)
-            await #expect(throws: StoreError.self) { _ = try await KeyRotation.rotate(try await StoreOpener.open(bench.options), options: bench.options) }
+            await #expect(throws: StoreError.self) {
+                _ = try await KeyRotation.rotate(try await StoreOpener.open(bench.options), options: bench.options)
+            }
             #expect(try await StoreOpener.open(bench.options).local!.key.id == store.key.id, "the key must not have changed")
             try FileManager.default.removeItem(at: file)
 

@@ -11,7 +11,8 @@ import Testing
 struct AuthTests {
     /// A session slot `work` with its store in `home`, against the emulator.
     private func sessionConfiguration(_ emulator: RunningEmulator, home: URL) throws -> ChappieConfiguration {
-        ChappieConfiguration(account: try AccountName("work"), store: StoreOptions(home: home.path, environment: [:]), endpoints: try endpoints(emulator))
+        ChappieConfiguration(
+            account: try AccountName("work"), store: StoreOptions(home: home.path, environment: [:]), endpoints: try endpoints(emulator))
     }
 
     private func endpoints(_ emulator: RunningEmulator) throws -> ChappieEndpoints {
@@ -88,8 +89,9 @@ struct AuthTests {
             let denier = Task {
                 try await DeviceCodeSignIn(oauth: oauth).run { state in
                     guard case .waitingForApproval(let userCode, _, _, _) = state else { return }
-                    _ = try? await emulator.client.execute(emulator.request(
-                        "/_emulator/device/deny", method: .post, json: #"{"user_code":"\#(userCode)","reason":"Not me."}"#))
+                    _ = try? await emulator.client.execute(
+                        emulator.request(
+                            "/_emulator/device/deny", method: .post, json: #"{"user_code":"\#(userCode)","reason":"Not me."}"#))
                 }
             }
             await #expect(throws: ChappieAuthError.authorizationDenied("Not me.")) { _ = try await denier.value }
@@ -111,14 +113,18 @@ struct AuthTests {
     @Test("A token-endpoint failure carries the body, tokens redacted; its description shows code and description")
     func failureBody() async throws {
         try await withEmulator { emulator in
-            let body = #"{"error":"invalid_grant","error_description":"bad","refresh_token":"rt_secret_value","hint":"eyJhbGciOi.eyJzdWIiOi.c2lnbmF0dXJl"}"#
+            let body =
+                #"{"error":"invalid_grant","error_description":"bad","refresh_token":"rt_secret_value","hint":"eyJhbGciOi.eyJzdWIiOi.c2lnbmF0dXJl"}"#
             try await emulator.failNext("/oauth/token", status: 400, body: body)
             let oauth = OAuthClient(endpoints: try endpoints(emulator), http: emulator.client)
             do throws(ChappieAuthError) {
                 _ = try await oauth.refresh("rt_anything")
                 Issue.record("no error")
             } catch {
-                guard case .tokenExchangeFailed(400, let kept) = error else { Issue.record("\(error)"); return }
+                guard case .tokenExchangeFailed(400, let kept) = error else {
+                    Issue.record("\(error)")
+                    return
+                }
                 #expect(kept.contains(#""error":"invalid_grant""#))
                 #expect(!kept.contains("rt_secret_value"))
                 #expect(!kept.contains("eyJhbGciOi"))
@@ -133,12 +139,14 @@ struct AuthTests {
         }
     }
 
-    @Test("Token-endpoint errors are classified as docs/protocol.md and docs/errors.md say", arguments: [
-        ("refresh-reused-401.json", 401, "refresh_token_reused", ChappieErrorRecovery.signInAgain),
-        ("refresh-expired-401.json", 401, "refresh_token_expired", .signInAgain),
-        ("refresh-invalidated-401.json", 401, "refresh_token_invalidated", .signInAgain),
-        ("token-invalid-grant-400.json", 400, "invalid_grant", .signInAgain),
-    ])
+    @Test(
+        "Token-endpoint errors are classified as docs/protocol.md and docs/errors.md say",
+        arguments: [
+            ("refresh-reused-401.json", 401, "refresh_token_reused", ChappieErrorRecovery.signInAgain),
+            ("refresh-expired-401.json", 401, "refresh_token_expired", .signInAgain),
+            ("refresh-invalidated-401.json", 401, "refresh_token_invalidated", .signInAgain),
+            ("token-invalid-grant-400.json", 400, "invalid_grant", .signInAgain),
+        ])
     func errorClassification(_ fixture: String, _ status: Int, _ code: String, _ recovery: ChappieErrorRecovery) async throws {
         try await withEmulator { emulator in
             let body = String(decoding: try Fixtures.data(fixture), as: UTF8.self)
@@ -173,10 +181,15 @@ struct AuthTests {
             _ = try await OAuthClient(endpoints: dead, http: HTTPClient()).refresh("rt_x")
             Issue.record("no error")
         } catch {
-            guard case .networkFailure = error else { Issue.record("\(error)"); return }
+            guard case .networkFailure = error else {
+                Issue.record("\(error)")
+                return
+            }
             #expect(error.recovery == .retry(.now))
         }
-        #expect(ChappieAuthError.tokenExchangeFailed(statusCode: 401, body: #"{"error":"invalid_client","error_description":"nope"}"#).recovery == .permanent(.fixConfiguration))
+        #expect(
+            ChappieAuthError.tokenExchangeFailed(statusCode: 401, body: #"{"error":"invalid_client","error_description":"nope"}"#).recovery
+                == .permanent(.fixConfiguration))
         #expect(ChappieAuthError.missingRefreshToken.requiresReauthentication)
         #expect(!ChappieAuthError.tokenExchangeFailed(statusCode: 500, body: "server_error").requiresReauthentication)
     }
@@ -193,7 +206,8 @@ struct AuthTests {
             let result = try await DeviceCodeSignIn(oauth: oauth).run()
             let account = try await store.save(
                 info: result.account, credentials: result.credentials, accessTokenExpiresAt: result.accessTokenExpiresAt,
-                refreshedAt: Date(), name: nil, event: .signedIn).account
+                refreshedAt: Date(), name: nil, event: .signedIn
+            ).account
             try await body(emulator, store, oauth, account)
         }
     }
@@ -252,7 +266,9 @@ struct AuthTests {
         }
     }
 
-    @Test("A refreshAuth() cancelled while its request is at the issuer returns at once; the refresh is stored in the background and the session takes it")
+    @Test(
+        "A refreshAuth() cancelled while its request is at the issuer returns at once; the refresh is stored in the background and the session takes it"
+    )
     func cancelledRefreshAuth() async throws {
         try await withEmulator(autoApprove()) { emulator in
             let home = try TestTokens.temporaryDirectory("chappie-session")
@@ -262,7 +278,9 @@ struct AuthTests {
         }
     }
 
-    @Test("A cancelled second sign-in leaves the session signed in; a failed refresh keeps it signed in and a success clears lastError; a dead grant moves it to reauthenticationRequired without accountInfo, the stored account kept")
+    @Test(
+        "A cancelled second sign-in leaves the session signed in; a failed refresh keeps it signed in and a success clears lastError; a dead grant moves it to reauthenticationRequired without accountInfo, the stored account kept"
+    )
     func sessionReauthentication() async throws {
         try await withEmulator(autoApprove()) { emulator in
             let home = try TestTokens.temporaryDirectory("chappie-session")
@@ -292,9 +310,15 @@ enum SessionRevocation {
             try await session.signOut(revoking: true)
             Issue.record("the failed revocation signed out")
         } catch {
-            guard case .tokenExchangeFailed(503, _) = error else { Issue.record("\(error)"); return }
+            guard case .tokenExchangeFailed(503, _) = error else {
+                Issue.record("\(error)")
+                return
+            }
         }
-        guard case .signedIn = session.state else { Issue.record("state \(session.state)"); return }
+        guard case .signedIn = session.state else {
+            Issue.record("state \(session.state)")
+            return
+        }
         #expect(session.lastError != nil)
         #expect((try? await store.account(named: configuration.account)) != nil)
 
@@ -356,7 +380,10 @@ enum SessionCancelledRefresh {
         #expect(try await stats().int("refresh", "redemptions") == 1)
         #expect(try await stats().int("refresh", "reuse_detected") == 0)
         for _ in 0..<100 where session.lastError != nil { try await Task.sleep(for: .milliseconds(20)) }
-        guard case .signedIn = session.state else { Issue.record("state \(session.state)"); return }
+        guard case .signedIn = session.state else {
+            Issue.record("state \(session.state)")
+            return
+        }
         #expect(session.lastError == nil)
     }
 }
@@ -375,13 +402,19 @@ enum SessionReauthentication {
         for _ in 0..<10_000 where session.state != .signingIn { await Task.yield() }
         again.cancel()
         await #expect(throws: ChappieAuthError.cancelledSignIn) { try await again.value }
-        guard case .signedIn = session.state else { Issue.record("after a cancelled sign-in: \(session.state)"); return }
+        guard case .signedIn = session.state else {
+            Issue.record("after a cancelled sign-in: \(session.state)")
+            return
+        }
         #expect(session.accountInfo?.email == "user1@example.com")
 
         try await fault(500, #"{"error":"server_error"}"#)
         await #expect(throws: ChappieAuthError.self) { try await session.refreshAuth() }
         #expect(session.lastError?.recovery == .retry(.after(seconds: 5)))
-        guard case .signedIn = session.state else { Issue.record("state \(session.state)"); return }
+        guard case .signedIn = session.state else {
+            Issue.record("state \(session.state)")
+            return
+        }
         try await session.refreshAuth()
         #expect(session.lastError == nil)
 

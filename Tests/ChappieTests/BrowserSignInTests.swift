@@ -69,7 +69,8 @@ struct BrowserSignInTests {
             #expect(startURL.host == "localhost" && startURL.port == port && startURL.path.hasPrefix("/start/"))
             #expect(!startURL.absoluteString.contains("state") && !startURL.absoluteString.contains("challenge"))
             let (cookie, url) = try await start(startURL, with: emulator.client)
-            let query = Dictionary(uniqueKeysWithValues: (URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? []).map { ($0.name, $0.value ?? "") })
+            let query = Dictionary(
+                uniqueKeysWithValues: (URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? []).map { ($0.name, $0.value ?? "") })
             #expect(url.path == "/oauth/authorize")
             #expect(query["response_type"] == "code")
             #expect(query["client_id"] == codexClientID)
@@ -91,7 +92,9 @@ struct BrowserSignInTests {
             #expect(seen.steps.withLock { $0.count } == 2, "waiting, then exchanging")
 
             // The listener is gone once the sign-in ended.
-            await #expect(throws: (any Error).self) { _ = try await emulator.client.execute(HTTPRequest(url: URL(string: "http://127.0.0.1:\(port)/auth/callback")!)) }
+            await #expect(throws: (any Error).self) {
+                _ = try await emulator.client.execute(HTTPRequest(url: URL(string: "http://127.0.0.1:\(port)/auth/callback")!))
+            }
         }
     }
 
@@ -111,7 +114,8 @@ struct BrowserSignInTests {
             let code = try #require(location.queryItems?.first { $0.name == "code" }?.value)
             let client = try oauth(emulator)
             await #expect(throws: ChappieAuthError.self) {
-                _ = try await client.exchange(authorizationCode: code, codeVerifier: pkce.verifier, redirectURI: "http://localhost:1457/auth/callback")
+                _ = try await client.exchange(
+                    authorizationCode: code, codeVerifier: pkce.verifier, redirectURI: "http://localhost:1457/auth/callback")
             }
             await #expect(throws: ChappieAuthError.self) { _ = try await client.exchange(authorizationCode: code, codeVerifier: pkce.verifier) }
             // A refused exchange does not spend the code: the right one still works, once.
@@ -130,14 +134,17 @@ struct BrowserSignInTests {
             let patient = BrowserSignIn(oauth: try oauth(emulator), ports: [0], callbackTimeout: .milliseconds(300))
             await #expect(throws: ChappieAuthError.callbackTimeout) { _ = try await patient.run { step in seen.steps.withLock { $0.append(step) } } }
             let port = try await seen.until { seen.port }
-            await #expect(throws: (any Error).self) { _ = try await emulator.client.execute(HTTPRequest(url: URL(string: "http://127.0.0.1:\(port)/")!)) }
+            await #expect(throws: (any Error).self) {
+                _ = try await emulator.client.execute(HTTPRequest(url: URL(string: "http://127.0.0.1:\(port)/")!))
+            }
 
             let cancelled = Seen()
             let waiting = BrowserSignIn(oauth: try oauth(emulator), ports: [0])
             let task = Task { try await waiting.run { step in cancelled.steps.withLock { $0.append(step) } } }
             let cancelledPort = try await cancelled.until { cancelled.port }
             // A forged callback (another state) is answered 400 and does not end the wait.
-            let forged = try await emulator.client.execute(HTTPRequest(url: URL(string: "http://127.0.0.1:\(cancelledPort)/auth/callback?code=x&state=forged")!))
+            let forged = try await emulator.client.execute(
+                HTTPRequest(url: URL(string: "http://127.0.0.1:\(cancelledPort)/auth/callback?code=x&state=forged")!))
             #expect(forged.status == 400)
             task.cancel()
             await #expect(throws: ChappieAuthError.cancelledSignIn) { _ = try await task.value }
@@ -188,7 +195,10 @@ struct BrowserSignInTests {
             let startURL = try loopback(try await seen.until { seen.url })
             let asNobody = try await runProcess(
                 URL(fileURLWithPath: "/usr/bin/setpriv"),
-                ["--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", startURL.absoluteString])
+                [
+                    "--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/curl", "-s", "-o", "/dev/null", "-w", "%{http_code}",
+                    startURL.absoluteString,
+                ])
             #expect(asNobody.stdout == "403", "\(asNobody.stdout) \(asNobody.stderr)")
             // The start URL is still unopened: the user's own browser goes on.
             #expect(try await emulator.client.execute(HTTPRequest(url: startURL)).status == 302)

@@ -48,11 +48,13 @@ struct ClientTests {
             let info = try TokenClaims(jwt: tokens.idToken).account
             _ = try await store.save(
                 info: info, credentials: Credentials(idToken: tokens.idToken, accessToken: tokens.accessToken, refreshToken: tokens.refreshToken),
-                accessTokenExpiresAt: try TokenClaims(jwt: tokens.accessToken).expiresAt, refreshedAt: Date(), name: try AccountName("work"), event: .signedIn)
+                accessTokenExpiresAt: try TokenClaims(jwt: tokens.accessToken).expiresAt, refreshedAt: Date(), name: try AccountName("work"),
+                event: .signedIn)
             let endpoints = try ChappieEndpoints(issuer: emulator.baseURL.absoluteString, backend: emulator.backendURL.absoluteString)
-            try await body(Setup(
-                emulator: emulator, home: home, store: store, accountID: try #require(info.accountID),
-                configuration: ChappieConfiguration(account: try AccountName("work"), store: options, endpoints: endpoints)))
+            try await body(
+                Setup(
+                    emulator: emulator, home: home, store: store, accountID: try #require(info.accountID),
+                    configuration: ChappieConfiguration(account: try AccountName("work"), store: options, endpoints: endpoints)))
         }
     }
 
@@ -61,7 +63,10 @@ struct ClientTests {
         try await withSetup { setup in
             var events: [ChappieStreamEvent] = []
             for try await event in setup.client().stream("tell me something") { events.append(event) }
-            guard case .usageLimits(let first)? = events.first else { Issue.record("first event: \(String(describing: events.first))"); return }
+            guard case .usageLimits(let first)? = events.first else {
+                Issue.record("first event: \(String(describing: events.first))")
+                return
+            }
             #expect(first.shortWindow?.usedPercent == 2)
             #expect(first.longWindow?.windowMinutes == 10080)
             let deltas = events.compactMap { if case .textDelta(let text) = $0 { text } else { nil } }
@@ -69,7 +74,10 @@ struct ClientTests {
             #expect(!deltas.contains(""))
             #expect(events.contains { if case .raw(let type, _) = $0 { type == "response.output_item.added" } else { false } })
             #expect(events.filter { if case .usageLimits = $0 { true } else { false } }.count == 2)
-            guard case .completed(let response)? = events.last else { Issue.record("last event: \(String(describing: events.last))"); return }
+            guard case .completed(let response)? = events.last else {
+                Issue.record("last event: \(String(describing: events.last))")
+                return
+            }
             #expect(response.status == "completed")
             #expect(response.text == "You said: tell me something")
             let samples = try await setup.store.usageSamples(for: try await setup.store.account(named: AccountName("work")), since: nil, until: nil)
@@ -83,7 +91,10 @@ struct ClientTests {
         try await withSetup { setup in
             let request = ChappieResponseRequest(
                 model: "gpt-5.2-codex", instructions: "Be brief.",
-                input: [ChappieInputMessage(role: .user, text: "first"), ChappieInputMessage(role: .assistant, text: "ok"), ChappieInputMessage(text: "last one")],
+                input: [
+                    ChappieInputMessage(role: .user, text: "first"), ChappieInputMessage(role: .assistant, text: "ok"),
+                    ChappieInputMessage(text: "last one"),
+                ],
                 reasoningEffort: .high, fastMode: true)
             var text = ""
             for try await event in setup.client().streamResponse(request) { if case .textDelta(let delta) = event { text += delta } }
@@ -235,7 +246,10 @@ struct ClientTests {
             }
             var aborted = false
             for _ in 0..<50 {
-                if try await setup.stats().int("streams_aborted") == 1 { aborted = true; break }
+                if try await setup.stats().int("streams_aborted") == 1 {
+                    aborted = true
+                    break
+                }
                 try await Task.sleep(for: .milliseconds(100))
             }
             #expect(aborted)

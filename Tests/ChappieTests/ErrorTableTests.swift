@@ -50,59 +50,73 @@ struct ErrorTableTests {
     }
 
     /// A sample of each case (several where the payload decides), labelled as the table labels it.
-    static let clientSamples: [(String, ChappieClientError)] = [
-        ("missingCredential", .missingCredential),
-        ("missingRefreshToken", .missingRefreshToken),
-        ("missingAccountID", .missingAccountID),
-        ("reauthenticationRequired(reason)", .reauthenticationRequired("revoked")),
-        ("usageLimitReached(limit) with resetsInSeconds 600", .usageLimitReached(ChappieUsageLimit(
-            type: "usage_limit_reached", message: nil, plan: .plus, resetsAt: nil, resetsInSeconds: 600, rateLimit: nil))),
-        ("toolNotRegistered(name)", .toolNotRegistered("t")),
-        ("toolDenied(name, reason)", .toolDenied("t", "no")),
-        ("toolFailed(name, message)", .toolFailed("t", "broke")),
-        ("toolLoopLimitExceeded(limit)", .toolLoopLimitExceeded(8)),
-        ("responseFailed(response) server_is_overloaded", .responseFailed(response("server_is_overloaded"))),
-        ("responseFailed(response) stream_closed (a cut stream)", .responseFailed(response("stream_closed"))),
-    ] + ["context_length_exceeded", "insufficient_quota", "usage_not_included", "cyber_policy", "invalid_prompt"].map { code in
-        ("responseFailed(response) \(code)", ChappieClientError.responseFailed(response(code)))
-    } + [
-        ("streamingTransportReplayDiverged(partial)", .streamingTransportReplayDiverged("part")),
-        ("httpError(status: 0, body) (no response)", .httpError(status: 0, body: "")),
-        ("httpError(status: 429, body)", .httpError(status: 429, body: "")),
-        ("httpError(status: 5xx, body)", .httpError(status: 503, body: "")),
-        ("httpError(status: other 4xx, body)", .httpError(status: 400, body: "")),
-        ("invalidResponse(reason)", .invalidResponse("x")),
-        ("invalidConfiguration(reason)", .invalidConfiguration("x")),
-        ("tokenRefreshFailed(networkFailure)", .tokenRefreshFailed(.networkFailure("down"))),
-        ("tokenRefreshFailed(tokenExchangeFailed 429/5xx or no OAuth code)", .tokenRefreshFailed(.tokenExchangeFailed(statusCode: 502, body: "<html>"))),
-        ("tokenRefreshFailed(tokenExchangeFailed invalid_client)", .tokenRefreshFailed(.tokenExchangeFailed(statusCode: 401, body: #"{"error":"invalid_client"}"#))),
-        ("tokenRefreshFailed(invalidResponse)", .tokenRefreshFailed(.invalidResponse)),
-        ("credentialStoreUnavailable(reason)", .credentialStoreUnavailable("x")),
-    ]
+    static let clientSamples: [(String, ChappieClientError)] =
+        [
+            ("missingCredential", .missingCredential),
+            ("missingRefreshToken", .missingRefreshToken),
+            ("missingAccountID", .missingAccountID),
+            ("reauthenticationRequired(reason)", .reauthenticationRequired("revoked")),
+            (
+                "usageLimitReached(limit) with resetsInSeconds 600",
+                .usageLimitReached(
+                    ChappieUsageLimit(
+                        type: "usage_limit_reached", message: nil, plan: .plus, resetsAt: nil, resetsInSeconds: 600, rateLimit: nil))
+            ),
+            ("toolNotRegistered(name)", .toolNotRegistered("t")),
+            ("toolDenied(name, reason)", .toolDenied("t", "no")),
+            ("toolFailed(name, message)", .toolFailed("t", "broke")),
+            ("toolLoopLimitExceeded(limit)", .toolLoopLimitExceeded(8)),
+            ("responseFailed(response) server_is_overloaded", .responseFailed(response("server_is_overloaded"))),
+            ("responseFailed(response) stream_closed (a cut stream)", .responseFailed(response("stream_closed"))),
+        ]
+        + ["context_length_exceeded", "insufficient_quota", "usage_not_included", "cyber_policy", "invalid_prompt"].map { code in
+            ("responseFailed(response) \(code)", ChappieClientError.responseFailed(response(code)))
+        } + [
+            ("streamingTransportReplayDiverged(partial)", .streamingTransportReplayDiverged("part")),
+            ("httpError(status: 0, body) (no response)", .httpError(status: 0, body: "")),
+            ("httpError(status: 429, body)", .httpError(status: 429, body: "")),
+            ("httpError(status: 5xx, body)", .httpError(status: 503, body: "")),
+            ("httpError(status: other 4xx, body)", .httpError(status: 400, body: "")),
+            ("invalidResponse(reason)", .invalidResponse("x")),
+            ("invalidConfiguration(reason)", .invalidConfiguration("x")),
+            ("tokenRefreshFailed(networkFailure)", .tokenRefreshFailed(.networkFailure("down"))),
+            (
+                "tokenRefreshFailed(tokenExchangeFailed 429/5xx or no OAuth code)",
+                .tokenRefreshFailed(.tokenExchangeFailed(statusCode: 502, body: "<html>"))
+            ),
+            (
+                "tokenRefreshFailed(tokenExchangeFailed invalid_client)",
+                .tokenRefreshFailed(.tokenExchangeFailed(statusCode: 401, body: #"{"error":"invalid_client"}"#))
+            ),
+            ("tokenRefreshFailed(invalidResponse)", .tokenRefreshFailed(.invalidResponse)),
+            ("credentialStoreUnavailable(reason)", .credentialStoreUnavailable("x")),
+        ]
 
-    static let authSamples: [(String, ChappieAuthError)] = [
-        ("expiredDeviceCode", .expiredDeviceCode),
-        ("cancelledSignIn", .cancelledSignIn),
-        ("networkFailure(message)", .networkFailure("down")),
-        ("pollingTimeout", .pollingTimeout),
-        ("callbackTimeout", .callbackTimeout),
-        ("authorizationDenied(message)", .authorizationDenied("no")),
-    ] + [
-        "invalid_grant", "refresh_token_expired", "refresh_token_invalidated", "refresh_token_reused", "invalid_client", "unauthorized_client",
-        "unsupported_grant_type", "invalid_scope", "invalid_request", "access_denied", "some_other_code",
-    ].map { code in
-        ("tokenExchangeFailed 4xx \(code)", ChappieAuthError.tokenExchangeFailed(statusCode: 400, body: #"{"error":"\#(code)"}"#))
-    } + [
-        ("tokenExchangeFailed 4xx slow_down", .tokenExchangeFailed(statusCode: 400, body: #"{"error":"slow_down"}"#)),
-        ("tokenExchangeFailed 4xx without an OAuth code (a proxy's HTML)", .tokenExchangeFailed(statusCode: 403, body: "<html>Forbidden</html>")),
-        ("tokenExchangeFailed 4xx plain text", .tokenExchangeFailed(statusCode: 401, body: "invalid_grant")),
-        ("tokenExchangeFailed 429 invalid_grant", .tokenExchangeFailed(statusCode: 429, body: #"{"error":"invalid_grant"}"#)),
-        ("tokenExchangeFailed 5xx", .tokenExchangeFailed(statusCode: 503, body: "")),
-        ("missingRefreshToken", .missingRefreshToken),
-        ("secureRandomFailed(statusCode)", .secureRandomFailed(statusCode: -1)),
-        ("invalidResponse", .invalidResponse),
-        ("unknown(message)", .unknown("x")),
-    ]
+    static let authSamples: [(String, ChappieAuthError)] =
+        [
+            ("expiredDeviceCode", .expiredDeviceCode),
+            ("cancelledSignIn", .cancelledSignIn),
+            ("networkFailure(message)", .networkFailure("down")),
+            ("pollingTimeout", .pollingTimeout),
+            ("callbackTimeout", .callbackTimeout),
+            ("authorizationDenied(message)", .authorizationDenied("no")),
+        ]
+        + [
+            "invalid_grant", "refresh_token_expired", "refresh_token_invalidated", "refresh_token_reused", "invalid_client", "unauthorized_client",
+            "unsupported_grant_type", "invalid_scope", "invalid_request", "access_denied", "some_other_code",
+        ].map { code in
+            ("tokenExchangeFailed 4xx \(code)", ChappieAuthError.tokenExchangeFailed(statusCode: 400, body: #"{"error":"\#(code)"}"#))
+        } + [
+            ("tokenExchangeFailed 4xx slow_down", .tokenExchangeFailed(statusCode: 400, body: #"{"error":"slow_down"}"#)),
+            ("tokenExchangeFailed 4xx without an OAuth code (a proxy's HTML)", .tokenExchangeFailed(statusCode: 403, body: "<html>Forbidden</html>")),
+            ("tokenExchangeFailed 4xx plain text", .tokenExchangeFailed(statusCode: 401, body: "invalid_grant")),
+            ("tokenExchangeFailed 429 invalid_grant", .tokenExchangeFailed(statusCode: 429, body: #"{"error":"invalid_grant"}"#)),
+            ("tokenExchangeFailed 5xx", .tokenExchangeFailed(statusCode: 503, body: "")),
+            ("missingRefreshToken", .missingRefreshToken),
+            ("secureRandomFailed(statusCode)", .secureRandomFailed(statusCode: -1)),
+            ("invalidResponse", .invalidResponse),
+            ("unknown(message)", .unknown("x")),
+        ]
 
     /// The table's rows: `| `label` | recovery | exit |`.
     static func rows<E>(_ samples: [(String, E)], recovery: (E) -> ChappieErrorRecovery) -> [String] {

@@ -91,14 +91,20 @@ struct HostToolTests {
             #expect(Self.toolSteps(events) == ["requested:get_time", "completed:get_time:completed"])
             guard case .toolCallRequested(let request)? = events.first(where: { if case .toolCallRequested = $0 { true } else { false } }),
                 case .toolCallCompleted(let result)? = events.first(where: { if case .toolCallCompleted = $0 { true } else { false } })
-            else { Issue.record("no tool events: \(events)"); return }
+            else {
+                Issue.record("no tool events: \(events)")
+                return
+            }
             #expect(request.policy == .automatic)
             #expect(request.callID.hasPrefix("call_"))
             #expect(result.request == request)
             #expect(result.output == "noon in Europe/Paris")
             #expect(log.all.map(\.arguments) == [#"{"zone":"Europe/Paris"}"#])
             #expect(Self.text(events) == "The tool get_time returned: noon in Europe/Paris")
-            guard case .completed(let response)? = events.last else { Issue.record("last: \(String(describing: events.last))"); return }
+            guard case .completed(let response)? = events.last else {
+                Issue.record("last: \(String(describing: events.last))")
+                return
+            }
             #expect(response.text == "The tool get_time returned: noon in Europe/Paris")
             let stats = try await setup.stats()
             #expect(stats.int("tool_scripts", "calls_issued") == 1)
@@ -170,7 +176,9 @@ struct HostToolTests {
             let (first, firstError) = await Self.events(client)
             #expect(firstError == nil)
             #expect(Self.toolSteps(first) == ["requested:get_time", "approval:get_time", "completed:get_time:completed"])
-            guard case .approvalRequested(let approval)? = first.first(where: { if case .approvalRequested = $0 { true } else { false } }) else { return }
+            guard case .approvalRequested(let approval)? = first.first(where: { if case .approvalRequested = $0 { true } else { false } }) else {
+                return
+            }
             #expect(approval.toolDescription == "The time in a time zone.")
             #expect(approval.request.policy == .ask)
             try await setup.script(#"{"name":"get_time","arguments":"{\"zone\":\"Asia/Tokyo\"}"}"#)
@@ -184,20 +192,27 @@ struct HostToolTests {
 
     @Test(
         "A denied call reports a denied result, then throws toolDenied(name, reason); the handler never runs",
-        arguments: [("ask-denied", "not now"), ("ask-without-handler", "no toolApprovalHandler is registered to approve it"), ("deny", "the tool's policy is deny")])
+        arguments: [
+            ("ask-denied", "not now"), ("ask-without-handler", "no toolApprovalHandler is registered to approve it"),
+            ("deny", "the tool's policy is deny"),
+        ])
     func denied(case name: String, reason: String) async throws {
         try await tests.withSetup { setup in
             try await setup.script(#"{"name":"get_time","arguments":"{\"zone\":\"UTC\"}"}"#)
             let log = CallLog()
-            let client = switch name {
-            case "ask-denied": Self.client(setup, tools: [Self.clock(log, policy: .ask)]) { _ in .denied("not now") }
-            case "ask-without-handler": Self.client(setup, tools: [Self.clock(log, policy: .ask)])
-            default: Self.client(setup, tools: [Self.clock(log, policy: .deny)])
-            }
+            let client =
+                switch name {
+                case "ask-denied": Self.client(setup, tools: [Self.clock(log, policy: .ask)]) { _ in .denied("not now") }
+                case "ask-without-handler": Self.client(setup, tools: [Self.clock(log, policy: .ask)])
+                default: Self.client(setup, tools: [Self.clock(log, policy: .deny)])
+                }
             let (events, error) = await Self.events(client)
             #expect((error as? ChappieClientError) == .toolDenied("get_time", reason))
             #expect(Self.toolSteps(events).last == "completed:get_time:denied")
-            guard case .toolCallCompleted(let result)? = events.last else { Issue.record("last: \(String(describing: events.last))"); return }
+            guard case .toolCallCompleted(let result)? = events.last else {
+                Issue.record("last: \(String(describing: events.last))")
+                return
+            }
             #expect(result.output == reason)
             #expect(result.duration == .zero)
             #expect(log.all.isEmpty)
@@ -222,7 +237,10 @@ struct HostToolTests {
             try await setup.script(#"{"name":"get_time","arguments":"{\"zone\":"}"#)
             let log = CallLog()
             let (events, error) = await Self.events(Self.client(setup, tools: [Self.clock(log)]))
-            guard case .toolFailed(let name, _)? = error as? ChappieClientError else { Issue.record("error: \(String(describing: error))"); return }
+            guard case .toolFailed(let name, _)? = error as? ChappieClientError else {
+                Issue.record("error: \(String(describing: error))")
+                return
+            }
             #expect(name == "get_time")
             #expect(log.all.map(\.arguments) == [#"{"zone":"#])
             #expect(Self.toolSteps(events).last == "completed:get_time:failed")
@@ -308,7 +326,9 @@ struct HostToolTests {
             let toolCall = String(decoding: try Fixtures.data("responses-tool-call.sse"), as: UTF8.self)
             let text = String(decoding: try Fixtures.data("responses-text.sse"), as: UTF8.self)
             for body in [toolCall, text] {
-                let fault = try JSONSerialization.data(withJSONObject: ["kind": "status", "status": 200, "body": body, "path": "/backend-api/codex/responses"])
+                let fault = try JSONSerialization.data(withJSONObject: [
+                    "kind": "status", "status": 200, "body": body, "path": "/backend-api/codex/responses",
+                ])
                 try await setup.fault(String(decoding: fault, as: UTF8.self))
             }
             let log = CallLog()
@@ -339,7 +359,10 @@ struct HostToolTests {
             try await setup.emulator.failNext("/backend-api/codex/responses", status: 200, body: body)
             let log = CallLog()
             let (events, error) = await Self.events(Self.client(setup, tools: [Self.clock(log)]))
-            guard case .invalidResponse(let reason)? = error as? ChappieClientError else { Issue.record("error: \(String(describing: error))"); return }
+            guard case .invalidResponse(let reason)? = error as? ChappieClientError else {
+                Issue.record("error: \(String(describing: error))")
+                return
+            }
             #expect(reason.contains("call_id"))
             #expect(log.all.isEmpty)
             #expect(Self.toolSteps(events).isEmpty)
@@ -352,7 +375,10 @@ struct HostToolTests {
             let log = CallLog()
             for tools in [[ChappieHostTool(name: "get time", description: "") { _ in "" }], [Self.clock(log), Self.clock(log)]] {
                 let (_, error) = await Self.events(Self.client(setup, tools: tools))
-                guard case .invalidConfiguration? = error as? ChappieClientError else { Issue.record("error: \(String(describing: error))"); continue }
+                guard case .invalidConfiguration? = error as? ChappieClientError else {
+                    Issue.record("error: \(String(describing: error))")
+                    continue
+                }
             }
             let stats = try await setup.stats()
             #expect(stats.int("requests", "/backend-api/codex/responses") == nil)
@@ -366,7 +392,9 @@ struct HostToolTests {
 
 @Suite("The client's store: opened once per client")
 struct ClientStoreTests {
-    @Test("After a client's first request its store stays open: a key file gone since does not stop it; a new client fails with credentialStoreUnavailable")
+    @Test(
+        "After a client's first request its store stays open: a key file gone since does not stop it; a new client fails with credentialStoreUnavailable"
+    )
     func opensOnce() async throws {
         try await ClientTests().withSetup { setup in
             let client = setup.client()
@@ -380,7 +408,10 @@ struct ClientStoreTests {
                 _ = try await setup.client().send("three")
                 Issue.record("a new client opened the store without its key")
             } catch {
-                guard case .credentialStoreUnavailable(let message)? = error as? ChappieClientError else { Issue.record("\(error)"); return }
+                guard case .credentialStoreUnavailable(let message)? = error as? ChappieClientError else {
+                    Issue.record("\(error)")
+                    return
+                }
                 #expect(!message.isEmpty)
                 #expect((error as? ChappieClientError)?.recovery == .permanent(.fixConfiguration))
             }

@@ -7,7 +7,9 @@ struct PublicSurfaceTests {
     /// The modules an SDK user can import, and what no public declaration there may name.
     private static let modules = ["Chappie", "ChappieCore", "ChappieStore"]
     private static let forbidden = try! NSRegularExpression(
-        pattern: #"\b(accessToken(?!ExpiresAt)|refreshToken|idToken|Credentials|SecretKey|TokenRefresher|OAuthClient|DeviceCodeSignIn|RefreshedTokens)\b|\bcredentials\s*\("#)
+        pattern:
+            #"\b(accessToken(?!ExpiresAt)|refreshToken|idToken|Credentials|SecretKey|TokenRefresher|OAuthClient|DeviceCodeSignIn|RefreshedTokens)\b|\bcredentials\s*\("#
+    )
 
     @Test("No public declaration in Chappie, ChappieCore or ChappieStore names a token or a type that carries one")
     func noTokenInPublicDeclarations() throws {
@@ -20,7 +22,9 @@ struct PublicSurfaceTests {
             let files = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil)?.compactMap { $0 as? URL } ?? []
             for file in files where file.pathExtension == "swift" {
                 scanned += 1
-                for (number, line) in try String(contentsOf: file, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+                for (number, line) in try String(contentsOf: file, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+                    .enumerated()
+                {
                     let text = line.trimmingCharacters(in: .whitespaces)
                     // `public` anywhere in the declaration's first line (`@inlinable public func …` too).
                     guard text.contains("public "), !text.contains("public import"), !text.hasPrefix("///"), !text.hasPrefix("//"),

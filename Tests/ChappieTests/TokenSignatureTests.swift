@@ -9,7 +9,8 @@ import Testing
 @Suite("The issuer's signatures: discovery, the key set, RS256, the issuer claim, the cache")
 struct TokenSignatureTests {
     private func signatures(_ emulator: RunningEmulator, clock: @escaping @Sendable () -> Date = Date.init) throws -> TokenSignatures {
-        TokenSignatures(OAuthClient(endpoints: try ChappieEndpoints(issuer: emulator.baseURL.absoluteString, backend: nil), http: emulator.client), clock: clock)
+        TokenSignatures(
+            OAuthClient(endpoints: try ChappieEndpoints(issuer: emulator.baseURL.absoluteString, backend: nil), http: emulator.client), clock: clock)
     }
 
     private func signed(_ claims: String, by emulator: RunningEmulator) async throws -> String {

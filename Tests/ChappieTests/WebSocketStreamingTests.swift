@@ -40,12 +40,18 @@ struct WebSocketStreamingTests {
             #expect(client.activeTransport == .webSocket)
             var events: [ChappieStreamEvent] = []
             for try await event in client.stream(Self.prompt) { events.append(event) }
-            guard case .usageLimits(let first)? = events.first else { Issue.record("first: \(String(describing: events.first))"); return }
+            guard case .usageLimits(let first)? = events.first else {
+                Issue.record("first: \(String(describing: events.first))")
+                return
+            }
             #expect(first.shortWindow != nil)
             let text = events.compactMap { if case .textDelta(let delta) = $0 { delta } else { nil } }.joined()
             #expect(text == Self.reply)
             #expect(events.contains { if case .raw(type: "response.created", _) = $0 { true } else { false } })
-            guard case .completed(let response)? = events.last else { Issue.record("last: \(String(describing: events.last))"); return }
+            guard case .completed(let response)? = events.last else {
+                Issue.record("last: \(String(describing: events.last))")
+                return
+            }
             #expect(response.text == Self.reply)
             #expect(try await client.send("again") == "You said: again")
             let stats = try await setup.stats()
@@ -194,7 +200,9 @@ struct WebSocketStreamingTests {
         }
     }
 
-    @Test("Cancelling the task that iterates a WebSocket stream ends it (CancellationError, or the documented check after the loop) and closes the socket")
+    @Test(
+        "Cancelling the task that iterates a WebSocket stream ends it (CancellationError, or the documented check after the loop) and closes the socket"
+    )
     func cancellation() async throws {
         try await tests.withSetup { setup in
             try await setup.fault(#"{"kind":"slow_stream","ms":300}"#)
@@ -218,7 +226,10 @@ struct WebSocketStreamingTests {
             await #expect(throws: CancellationError.self) { _ = try await task.value }
             var aborted = false
             for _ in 0..<50 {
-                if try await setup.stats().int("websocket", "turns_aborted") == 1 { aborted = true; break }
+                if try await setup.stats().int("websocket", "turns_aborted") == 1 {
+                    aborted = true
+                    break
+                }
                 try await Task.sleep(for: .milliseconds(100))
             }
             #expect(aborted)

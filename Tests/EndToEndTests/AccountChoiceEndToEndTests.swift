@@ -42,7 +42,8 @@ struct AccountChoiceEndToEndTests {
         // job whose account owns no Codex home.
         for name in ["a", "b"] {
             let leased = try await testbed.chappie(
-                ["lease", "run", "--", "sh", "-c", "echo \"$CHAPPIE_ACCOUNT [${CODEX_HOME-}]\""], environment: ["CHAPPIE_ACCOUNT": name, "CODEX_HOME": "/elsewhere"])
+                ["lease", "run", "--", "sh", "-c", "echo \"$CHAPPIE_ACCOUNT [${CODEX_HOME-}]\""],
+                environment: ["CHAPPIE_ACCOUNT": name, "CODEX_HOME": "/elsewhere"])
             #expect(leased.status == 0 && leased.stdout == name + " []\n", "\(leased.stdout) \(leased.stderr)")
         }
 

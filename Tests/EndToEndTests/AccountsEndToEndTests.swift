@@ -36,7 +36,9 @@ struct AccountsEndToEndTests {
         #expect(again.stdout.contains("Updated work"))
         // The same login under a new name: refused, naming the old one, unless --rename (audited).
         let renamed = try await chappie(["accounts", "import", work.path, "--name", "job"], home: home)
-        #expect(renamed.status == 1 && renamed.stderr.contains("the login chappie has as work") && renamed.stderr.contains("--rename"), "\(renamed.stderr)")
+        #expect(
+            renamed.status == 1 && renamed.stderr.contains("the login chappie has as work") && renamed.stderr.contains("--rename"),
+            "\(renamed.stderr)")
         let renaming = try await chappie(["accounts", "import", work.path, "--name", "job", "--rename", "--force"], home: home)
         #expect(renaming.status == 0 && renaming.stdout.contains("Updated job"), "\(renaming.stderr)")
         #expect(try await chappie(["log"], home: home).stdout.contains("renamed"))

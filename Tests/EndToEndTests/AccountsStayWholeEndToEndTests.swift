@@ -135,13 +135,16 @@ struct AccountsStayWholeEndToEndTests {
         #expect(try await setup.chappie(["log", "--json"]).stdout.contains("codex_home_left"))
     }
 
-    @Test("CHAPPIE_PASSPHRASE and CHAPPIE_NEW_PASSPHRASE: a passphrase store opens, an empty or wrong one is refused clearly, rotation takes the new one")
+    @Test(
+        "CHAPPIE_PASSPHRASE and CHAPPIE_NEW_PASSPHRASE: a passphrase store opens, an empty or wrong one is refused clearly, rotation takes the new one"
+    )
     func passphraseFromEnvironment() async throws {
         let setup = try await setUp([])
         defer { Task { await setup.stop() } }
         let first = try await setup.chappie(["accounts", "add", "a"], environment: ["CHAPPIE_PASSPHRASE": "correct horse"])
         #expect(first.status == 0, "\(first.stderr)")
-        let status = JSONDocument(Data(try await setup.chappie(["key", "status", "--json"], environment: ["CHAPPIE_PASSPHRASE": "correct horse"]).stdout.utf8))
+        let status = JSONDocument(
+            Data(try await setup.chappie(["key", "status", "--json"], environment: ["CHAPPIE_PASSPHRASE": "correct horse"]).stdout.utf8))
         #expect(status.string("source")?.contains("CHAPPIE_PASSPHRASE") == true, "\(status.root.map { "\($0)" } ?? "")")
         // The passphrase is taken out of the environment at start: a command chappie runs does not inherit it.
         let child = try await setup.chappie(
@@ -156,7 +159,8 @@ struct AccountsStayWholeEndToEndTests {
         #expect(wrong.status == 78)
         #expect(wrong.stderr.contains("does not open this store"))
         #expect(!wrong.stderr.contains("horse"), "the passphrase was printed")
-        let rotated = try await setup.chappie(["key", "rotate"], environment: ["CHAPPIE_PASSPHRASE": "correct horse", "CHAPPIE_NEW_PASSPHRASE": "battery staple"])
+        let rotated = try await setup.chappie(
+            ["key", "rotate"], environment: ["CHAPPIE_PASSPHRASE": "correct horse", "CHAPPIE_NEW_PASSPHRASE": "battery staple"])
         #expect(rotated.status == 0, "\(rotated.stderr)")
         #expect(try await setup.chappie(["token", "a"], environment: ["CHAPPIE_PASSPHRASE": "correct horse"]).status == 78)
         #expect(try await setup.chappie(["token", "a"], environment: ["CHAPPIE_PASSPHRASE": "battery staple"]).status == 0)
@@ -181,7 +185,9 @@ struct AccountsStayWholeEndToEndTests {
         let refused = try await asNobody(["token", "a", "--margin", "2h"])
         #expect(refused.status == 78)
         #expect(refused.stderr.contains("read-only"), "\(refused.stderr)")
-        #expect(try await setup.control("/_emulator/stats").int("refresh", "redemptions") == 0, "a refresh token was redeemed into a database that cannot keep it")
+        #expect(
+            try await setup.control("/_emulator/stats").int("refresh", "redemptions") == 0,
+            "a refresh token was redeemed into a database that cannot keep it")
         #expect(chmod(database, 0o600) == 0)
         let token = try await asNobody(["token", "a", "--margin", "2h"])
         #expect(token.status == 0, "\(token.stderr)")
@@ -196,7 +202,8 @@ struct AccountsStayWholeEndToEndTests {
         defer { Task { await setup.stop() } }
         let codexHome = setup.home.appendingPathComponent("codex")
         #expect(try await setup.chappie(["accounts", "switch", "a", "--codex-home", codexHome.path]).status == 0)
-        let stranger = TestTokens.codexAuthJSON(email: "stranger@example.com", accountID: "acct-stranger", userID: "user-stranger", marker: "stranger")
+        let stranger = TestTokens.codexAuthJSON(
+            email: "stranger@example.com", accountID: "acct-stranger", userID: "user-stranger", marker: "stranger")
         let file = codexHome.appendingPathComponent("auth.json")
         try stranger.write(to: file)
         #expect(try await setup.chappie(["refresh", "a"]).status == 0)

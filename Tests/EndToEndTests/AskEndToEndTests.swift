@@ -36,9 +36,11 @@ struct AskEndToEndTests {
         #expect(strict.stderr.contains("404"), "\(strict.stderr)")
 
         let accountID = JSONDocument(Data(try await chappie(["accounts", "show", "work", "--json"]).stdout.utf8)).string("chatgptAccountID") ?? ""
-        _ = try await runProcess(URL(fileURLWithPath: "/usr/bin/curl"), [
-            "-s", "-X", "POST", "-d", #"{"weekly_used_percent":100}"#, "\(emulator.issuer)/_emulator/accounts/\(accountID)/usage",
-        ])
+        _ = try await runProcess(
+            URL(fileURLWithPath: "/usr/bin/curl"),
+            [
+                "-s", "-X", "POST", "-d", #"{"weekly_used_percent":100}"#, "\(emulator.issuer)/_emulator/accounts/\(accountID)/usage",
+            ])
         let limited = try await chappie(["ask", "more"])
         #expect(limited.status == 75)
         #expect(limited.stderr.contains("weekly limit"))
@@ -49,10 +51,12 @@ struct AskEndToEndTests {
         let codexHome = home.appendingPathComponent("codex")
         #expect(try await chappie(["accounts", "switch", "work", "--codex-home", codexHome.path]).status == 0)
         let refreshToken = JSONDocument(try Data(contentsOf: codexHome.appendingPathComponent("auth.json"))).string("tokens", "refresh_token") ?? ""
-        _ = try await runProcess(URL(fileURLWithPath: "/usr/bin/curl"), [
-            "-s", "-X", "POST", "-H", "Content-Type: application/json",
-            "-d", #"{"token":"\#(refreshToken)","token_type_hint":"refresh_token"}"#, "\(emulator.issuer)/oauth/revoke",
-        ])
+        _ = try await runProcess(
+            URL(fileURLWithPath: "/usr/bin/curl"),
+            [
+                "-s", "-X", "POST", "-H", "Content-Type: application/json",
+                "-d", #"{"token":"\#(refreshToken)","token_type_hint":"refresh_token"}"#, "\(emulator.issuer)/oauth/revoke",
+            ])
         let dead = try await chappie(["ask", "still there?"])
         #expect(dead.status == 77, "\(dead.stderr)")
         #expect(dead.stderr.contains("signed in again"))

@@ -8,7 +8,9 @@ struct BackupEndToEndTests {
         (summary.array("accounts") as? [[String: Any]])?.first { $0["account"] as? String == name }
     }
 
-    @Test("A round trip adds accounts, settings and usage; newer tokens are never replaced; a name clash is skipped; a wrong passphrase or damaged file changes nothing")
+    @Test(
+        "A round trip adds accounts, settings and usage; newer tokens are never replaced; a name clash is skipped; a wrong passphrase or damaged file changes nothing"
+    )
     func roundTrip() async throws {
         let testbed = try await ChappieTestbed.start()
         defer { Task { await testbed.stop() } }
@@ -19,7 +21,9 @@ struct BackupEndToEndTests {
             try? FileManager.default.removeItem(at: third)
         }
         let executable = try BuiltProducts.executable("chappie")
-        let secret: [String: String?] = ["CHAPPIE_BACKUP_PASSPHRASE": "correct horse battery staple", "CHAPPIE_PASSPHRASE": nil, "CHAPPIE_KEY_FILE": nil]
+        let secret: [String: String?] = [
+            "CHAPPIE_BACKUP_PASSPHRASE": "correct horse battery staple", "CHAPPIE_PASSPHRASE": nil, "CHAPPIE_KEY_FILE": nil,
+        ]
         func chappie(_ home: URL, _ arguments: [String], _ environment: [String: String?] = secret) async throws -> ProcessResult {
             try await runProcess(
                 executable, arguments + ["--home", home.path, "--issuer", testbed.emulator.issuer, "--backend", testbed.emulator.backend],

@@ -8,12 +8,14 @@ struct BrowserSignInEndToEndTests {
     /// status it got), then follows the authorize URL and its redirect as a browser would.
     static func browser(in directory: URL) throws -> URL {
         let script = directory.appendingPathComponent("browser.sh")
-        try Data(#"""
+        try Data(
+            #"""
             #!/bin/sh
             port=$(printf '%s' "$1" | sed -n 's|^http://localhost:\([0-9]*\)/start/.*|\1|p')
             curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/auth/callback?code=forged&state=wrong" > "$(dirname "$0")/forged"
             curl -s -L -c "$(dirname "$0")/cookies" -b "$(dirname "$0")/cookies" -o "$(dirname "$0")/page" "$1"
-            """#.utf8).write(to: script)
+            """#.utf8
+        ).write(to: script)
         chmod(script.path, 0o755)
         return script
     }
@@ -58,7 +60,8 @@ struct BrowserSignInEndToEndTests {
         #expect(refused.stderr.contains("Codex is not enabled for this workspace"))
         #expect(JSONDocument(Data(try await testbed.chappie(["accounts", "list", "--json"]).stdout.utf8)).array()?.isEmpty == true)
 
-        _ = try await testbed.control("/_emulator/faults", method: "POST", body: #"{"kind":"status","status":404,"path":"/api/accounts/deviceauth/usercode"}"#)
+        _ = try await testbed.control(
+            "/_emulator/faults", method: "POST", body: #"{"kind":"status","status":404,"path":"/api/accounts/deviceauth/usercode"}"#)
         let disabled = try await testbed.chappie(["accounts", "add"], environment: environment)
         #expect(disabled.status != 0)
         #expect(disabled.stderr.contains("chappie accounts add --browser"), "\(disabled.stderr)")

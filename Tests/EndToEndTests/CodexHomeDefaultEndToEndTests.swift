@@ -31,7 +31,8 @@ struct CodexHomeDefaultEndToEndTests {
         let chappie = try BuiltProducts.executable("chappie")
         let environment: [String: String?] = ["HOME": testbed.userHome.path, "CODEX_HOME": nil, "CHAPPIE_PASSPHRASE": nil, "CHAPPIE_KEY_FILE": nil]
         #expect(try await runProcess(chappie, ["accounts", "add", "mine"] + service, environment: environment).status == 0)
-        #expect(try await runProcess(chappie, ["accounts", "switch", "mine", "--codex-home", codex.path] + service, environment: environment).status == 0)
+        #expect(
+            try await runProcess(chappie, ["accounts", "switch", "mine", "--codex-home", codex.path] + service, environment: environment).status == 0)
         let login = try #require(heldAccountID(codex))
         let before = try Data(contentsOf: codex.appendingPathComponent("auth.json"))
         // Written by chappie (its lock is there): refused, naming the way out, and nothing changes.

@@ -31,7 +31,8 @@ struct DaemonEndToEndTests {
                 let token = try await setup.chappie(["token", name, "--margin", "1s", "--json"])
                 let json = JSONDocument(Data(token.stdout.utf8))
                 if token.status != 0 || json.string("account") != name { failures.append("\(name): \(token.status) \(token.stderr)") }
-                if let expires = json.number("expiresAt") ?? json.string("expiresAt").flatMap({ try? Date($0, strategy: .iso8601).timeIntervalSince1970 }),
+                if let expires = json.number("expiresAt")
+                    ?? json.string("expiresAt").flatMap({ try? Date($0, strategy: .iso8601).timeIntervalSince1970 }),
                     expires < asked
                 {
                     failures.append("\(name): an expired token was handed out")
@@ -85,7 +86,9 @@ struct DaemonEndToEndTests {
             let log = setup.log("daemon-\(delay).log")
             #expect(status == 0 || status == SIGTERM, "SIGTERM after \(delay) ms: status \(status); log: \(log.suffix(1500))")
             if log.contains("daemon started") {
-                #expect(status == 0 && log.contains("daemon stopped"), "SIGTERM after \(delay) ms, once started: status \(status); log: \(log.suffix(1500))")
+                #expect(
+                    status == 0 && log.contains("daemon stopped"),
+                    "SIGTERM after \(delay) ms, once started: status \(status); log: \(log.suffix(1500))")
             }
         }
     }
@@ -134,7 +137,10 @@ struct DaemonEndToEndTests {
         var switched = false
         for _ in 0..<40 {
             try await Task.sleep(for: .milliseconds(250))
-            if try await setup.chappie(["accounts", "current"]).stdout == "b\n" { switched = true; break }
+            if try await setup.chappie(["accounts", "current"]).stdout == "b\n" {
+                switched = true
+                break
+            }
         }
         #expect(switched)
         #expect(FileManager.default.fileExists(atPath: codexHome.appendingPathComponent("auth.json").path))
@@ -150,7 +156,9 @@ struct DaemonEndToEndTests {
         #expect(await setup.stop(daemon) == 0)
     }
 
-    @Test("With the default 10-minute interval, the daemon polls at start, and switches within seconds of another command storing the active account's 100 %")
+    @Test(
+        "With the default 10-minute interval, the daemon polls at start, and switches within seconds of another command storing the active account's 100 %"
+    )
     func switchesOnOthersReading() async throws {
         let setup = try await setUp([], accounts: ["a", "b"])
         defer { Task { await setup.stop() } }
@@ -248,7 +256,9 @@ struct DaemonEndToEndTests {
         #expect(await setup.stop(next) == 0)
     }
 
-    @Test("16 idle socket clients held open while tokens come due: every due refresh runs and status answers; past 64 connections the oldest idle ones are closed")
+    @Test(
+        "16 idle socket clients held open while tokens come due: every due refresh runs and status answers; past 64 connections the oldest idle ones are closed"
+    )
     func idleClientsCannotStall() async throws {
         let setup = try await setUp(["--access-token-ttl", "4"], accounts: ["a", "b"])
         defer { Task { await setup.stop() } }

@@ -6,7 +6,8 @@ import Testing
 struct DashboardEndToEndTests {
     /// One account's section of the page.
     private static func section(_ name: String, in page: String) -> String {
-        page.components(separatedBy: "<section class=\"account\" data-account=\"\(name)\"").dropFirst().first?.components(separatedBy: "</section>").first ?? ""
+        page.components(separatedBy: "<section class=\"account\" data-account=\"\(name)\"").dropFirst().first?.components(separatedBy: "</section>")
+            .first ?? ""
     }
 
     /// The page's line about the daemon.
@@ -41,15 +42,21 @@ struct DashboardEndToEndTests {
             try await Task.sleep(for: .milliseconds(200))
             shown = try await page()
         }
-        #expect(Self.section("full", in: shown).contains("<div class=\"window binding high\">5-hour <span class=\"used\" data-field=\"5h\">90</span> % <strong class=\"mark\">near its limit</strong>"), "\(shown)")
+        #expect(
+            Self.section("full", in: shown).contains(
+                "<div class=\"window binding high\">5-hour <span class=\"used\" data-field=\"5h\">90</span> % <strong class=\"mark\">near its limit</strong>"
+            ), "\(shown)")
         #expect(!Self.section("calm", in: shown).contains("class=\"mark\""))
         #expect(Self.daemonLine(shown).contains("Last poll"), "\(Self.daemonLine(shown))")
 
         // Every poll fails from now on: each account shows why, and after twice the interval
         // without a poll the page says so.
-        _ = try await testbed.control("/_emulator/faults", method: "POST", body: #"{"kind":"status","status":503,"count":100000,"path":"/backend-api/wham/usage"}"#)
+        _ = try await testbed.control(
+            "/_emulator/faults", method: "POST", body: #"{"kind":"status","status":503,"count":100000,"path":"/backend-api/wham/usage"}"#)
         func truthful(_ page: String) -> Bool {
-            ["full", "calm"].allSatisfy { Self.section($0, in: page).contains("Last poll or refresh failed: usage poll failed: the usage endpoint answered HTTP 503") }
+            ["full", "calm"].allSatisfy {
+                Self.section($0, in: page).contains("Last poll or refresh failed: usage poll failed: the usage endpoint answered HTTP 503")
+            }
                 && Self.daemonLine(page).hasPrefix(" stale")
         }
         while daemon.isRunning, !truthful(shown) {

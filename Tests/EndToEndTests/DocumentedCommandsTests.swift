@@ -123,7 +123,8 @@ struct DocumentedCommandsTests {
 
     @Test("The extraction finds the README's lines and reads quotes, comments and continuations")
     func extraction() throws {
-        #expect(Self.words(#"chappie ask "summarise this" --account work   # a comment"#) == ["chappie", "ask", "summarise this", "--account", "work"])
+        #expect(
+            Self.words(#"chappie ask "summarise this" --account work   # a comment"#) == ["chappie", "ask", "summarise this", "--account", "work"])
         #expect(Self.words("chappie usage report --by day --since 7d > week.csv") == ["chappie", "usage", "report", "--by", "day", "--since", "7d"])
         #expect(Self.words("chappie token work | cut -c1-8") == ["chappie", "token", "work"])
         let readme = try Self.examples(in: Self.root.appendingPathComponent("README.md"))
@@ -142,7 +143,9 @@ struct DocumentedCommandsTests {
         for example in examples {
             let result = try await runProcess(
                 chappie, example.words,
-                environment: ["CHAPPIE_CHECK_ONLY": "1", "HOME": scratch.path, "CHAPPIE_HOME": scratch.path, "CHAPPIE_PASSPHRASE": nil, "CHAPPIE_KEY_FILE": nil])
+                environment: [
+                    "CHAPPIE_CHECK_ONLY": "1", "HOME": scratch.path, "CHAPPIE_HOME": scratch.path, "CHAPPIE_PASSPHRASE": nil, "CHAPPIE_KEY_FILE": nil,
+                ])
             if result.status != 0 { refused.append("\(example)\n  → \(result.stderr.split(separator: "\n").first ?? "")") }
         }
         #expect(refused.isEmpty, "\(refused.count) documented lines do not parse:\n\(refused.joined(separator: "\n"))")
@@ -153,7 +156,8 @@ struct DocumentedCommandsTests {
     @Test("The README's short path runs against the emulator as written: sign in, switch, and Codex's home holds the account")
     func shortPathRuns() async throws {
         let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
-        let block = try #require(readme.components(separatedBy: "The short path:").dropFirst().first?.components(separatedBy: "```").dropFirst().first)
+        let block = try #require(
+            readme.components(separatedBy: "The short path:").dropFirst().first?.components(separatedBy: "```").dropFirst().first)
         let examples = Self.commands(in: block.components(separatedBy: "\n").enumerated().map { ($0.offset, $0.element) }, file: "README.md")
         #expect(examples.map(\.words) == [["accounts", "add", "work"], ["accounts", "switch", "work"]], "\(examples)")
         let testbed = try await ChappieTestbed.start()

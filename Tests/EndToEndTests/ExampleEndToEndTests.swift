@@ -11,7 +11,8 @@ struct ExampleEndToEndTests {
         let files = testbed.home.appendingPathComponent("files")
         try FileManager.default.createDirectory(at: files, withIntermediateDirectories: true)
         _ = FileManager.default.createFile(atPath: files.appendingPathComponent("notes.txt").path, contents: Data())
-        _ = try await testbed.control("/_emulator/tools/script", method: "POST", body: #"{"name":"get_time","arguments":"{\"zone\":\"Europe/Paris\"}"}"#)
+        _ = try await testbed.control(
+            "/_emulator/tools/script", method: "POST", body: #"{"name":"get_time","arguments":"{\"zone\":\"Europe/Paris\"}"}"#)
         let arguments = try JSONSerialization.data(withJSONObject: ["path": files.path])
         let script = try JSONSerialization.data(withJSONObject: ["name": "list_directory", "arguments": String(decoding: arguments, as: UTF8.self)])
         _ = try await testbed.control("/_emulator/tools/script", method: "POST", body: String(decoding: script, as: UTF8.self))

@@ -15,7 +15,9 @@ struct ExecEndToEndTests {
         echo "status=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $(field access_token)" -H "ChatGPT-Account-Id: $(field account_id)" "$BACKEND/wham/usage")"
         """#
 
-    @Test("A private Codex home shares the user's ~/.codex but its login: sessions land in ~/.codex/sessions, old private ones move there, config.toml and locks stay private")
+    @Test(
+        "A private Codex home shares the user's ~/.codex but its login: sessions land in ~/.codex/sessions, old private ones move there, config.toml and locks stay private"
+    )
     func privateHomeSharesTheUsers() async throws {
         let testbed = try await ChappieTestbed.start()
         defer { Task { await testbed.stop() } }
@@ -34,20 +36,27 @@ struct ExecEndToEndTests {
         #expect(try await testbed.chappie(["accounts", "switch", "mine"]).status == 0)
         let userLogin = try Data(contentsOf: user.appendingPathComponent("auth.json"))
 
-        let run = try await testbed.chappie(["exec", "work", "--", "sh", "-c", """
+        let run = try await testbed.chappie([
+            "exec", "work", "--", "sh", "-c",
+            """
             cat "$CODEX_HOME/AGENTS.md" "$CODEX_HOME/prompts/review.md"; ls "$CODEX_HOME/sessions/2026/11/20"
             mkdir -p "$CODEX_HOME/sessions/2026/11/26" && echo turn > "$CODEX_HOME/sessions/2026/11/26/rollout-new.jsonl"
             echo first >> "$CODEX_HOME/history.jsonl"
             echo "home=$CODEX_HOME"
-            """])
+            """,
+        ])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout.contains("Be brief.\nreview\nrollout-old.jsonl\n"), "\(run.stdout)")
         let home = URL(fileURLWithPath: try #require(run.stdout.components(separatedBy: "home=").last?.trimmingCharacters(in: .newlines)))
-        #expect(fileManager.fileExists(atPath: user.appendingPathComponent("sessions/2026/11/26/rollout-new.jsonl").path), "Codex writes sessions into ~/.codex")
+        #expect(
+            fileManager.fileExists(atPath: user.appendingPathComponent("sessions/2026/11/26/rollout-new.jsonl").path),
+            "Codex writes sessions into ~/.codex")
         // Private: the login, the generated config.toml and lock files.
         #expect(try Data(contentsOf: user.appendingPathComponent("auth.json")) == userLogin)
         #expect(try Data(contentsOf: home.appendingPathComponent("auth.json")) != userLogin)
-        #expect(try fileManager.destinationOfSymbolicLink(atPath: home.appendingPathComponent("sessions").path) == user.appendingPathComponent("sessions").path)
+        #expect(
+            try fileManager.destinationOfSymbolicLink(atPath: home.appendingPathComponent("sessions").path)
+                == user.appendingPathComponent("sessions").path)
         #expect((try? fileManager.destinationOfSymbolicLink(atPath: home.appendingPathComponent("config.toml").path)) == nil)
         #expect(try String(contentsOf: home.appendingPathComponent("config.toml"), encoding: .utf8).contains("cli_auth_credentials_store = \"file\""))
         #expect(!fileManager.fileExists(atPath: home.appendingPathComponent("history.jsonl.lock").path))
@@ -59,10 +68,14 @@ struct ExecEndToEndTests {
         let again = try await testbed.chappie(["exec", "work", "--", "true"])
         #expect(again.status == 0, "\(again.stderr)")
         #expect(try String(contentsOf: user.appendingPathComponent("sessions/2026/11/01/rollout-before.jsonl"), encoding: .utf8) == "before\n")
-        #expect(try fileManager.destinationOfSymbolicLink(atPath: home.appendingPathComponent("sessions").path) == user.appendingPathComponent("sessions").path)
+        #expect(
+            try fileManager.destinationOfSymbolicLink(atPath: home.appendingPathComponent("sessions").path)
+                == user.appendingPathComponent("sessions").path)
         // What Codex made in the private home that ~/.codex did not have moved over, and is shared.
         #expect(try String(contentsOf: user.appendingPathComponent("history.jsonl"), encoding: .utf8) == "first\n")
-        #expect(try fileManager.destinationOfSymbolicLink(atPath: home.appendingPathComponent("history.jsonl").path) == user.appendingPathComponent("history.jsonl").path)
+        #expect(
+            try fileManager.destinationOfSymbolicLink(atPath: home.appendingPathComponent("history.jsonl").path)
+                == user.appendingPathComponent("history.jsonl").path)
 
         // A ~/.codex that cannot be shared (a file): a warning, and the command runs.
         let other = testbed.userHome.appendingPathComponent("odd")
@@ -84,7 +97,8 @@ struct ExecEndToEndTests {
         defer { Task { await testbed.stop() } }
         #expect(try await testbed.chappie(["accounts", "add", "work"]).status == 0)
         #expect(try await testbed.chappie(["exec", "work", "--", "true"]).status == 0)
-        let home = try #require(JSONDocument(Data(try await testbed.chappie(["accounts", "show", "work", "--json"]).stdout.utf8)).string("codexHome"))
+        let home = try #require(
+            JSONDocument(Data(try await testbed.chappie(["accounts", "show", "work", "--json"]).stdout.utf8)).string("codexHome"))
         // A directory where the file goes: no rename can replace it, whoever runs the test.
         let configuration = URL(fileURLWithPath: home).appendingPathComponent("config.toml")
         try FileManager.default.removeItem(at: configuration)
@@ -164,10 +178,14 @@ struct ExecEndToEndTests {
         var inside = environment
         inside["CHAPPIE"] = try BuiltProducts.executable("chappie").path
         inside["SERVICE"] = testbed.service.joined(separator: " ")
-        let attempts = try await testbed.chappie(["exec", "--account", "work", "--", "sh", "-c", #"""
-            "$CHAPPIE" accounts switch work --codex-home "$OTHER" $SERVICE; echo "switch=$?"
-            "$CHAPPIE" accounts remove work --yes $SERVICE; echo "remove=$?"
-            """#], environment: inside.merging(["OTHER": other.path]) { $1 })
+        let attempts = try await testbed.chappie(
+            [
+                "exec", "--account", "work", "--", "sh", "-c",
+                #"""
+                "$CHAPPIE" accounts switch work --codex-home "$OTHER" $SERVICE; echo "switch=$?"
+                "$CHAPPIE" accounts remove work --yes $SERVICE; echo "remove=$?"
+                """#,
+            ], environment: inside.merging(["OTHER": other.path]) { $1 })
         #expect(attempts.status == 0, "\(attempts.stderr)")
         #expect(attempts.stdout.contains("switch=1"), "\(attempts.stdout)")
         #expect(attempts.stdout.contains("remove=1"), "\(attempts.stdout)")
@@ -190,12 +208,16 @@ struct ExecEndToEndTests {
         #expect(try await chappie(["accounts", "switch", "work", "--codex-home", codex.path]).status == 0)
 
         // The active account (no --account) runs in the home switch gave it; no config.toml is written there.
-        let run = try await chappie(["exec", "--", "sh", "-c", #"echo "$CODEX_HOME $CHAPPIE_ACCOUNT"; grep SigIgn /proc/self/status; ls /proc/self/fd | wc -l; exit 7"#])
+        let run = try await chappie([
+            "exec", "--", "sh", "-c", #"echo "$CODEX_HOME $CHAPPIE_ACCOUNT"; grep SigIgn /proc/self/status; ls /proc/self/fd | wc -l; exit 7"#,
+        ])
         #expect(run.status == 7, "\(run.stderr)")
         #expect(run.stdout.hasPrefix("\(codex.standardizedFileURL.path) work\n"))
         #expect(!FileManager.default.fileExists(atPath: codex.appendingPathComponent("config.toml").path))
         // SIGINT (bit 2) and SIGTERM (bit 15) are not ignored in the child, although chappie ignored them.
-        let ignored = run.stdout.split(separator: "\n").first { $0.hasPrefix("SigIgn:") }.flatMap { UInt64($0.split(separator: "\t").last ?? "", radix: 16) }
+        let ignored = run.stdout.split(separator: "\n").first { $0.hasPrefix("SigIgn:") }.flatMap {
+            UInt64($0.split(separator: "\t").last ?? "", radix: 16)
+        }
         #expect(ignored.map { $0 & (1 << 1 | 1 << 14) } == 0)
         // No descriptor of chappie's (store, locks, sockets) reaches the command: 0, 1, 2, the
         // in-use lock the command holds for the account, and ls's own.

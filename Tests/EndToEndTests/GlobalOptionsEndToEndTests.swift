@@ -10,12 +10,14 @@ struct GlobalOptionsEndToEndTests {
         defer { Task { await testbed.stop() } }
         let chappie = try BuiltProducts.executable("chappie")
         let clean: [String: String?] = [
-            "CHAPPIE_PASSPHRASE": nil, "CHAPPIE_KEY_FILE": nil, "CHAPPIE_ISSUER": nil, "CHAPPIE_BACKEND": nil, "HOME": testbed.userHome.path, "CODEX_HOME": nil,
+            "CHAPPIE_PASSPHRASE": nil, "CHAPPIE_KEY_FILE": nil, "CHAPPIE_ISSUER": nil, "CHAPPIE_BACKEND": nil, "HOME": testbed.userHome.path,
+            "CODEX_HOME": nil,
         ]
 
         // Everything before the subcommand.
         let added = try await runProcess(
-            chappie, ["--home", testbed.home.path, "--issuer", testbed.emulator.issuer, "--backend=\(testbed.emulator.backend)", "accounts", "add", "work"],
+            chappie,
+            ["--home", testbed.home.path, "--issuer", testbed.emulator.issuer, "--backend=\(testbed.emulator.backend)", "accounts", "add", "work"],
             environment: clean, timeout: .seconds(60))
         #expect(added.status == 0, "\(added.stderr)")
         let listed = try await runProcess(chappie, ["--json", "--home", testbed.home.path, "accounts", "list"], environment: clean)
@@ -49,23 +51,26 @@ struct GlobalOptionsEndToEndTests {
 
 @Suite("Mistyped commands")
 struct CommandTypoEndToEndTests {
-    @Test("A mistyped command or subcommand is named with the nearest one, exit 2; real commands, help and account names still pass", arguments: [
-        (["acounts", "list"], Int32(2), "unknown command 'acounts' for 'chappie'. Did you mean 'accounts'?"),
-        (["--json", "acounts", "list"], 2, "Did you mean 'accounts'?"),
-        (["accounts", "swich", "work"], 2, "unknown command 'swich' for 'chappie accounts'. Did you mean 'switch'?"),
-        (["key", "rotat"], 2, "Did you mean 'rotate'?"),
-        (["xyzzy"], 2, "Run 'chappie --help' for the commands."),
-        (["accounts", "list"], 0, ""),
-        (["usage", "nobody"], 1, "no account named nobody"),
-        // An account name one letter from a subcommand (`show`) is an account name: the parser takes it.
-        (["usage", "snow"], 1, "no account named snow"),
-        (["help", "accounts"], 0, ""),
-    ])
+    @Test(
+        "A mistyped command or subcommand is named with the nearest one, exit 2; real commands, help and account names still pass",
+        arguments: [
+            (["acounts", "list"], Int32(2), "unknown command 'acounts' for 'chappie'. Did you mean 'accounts'?"),
+            (["--json", "acounts", "list"], 2, "Did you mean 'accounts'?"),
+            (["accounts", "swich", "work"], 2, "unknown command 'swich' for 'chappie accounts'. Did you mean 'switch'?"),
+            (["key", "rotat"], 2, "Did you mean 'rotate'?"),
+            (["xyzzy"], 2, "Run 'chappie --help' for the commands."),
+            (["accounts", "list"], 0, ""),
+            (["usage", "nobody"], 1, "no account named nobody"),
+            // An account name one letter from a subcommand (`show`) is an account name: the parser takes it.
+            (["usage", "snow"], 1, "no account named snow"),
+            (["help", "accounts"], 0, ""),
+        ])
     func typos(arguments: [String], status: Int32, words: String) async throws {
         let home = try TestTokens.temporaryDirectory("chappie-typo")
         defer { try? FileManager.default.removeItem(at: home) }
         let result = try await runProcess(
-            try BuiltProducts.executable("chappie"), arguments, environment: ["CHAPPIE_HOME": home.path, "CHAPPIE_PASSPHRASE": nil, "CHAPPIE_KEY_FILE": nil])
+            try BuiltProducts.executable("chappie"), arguments,
+            environment: ["CHAPPIE_HOME": home.path, "CHAPPIE_PASSPHRASE": nil, "CHAPPIE_KEY_FILE": nil])
         #expect(result.status == status, "\(arguments): \(result.stderr)")
         #expect(words.isEmpty || result.stderr.contains(words), "\(arguments): \(result.stderr)")
     }

@@ -5,12 +5,14 @@ import Testing
 
 @Suite("Help shows a command's own options first with their defaults; completions work and offer account names")
 struct HelpEndToEndTests {
-    @Test("Each subcommand's help lists its own options, with defaults, before the global ones", arguments: [
-        (["daemon", "--help"], "--poll-interval", "(default: 10m)"),
-        (["token", "--help"], "--margin", "(default: 5m)"),
-        (["usage", "show", "--help"], "--max-age", "(default: 60s)"),
-        (["accounts", "switch", "--help"], "--no-codex-home", "--codex-home"),
-    ])
+    @Test(
+        "Each subcommand's help lists its own options, with defaults, before the global ones",
+        arguments: [
+            (["daemon", "--help"], "--poll-interval", "(default: 10m)"),
+            (["token", "--help"], "--margin", "(default: 5m)"),
+            (["usage", "show", "--help"], "--max-age", "(default: 60s)"),
+            (["accounts", "switch", "--help"], "--no-codex-home", "--codex-home"),
+        ])
     func ownOptionsFirst(_ arguments: [String], _ own: String, _ shown: String) async throws {
         let help = try await runProcess(try BuiltProducts.executable("chappie"), arguments)
         #expect(help.status == 0)
@@ -69,7 +71,8 @@ struct HelpEndToEndTests {
         }
         try database.close()
         let offered = try await runProcess(
-            chappie, ["---completion", "accounts", "switch", "--", "positional@0", "5", "0", "chappie", "--home", planted.path, "accounts", "switch", ""])
+            chappie,
+            ["---completion", "accounts", "switch", "--", "positional@0", "5", "0", "chappie", "--home", planted.path, "accounts", "switch", ""])
         #expect(offered.stdout.split(separator: "\n") == ["good"], "\(offered.stdout)")
     }
 }

@@ -13,7 +13,8 @@ struct HostileInputEndToEndTests {
         return testbed
     }
 
-    @Test("A backup is never written over the database, its WAL, or the key in use, through a link or not; an existing file is replaced, not truncated")
+    @Test(
+        "A backup is never written over the database, its WAL, or the key in use, through a link or not; an existing file is replaced, not truncated")
     func backupNeverOverwritesOwnFiles() async throws {
         let testbed = try await Self.testbedWithAccount()
         defer { Task { await testbed.stop() } }
@@ -39,7 +40,8 @@ struct HostileInputEndToEndTests {
         #expect(viaKeyFile.status == 1)
         #expect(viaKeyFile.stderr.contains("chappie's own"), "\(viaKeyFile.stderr)")
         #expect(try Data(contentsOf: keyFile) == key)
-        let besideKey = try await testbed.chappie(["--key-file", keyFile.path, "backup", elsewhere.appendingPathComponent("beside-the-key").path], environment: secret)
+        let besideKey = try await testbed.chappie(
+            ["--key-file", keyFile.path, "backup", elsewhere.appendingPathComponent("beside-the-key").path], environment: secret)
         #expect(besideKey.status == 1 && besideKey.stderr.contains("chappie's own directory"), "the key file's directory: \(besideKey.stderr)")
         let report = try await testbed.chappie(["usage", "report", "-o", testbed.home.appendingPathComponent("chappie.sqlite").path])
         #expect(report.status == 1 && report.stderr.contains("chappie's own"), "usage report -o: \(report.stderr)")
@@ -65,10 +67,14 @@ struct HostileInputEndToEndTests {
         if canMountPrivately {
             let bind = elsewhere.appendingPathComponent("bind")
             try FileManager.default.createDirectory(at: bind, withIntermediateDirectories: true)
-            let command = ([try BuiltProducts.executable("chappie").path] + testbed.service + ["backup", bind.appendingPathComponent("locks/x").path, "--force"])
+            let command =
+                ([try BuiltProducts.executable("chappie").path] + testbed.service + [
+                    "backup", bind.appendingPathComponent("locks/x").path, "--force",
+                ])
                 .map { "'\($0)'" }.joined(separator: " ")
             let bound = try await runProcess(
-                URL(fileURLWithPath: "/usr/bin/unshare"), ["-m", "sh", "-c", "mount --bind '\(testbed.home.path)' '\(bind.path)' && exec \(command)"],
+                URL(fileURLWithPath: "/usr/bin/unshare"),
+                ["-m", "sh", "-c", "mount --bind '\(testbed.home.path)' '\(bind.path)' && exec \(command)"],
                 environment: secret)
             #expect(bound.status == 1 && bound.stderr.contains("chappie's own directory"), "\(bound.stderr)")
         }
@@ -78,7 +84,10 @@ struct HostileInputEndToEndTests {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &address.sun_path) { buffer in socketPath.utf8CString.withUnsafeBytes { buffer.copyMemory(from: $0) } }
-        #expect(withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } } == 0)
+        #expect(
+            withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            } == 0)
         defer { close(listener) }
         let overSocket = try await testbed.chappie(["backup", socketPath, "--force"], environment: secret)
         #expect(overSocket.status == 1 && overSocket.stderr.contains("not a regular file"), "\(overSocket.stderr)")
@@ -93,18 +102,22 @@ struct HostileInputEndToEndTests {
             Data(text.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
                 .replacingOccurrences(of: "=", with: "")
         }
-        let auth = #""https://api.openai.com/auth": {"chatgpt_account_id": "\#(accountID)", "chatgpt_user_id": "user-odd", "chatgpt_plan_type": "plus"}"#
+        let auth =
+            #""https://api.openai.com/auth": {"chatgpt_account_id": "\#(accountID)", "chatgpt_user_id": "user-odd", "chatgpt_plan_type": "plus"}"#
         let idToken = encode(#"{"alg":"RS256"}"#) + "." + encode(#"{"email": "odd@example.com", "exp": \#(exp), "iat": \#(exp), \#(auth)}"#) + ".c2ln"
         let access = encode(#"{"alg":"RS256"}"#) + "." + encode(#"{"exp": \#(exp), "iat": \#(exp), \#(auth)}"#) + ".c2ln"
-        return Data("""
+        return Data(
+            """
             {"auth_mode": "chatgpt", "OPENAI_API_KEY": null, "last_refresh": "+292277026596-12-04T15:30:07Z",
              "tokens": {"id_token": "\(idToken)", "access_token": "\(access)", "refresh_token": "rt_odd_refresh", "account_id": "\(accountID)"}}
             """.utf8)
     }
 
-    @Test("An imported token whose exp is out of range leaves every command working", arguments: [
-        "9223372036854775807", "-9223372036854775808", "1e308",
-    ])
+    @Test(
+        "An imported token whose exp is out of range leaves every command working",
+        arguments: [
+            "9223372036854775807", "-9223372036854775808", "1e308",
+        ])
     func outOfRangeClaims(_ exp: String) async throws {
         let testbed = try await Self.testbedWithAccount()
         defer { Task { await testbed.stop() } }
@@ -137,9 +150,11 @@ struct HostileInputEndToEndTests {
         #expect(try await testbed.chappie(["token", "work"]).status == 0)
     }
 
-    @Test("A usage reply with numbers out of range crashes nothing and stores what it can", arguments: [
-        "9223372036854775807", "-9223372036854775808", "1e308",
-    ])
+    @Test(
+        "A usage reply with numbers out of range crashes nothing and stores what it can",
+        arguments: [
+            "9223372036854775807", "-9223372036854775808", "1e308",
+        ])
     func outOfRangeUsage(_ number: String) async throws {
         let testbed = try await Self.testbedWithAccount()
         defer { Task { await testbed.stop() } }
@@ -148,11 +163,16 @@ struct HostileInputEndToEndTests {
             "primary_window":{"used_percent":\(number),"limit_window_seconds":\(number),"reset_after_seconds":\(number),"reset_at":\(number)},\
             "secondary_window":{"used_percent":\(number),"limit_window_seconds":604800,"reset_after_seconds":\(number),"reset_at":\(number)}}}
             """
-        let fault = try JSONSerialization.data(withJSONObject: ["kind": "status", "status": 200, "body": body, "path": "/backend-api/wham/usage", "count": 5])
+        let fault = try JSONSerialization.data(withJSONObject: [
+            "kind": "status", "status": 200, "body": body, "path": "/backend-api/wham/usage", "count": 5,
+        ])
         _ = try await testbed.control("/_emulator/faults", method: "POST", body: String(decoding: fault, as: UTF8.self))
         let polled = try await testbed.chappie(["usage", "--json"])
         #expect(polled.status == 0, "\(polled.stderr)")
-        for command in [["accounts", "list"], ["usage", "history", "work"], ["usage", "report", "--format", "csv"], ["usage", "report", "--format", "html"], ["status"]] {
+        for command in [
+            ["accounts", "list"], ["usage", "history", "work"], ["usage", "report", "--format", "csv"], ["usage", "report", "--format", "html"],
+            ["status"],
+        ] {
             let result = try await testbed.chappie(command)
             #expect(result.status == 0, "\(command): \(result.status) \(result.stderr)")
         }
@@ -203,12 +223,16 @@ struct HostileInputEndToEndTests {
         _ = try await testbed.control("/_emulator/device/next", method: "POST", body: String(decoding: next, as: UTF8.self))
         #expect(try await testbed.chappie(["accounts", "add", "evil"]).status == 0)
         #expect(try await testbed.chappie(["usage"]).status == 0)
-        for arguments in [["usage", "report", "--format", "csv"], ["usage", "report", "--format", "csv", "--by", "window"],
-                          ["usage", "report", "--format", "csv", "--by", "machine"], ["usage", "report", "--format", "html"],
-                          ["usage", "report"], ["accounts", "list"], ["usage", "history", "evil", "--format", "csv"]] {
+        for arguments in [
+            ["usage", "report", "--format", "csv"], ["usage", "report", "--format", "csv", "--by", "window"],
+            ["usage", "report", "--format", "csv", "--by", "machine"], ["usage", "report", "--format", "html"],
+            ["usage", "report"], ["accounts", "list"], ["usage", "history", "evil", "--format", "csv"],
+        ] {
             let result = try await testbed.chappie(arguments)
             #expect(result.status == 0, "\(arguments): \(result.stderr)")
-            let controls = result.stdout.unicodeScalars.filter { ($0.value < 0x20 && !"\n\r\t".unicodeScalars.contains($0)) || (0x7F...0x9F).contains($0.value) }
+            let controls = result.stdout.unicodeScalars.filter {
+                ($0.value < 0x20 && !"\n\r\t".unicodeScalars.contains($0)) || (0x7F...0x9F).contains($0.value)
+            }
             #expect(controls.isEmpty, "\(arguments) printed \(controls.map { String($0.value, radix: 16) })")
             if arguments.contains("html") { _ = try ChartPage(result.stdout) }
         }
@@ -253,7 +277,8 @@ struct HostileInputEndToEndTests {
         #expect(directory.stderr.contains("not a regular file"), "\(directory.stderr)")
     }
 
-    @Test("A passphrase given in the environment cannot be read from /proc by chappie's children",
+    @Test(
+        "A passphrase given in the environment cannot be read from /proc by chappie's children",
         .enabled(if: geteuid() == 0, "reads a non-dumpable process's environ, which only root can"))
     func passphraseLeavesNoTraceInProc() async throws {
         let testbed = try await ChappieTestbed.start()
@@ -270,7 +295,8 @@ struct HostileInputEndToEndTests {
         #expect(!asRoot.stderr.contains(passphrase))
     }
 
-    @Test("chappie is not dumpable: a command it runs as the same user cannot read its /proc files",
+    @Test(
+        "chappie is not dumpable: a command it runs as the same user cannot read its /proc files",
         .enabled(if: geteuid() == 0, "runs chappie as nobody, so that /proc's checks apply"))
     func notDumpable() async throws {
         let testbed = try await ChappieTestbed.start()
@@ -287,7 +313,9 @@ struct HostileInputEndToEndTests {
         #expect(result.stdout.contains("REFUSED"), "\(result.stdout) \(result.stderr)")
     }
 
-    @Test("A refresh reply naming another account, with tokens that do not parse, or not signed by the issuer, is quarantined, never stored; an odd one is stored, and so is one whose signature cannot be checked now")
+    @Test(
+        "A refresh reply naming another account, with tokens that do not parse, or not signed by the issuer, is quarantined, never stored; an odd one is stored, and so is one whose signature cannot be checked now"
+    )
     func refreshRepliesAreChecked() async throws {
         let testbed = try await Self.testbedWithAccount()
         defer { Task { await testbed.stop() } }
@@ -296,7 +324,9 @@ struct HostileInputEndToEndTests {
         let userID = try #require(list.string(0, "chatgptUserID"))
         func reply(_ body: [String: Any]) async throws {
             let text = String(decoding: try JSONSerialization.data(withJSONObject: body), as: UTF8.self)
-            let fault = try JSONSerialization.data(withJSONObject: ["kind": "status", "status": 200, "body": text, "path": "/oauth/token", "count": 1])
+            let fault = try JSONSerialization.data(withJSONObject: [
+                "kind": "status", "status": 200, "body": text, "path": "/oauth/token", "count": 1,
+            ])
             _ = try await testbed.control("/_emulator/faults", method: "POST", body: String(decoding: fault, as: UTF8.self))
         }
         let other = TestTokens.idToken(email: "mallory@example.com", accountID: "acct-mallory", userID: "user-mallory")
@@ -309,12 +339,19 @@ struct HostileInputEndToEndTests {
             return [parts[0], payload, parts[2]].joined(separator: ".")
         }
         for body in [
-            ["id_token": other, "access_token": TestTokens.accessToken(accountID: "acct-mallory", expiresAt: Date().addingTimeInterval(3600)), "refresh_token": "rt_mallory"],
+            [
+                "id_token": other, "access_token": TestTokens.accessToken(accountID: "acct-mallory", expiresAt: Date().addingTimeInterval(3600)),
+                "refresh_token": "rt_mallory",
+            ],
             ["id_token": TestTokens.idToken(email: "work@example.com", accountID: accountID, userID: "user-mallory"), "refresh_token": "rt_mallory"],
             ["access_token": "not-a-jwt", "refresh_token": "rt_mallory"],
             [:],
             // The account's own ids, signed by the issuer, then altered.
-            ["id_token": try await altered(#"{"iss": "\#(testbed.emulator.issuer)", "https://api.openai.com/auth": {"chatgpt_account_id": "\#(accountID)", "chatgpt_user_id": "\#(userID)"}}"#), "refresh_token": "rt_mallory"],
+            [
+                "id_token": try await altered(
+                    #"{"iss": "\#(testbed.emulator.issuer)", "https://api.openai.com/auth": {"chatgpt_account_id": "\#(accountID)", "chatgpt_user_id": "\#(userID)"}}"#
+                ), "refresh_token": "rt_mallory",
+            ],
         ] {
             try await reply(body)
             let refreshed = try await testbed.chappie(["refresh", "work"])
@@ -329,7 +366,8 @@ struct HostileInputEndToEndTests {
             let again = try await testbed.chappie(["refresh", "work"])
             #expect(again.status != 0 && again.stderr.contains("was not stored"), "\(again.stderr)")
             // Sign in again for the next round.
-            _ = try await testbed.control("/_emulator/device/next", method: "POST", body: #"{"account_id": "\#(accountID)", "user_id": "\#(userID)"}"#)
+            _ = try await testbed.control(
+                "/_emulator/device/next", method: "POST", body: #"{"account_id": "\#(accountID)", "user_id": "\#(userID)"}"#)
             #expect(try await testbed.chappie(["accounts", "add", "work"]).status == 0)
         }
         let quarantine = testbed.home.appendingPathComponent("quarantine")
@@ -338,14 +376,16 @@ struct HostileInputEndToEndTests {
         for file in files {
             let data = try Data(contentsOf: quarantine.appendingPathComponent(file))
             #expect(data.range(of: Data("rt_mallory".utf8)) == nil, "sealed, not in clear")
-            #expect(try FileManager.default.attributesOfItem(atPath: quarantine.appendingPathComponent(file).path)[.posixPermissions] as? Int == 0o600)
+            #expect(
+                try FileManager.default.attributesOfItem(atPath: quarantine.appendingPathComponent(file).path)[.posixPermissions] as? Int == 0o600)
         }
 
         // Only odd: the same account, signed by the issuer, a time out of range. Stored, its expiry unknown.
         let claims = try JSONSerialization.data(withJSONObject: [
             "iss": testbed.emulator.issuer, "exp": 1e308, "https://api.openai.com/auth": ["chatgpt_account_id": accountID],
         ])
-        let odd = try #require(try await testbed.control("/_emulator/sign", method: "POST", body: String(decoding: claims, as: UTF8.self)).string("jwt"))
+        let odd = try #require(
+            try await testbed.control("/_emulator/sign", method: "POST", body: String(decoding: claims, as: UTF8.self)).string("jwt"))
         try await reply(["access_token": odd, "refresh_token": "rt_odd_but_ours"])
         let stored = try await testbed.chappie(["refresh", "work"])
         #expect(stored.status == 0, "\(stored.stderr)")
@@ -359,7 +399,8 @@ struct HostileInputEndToEndTests {
         // reply's refresh token is not one the issuer knows.)
         _ = try await testbed.control("/_emulator/device/next", method: "POST", body: #"{"account_id": "\#(accountID)", "user_id": "\#(userID)"}"#)
         #expect(try await testbed.chappie(["accounts", "add", "work"]).status == 0)
-        _ = try await testbed.control("/_emulator/faults", method: "POST", body: #"{"kind": "status", "status": 503, "path": "/.well-known/", "count": 10}"#)
+        _ = try await testbed.control(
+            "/_emulator/faults", method: "POST", body: #"{"kind": "status", "status": 503, "path": "/.well-known/", "count": 10}"#)
         let unchecked = try await testbed.chappie(["refresh", "work"])
         #expect(unchecked.status == 0, "\(unchecked.stderr)")
         #expect(try await testbed.chappie(["log"]).stdout.contains("signature not checked"))
@@ -376,7 +417,8 @@ struct HostileInputEndToEndTests {
         #expect(stats.int("refresh", "reuse_detected") == 0, "no spent refresh token was presented again: \(stats)")
     }
 
-    @Test("A dropped or cut answer of the token endpoint is a temporary failure (75), and the account stays usable", arguments: ["drop", "truncated"])
+    @Test(
+        "A dropped or cut answer of the token endpoint is a temporary failure (75), and the account stays usable", arguments: ["drop", "truncated"])
     func droppedTokenAnswer(_ kind: String) async throws {
         let testbed = try await Self.testbedWithAccount()
         defer { Task { await testbed.stop() } }
@@ -393,7 +435,8 @@ struct HostileInputEndToEndTests {
     func slowIssuer() async throws {
         let testbed = try await Self.testbedWithAccount()
         defer { Task { await testbed.stop() } }
-        _ = try await testbed.control("/_emulator/faults", method: "POST", body: #"{"kind": "latency", "ms": 35000, "path": "/oauth/token", "count": 1}"#)
+        _ = try await testbed.control(
+            "/_emulator/faults", method: "POST", body: #"{"kind": "latency", "ms": 35000, "path": "/oauth/token", "count": 1}"#)
         let refreshed = try await testbed.chappie(["refresh", "work"], timeout: .seconds(180))
         #expect(refreshed.status == 0, "\(refreshed.stderr)")
         #expect(try await testbed.chappie(["refresh", "work"]).status == 0, "the stored refresh token is the issuer's newest")
@@ -401,7 +444,8 @@ struct HostileInputEndToEndTests {
         #expect(stats.int("refresh", "reuse_detected") == 0, "\(stats)")
     }
 
-    @Test("A disk that fills up while a refresh is at the issuer loses nothing; a full disk redeems nothing",
+    @Test(
+        "A disk that fills up while a refresh is at the issuer loses nothing; a full disk redeems nothing",
         .enabled(if: canMountPrivately, "needs root and unshare -m for a small tmpfs of its own"))
     func fullDisk() async throws {
         let testbed = try await Self.testbedWithAccount()
@@ -412,8 +456,11 @@ struct HostileInputEndToEndTests {
         let mount = scratch.appendingPathComponent("mnt"), out = scratch.appendingPathComponent("out")
         try FileManager.default.createDirectory(at: mount, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
-        let chappie = ([try BuiltProducts.executable("chappie").path, "--home", mount.path, "--issuer", testbed.emulator.issuer,
-                        "--backend", testbed.emulator.backend]).map { "'\($0)'" }.joined(separator: " ")
+        let chappie =
+            ([
+                try BuiltProducts.executable("chappie").path, "--home", mount.path, "--issuer", testbed.emulator.issuer,
+                "--backend", testbed.emulator.backend,
+            ]).map { "'\($0)'" }.joined(separator: " ")
         let script = """
             set -u
             mount -t tmpfs -o size=4m,mode=0700 tmpfs '\(mount.path)' || exit 90
@@ -456,7 +503,8 @@ struct HostileInputEndToEndTests {
         print("full disk: during the fill the refresh \(during == "0" ? "committed" : "kept its tokens in the recovery slot")")
     }
 
-    @Test("A Codex home that another user can write is neither written, nor adopted from, nor refreshed past; root's sticky /tmp is fine",
+    @Test(
+        "A Codex home that another user can write is neither written, nor adopted from, nor refreshed past; root's sticky /tmp is fine",
         .enabled(if: geteuid() == 0, "hands a directory to another user"))
     func codexHomeOthersCanWrite() async throws {
         let testbed = try await Self.testbedWithAccount()
@@ -503,7 +551,9 @@ struct HostileInputEndToEndTests {
         #expect(stats.int("refresh", "reuse_detected") == 0, "\(stats)")
     }
 
-    @Test("Newer tokens in the account's Codex home that the issuer did not sign are not adopted, and block chappie's own refresh until the file is replaced")
+    @Test(
+        "Newer tokens in the account's Codex home that the issuer did not sign are not adopted, and block chappie's own refresh until the file is replaced"
+    )
     func unsignedCodexTokens() async throws {
         let testbed = try await Self.testbedWithAccount()
         defer { Task { await testbed.stop() } }
@@ -531,7 +581,9 @@ struct HostileInputEndToEndTests {
         for command in [["token", "work"], ["refresh", "work"], ["backup", elsewhere.appendingPathComponent("b.chappie").path]] {
             let result = try await testbed.chappie(command, environment: ["CHAPPIE_BACKUP_PASSPHRASE": "correct horse battery staple"])
             #expect(result.status == 78, "\(command): \(result.stderr)")
-            #expect(result.stderr.contains("not the issuer's") && result.stderr.contains("--codex-home \(home.path) --force"), "\(command): \(result.stderr)")
+            #expect(
+                result.stderr.contains("not the issuer's") && result.stderr.contains("--codex-home \(home.path) --force"),
+                "\(command): \(result.stderr)")
             let forgedAccess = try #require(JSONDocument(forged).string("tokens", "access_token"))
             #expect(!result.stdout.contains(forgedAccess) && !result.stderr.contains(forgedAccess) && !result.stderr.contains("rt_forged"))
         }
@@ -565,8 +617,13 @@ struct HostileInputEndToEndTests {
         let unlisted = try JSONSerialization.data(withJSONObject: [
             "auth_mode": "chatgpt", "last_refresh": "2030-01-01T00:00:00Z",
             "tokens": [
-                "id_token": TestTokens.jwt(["iss": testbed.emulator.issuer, "https://api.openai.com/auth": ["chatgpt_account_id": accountID, "chatgpt_user_id": userID]]),
-                "access_token": TestTokens.jwt(["iss": testbed.emulator.issuer, "exp": Int(Date().timeIntervalSince1970) + 7200, "https://api.openai.com/auth": ["chatgpt_account_id": accountID]]),
+                "id_token": TestTokens.jwt([
+                    "iss": testbed.emulator.issuer, "https://api.openai.com/auth": ["chatgpt_account_id": accountID, "chatgpt_user_id": userID],
+                ]),
+                "access_token": TestTokens.jwt([
+                    "iss": testbed.emulator.issuer, "exp": Int(Date().timeIntervalSince1970) + 7200,
+                    "https://api.openai.com/auth": ["chatgpt_account_id": accountID],
+                ]),
                 "refresh_token": "rt_unlisted", "account_id": accountID,
             ],
         ])
@@ -598,7 +655,9 @@ struct HostileInputEndToEndTests {
             return try #require(try await testbed.control("/_emulator/sign", method: "POST", body: body).string("jwt"))
         }
         let auth: [String: Any] = ["chatgpt_account_id": accountID, "chatgpt_user_id": userID]
-        let access = try await sign(["iss": testbed.emulator.issuer, "exp": Int(Date().timeIntervalSince1970) + 7200, "https://api.openai.com/auth": auth])
+        let access = try await sign([
+            "iss": testbed.emulator.issuer, "exp": Int(Date().timeIntervalSince1970) + 7200, "https://api.openai.com/auth": auth,
+        ])
         let codexRefreshed = try JSONSerialization.data(withJSONObject: [
             "auth_mode": "chatgpt", "last_refresh": "2030-01-01T00:00:00Z",
             "tokens": [
@@ -608,7 +667,8 @@ struct HostileInputEndToEndTests {
         ])
         try codexRefreshed.write(to: home.appendingPathComponent("auth.json"))
         let redeemedNow = try await testbed.control("/_emulator/stats").int("refresh", "redemptions") ?? 0
-        _ = try await testbed.control("/_emulator/faults", method: "POST", body: #"{"kind": "status", "status": 503, "path": "/.well-known/", "count": 10}"#)
+        _ = try await testbed.control(
+            "/_emulator/faults", method: "POST", body: #"{"kind": "status", "status": 503, "path": "/.well-known/", "count": 10}"#)
         let unreachable = try await testbed.chappie(["refresh", "work"])
         #expect(unreachable.status == 75 && unreachable.stderr.contains("could not be checked"), "\(unreachable.stderr)")
         #expect(try await testbed.control("/_emulator/stats").int("refresh", "redemptions") == redeemedNow)
@@ -621,7 +681,8 @@ struct HostileInputEndToEndTests {
     func signInAgainAsAnother() async throws {
         let testbed = try await Self.testbedWithAccount()
         defer { Task { await testbed.stop() } }
-        _ = try await testbed.control("/_emulator/device/next", method: "POST", body: #"{"email": "mallory@example.com", "account_id": "acct-m", "user_id": "user-m"}"#)
+        _ = try await testbed.control(
+            "/_emulator/device/next", method: "POST", body: #"{"email": "mallory@example.com", "account_id": "acct-m", "user_id": "user-m"}"#)
         let again = try await testbed.chappie(["accounts", "add", "work"])
         #expect(again.status != 0)
         #expect(again.stderr.contains("another ChatGPT user (mallory@example.com)") && again.stderr.contains("nothing was stored"), "\(again.stderr)")

@@ -30,6 +30,8 @@ struct InstallExtrasEndToEndTests {
         #expect(manual.contains(".Dt CHAPPIE 1"))
         #expect(!manual.contains("callback-port"), "hidden options stay hidden")
         // The bash script parses.
-        #expect(try await runProcess(URL(fileURLWithPath: "/bin/bash"), ["-n", share.appendingPathComponent("bash-completion/completions/chappie").path]).status == 0)
+        #expect(
+            try await runProcess(URL(fileURLWithPath: "/bin/bash"), ["-n", share.appendingPathComponent("bash-completion/completions/chappie").path])
+                .status == 0)
     }
 }

@@ -29,7 +29,9 @@ struct DocumentedShapes {
             if line.hasPrefix("### ") {
                 // A section may name several commands: `accounts show`, `accounts current`, ….
                 let title = String(line.dropFirst(4))
-                let named = title.split(separator: "`", omittingEmptySubsequences: false).enumerated().filter { $0.offset % 2 == 1 }.map { String($0.element) }
+                let named = title.split(separator: "`", omittingEmptySubsequences: false).enumerated().filter { $0.offset % 2 == 1 }.map {
+                    String($0.element)
+                }
                 headings = named.isEmpty ? [title] : named
             }
             if line.hasPrefix("```") {
@@ -140,7 +142,8 @@ struct JSONShapesEndToEndTests {
         try await check("accounts rename", ["accounts", "rename", "home", "house"])
         let codexHome = testbed.home.appendingPathComponent("codex")
         try await check("accounts switch", ["accounts", "switch", "work", "--codex-home", codexHome.path])
-        let found = try await check("accounts switch", ["accounts", "switch", "house"], environment: ["CODEX_HOME": testbed.home.appendingPathComponent("codex-env").path])
+        let found = try await check(
+            "accounts switch", ["accounts", "switch", "house"], environment: ["CODEX_HOME": testbed.home.appendingPathComponent("codex-env").path])
         #expect(found.contains(#""codexHomeFoundIn" : "$CODEX_HOME""#), "\(found)")
         try await check("usage poll", ["usage", "poll", "--all"])
         try await check("usage", ["usage"])

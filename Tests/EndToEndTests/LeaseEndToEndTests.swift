@@ -39,7 +39,8 @@ struct LeaseEndToEndTests {
                     "--store", url,
                 ], at: arguments.firstIndex(of: "--") ?? arguments.endIndex)
             let user = testbed.userHome.path
-            return try await runProcess(try BuiltProducts.executable("chappie"), arguments, environment: ["HOME": user, "CODEX_HOME": nil], timeout: timeout)
+            return try await runProcess(
+                try BuiltProducts.executable("chappie"), arguments, environment: ["HOME": user, "CODEX_HOME": nil], timeout: timeout)
         }
     }
 
@@ -117,7 +118,8 @@ struct LeaseEndToEndTests {
         #expect(try await bench.chappie(1, ["lease", "acquire", "--wait", "1s"]).status == 0)
     }
 
-    @Test("A lease hands out the Codex home the account owns; chappie exec's private one takes every slot of the account", arguments: Backend.allCases)
+    @Test(
+        "A lease hands out the Codex home the account owns; chappie exec's private one takes every slot of the account", arguments: Backend.allCases)
     func wholeAccount(_ backend: Backend) async throws {
         let bench = try await Bench.start(backend)
         defer { Task { await bench.testbed.stop() } }
@@ -158,7 +160,10 @@ struct LeaseEndToEndTests {
         // A job that asks for a Codex home of its own gets one made for it, and takes every slot.
         #expect(try await bench.chappie(1, ["accounts", "add", "alone"]).status == 0)
         #expect(try await bench.chappie(1, ["accounts", "set", "alone", "--max-leases", "3"]).status == 0)
-        let own = JSONDocument(Data(try await bench.chappie(1, ["lease", "acquire", "--account", "alone", "--codex-home", "private", "--ttl", "1m", "--json"]).stdout.utf8))
+        let own = JSONDocument(
+            Data(
+                try await bench.chappie(1, ["lease", "acquire", "--account", "alone", "--codex-home", "private", "--ttl", "1m", "--json"]).stdout.utf8
+            ))
         #expect(own.bool("wholeAccount") == true)
         #expect(own.string("codexHome")?.contains("codex-homes/") == true, "\(own.root.map { "\($0)" } ?? "")")
         #expect(try await bench.chappie(1, ["lease", "acquire", "--account", "alone", "--wait", "1s"]).status == 75)
@@ -168,16 +173,22 @@ struct LeaseEndToEndTests {
             #expect(try await bench.chappie(1, ["accounts", "set", "owner", "--max-leases", "3"]).status == 0)
             let elsewhere = bench.testbed.home.appendingPathComponent("codex-elsewhere")
             let inside: [String: String?] = [
-                "CHAPPIE": try BuiltProducts.executable("chappie").path, "SERVICE": bench.testbed.service.joined(separator: " "), "OTHER": elsewhere.path,
+                "CHAPPIE": try BuiltProducts.executable("chappie").path, "SERVICE": bench.testbed.service.joined(separator: " "),
+                "OTHER": elsewhere.path,
             ]
             let attempt = try await bench.testbed.chappie(
-                ["lease", "run", "--account", "owner", "--wait", "1m", "--", "sh", "-c", #""$CHAPPIE" accounts switch owner --codex-home "$OTHER" $SERVICE; echo "switch=$?""#],
+                [
+                    "lease", "run", "--account", "owner", "--wait", "1m", "--", "sh", "-c",
+                    #""$CHAPPIE" accounts switch owner --codex-home "$OTHER" $SERVICE; echo "switch=$?""#,
+                ],
                 environment: inside)
             #expect(attempt.stdout.contains("switch=1") && attempt.stderr.contains("owner is in use"), "\(attempt.stdout) \(attempt.stderr)")
         }
     }
 
-    @Test("lease run passes SIGTERM and SIGHUP on to its command, leaves a Ctrl-C sent to chappie alone, returns the command's status and gives the lease back")
+    @Test(
+        "lease run passes SIGTERM and SIGHUP on to its command, leaves a Ctrl-C sent to chappie alone, returns the command's status and gives the lease back"
+    )
     func runSignals() async throws {
         let testbed = try await ChappieTestbed.start(emulatorArguments: Self.emulator)
         defer { Task { await testbed.stop() } }

@@ -40,7 +40,9 @@ struct MessagesEndToEndTests {
         let port = try #require(URL(string: testbed.emulator.issuer)?.port)
         let daemon = try await testbed.chappie(["daemon", "--http", "127.0.0.1:\(port)"])
         #expect(daemon.status != 0)
-        #expect(daemon.stderr.contains("--http: cannot listen on 127.0.0.1 port \(port): another program listens there; choose another port"), "\(daemon.stderr)")
+        #expect(
+            daemon.stderr.contains("--http: cannot listen on 127.0.0.1 port \(port): another program listens there; choose another port"),
+            "\(daemon.stderr)")
         Self.expectPlain(daemon.stderr)
     }
 

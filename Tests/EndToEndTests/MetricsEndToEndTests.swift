@@ -66,7 +66,9 @@ struct MetricsEndToEndTests {
         let parsed = try await runProcess(URL(fileURLWithPath: "/usr/bin/python3"), ["-c", parser], input: text)
         try #require(parsed.status == 0, "prometheus_client refused the exposition: \(parsed.stderr)")
         let document = JSONDocument(Data(parsed.stdout.utf8))
-        let families = (document.value(["families"]) as? [[Any]] ?? []).map { ($0[0] as? String ?? "", $0[1] as? String ?? "", $0[2] as? String ?? "") }
+        let families = (document.value(["families"]) as? [[Any]] ?? []).map {
+            ($0[0] as? String ?? "", $0[1] as? String ?? "", $0[2] as? String ?? "")
+        }
         let samples = (document.value(["samples"]) as? [[Any]] ?? []).map {
             Sample(name: $0[0] as? String ?? "", labels: $0[1] as? [String: String] ?? [:], value: ($0[2] as? NSNumber)?.doubleValue ?? .nan)
         }
@@ -83,7 +85,9 @@ struct MetricsEndToEndTests {
         return last
     }
 
-    @Test("/metrics parses as Prometheus text; usage, resets, expiry and counters by outcome match what happened; reuse counted; a removed account's series go")
+    @Test(
+        "/metrics parses as Prometheus text; usage, resets, expiry and counters by outcome match what happened; reuse counted; a removed account's series go"
+    )
     func metricsOverHTTP() async throws {
         let setup = try await ChappieTestbed.start(
             emulatorArguments: ["--auto-approve", "--auto-approve-delay", "0", "--device-code-interval", "1", "--access-token-ttl", "4"])
@@ -115,9 +119,11 @@ struct MetricsEndToEndTests {
         #expect(first.value("chappie_refresh_failures_total", ["reason": "sign_in_required"]) == 0)
         // Every family has a type and a help text, and today's names are all there.
         let names = Set(first.families.map(\.name))
-        for name in ["chappie_refreshes", "chappie_refresh_failures", "chappie_polls", "chappie_poll_failures", "chappie_switches",
-                     "chappie_reuse_detections", "chappie_uptime_seconds", "chappie_account_used_percent",
-                     "chappie_account_seconds_to_reset", "chappie_account_token_seconds_to_expiry", "chappie_account_ok"] {
+        for name in [
+            "chappie_refreshes", "chappie_refresh_failures", "chappie_polls", "chappie_poll_failures", "chappie_switches",
+            "chappie_reuse_detections", "chappie_uptime_seconds", "chappie_account_used_percent",
+            "chappie_account_seconds_to_reset", "chappie_account_token_seconds_to_expiry", "chappie_account_ok",
+        ] {
             #expect(names.contains(name), "no \(name)")
         }
         for family in first.families {
@@ -130,11 +136,15 @@ struct MetricsEndToEndTests {
         #expect(unavailable.value("chappie_poll_failures_total", ["reason": "transient"]) == 1)
 
         // The issuer answers the next refresh with refresh_token_reused: counted once, and the account signed out.
-        _ = try await setup.control("/_emulator/faults", method: "POST", body:
-            #"{"kind":"status","status":401,"path":"/oauth/token","body":"{\"error\":\"refresh_token_reused\",\"error_description\":\"reused\"}"}"#)
+        _ = try await setup.control(
+            "/_emulator/faults", method: "POST",
+            body:
+                #"{"kind":"status","status":401,"path":"/oauth/token","body":"{\"error\":\"refresh_token_reused\",\"error_description\":\"reused\"}"}"#
+        )
         func signedOut(_ scrape: Scrape) -> Double {
             // A poll refreshes an expiring token too: the failure is the refresh loop's or a poll's.
-            ["chappie_refresh_failures_total", "chappie_poll_failures_total"].compactMap { scrape.value($0, ["reason": "sign_in_required"]) }.reduce(0, +)
+            ["chappie_refresh_failures_total", "chappie_poll_failures_total"].compactMap { scrape.value($0, ["reason": "sign_in_required"]) }.reduce(
+                0, +)
         }
         let reused = try await scrape(address) {
             ($0.value("chappie_reuse_detections_total") ?? 0) >= 1 && signedOut($0) >= 1
@@ -174,7 +184,9 @@ struct MetricsEndToEndTests {
         #expect(before > 0)
         let drawn = page.body.components(separatedBy: "data-account=\"a\" data-window=\"5h\" data-points=\"").dropFirst().first
             .flatMap { Int($0.prefix { $0.isNumber }) }
-        #expect(drawn.map { (before...max(before, after)).contains($0) } == true, "\(drawn ?? -1) points drawn; \(before)…\(after) readings around the page")
+        #expect(
+            drawn.map { (before...max(before, after)).contains($0) } == true,
+            "\(drawn ?? -1) points drawn; \(before)…\(after) readings around the page")
         for text in [page.body, try await fetch(address, "/api/accounts").body] {
             #expect(!text.contains("eyJ") && !text.contains("rt_") && !text.contains("href="))
         }
@@ -204,7 +216,10 @@ struct MetricsEndToEndTests {
         #expect(try await setup.chappie(["daemon", "--metrics-listen", "127.0.0.1:notaport"]).status == 2)
 
         let directory = try await setup.chappie(
-            ["daemon", "--metrics-listen", "127.0.0.1:0", "--http-token-file", setup.home.path, "--socket", setup.home.appendingPathComponent("dir.sock").path])
+            [
+                "daemon", "--metrics-listen", "127.0.0.1:0", "--http-token-file", setup.home.path, "--socket",
+                setup.home.appendingPathComponent("dir.sock").path,
+            ])
         #expect(directory.status != 0)
         #expect(directory.stderr.contains("not a regular file"))
 
@@ -214,7 +229,10 @@ struct MetricsEndToEndTests {
         try Data(("  " + secret + " \r\n").utf8).write(to: tokenFile)
         chmod(tokenFile.path, 0o644)
         let loose = try await setup.chappie(
-            ["daemon", "--metrics-listen", "127.0.0.1:0", "--http-token-file", tokenFile.path, "--socket", setup.home.appendingPathComponent("loose.sock").path])
+            [
+                "daemon", "--metrics-listen", "127.0.0.1:0", "--http-token-file", tokenFile.path, "--socket",
+                setup.home.appendingPathComponent("loose.sock").path,
+            ])
         #expect(loose.status != 0)
         #expect(loose.stderr.contains("chmod 600"))
         #expect(!loose.stderr.contains(secret))
@@ -223,7 +241,10 @@ struct MetricsEndToEndTests {
         try Data("tiny-secret\n".utf8).write(to: short)
         chmod(short.path, 0o600)
         let tooShort = try await setup.chappie(
-            ["daemon", "--metrics-listen", "127.0.0.1:0", "--http-token-file", short.path, "--socket", setup.home.appendingPathComponent("short.sock").path])
+            [
+                "daemon", "--metrics-listen", "127.0.0.1:0", "--http-token-file", short.path, "--socket",
+                setup.home.appendingPathComponent("short.sock").path,
+            ])
         #expect(tooShort.status == 78, "\(tooShort.stderr)")
         #expect(tooShort.stderr.contains("at least 16 bytes"))
         #expect(!tooShort.stderr.contains("tiny-secret"))
@@ -253,7 +274,9 @@ struct MetricsEndToEndTests {
         #expect(log.contains("metrics request refused"))
     }
 
-    @Test("--http serves the dashboard with times in --tz; each account's newest reading is on the page for the script to compare; bad --http or --tz refused")
+    @Test(
+        "--http serves the dashboard with times in --tz; each account's newest reading is on the page for the script to compare; bad --http or --tz refused"
+    )
     func dashboardOnHTTP() async throws {
         let setup = try await ChappieTestbed.start(emulatorArguments: ["--auto-approve", "--auto-approve-delay", "0", "--device-code-interval", "1"])
         defer { Task { await setup.stop() } }
@@ -291,7 +314,8 @@ struct MetricsEndToEndTests {
             try await Task.sleep(for: .milliseconds(100))
         }
         let readAt = try #require(rows.string(0, "readAt"), "no reading of a within 30 s")
-        let resetsAt = try #require(rows.string(0, "fiveHour", "resetsAt").flatMap { try? Date($0, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) })
+        let resetsAt = try #require(
+            rows.string(0, "fiveHour", "resetsAt").flatMap { try? Date($0, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) })
         #expect((rows.value([0, "fiveHour", "usedPercent"]) as? NSNumber)?.doubleValue == 42)
 
         let page = try await fetch(address, "/")

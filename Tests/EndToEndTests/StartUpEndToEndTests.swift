@@ -14,8 +14,9 @@ struct StartUpEndToEndTests {
         #expect(!libraries.contains { $0.contains("libcurl") }, "\(libraries)")
     }
 
-    @Test("Without libcurl: accounts list works, doctor says MISSING and exits non-zero, a sign-in fails saying what to install",
-          .enabled(if: canMountPrivately, "needs root and unshare -m to hide libcurl"))
+    @Test(
+        "Without libcurl: accounts list works, doctor says MISSING and exits non-zero, a sign-in fails saying what to install",
+        .enabled(if: canMountPrivately, "needs root and unshare -m to hide libcurl"))
     func withoutLibcurl() async throws {
         let setup = try await ChappieTestbed.start(emulatorArguments: ["--auto-approve", "--auto-approve-delay", "0", "--device-code-interval", "1"])
         defer { Task { await setup.stop() } }

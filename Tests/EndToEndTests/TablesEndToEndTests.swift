@@ -54,7 +54,9 @@ struct TablesEndToEndTests {
         let command = ([try BuiltProducts.executable("chappie").path, "usage", "--cached"] + testbed.service).map { "'\($0)'" }.joined(separator: " ")
         let onTerminal = try await runProcess(
             URL(fileURLWithPath: "/usr/bin/script"), ["-qec", command, "/dev/null"],
-            environment: ["TERM": "xterm", "NO_COLOR": nil, "COLUMNS": "200", "HOME": testbed.userHome.path, "CHAPPIE_PASSPHRASE": nil, "CHAPPIE_KEY_FILE": nil])
+            environment: [
+                "TERM": "xterm", "NO_COLOR": nil, "COLUMNS": "200", "HOME": testbed.userHome.path, "CHAPPIE_PASSPHRASE": nil, "CHAPPIE_KEY_FILE": nil,
+            ])
         #expect(onTerminal.status == 0, "\(onTerminal.stderr)")
         // A terminal ends lines with CR LF, one Character in Swift.
         let lines = onTerminal.stdout.components(separatedBy: "\r\n")

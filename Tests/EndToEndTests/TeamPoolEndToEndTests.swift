@@ -55,7 +55,9 @@ private struct PoolFleet: Sendable {
 struct TeamPoolEndToEndTests {
     private static let emulator = ["--auto-approve", "--auto-approve-delay", "0.2", "--device-code-interval", "1"]
 
-    @Test("Two machines share accounts: one signs in, the other (with the key) gets tokens; without the key it is refused; the password is never printed")
+    @Test(
+        "Two machines share accounts: one signs in, the other (with the key) gets tokens; without the key it is refused; the password is never printed"
+    )
     func sharedAccounts() async throws {
         let (server, plain) = try await SharedPostgres.database()
         // A password in the address (the test server trusts the socket, so it is not needed): it must never be shown.
@@ -107,7 +109,8 @@ struct TeamPoolEndToEndTests {
         #expect(stats.int("refresh", "reuse_detected") == 0)
     }
 
-    @Test("A Codex home is owned fleet-wide: switching an account whose tokens are in another machine's Codex home is refused until that home moves on")
+    @Test(
+        "A Codex home is owned fleet-wide: switching an account whose tokens are in another machine's Codex home is refused until that home moves on")
     func codexHomeAcrossMachines() async throws {
         let (_, url) = try await SharedPostgres.database()
         let fleet = try await PoolFleet.start(machines: 2, url: url, emulatorArguments: Self.emulator)
@@ -180,7 +183,10 @@ struct TeamPoolEndToEndTests {
                     }
                 }
             }
-            return try await group.reduce(into: ([String](), 0)) { $0.0 += $1.0; $0.1 += $1.1 }
+            return try await group.reduce(into: ([String](), 0)) {
+                $0.0 += $1.0
+                $0.1 += $1.1
+            }
         }
         #expect(failures.isEmpty, "\(failures.prefix(5))")
         let stats = try await fleet.testbed.control("/_emulator/stats")
@@ -204,7 +210,8 @@ struct TeamPoolEndToEndTests {
         // As if machine 1 had redeemed the token and lost the database before storing the new one.
         let instance = try String(contentsOf: fleet.homes[0].appendingPathComponent("pool-instance"), encoding: .utf8)
             .trimmingCharacters(in: .whitespacesAndNewlines)
-        let marked = try await server.psql("INSERT INTO refresh_intents (account_id, machine, instance) SELECT id, 'm1', '\(instance)' FROM accounts", in: url)
+        let marked = try await server.psql(
+            "INSERT INTO refresh_intents (account_id, machine, instance) SELECT id, 'm1', '\(instance)' FROM accounts", in: url)
         #expect(marked.status == 0, "\(marked.stderr)")
         let before = try await fleet.testbed.control("/_emulator/stats").int("refresh", "redemptions") ?? 0
 
@@ -230,14 +237,17 @@ struct TeamPoolEndToEndTests {
         #expect(try await fleet.testbed.control("/_emulator/stats").int("refresh", "reuse_detected") == 0)
     }
 
-    @Test("Tokens redeemed but not stored (the pool refuses the write): kept in a recovery file, no other machine redeems the spent token, and the next command there stores them")
+    @Test(
+        "Tokens redeemed but not stored (the pool refuses the write): kept in a recovery file, no other machine redeems the spent token, and the next command there stores them"
+    )
     func unstoredRefreshIsKeptAndBlocks() async throws {
         let (server, url) = try await SharedPostgres.database()
         let fleet = try await PoolFleet.start(machines: 2, url: url, emulatorArguments: Self.emulator)
         defer { Task { await fleet.stop() } }
         #expect(try await fleet.chappie(1, ["accounts", "add", "work"]).status == 0)
         // The redemption takes 2 s at the issuer; meanwhile the pool starts refusing credential writes.
-        _ = try await fleet.testbed.control("/_emulator/faults", method: "POST", body: #"{"kind":"latency","ms":2000,"count":1,"path":"/oauth/token"}"#)
+        _ = try await fleet.testbed.control(
+            "/_emulator/faults", method: "POST", body: #"{"kind":"latency","ms":2000,"count":1,"path":"/oauth/token"}"#)
         let refreshing = Task { try await fleet.chappie(1, ["refresh", "work"]) }
         try await Task.sleep(for: .milliseconds(700))
         let refuse = try await server.psql("ALTER TABLE sealed_credentials ADD CONSTRAINT refuse_writes CHECK (false) NOT VALID", in: url)
@@ -338,19 +348,21 @@ struct TeamPoolEndToEndTests {
         let clock = ContinuousClock()
         let started = clock.now
         for machine in 1...3 {
-            let log = try FileHandle(forWritingTo: {
-                let file = fleet.homes[machine - 1].appendingPathComponent("daemon.log")
-                _ = FileManager.default.createFile(atPath: file.path, contents: nil)
-                return file
-            }())
+            let log = try FileHandle(
+                forWritingTo: {
+                    let file = fleet.homes[machine - 1].appendingPathComponent("daemon.log")
+                    _ = FileManager.default.createFile(atPath: file.path, contents: nil)
+                    return file
+                }())
             defer { try? log.close() }
-            daemons.append(try ChildProcess(
-                try BuiltProducts.executable("chappie"),
-                [
-                    "daemon", "--poll-interval", "3s", "--log-format", "json", "--issuer", fleet.testbed.emulator.issuer, "--backend",
-                    fleet.testbed.emulator.backend, "--home", fleet.homes[machine - 1].path, "--machine", "m\(machine)",
-                ],
-                environment: ["CHAPPIE_STORE_URL": fleet.url], stdout: .descriptor(log.fileDescriptor), stderr: .descriptor(log.fileDescriptor)))
+            daemons.append(
+                try ChildProcess(
+                    try BuiltProducts.executable("chappie"),
+                    [
+                        "daemon", "--poll-interval", "3s", "--log-format", "json", "--issuer", fleet.testbed.emulator.issuer, "--backend",
+                        fleet.testbed.emulator.backend, "--home", fleet.homes[machine - 1].path, "--machine", "m\(machine)",
+                    ],
+                    environment: ["CHAPPIE_STORE_URL": fleet.url], stdout: .descriptor(log.fileDescriptor), stderr: .descriptor(log.fileDescriptor)))
         }
         try await Task.sleep(for: .seconds(15))
         for daemon in daemons { daemon.terminate() }
@@ -380,9 +392,10 @@ struct TeamPoolEndToEndTests {
         #expect(reported >= polls, "the report counts \(reported) readings, the emulator answered \(polls) polls")
         // The polls are recorded with the machine that made them.
         let log = JSONDocument(Data(try await fleet.chappie(1, ["log", "--limit", "500", "--json"]).stdout.utf8))
-        let pollers = Set((0..<(log.array()?.count ?? 0)).filter { log.string($0, "kind") == "usage_polled" }.compactMap { index in
-            (1...3).first { log.string(index, "detail")?.hasSuffix("(on m\($0))") == true }
-        })
+        let pollers = Set(
+            (0..<(log.array()?.count ?? 0)).filter { log.string($0, "kind") == "usage_polled" }.compactMap { index in
+                (1...3).first { log.string(index, "detail")?.hasSuffix("(on m\($0))") == true }
+            })
         #expect(!pollers.isEmpty)
     }
 
@@ -403,9 +416,11 @@ struct TeamPoolEndToEndTests {
         let saved = testbed.home.appendingPathComponent("saved")
         try FileManager.default.createDirectory(at: saved, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         try FileManager.default.copyItem(at: testbed.home.appendingPathComponent("chappie.key"), to: saved.appendingPathComponent("chappie.key"))
-        #expect(try await runProcess(
-            URL(fileURLWithPath: "/usr/bin/sqlite3"), [testbed.home.appendingPathComponent("chappie.sqlite").path, ".backup '\(saved.path)/chappie.sqlite'"]
-        ).status == 0)
+        #expect(
+            try await runProcess(
+                URL(fileURLWithPath: "/usr/bin/sqlite3"),
+                [testbed.home.appendingPathComponent("chappie.sqlite").path, ".backup '\(saved.path)/chappie.sqlite'"]
+            ).status == 0)
         let moved = try await testbed.chappie(["--store", url, "pool", "migrate", "--from-sqlite"])
         #expect(moved.status == 0, "\(moved.stderr)")
         #expect(moved.stdout.contains("Moved 2 accounts"), "\(moved.stdout)")
@@ -441,7 +456,9 @@ struct TeamPoolEndToEndTests {
     @Test("pool migrate killed (SIGKILL) at random moments, 20 times: never a usable copy in both stores; running it again finishes the move")
     func killedMigrationLeavesOneCopy() async throws {
         let (_, url) = try await SharedPostgres.database()
-        let testbed = try await ChappieTestbed.start(emulatorArguments: ["--auto-approve", "--auto-approve-delay", "0", "--device-code-interval", "1"])
+        let testbed = try await ChappieTestbed.start(emulatorArguments: [
+            "--auto-approve", "--auto-approve-delay", "0", "--device-code-interval", "1",
+        ])
         defer { Task { await testbed.stop() } }
         let migrate = testbed.service + ["--store", url, "pool", "migrate", "--from-sqlite"]
         // How long an uninterrupted move of one account takes here; kills aim inside it.
@@ -489,10 +506,14 @@ struct TeamPoolEndToEndTests {
         #expect(try await testbed.control("/_emulator/stats").int("refresh", "reuse_detected") == 0)
     }
 
-    @Test("pool migrate killed at its two critical moments: marked but not yet in the pool (usable nowhere), in the pool but not yet out of the local store (usable in the pool only)")
+    @Test(
+        "pool migrate killed at its two critical moments: marked but not yet in the pool (usable nowhere), in the pool but not yet out of the local store (usable in the pool only)"
+    )
     func killedMigrationAtEachStep() async throws {
         let (server, url) = try await SharedPostgres.database()
-        let testbed = try await ChappieTestbed.start(emulatorArguments: ["--auto-approve", "--auto-approve-delay", "0", "--device-code-interval", "1"])
+        let testbed = try await ChappieTestbed.start(emulatorArguments: [
+            "--auto-approve", "--auto-approve-delay", "0", "--device-code-interval", "1",
+        ])
         defer { Task { await testbed.stop() } }
         let database = testbed.home.appendingPathComponent("chappie.sqlite").path
         func sqlite(_ sql: String) async throws -> String {
@@ -535,14 +556,17 @@ struct TeamPoolEndToEndTests {
         let said = testbed.home.appendingPathComponent("sqlite3.out")
         _ = FileManager.default.createFile(atPath: said.path, contents: nil)
         let output = try FileHandle(forWritingTo: said)
-        let writer = try ChildProcess(URL(fileURLWithPath: "/usr/bin/sqlite3"), [database], stdin: .descriptor(fds[0]), stdout: .descriptor(output.fileDescriptor))
+        let writer = try ChildProcess(
+            URL(fileURLWithPath: "/usr/bin/sqlite3"), [database], stdin: .descriptor(fds[0]), stdout: .descriptor(output.fileDescriptor))
         close(fds[0])
         try output.close()
         func send(_ text: String) { _ = text.withCString { write(fds[1], $0, strlen($0)) } }
         send("BEGIN IMMEDIATE;\nSELECT 'locked';\n")
         try await waitFor("the local write lock") { (try? String(contentsOf: said, encoding: .utf8))?.contains("locked") == true }
         try await server.release(lock, in: url)
-        try await waitFor("the pool's copy") { try await server.psql("SELECT count(*) FROM accounts WHERE name = 'two'", in: url).stdout.contains("1") }
+        try await waitFor("the pool's copy") {
+            try await server.psql("SELECT count(*) FROM accounts WHERE name = 'two'", in: url).stdout.contains("1")
+        }
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
         send("ROLLBACK;\n.quit\n")

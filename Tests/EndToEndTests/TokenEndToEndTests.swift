@@ -5,7 +5,8 @@ import Testing
 @Suite("Sign-in, tokens and refresh with the real binaries and the emulator process")
 struct TokenEndToEndTests {
     private func setUp(_ arguments: [String] = []) async throws -> ChappieTestbed {
-        try await ChappieTestbed.start(emulatorArguments: ["--auto-approve", "--auto-approve-delay", "0.3", "--device-code-interval", "1"] + arguments)
+        try await ChappieTestbed.start(
+            emulatorArguments: ["--auto-approve", "--auto-approve-delay", "0.3", "--device-code-interval", "1"] + arguments)
     }
 
     @Test("Two accounts sign in, get tokens (alone on stdout, or --json), let them expire, and refresh")
@@ -213,7 +214,9 @@ struct TokenEndToEndTests {
         #expect(try await setup.control("/_emulator/stats").int("refresh", "reuse_detected") == 0)
     }
 
-    @Test("SIGKILL at random points of refresh, 50 times: an account is lost only in the window where the server rotated and the store had not committed")
+    @Test(
+        "SIGKILL at random points of refresh, 50 times: an account is lost only in the window where the server rotated and the store had not committed"
+    )
     func killedRefresh() async throws {
         let setup = try await setUp(["--access-token-ttl", "600"])
         defer { Task { await setup.stop() } }
@@ -251,7 +254,9 @@ struct TokenEndToEndTests {
             _ = try await setup.control("/_emulator/device/next", method: "POST", body: identity)
             #expect(try await setup.chappie(["accounts", "add", "work"]).status == 0)
         }
-        print("killed refresh, 50 rounds: \(usable) still usable, \(windowLosses) lost in the rotate-before-commit window, \(otherLosses) lost otherwise")
+        print(
+            "killed refresh, 50 rounds: \(usable) still usable, \(windowLosses) lost in the rotate-before-commit window, \(otherLosses) lost otherwise"
+        )
         #expect(otherLosses == 0)
         #expect(usable > 0)
     }

@@ -12,7 +12,8 @@ struct UsageEndToEndTests {
         func chappie(_ arguments: [String]) async throws -> ProcessResult { try await testbed.chappie(arguments) }
         func curl(_ path: String, _ body: String) async throws { _ = try await testbed.control(path, method: "POST", body: body) }
         for name in ["a", "b", "c"] { #expect(try await chappie(["accounts", "add", name]).status == 0) }
-        let accounts = JSONDocument(Data(try await runProcess(URL(fileURLWithPath: "/usr/bin/curl"), ["-s", emulator.issuer + "/_emulator/accounts"]).stdout.utf8))
+        let accounts = JSONDocument(
+            Data(try await runProcess(URL(fileURLWithPath: "/usr/bin/curl"), ["-s", emulator.issuer + "/_emulator/accounts"]).stdout.utf8))
         let ids = (0..<3).compactMap { accounts.string($0, "account_id") }
         try await curl("/_emulator/accounts/\(ids[0])/usage", #"{"five_hour_used_percent":5,"weekly_used_percent":95}"#)
         try await curl("/_emulator/accounts/\(ids[1])/usage", #"{"five_hour_used_percent":50,"weekly_used_percent":20}"#)

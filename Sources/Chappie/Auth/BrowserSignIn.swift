@@ -77,10 +77,12 @@ package struct BrowserSignIn: Sendable {
         let result: Result<DeviceCodeSignIn.Result, ChappieAuthError>
         do throws(ChappieAuthError) {
             guard let startURL = URL(string: "http://localhost:\(server.port)\(secrets.startPath)") else { throw .invalidResponse }
-            await progress(.waiting(startURL: startURL, port: server.port, expiresAt: Date().addingTimeInterval(Double(callbackTimeout.components.seconds))))
+            await progress(
+                .waiting(startURL: startURL, port: server.port, expiresAt: Date().addingTimeInterval(Double(callbackTimeout.components.seconds))))
             let callback = try await firstCallback(from: server)
             if callback.path == secrets.startPath {
-                throw .unknown("the sign-in's start page was opened a second time, so someone else may have opened it first; nothing was stored. Start again")
+                throw .unknown(
+                    "the sign-in's start page was opened a second time, so someone else may have opened it first; nothing was stored. Start again")
             }
             if let error = callback.query["error"] {
                 let description = callback.query["error_description"] ?? error
@@ -91,7 +93,8 @@ package struct BrowserSignIn: Sendable {
             await progress(.exchangingCode)
             let credentials = try await oauth.exchange(authorizationCode: code, codeVerifier: pkce.verifier, redirectURI: redirectURI)
             guard let claims = try? TokenClaims(jwt: credentials.idToken) else { throw .invalidResponse }
-            result = .success(DeviceCodeSignIn.Result(credentials: credentials, account: claims.account, accessTokenExpiresAt: credentials.accessTokenExpiresAt))
+            result = .success(
+                DeviceCodeSignIn.Result(credentials: credentials, account: claims.account, accessTokenExpiresAt: credentials.accessTokenExpiresAt))
         } catch {
             result = .failure(error)
         }
@@ -161,7 +164,9 @@ package struct BrowserSignIn: Sendable {
             }
             guard fetches == 1 else {
                 return .init(
-                    status: 409, message: "This sign-in's start page was already opened once, perhaps by someone else: the sign-in is stopped. Start again from the terminal.",
+                    status: 409,
+                    message:
+                        "This sign-in's start page was already opened once, perhaps by someone else: the sign-in is stopped. Start again from the terminal.",
                     deliver: true)
             }
             return .init(
@@ -171,16 +176,21 @@ package struct BrowserSignIn: Sendable {
         guard request.path == "/auth/callback" else { return .init(status: 404, message: "Not found.", deliver: false) }
         guard request.query["state"] == state else {
             return .init(
-                status: 400, message: "This sign-in was not started by the chappie waiting here (its state does not match). Start again from the terminal.",
+                status: 400,
+                message: "This sign-in was not started by the chappie waiting here (its state does not match). Start again from the terminal.",
                 deliver: false)
         }
         guard request.cookies[cookieName] == secrets.cookie else {
             return .init(
-                status: 400, message: "This callback did not come from the browser that started the sign-in (its cookie is missing). Start again from the terminal.",
+                status: 400,
+                message:
+                    "This callback did not come from the browser that started the sign-in (its cookie is missing). Start again from the terminal.",
                 deliver: false)
         }
         if let error = request.query["error"] {
-            return .init(status: 200, message: "The sign-in was refused (\(request.query["error_description"] ?? error)). You can close this tab.", deliver: true)
+            return .init(
+                status: 200, message: "The sign-in was refused (\(request.query["error_description"] ?? error)). You can close this tab.",
+                deliver: true)
         }
         return .init(status: 200, message: "chappie has the sign-in. You can close this tab and go back to the terminal.", deliver: true)
     }

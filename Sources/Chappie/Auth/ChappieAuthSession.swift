@@ -109,7 +109,11 @@ public final class ChappieAuthSession {
         }
         signIn = task
         do {
-            try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
+            try await withTaskCancellationHandler {
+                try await task.value
+            } onCancel: {
+                task.cancel()
+            }
         } catch let error as ChappieAuthError {
             fail(error)
             throw error
@@ -171,7 +175,8 @@ public final class ChappieAuthSession {
         // token is stored whatever the caller does. Cancelled, the caller is let go at once; a
         // refresh not yet sent is not started (the refresher checks), and the session takes the
         // outcome of one that was when it ends.
-        let cancelled = ChappieAuthError.networkFailure("the refresh was cancelled; one already sent to the issuer is finished and stored in the background")
+        let cancelled = ChappieAuthError.networkFailure(
+            "the refresh was cancelled; one already sent to the issuer is finished and stored in the background")
         if Task.isCancelled { throw cancelled }
         let refresh = Task { try await refresher.validCredentials(for: try await store.account(named: name), force: true) }
         guard let outcome = await Self.unlessCancelled(refresh) else {

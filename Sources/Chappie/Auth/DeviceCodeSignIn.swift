@@ -48,8 +48,9 @@ package struct DeviceCodeSignIn: Sendable {
         let serverExpiry = code.lifetime.map { clock.now + $0 }
         let expiresAt = Date().addingTimeInterval(Double((code.lifetime ?? pollingTimeout).components.seconds))
         var interval = code.interval
-        await progress(.waitingForApproval(
-            userCode: code.userCode, verificationURL: oauth.endpoints.deviceVerificationURL, expiresAt: expiresAt, interval: interval))
+        await progress(
+            .waitingForApproval(
+                userCode: code.userCode, verificationURL: oauth.endpoints.deviceVerificationURL, expiresAt: expiresAt, interval: interval))
         while true {
             if let serverExpiry, clock.now >= serverExpiry { throw .expiredDeviceCode }
             guard clock.now < deadline else { throw .pollingTimeout }
@@ -65,8 +66,10 @@ package struct DeviceCodeSignIn: Sendable {
             case .pending(let slowDown):
                 if slowDown {
                     interval += .seconds(5)
-                    await progress(.waitingForApproval(
-                        userCode: code.userCode, verificationURL: oauth.endpoints.deviceVerificationURL, expiresAt: expiresAt, interval: interval))
+                    await progress(
+                        .waitingForApproval(
+                            userCode: code.userCode, verificationURL: oauth.endpoints.deviceVerificationURL, expiresAt: expiresAt, interval: interval)
+                    )
                 }
                 // Sleep the interval, but never past the deadline or the server's expiry.
                 var remaining = deadline - clock.now

@@ -131,11 +131,13 @@ package struct TokenRefresher: Sendable {
     ///   not be committed are kept in a recovery file first).
     package func validCredentials(for account: Account, force: Bool = false, retrySignedOut: Bool = false) async throws -> Fresh {
         let fresh = try await decide(account, force: force, retrySignedOut: retrySignedOut)
-        Self.logger.debug("token decision", metadata: [
-            "account": "\(account.name)", "outcome": "\(fresh.outcome.rawValue)",
-            "expires_in_s": "\(fresh.expiresAt.map { String(Int($0.timeIntervalSinceNow)) } ?? "unknown")",
-            "margin_s": "\(margin.components.seconds)",
-        ])
+        Self.logger.debug(
+            "token decision",
+            metadata: [
+                "account": "\(account.name)", "outcome": "\(fresh.outcome.rawValue)",
+                "expires_in_s": "\(fresh.expiresAt.map { String(Int($0.timeIntervalSinceNow)) } ?? "unknown")",
+                "margin_s": "\(margin.components.seconds)",
+            ])
         return fresh
     }
 
@@ -178,9 +180,11 @@ package struct TokenRefresher: Sendable {
         // trust: then chappie must not redeem its own (possibly spent) token either.
         if let mirror, let refusal = mirror.refusal() { throw try await refuse(current, because: refusal) }
         if let mirror, let newer = try await verifiedNewer(in: mirror, than: stored, for: current) {
-            Self.logger.debug("adopting newer tokens Codex left in the account's home", metadata: [
-                "account": "\(current.name)", "home": "\(mirror.lockURL.deletingLastPathComponent().path)",
-            ])
+            Self.logger.debug(
+                "adopting newer tokens Codex left in the account's home",
+                metadata: [
+                    "account": "\(current.name)", "home": "\(mirror.lockURL.deletingLastPathComponent().path)",
+                ])
             current = try await store.updateCredentials(
                 of: current, to: newer, accessTokenExpiresAt: expiry(newer), refreshedAt: Date(), event: .adopted,
                 detail: "newer tokens found in \(mirror.lockURL.deletingLastPathComponent().path)")
@@ -189,7 +193,8 @@ package struct TokenRefresher: Sendable {
         }
         if current.status == .reauthRequired, !retrySignedOut || !Self.issuerSignedOut(current) { throw Self.signedOutError(current) }
         if stored.refreshToken != seen.refreshToken && !isExpiring(stored, account: current) {
-            Self.logger.debug("another process refreshed while this one waited for the lock; its tokens are used", metadata: ["account": "\(current.name)"])
+            Self.logger.debug(
+                "another process refreshed while this one waited for the lock; its tokens are used", metadata: ["account": "\(current.name)"])
             return Fresh(credentials: stored, account: current, outcome: .adopted, expiresAt: expiry(stored))
         }
         if !force, !isExpiring(stored, account: current) {
@@ -197,10 +202,12 @@ package struct TokenRefresher: Sendable {
         }
         // The key must not change between redemption and commit (and a key another process rotated
         // to is taken up before anything is redeemed).
-        Self.logger.debug("redeeming the refresh token at the issuer", metadata: [
-            "account": "\(current.name)", "forced": "\(force)",
-            "expires_in_s": "\(expiry(stored).map { String(Int($0.timeIntervalSinceNow)) } ?? "unknown")",
-        ])
+        Self.logger.debug(
+            "redeeming the refresh token at the issuer",
+            metadata: [
+                "account": "\(current.name)", "forced": "\(force)",
+                "expires_in_s": "\(expiry(stored).map { String(Int($0.timeIntervalSinceNow)) } ?? "unknown")",
+            ])
         // A reply from another issuer than the stored tokens name would be refused once the token
         // is spent (security.md, "Signatures"): such a configuration is refused before.
         if let foreign = signatures.foreignIssuer(of: stored) { throw try await refuse(current, because: foreign) }
@@ -237,7 +244,9 @@ package struct TokenRefresher: Sendable {
         case .failure(.invalidResponse):
             // The issuer answered 2xx, so it took the refresh token, but its answer cannot be read:
             // the stored token is spent. Signing out beats presenting it again (reuse revokes all).
-            let message = Self.spentTokenMarker + "the issuer accepted \(account.name)'s refresh token but its answer could not be read, so the new tokens are lost; sign the account in again (chappie accounts add \(account.name))"
+            let message =
+                Self.spentTokenMarker
+                + "the issuer accepted \(account.name)'s refresh token but its answer could not be read, so the new tokens are lost; sign the account in again (chappie accounts add \(account.name))"
             try await store.recordFailure(of: account, message: message, status: .reauthRequired, event: .refreshFailed)
             observe(.refused(oauthError: nil))
             throw ChappieAuthError.unknown(message)
@@ -257,7 +266,8 @@ package struct TokenRefresher: Sendable {
         // A key the issuer does not list yet may be one it is rotating to: such a reply is stored,
         // as one whose keys cannot be fetched, and the audit log says so.
         var unchecked: String?
-        let verdict = keysReady
+        let verdict =
+            keysReady
             ? await signatures.check(tokens: [refreshed.idToken, refreshed.accessToken].compactMap { $0 }, fetching: false)
             : .unchecked("the issuer's keys could not be fetched")
         switch verdict {
@@ -266,7 +276,8 @@ package struct TokenRefresher: Sendable {
         case .unknownKey, .unchecked:
             let reason = if case .unchecked(let why) = verdict { why } else { "signed with a key the issuer's key set does not list" }
             unchecked = "signature not checked: \(reason)"
-            Self.logger.warning("stored a refresh reply whose signature could not be checked", metadata: ["account": "\(account.name)", "reason": "\(reason)"])
+            Self.logger.warning(
+                "stored a refresh reply whose signature could not be checked", metadata: ["account": "\(account.name)", "reason": "\(reason)"])
         }
         // Commit before anything else uses or reports the new tokens.
         let updated: Account
@@ -340,11 +351,14 @@ package struct TokenRefresher: Sendable {
     private func quarantine(_ credentials: Credentials, of account: Account, because problem: String) async throws -> Fresh {
         let kept: String
         do {
-            kept = "It is kept sealed in \(try await Task { try await store.quarantine(credentials, of: account) }.value.path), which chappie never uses by itself"
+            kept =
+                "It is kept sealed in \(try await Task { try await store.quarantine(credentials, of: account) }.value.path), which chappie never uses by itself"
         } catch {
             kept = "It could not be kept aside (\(error))"
         }
-        let message = Self.spentTokenMarker + "the issuer's refresh reply for \(account.name) was not stored: \(problem). \(kept); sign the account in again (chappie accounts add \(account.name))"
+        let message =
+            Self.spentTokenMarker
+            + "the issuer's refresh reply for \(account.name) was not stored: \(problem). \(kept); sign the account in again (chappie accounts add \(account.name))"
         try await store.recordFailure(of: account, message: message, status: .reauthRequired, event: .refreshFailed)
         observe(.refused(oauthError: nil))
         throw ChappieAuthError.unknown(message)
@@ -386,7 +400,8 @@ package struct TokenRefresher: Sendable {
         // A store that is only unreachable for now (the team pool's server restarting) is "try again later".
         throw StoreError(
             lastError?.code == .unavailable ? .unavailable : .database,
-            "account \(account.name) was refreshed, but the new tokens could not be stored (\(lastError?.message ?? "unknown error")); they are kept sealed in \(file.path) and the next chappie command uses and stores them")
+            "account \(account.name) was refreshed, but the new tokens could not be stored (\(lastError?.message ?? "unknown error")); they are kept sealed in \(file.path) and the next chappie command uses and stores them"
+        )
     }
 
     /// Redeems the refresh token in a task of its own, so that cancelling the caller (Ctrl-C, SIGTERM)
@@ -409,9 +424,11 @@ package struct TokenRefresher: Sendable {
     private func handleRefreshFailure(
         _ error: ChappieAuthError, stored: Credentials, account: Account, mirror: (any CredentialMirror)?
     ) async throws -> Fresh {
-        Self.logger.debug("the issuer refused the refresh", metadata: [
-            "account": "\(account.name)", "oauth_error": "\(error.oauthErrorCode ?? "none")", "recovery": "\(error.recovery)",
-        ])
+        Self.logger.debug(
+            "the issuer refused the refresh",
+            metadata: [
+                "account": "\(account.name)", "oauth_error": "\(error.oauthErrorCode ?? "none")", "recovery": "\(error.recovery)",
+            ])
         observe(.refused(oauthError: error.oauthErrorCode))
         if error.requiresReauthentication {
             // Before signing out: someone else may hold newer tokens (a reused or invalidated token

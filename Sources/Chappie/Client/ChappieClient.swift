@@ -43,9 +43,10 @@ public final class ChappieClient: Sendable {
         self.webSocket = WebSocketClient()
         self.tools = HostToolRunner(configuration: configuration)
         self.store = StoreHandle(configuration.store)
-        self.transport = Mutex(TransportChoice(
-            policy: configuration.streamingTransportPolicy,
-            proxy: ProxyEnvironment().proxy(for: configuration.endpoints.responsesWebSocketURL)))
+        self.transport = Mutex(
+            TransportChoice(
+                policy: configuration.streamingTransportPolicy,
+                proxy: ProxyEnvironment().proxy(for: configuration.endpoints.responsesWebSocketURL)))
     }
 
     /// The transport the next streaming request starts on: ``ChappieStreamingTransport/webSocket``

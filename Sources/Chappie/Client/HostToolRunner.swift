@@ -72,7 +72,9 @@ final class HostToolRunner: Sendable {
         let request = ChappieToolExecutionRequest(callID: call.callID, name: call.name, arguments: call.arguments, policy: tool.policy)
         emit(.toolCallRequested(request))
         func finish(_ status: ChappieToolExecutionResult.Status, _ output: String, startedAt: Date = Date(), duration: Duration = .zero) {
-            emit(.toolCallCompleted(ChappieToolExecutionResult(request: request, status: status, output: output, startedAt: startedAt, duration: duration)))
+            emit(
+                .toolCallCompleted(
+                    ChappieToolExecutionResult(request: request, status: status, output: output, startedAt: startedAt, duration: duration)))
         }
         let denial = await denial(of: request, tool: tool, emit: emit)
         if Task.isCancelled {

@@ -133,7 +133,8 @@ struct ResponseEventReader {
             // A replay that stops short of the delivered text does not complete it.
             guard !replay.isReplaying else { throw ChappieClientError.streamingTransportReplayDiverged(replay.deliveredText) }
             return .completed
-        case _ where (object["error"] as? [String: Any])?["code"] as? String == "websocket_connection_limit_reached"
+        case _
+        where (object["error"] as? [String: Any])?["code"] as? String == "websocket_connection_limit_reached"
             || (body?["error"] as? [String: Any])?["code"] as? String == "websocket_connection_limit_reached":
             throw AttemptFailure.connectionLimitReached
         case "error" where object["status"] != nil || object["status_code"] != nil:
@@ -148,13 +149,15 @@ struct ResponseEventReader {
             throw AttemptFailure.status(status, headers: headers, body: errorBody, onUpgrade: false)
         case "response.failed", "error":
             let error = body?["error"] as? [String: Any] ?? object["error"] as? [String: Any]
-            throw ChappieClientError.responseFailed(ChappieResponse(
-                id: responseID, status: "failed", text: replay.deliveredText, errorCode: error?["code"] as? String,
-                errorMessage: error?["message"] as? String))
+            throw ChappieClientError.responseFailed(
+                ChappieResponse(
+                    id: responseID, status: "failed", text: replay.deliveredText, errorCode: error?["code"] as? String,
+                    errorMessage: error?["message"] as? String))
         case "response.incomplete":
             let reason = (body?["incomplete_details"] as? [String: Any])?["reason"] as? String
-            throw ChappieClientError.responseFailed(ChappieResponse(
-                id: responseID, status: "incomplete", text: replay.deliveredText, errorCode: reason, errorMessage: "incomplete response"))
+            throw ChappieClientError.responseFailed(
+                ChappieResponse(
+                    id: responseID, status: "incomplete", text: replay.deliveredText, errorCode: reason, errorMessage: "incomplete response"))
         default:
             // A replay repeats the events it delivered before: each is delivered once.
             if replay.acceptEvent() { emit(.raw(type: type, payload: data)) }

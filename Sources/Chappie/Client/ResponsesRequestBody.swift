@@ -38,7 +38,8 @@ enum ResponsesRequestBody {
 
     /// The HTTP body.
     static func json(_ turn: ResponseTurn, tools: [[String: Any]], sessionID: String) throws -> Data {
-        try JSONSerialization.data(withJSONObject: fields(turn.request, input: turn.input, tools: tools, sessionID: sessionID), options: [.sortedKeys])
+        try JSONSerialization.data(
+            withJSONObject: fields(turn.request, input: turn.input, tools: tools, sessionID: sessionID), options: [.sortedKeys])
     }
 
     /// The WebSocket text frame: `{"type":"response.create", …the same fields…}`.

@@ -66,7 +66,8 @@ package struct OAuthClient: Sendable {
         let response = try await send(json: ["client_id": Self.clientID], to: endpoints.deviceUserCodeURL)
         if response.status == 404 {
             throw .authorizationDenied(
-                "device-code sign-in is not enabled: turn on \"device code authorization for Codex\" in ChatGPT Settings → Security (a workspace admin may have to allow it), or sign in through the browser (chappie accounts add --browser)")
+                "device-code sign-in is not enabled: turn on \"device code authorization for Codex\" in ChatGPT Settings → Security (a workspace admin may have to allow it), or sign in through the browser (chappie accounts add --browser)"
+            )
         }
         guard response.isSuccess else { throw Self.failure(response) }
         return try Self.deviceCode(from: response.body, serverDate: response.headers["Date"].flatMap { HTTPHeaders.httpDate($0) } ?? Date())
@@ -82,7 +83,9 @@ package struct OAuthClient: Sendable {
         let seconds = min(60, WireNumber.integer(object["interval"], in: 0...Int(Int32.max)) ?? 5)
         let expiresAt = (object["expires_at"] as? String).flatMap { try? Date($0, strategy: .iso8601) }
             .flatMap { WireNumber.date(unixSeconds: $0.timeIntervalSince1970) }
-        let lifetime = expiresAt.map { Duration.milliseconds(Int64(min(Double(WireNumber.longestSeconds), max(0, $0.timeIntervalSince(serverDate))) * 1000)) }
+        let lifetime = expiresAt.map {
+            Duration.milliseconds(Int64(min(Double(WireNumber.longestSeconds), max(0, $0.timeIntervalSince(serverDate))) * 1000))
+        }
         return DeviceCode(deviceAuthID: id, userCode: code, interval: .seconds(max(1, seconds)), lifetime: lifetime)
     }
 

@@ -86,20 +86,27 @@ package struct TokenSignatures: Sendable {
     /// Newer tokens found in a Codex home (`home`) that would be adopted for `account`: both must
     /// name the account where they name one, as a refresh reply must, and both must be the issuer's.
     package func adoption(of credentials: Credentials, for account: Account, in home: URL) async -> Adoption {
-        let tokens = OAuthClient.RefreshedTokens(idToken: credentials.idToken, accessToken: credentials.accessToken, refreshToken: credentials.refreshToken)
+        let tokens = OAuthClient.RefreshedTokens(
+            idToken: credentials.idToken, accessToken: credentials.accessToken, refreshToken: credentials.refreshToken)
         let verdict: Check = if let problem = TokenRefresher.mismatch(tokens, for: account) { .forged(problem) } else { await check(credentials) }
         let file = home.appendingPathComponent("auth.json").path
-        let replace = "replace that file with the stored tokens (chappie accounts switch \(account.name) --codex-home \(home.path) --force) or sign the account in again"
+        let replace =
+            "replace that file with the stored tokens (chappie accounts switch \(account.name) --codex-home \(home.path) --force) or sign the account in again"
         switch verdict {
         case .verified:
             return .adopt
         case .forged(let reason):
-            return .refuse("\(file) holds newer tokens for \(account.name) that are not the issuer's (\(reason)); they were not adopted. If you did not put them there, \(replace)")
+            return .refuse(
+                "\(file) holds newer tokens for \(account.name) that are not the issuer's (\(reason)); they were not adopted. If you did not put them there, \(replace)"
+            )
         case .unknownKey:
             return .unlisted(
-                "\(file) holds newer tokens for \(account.name) signed with a key the issuer does not list (it may be changing its keys); nothing was adopted: try again in a minute. If this persists, they are not the issuer's: \(replace)")
+                "\(file) holds newer tokens for \(account.name) signed with a key the issuer does not list (it may be changing its keys); nothing was adopted: try again in a minute. If this persists, they are not the issuer's: \(replace)"
+            )
         case .unchecked(let reason):
-            return .later("\(file) holds newer tokens for \(account.name) whose signature could not be checked (\(reason)); nothing was adopted: try again when the issuer can be reached")
+            return .later(
+                "\(file) holds newer tokens for \(account.name) whose signature could not be checked (\(reason)); nothing was adopted: try again when the issuer can be reached"
+            )
         }
     }
 
@@ -108,7 +115,8 @@ package struct TokenSignatures: Sendable {
     package func foreignIssuer(of credentials: Credentials) -> String? {
         for token in [credentials.idToken, credentials.accessToken] {
             guard let named = SignedToken(token)?.issuer(otherThan: issuer) else { continue }
-            return "its tokens were issued by \(named), not by the issuer chappie uses (\(issuer.absoluteString)); nothing was redeemed: point --issuer (or CHAPPIE_ISSUER) at \(named)"
+            return
+                "its tokens were issued by \(named), not by the issuer chappie uses (\(issuer.absoluteString)); nothing was redeemed: point --issuer (or CHAPPIE_ISSUER) at \(named)"
         }
         return nil
     }
@@ -167,7 +175,9 @@ package struct TokenSignatures: Sendable {
             throw KeyFetchFailure("the issuer's discovery document names no jwks_uri")
         }
         // Keys travel as the issuer's own replies do: over TLS, or in clear to this machine only.
-        guard jwks.scheme?.lowercased() == "https" || (jwks.scheme?.lowercased() == "http" && ["127.0.0.1", "::1", "localhost"].contains(jwks.host?.lowercased() ?? ""))
+        guard
+            jwks.scheme?.lowercased() == "https"
+                || (jwks.scheme?.lowercased() == "http" && ["127.0.0.1", "::1", "localhost"].contains(jwks.host?.lowercased() ?? ""))
         else { throw KeyFetchFailure("the issuer's discovery document names a jwks_uri that is not https") }
         guard let keys = Self.keys(fromKeySet: try await body(jwks)) else {
             throw KeyFetchFailure("the issuer's key set (\(Self.shown(jwks))) is not readable")
@@ -178,7 +188,9 @@ package struct TokenSignatures: Sendable {
     /// The RSA signing keys of a key set (RFC 7517) by `kid`; `nil` when it is not a key set.
     /// Keys of another type or use, or under 2048 bits, are left out.
     package static func keys(fromKeySet data: Data) -> [String: _RSA.Signing.PublicKey]? {
-        guard let set = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any], let entries = set["keys"] as? [[String: Any]] else { return nil }
+        guard let set = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any], let entries = set["keys"] as? [[String: Any]] else {
+            return nil
+        }
         var keys: [String: _RSA.Signing.PublicKey] = [:]
         for entry in entries where entry["kty"] as? String == "RSA" && (entry["use"] as? String).map({ $0 == "sig" }) ?? true {
             guard let kid = entry["kid"] as? String, let n = (entry["n"] as? String).flatMap({ Base64URL.decode(Substring($0)) }),
@@ -204,7 +216,9 @@ package struct TokenSignatures: Sendable {
         } catch {
             throw KeyFetchFailure("the issuer's keys could not be fetched (\(error))")
         }
-        guard response.isSuccess else { throw KeyFetchFailure("the issuer's keys could not be fetched (HTTP \(response.status) from \(Self.shown(url)))") }
+        guard response.isSuccess else {
+            throw KeyFetchFailure("the issuer's keys could not be fetched (HTTP \(response.status) from \(Self.shown(url)))")
+        }
         return response.body
     }
 

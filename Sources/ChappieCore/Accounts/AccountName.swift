@@ -39,7 +39,9 @@ public struct AccountName: Sendable, Hashable, Comparable, Codable, CustomString
 
     /// The text with control and non-ASCII characters escaped, safe to print in one line.
     static func printable(_ text: String) -> String {
-        let escaped = text.unicodeScalars.prefix(80).map { $0.isASCII && $0.value >= 0x20 && $0.value != 0x7F ? String($0) : $0.escaped(asASCII: true) }.joined()
+        let escaped = text.unicodeScalars.prefix(80).map {
+            $0.isASCII && $0.value >= 0x20 && $0.value != 0x7F ? String($0) : $0.escaped(asASCII: true)
+        }.joined()
         return text.unicodeScalars.count > 80 ? escaped + "…" : escaped
     }
 

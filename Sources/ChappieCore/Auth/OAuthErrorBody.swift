@@ -20,7 +20,8 @@ public struct OAuthErrorBody: Sendable, Hashable {
     /// `code: description`, or what the body is when it has no code (a proxy's HTML page, an empty
     /// body): the form chappie shows and keeps as an account's last error.
     public func summary(bodySize: Int) -> String {
-        let summary = code.map { [$0, description].compactMap { $0 }.joined(separator: ": ") }
+        let summary =
+            code.map { [$0, description].compactMap { $0 }.joined(separator: ": ") }
             ?? "no error code in the response (\(bodySize) bytes)" + (description.map { ": \($0)" } ?? "")
         return String(summary.prefix(300))
     }

@@ -54,9 +54,11 @@ public enum ChappieClientError: Error, Sendable, Hashable, LocalizedError {
     public var recovery: ChappieErrorRecovery {
         switch self {
         case .missingCredential, .missingRefreshToken, .missingAccountID, .reauthenticationRequired: .signInAgain
-        case .usageLimitReached(let limit): .retry(.after(seconds: limit.resetsInSeconds ?? limit.resetsAt.map { max(0, $0.timeIntervalSinceNow) } ?? 3600))
+        case .usageLimitReached(let limit):
+            .retry(.after(seconds: limit.resetsInSeconds ?? limit.resetsAt.map { max(0, $0.timeIntervalSinceNow) } ?? 3600))
         case .responseFailed(let response):
-            ["context_length_exceeded", "insufficient_quota", "usage_not_included", "cyber_policy", "invalid_prompt"].contains(response.errorCode ?? "")
+            ["context_length_exceeded", "insufficient_quota", "usage_not_included", "cyber_policy", "invalid_prompt"].contains(
+                response.errorCode ?? "")
                 ? .permanent(.inspectCause) : .retry(.now)
         case .httpError(let status, _): status == 0 || status == 429 || status >= 500 ? .retry(.now) : .permanent(.inspectCause)
         case .streamingTransportReplayDiverged: .retry(.now)

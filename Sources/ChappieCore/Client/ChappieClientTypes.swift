@@ -68,7 +68,8 @@ public struct ChappieStreamingTransportPolicy: Sendable, Hashable {
     /// WebSocket first, five reconnects, then HTTP/SSE.
     public static let `default` = ChappieStreamingTransportPolicy()
     /// HTTP/SSE only: no socket is ever opened.
-    public static let httpSSEOnly = ChappieStreamingTransportPolicy(prefersWebSocket: false, maxWebSocketReconnectionAttempts: 0, fallsBackToHTTPSSE: true)
+    public static let httpSSEOnly = ChappieStreamingTransportPolicy(
+        prefersWebSocket: false, maxWebSocketReconnectionAttempts: 0, fallsBackToHTTPSSE: true)
 }
 
 /// The transport a client streams over.

@@ -137,14 +137,18 @@ public struct ChappieUsageLimitSnapshot: Sendable, Hashable, Codable {
                 hasCredits: credits["has_credits"] as? Bool ?? false, unlimited: credits["unlimited"] as? Bool ?? false,
                 balance: credits["balance"] as? String ?? (credits["balance"] as? NSNumber).map { "\($0)" })
         }
-        var snapshots = [snapshot(limitID: "codex", name: nil, plan: plan, rateLimit: object["rate_limit"] as? [String: Any],
-                                  credits: credits, reachedType: reachedType)]
+        var snapshots = [
+            snapshot(
+                limitID: "codex", name: nil, plan: plan, rateLimit: object["rate_limit"] as? [String: Any],
+                credits: credits, reachedType: reachedType)
+        ]
         for extra in object["additional_rate_limits"] as? [[String: Any]] ?? [] {
             let id = (extra["metered_feature"] as? String ?? extra["limit_name"] as? String ?? "other")
                 .lowercased().replacingOccurrences(of: "-", with: "_")
-            snapshots.append(snapshot(
-                limitID: id, name: extra["limit_name"] as? String, plan: plan, rateLimit: extra["rate_limit"] as? [String: Any],
-                credits: nil, reachedType: nil))
+            snapshots.append(
+                snapshot(
+                    limitID: id, name: extra["limit_name"] as? String, plan: plan, rateLimit: extra["rate_limit"] as? [String: Any],
+                    credits: nil, reachedType: nil))
         }
         return snapshots
     }

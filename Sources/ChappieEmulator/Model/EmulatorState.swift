@@ -326,33 +326,40 @@ actor EmulatorState {
             ("chatgpt_user_id", .string(account.userID)),
             ("user_id", .string(account.userID)),
             ("chatgpt_account_is_fedramp", .bool(account.isFedRAMP)),
-            ("organizations", .array([.object([
-                ("id", .string("org-" + account.accountID.prefix(12).replacingOccurrences(of: "-", with: ""))),
-                ("is_default", .bool(true)), ("role", .string("owner")), ("title", .string("Personal")),
-            ])])),
+            (
+                "organizations",
+                .array([
+                    .object([
+                        ("id", .string("org-" + account.accountID.prefix(12).replacingOccurrences(of: "-", with: ""))),
+                        ("is_default", .bool(true)), ("role", .string("owner")), ("title", .string("Personal")),
+                    ])
+                ])
+            ),
         ])
-        let idToken = mint.jwt(claims: .object([
-            ("iss", .string(issuer)),
-            ("aud", .array([.string(OpenAIProtocol.clientID)])),
-            ("sub", .string("auth0|" + account.userID)),
-            ("email", .string(account.email)),
-            ("email_verified", .bool(true)),
-            ("iat", .int(issuedAt)),
-            ("exp", .int(issuedAt + 3600)),
-            ("jti", .string(mint.uuid())),
-            (OpenAIProtocol.authClaim, authClaims),
-        ]))
-        let accessToken = mint.jwt(claims: .object([
-            ("iss", .string(issuer)),
-            ("aud", .array([.string("https://api.openai.com/v1")])),
-            ("client_id", .string(OpenAIProtocol.clientID)),
-            ("iat", .int(issuedAt)),
-            ("exp", .int(Int(accessExpiry.rounded(.down)))),
-            ("jti", .string(mint.uuid())),
-            ("scp", .array(["openid", "profile", "email", "offline_access"].map(JSON.string))),
-            (OpenAIProtocol.authClaim, authClaims),
-            (OpenAIProtocol.profileClaim, .object([("email", .string(account.email)), ("email_verified", .bool(true))])),
-        ]))
+        let idToken = mint.jwt(
+            claims: .object([
+                ("iss", .string(issuer)),
+                ("aud", .array([.string(OpenAIProtocol.clientID)])),
+                ("sub", .string("auth0|" + account.userID)),
+                ("email", .string(account.email)),
+                ("email_verified", .bool(true)),
+                ("iat", .int(issuedAt)),
+                ("exp", .int(issuedAt + 3600)),
+                ("jti", .string(mint.uuid())),
+                (OpenAIProtocol.authClaim, authClaims),
+            ]))
+        let accessToken = mint.jwt(
+            claims: .object([
+                ("iss", .string(issuer)),
+                ("aud", .array([.string("https://api.openai.com/v1")])),
+                ("client_id", .string(OpenAIProtocol.clientID)),
+                ("iat", .int(issuedAt)),
+                ("exp", .int(Int(accessExpiry.rounded(.down)))),
+                ("jti", .string(mint.uuid())),
+                ("scp", .array(["openid", "profile", "email", "offline_access"].map(JSON.string))),
+                (OpenAIProtocol.authClaim, authClaims),
+                (OpenAIProtocol.profileClaim, .object([("email", .string(account.email)), ("email_verified", .bool(true))])),
+            ]))
         let refreshToken = "rt_" + mint.randomToken(byteCount: 32)
         refreshTokens[refreshToken] = RefreshToken(
             accountID: accountID, family: family, expiresAt: now + configuration.refreshTokenLifetime.seconds, state: .active)
@@ -448,7 +455,9 @@ actor EmulatorState {
     func admit(path: String, clientPort: Int?, scope: Fault.Scope = .http) -> Fault.Kind? {
         if scope != .webSocketTurn { requestCounts[path, default: 0] += 1 }
         if let clientPort { clientPorts.insert(clientPort) }
-        guard let index = faults.firstIndex(where: { $0.kind.scope.applies(to: scope) && ($0.pathPrefix.map(path.hasPrefix) ?? true) }) else { return nil }
+        guard let index = faults.firstIndex(where: { $0.kind.scope.applies(to: scope) && ($0.pathPrefix.map(path.hasPrefix) ?? true) }) else {
+            return nil
+        }
         let kind = faults[index].kind
         faults[index].remaining -= 1
         if faults[index].remaining <= 0 { faults.remove(at: index) }
@@ -496,40 +505,59 @@ actor EmulatorState {
         let maxPresentations = refreshTokens.values.map(\.presentations).max() ?? 0
         let presentedTwice = refreshTokens.values.filter { $0.presentations > 1 }.count
         return .object([
-            ("refresh", .object([
-                ("redemptions", .int(refreshRedemptions)),
-                ("rejections", .int(refreshRejections)),
-                ("reuse_detected", .int(reuseDetected)),
-                ("max_presentations_per_token", .int(maxPresentations)),
-                ("tokens_presented_more_than_once", .int(presentedTwice)),
-                ("revocations", .int(revocations)),
-            ])),
-            ("authorization_code", .object([
-                ("redemptions", .int(codeRedemptions)),
-                ("rejections", .int(codeRejections)),
-            ])),
-            ("device_codes", .object([
-                ("issued", .int(deviceCodesIssued)),
-                ("approved", .int(deviceCodesApproved)),
-                ("browser_authorizations", .int(browserAuthorizations)),
-            ])),
+            (
+                "refresh",
+                .object([
+                    ("redemptions", .int(refreshRedemptions)),
+                    ("rejections", .int(refreshRejections)),
+                    ("reuse_detected", .int(reuseDetected)),
+                    ("max_presentations_per_token", .int(maxPresentations)),
+                    ("tokens_presented_more_than_once", .int(presentedTwice)),
+                    ("revocations", .int(revocations)),
+                ])
+            ),
+            (
+                "authorization_code",
+                .object([
+                    ("redemptions", .int(codeRedemptions)),
+                    ("rejections", .int(codeRejections)),
+                ])
+            ),
+            (
+                "device_codes",
+                .object([
+                    ("issued", .int(deviceCodesIssued)),
+                    ("approved", .int(deviceCodesApproved)),
+                    ("browser_authorizations", .int(browserAuthorizations)),
+                ])
+            ),
             ("responses_streamed", .int(responsesStreamed)),
             ("streams_aborted", .int(streamsAborted)),
-            ("drips", .object([
-                ("started", .int(dripsStarted)),
-                ("completed", .int(dripsCompleted)),
-                ("aborted", .int(dripsAborted)),
-            ])),
-            ("websocket", .object(WebSocketEvent.allCases.map {
-                ($0.rawValue, .int(webSocketCounts[$0] ?? 0))
-            })),
-            ("tool_scripts", .object([
-                ("queued", .int(toolScripts.queued)),
-                ("calls_issued", .int(toolScripts.callsIssued)),
-                ("outputs_accepted", .int(toolScripts.outputsAccepted)),
-                ("outputs_refused", .int(toolScripts.outputsRefused)),
-                ("last_declared_tools", .array(toolScripts.declaredTools.map(JSON.string))),
-            ])),
+            (
+                "drips",
+                .object([
+                    ("started", .int(dripsStarted)),
+                    ("completed", .int(dripsCompleted)),
+                    ("aborted", .int(dripsAborted)),
+                ])
+            ),
+            (
+                "websocket",
+                .object(
+                    WebSocketEvent.allCases.map {
+                        ($0.rawValue, .int(webSocketCounts[$0] ?? 0))
+                    })
+            ),
+            (
+                "tool_scripts",
+                .object([
+                    ("queued", .int(toolScripts.queued)),
+                    ("calls_issued", .int(toolScripts.callsIssued)),
+                    ("outputs_accepted", .int(toolScripts.outputsAccepted)),
+                    ("outputs_refused", .int(toolScripts.outputsRefused)),
+                    ("last_declared_tools", .array(toolScripts.declaredTools.map(JSON.string))),
+                ])
+            ),
             ("encoded_request_bodies", .object(encodedBodies.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) })),
             ("connections", .int(clientPorts.count)),
             ("requests", .object(requestCounts.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) })),

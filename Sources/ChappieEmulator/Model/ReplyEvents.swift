@@ -48,24 +48,43 @@ struct ReplyEvents {
     func events() -> [StreamEvent] {
         var events = opening() + words.map(delta)
         if let account { events.append(rateLimits(account)) }
-        events.append(event("response.output_item.done", [
-            ("output_index", .int(0)),
-            ("item", .object([
-                ("type", .string("message")), ("id", .string(itemID)), ("role", .string("assistant")),
-                ("content", .array([.object([("type", .string("output_text")), ("text", .string(text))])])),
-            ])),
-        ]))
+        events.append(
+            event(
+                "response.output_item.done",
+                [
+                    ("output_index", .int(0)),
+                    (
+                        "item",
+                        .object([
+                            ("type", .string("message")), ("id", .string(itemID)), ("role", .string("assistant")),
+                            ("content", .array([.object([("type", .string("output_text")), ("text", .string(text))])])),
+                        ])
+                    ),
+                ]))
         let inputTokens = max(1, inputCharacters / 4)
         let outputTokens = words.count
-        events.append(event("response.completed", [("response", response(status: "completed", extra: [
-            ("usage", .object([
-                ("input_tokens", .int(inputTokens)),
-                ("input_tokens_details", .object([("cached_tokens", .int(0))])),
-                ("output_tokens", .int(outputTokens)),
-                ("output_tokens_details", .object([("reasoning_tokens", .int(0))])),
-                ("total_tokens", .int(inputTokens + outputTokens)),
-            ])),
-        ]))]))
+        events.append(
+            event(
+                "response.completed",
+                [
+                    (
+                        "response",
+                        response(
+                            status: "completed",
+                            extra: [
+                                (
+                                    "usage",
+                                    .object([
+                                        ("input_tokens", .int(inputTokens)),
+                                        ("input_tokens_details", .object([("cached_tokens", .int(0))])),
+                                        ("output_tokens", .int(outputTokens)),
+                                        ("output_tokens_details", .object([("reasoning_tokens", .int(0))])),
+                                        ("total_tokens", .int(inputTokens + outputTokens)),
+                                    ])
+                                )
+                            ])
+                    )
+                ]))
         return events
     }
 
@@ -86,7 +105,9 @@ struct ReplyEvents {
             event("response.created", [("response", response(status: "in_progress"))]),
             event("response.output_item.added", [("output_index", .int(0)), ("item", item(""))]),
         ]
-        events += pieces.map { event("response.function_call_arguments.delta", [("item_id", .string(itemID)), ("output_index", .int(0)), ("delta", .string($0))]) }
+        events += pieces.map {
+            event("response.function_call_arguments.delta", [("item_id", .string(itemID)), ("output_index", .int(0)), ("delta", .string($0))])
+        }
         events.append(event("response.output_item.done", [("output_index", .int(0)), ("item", item(arguments))]))
         if let account { events.append(rateLimits(account)) }
         events.append(event("response.completed", [("response", response(status: "completed"))]))
@@ -98,57 +119,93 @@ struct ReplyEvents {
         let reply = ReplyEvents(model: model, text: "", inputCharacters: 0, account: nil)
         return [
             reply.event("response.created", [("response", reply.response(status: "in_progress"))]),
-            reply.event("response.completed", [("response", reply.response(status: "completed", extra: [
-                ("usage", .object([("input_tokens", .int(0)), ("output_tokens", .int(0)), ("total_tokens", .int(0))])),
-            ]))]),
+            reply.event(
+                "response.completed",
+                [
+                    (
+                        "response",
+                        reply.response(
+                            status: "completed",
+                            extra: [
+                                ("usage", .object([("input_tokens", .int(0)), ("output_tokens", .int(0)), ("total_tokens", .int(0))]))
+                            ])
+                    )
+                ]),
         ]
     }
 
     /// One delta, then `response.failed` with `server_is_overloaded`.
     func failedEvents() -> [StreamEvent] {
-        opening() + [delta(words.first ?? text)] + [event("response.failed", [("response", response(status: "failed", extra: [
-            ("error", .object([
-                ("type", .string("server_error")), ("code", .string("server_is_overloaded")),
-                ("message", .string("The model is at capacity.")),
-            ])),
-        ]))])]
+        opening() + [delta(words.first ?? text)] + [
+            event(
+                "response.failed",
+                [
+                    (
+                        "response",
+                        response(
+                            status: "failed",
+                            extra: [
+                                (
+                                    "error",
+                                    .object([
+                                        ("type", .string("server_error")), ("code", .string("server_is_overloaded")),
+                                        ("message", .string("The model is at capacity.")),
+                                    ])
+                                )
+                            ])
+                    )
+                ])
+        ]
     }
 
     private func opening() -> [StreamEvent] {
         [
             event("response.created", [("response", response(status: "in_progress"))]),
-            event("response.output_item.added", [
-                ("output_index", .int(0)),
-                ("item", .object([("type", .string("message")), ("id", .string(itemID)), ("role", .string("assistant")), ("content", .array([]))])),
-            ]),
+            event(
+                "response.output_item.added",
+                [
+                    ("output_index", .int(0)),
+                    (
+                        "item",
+                        .object([("type", .string("message")), ("id", .string(itemID)), ("role", .string("assistant")), ("content", .array([]))])
+                    ),
+                ]),
         ]
     }
 
     private func rateLimits(_ account: EmulatedAccount) -> StreamEvent {
         func window(_ window: EmulatedAccount.Window) -> JSON {
-            .object([("used_percent", .double(window.usedPercent)), ("window_minutes", .int(window.seconds / 60)), ("reset_at", .int(window.resetAt))])
+            .object([
+                ("used_percent", .double(window.usedPercent)), ("window_minutes", .int(window.seconds / 60)), ("reset_at", .int(window.resetAt)),
+            ])
         }
-        let limits: [(String, JSON)] = account.hasWeeklyOnly
+        let limits: [(String, JSON)] =
+            account.hasWeeklyOnly
             ? [("primary", window(account.weekly))]
             : [("primary", window(account.fiveHour)), ("secondary", window(account.weekly))]
-        return event("codex.rate_limits", [
-            ("plan_type", .string(account.plan)),
-            ("rate_limits", .object(limits)),
-            ("credits", .object([("has_credits", .bool(false)), ("unlimited", .bool(false)), ("balance", .string("0"))])),
-        ])
+        return event(
+            "codex.rate_limits",
+            [
+                ("plan_type", .string(account.plan)),
+                ("rate_limits", .object(limits)),
+                ("credits", .object([("has_credits", .bool(false)), ("unlimited", .bool(false)), ("balance", .string("0"))])),
+            ])
     }
 
     private func response(status: String, extra: [(String, JSON)] = []) -> JSON {
-        .object([
-            ("id", .string(responseID)), ("object", .string("response")), ("created_at", .int(created)),
-            ("status", .string(status)), ("model", .string(model)),
-        ] + extra)
+        .object(
+            [
+                ("id", .string(responseID)), ("object", .string("response")), ("created_at", .int(created)),
+                ("status", .string(status)), ("model", .string(model)),
+            ] + extra)
     }
 
     private func delta(_ text: String) -> StreamEvent {
-        event("response.output_text.delta", [
-            ("item_id", .string(itemID)), ("output_index", .int(0)), ("content_index", .int(0)), ("delta", .string(text)),
-        ])
+        event(
+            "response.output_text.delta",
+            [
+                ("item_id", .string(itemID)), ("output_index", .int(0)), ("content_index", .int(0)), ("delta", .string(text)),
+            ])
     }
 
     private func event(_ type: String, _ members: [(String, JSON)]) -> StreamEvent {

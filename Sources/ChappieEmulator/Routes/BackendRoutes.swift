@@ -35,18 +35,23 @@ struct BackendRoutes: Sendable {
             ])
         }
         let primary = account.hasWeeklyOnly ? account.weekly : account.fiveHour
-        return .json(200, .object([
-            ("plan_type", .string(account.plan)),
-            ("rate_limit", .object([
-                ("allowed", .bool(!account.limitReached)),
-                ("limit_reached", .bool(account.limitReached)),
-                ("primary_window", window(primary)),
-                ("secondary_window", account.hasWeeklyOnly ? .null : window(account.weekly)),
-            ])),
-            ("credits", .object([("has_credits", .bool(false)), ("unlimited", .bool(false)), ("balance", .string("0"))])),
-            ("additional_rate_limits", .null),
-            ("rate_limit_reached_type", account.limitReached ? .object([("type", .string("rate_limit_reached"))]) : .null),
-        ]))
+        return .json(
+            200,
+            .object([
+                ("plan_type", .string(account.plan)),
+                (
+                    "rate_limit",
+                    .object([
+                        ("allowed", .bool(!account.limitReached)),
+                        ("limit_reached", .bool(account.limitReached)),
+                        ("primary_window", window(primary)),
+                        ("secondary_window", account.hasWeeklyOnly ? .null : window(account.weekly)),
+                    ])
+                ),
+                ("credits", .object([("has_credits", .bool(false)), ("unlimited", .bool(false)), ("balance", .string("0"))])),
+                ("additional_rate_limits", .null),
+                ("rate_limit_reached_type", account.limitReached ? .object([("type", .string("rate_limit_reached"))]) : .null),
+            ]))
     }
 
     /// `POST /backend-api/codex/responses`: an SSE stream, or 429 once a window is full (§7.1).
@@ -100,27 +105,55 @@ struct BackendRoutes: Sendable {
             step = await state.reissueToolCall(for: fields["input"], conversation: fields["prompt_cache_key"], replacing: callID)
         }
         if case .refuse(let message)? = step {
-            return .failure(ReplyError(.json(400, .object([("error", .object([
-                ("message", .string(message)), ("type", .string("invalid_request_error")), ("param", .string("input")), ("code", .null),
-            ]))]))))
+            return .failure(
+                ReplyError(
+                    .json(
+                        400,
+                        .object([
+                            (
+                                "error",
+                                .object([
+                                    ("message", .string(message)), ("type", .string("invalid_request_error")), ("param", .string("input")),
+                                    ("code", .null),
+                                ])
+                            )
+                        ]))))
         }
         guard account.codexIncluded else {
-            return .failure(ReplyError(.json(429, .object([("error", .object([
-                ("type", .string("usage_not_included")),
-                ("message", .string("Codex is not included in your plan.")),
-                ("plan_type", .string(account.plan)),
-            ]))]))))
+            return .failure(
+                ReplyError(
+                    .json(
+                        429,
+                        .object([
+                            (
+                                "error",
+                                .object([
+                                    ("type", .string("usage_not_included")),
+                                    ("message", .string("Codex is not included in your plan.")),
+                                    ("plan_type", .string(account.plan)),
+                                ])
+                            )
+                        ]))))
         }
         if let reached = account.reachedWindow {
             let now = Int(Date().timeIntervalSince1970)
-            return .failure(ReplyError(.json(429, .object([("error", .object([
-                ("type", .string("usage_limit_reached")),
-                ("message", .string("The usage limit has been reached")),
-                ("plan_type", .string(account.plan)),
-                ("resets_at", .int(reached.resetAt)),
-                ("eligible_promo", .null),
-                ("resets_in_seconds", .int(max(0, reached.resetAt - now))),
-            ]))]), headers: rateLimitHeaders(account) + [("x-codex-active-limit", "codex")])))
+            return .failure(
+                ReplyError(
+                    .json(
+                        429,
+                        .object([
+                            (
+                                "error",
+                                .object([
+                                    ("type", .string("usage_limit_reached")),
+                                    ("message", .string("The usage limit has been reached")),
+                                    ("plan_type", .string(account.plan)),
+                                    ("resets_at", .int(reached.resetAt)),
+                                    ("eligible_promo", .null),
+                                    ("resets_in_seconds", .int(max(0, reached.resetAt - now))),
+                                ])
+                            )
+                        ]), headers: rateLimitHeaders(account) + [("x-codex-active-limit", "codex")])))
         }
         guard let charged = await state.charge(accountID: account.accountID) else {
             return .failure(ReplyError(.openAIError(401, message: "Unknown account.", code: "token_invalidated")))
@@ -190,9 +223,13 @@ extension BackendRoutes {
             .object([
                 ("slug", .string(slug)), ("display_name", .string(name)), ("description", .string(description)),
                 ("default_reasoning_level", .string("medium")),
-                ("supported_reasoning_levels", .array(["low", "medium", "high"].map { effort in
-                    .object([("effort", .string(effort)), ("description", .string("\(effort.capitalized) reasoning effort"))])
-                })),
+                (
+                    "supported_reasoning_levels",
+                    .array(
+                        ["low", "medium", "high"].map { effort in
+                            .object([("effort", .string(effort)), ("description", .string("\(effort.capitalized) reasoning effort"))])
+                        })
+                ),
                 ("shell_type", .string("shell_command")), ("visibility", .string("list")), ("supported_in_api", .bool(true)),
                 ("priority", .int(priority)), ("upgrade", .null),
                 ("base_instructions", .string("You are a coding agent running in the chappie emulator.")),
@@ -204,9 +241,16 @@ extension BackendRoutes {
                 ("input_modalities", .array([.string("text"), .string("image")])),
             ])
         }
-        return .json(200, .object([("models", .array([
-            model("gpt-5-codex", "GPT-5 Codex", "Optimized for coding tasks (emulated).", priority: 1),
-            model("gpt-5", "GPT-5", "General-purpose model (emulated).", priority: 2),
-        ]))]), headers: [("x-models-etag", "\"chappie-emulator-1\"")])
+        return .json(
+            200,
+            .object([
+                (
+                    "models",
+                    .array([
+                        model("gpt-5-codex", "GPT-5 Codex", "Optimized for coding tasks (emulated).", priority: 1),
+                        model("gpt-5", "GPT-5", "General-purpose model (emulated).", priority: 2),
+                    ])
+                )
+            ]), headers: [("x-models-etag", "\"chappie-emulator-1\"")])
     }
 }

@@ -64,9 +64,10 @@ struct ControlRoutes: Sendable {
     /// `POST /_emulator/accounts/{id}/usage` with `{"five_hour_used_percent"?,"weekly_used_percent"?,"plan"?,"codex_included"?}`.
     func setUsage(accountID: String, _ fields: RequestFields?) async -> Reply {
         guard let fields else { return .openAIError(400, message: "Body must be a JSON object.", code: "invalid_request") }
-        guard let account = await state.setUsage(
-            accountID: accountID, fiveHour: fields.number("five_hour_used_percent"), weekly: fields.number("weekly_used_percent"),
-            plan: fields.string("plan"), codexIncluded: fields.bool("codex_included"))
+        guard
+            let account = await state.setUsage(
+                accountID: accountID, fiveHour: fields.number("five_hour_used_percent"), weekly: fields.number("weekly_used_percent"),
+                plan: fields.string("plan"), codexIncluded: fields.bool("codex_included"))
         else {
             return .openAIError(404, message: "No such account.", code: "not_found")
         }
@@ -85,7 +86,9 @@ struct ControlRoutes: Sendable {
             guard let status = fields.number("status"), (100...599).contains(Int(status)) else {
                 return .openAIError(400, message: "status (100-599) is required.", code: "invalid_request")
             }
-            kind = .status(Int(status), body: fields.string("body"), retryAfter: fields.string("retry_after") ?? fields.number("retry_after").map { String(Int($0)) })
+            kind = .status(
+                Int(status), body: fields.string("body"),
+                retryAfter: fields.string("retry_after") ?? fields.number("retry_after").map { String(Int($0)) })
         case "latency":
             guard let milliseconds = fields.number("ms"), milliseconds >= 0 else {
                 return .openAIError(400, message: "ms is required.", code: "invalid_request")
@@ -146,9 +149,11 @@ struct ControlRoutes: Sendable {
         let forever = fields.bool("forever") ?? false
         let arguments = fields.string("arguments") ?? "{}"
         await state.queueToolScript(ToolScripts.Script(name: name, arguments: arguments, rounds: forever ? nil : rounds))
-        return .json(201, .object([
-            ("name", .string(name)), ("arguments", .string(arguments)), ("rounds", forever ? .null : .int(rounds)),
-        ]))
+        return .json(
+            201,
+            .object([
+                ("name", .string(name)), ("arguments", .string(arguments)), ("rounds", forever ? .null : .int(rounds)),
+            ]))
     }
 
     /// `DELETE /_emulator/tools/script`: drops the queued scripts.

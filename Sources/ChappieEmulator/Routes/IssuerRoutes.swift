@@ -6,16 +6,18 @@ struct IssuerRoutes: Sendable {
 
     /// `GET /.well-known/openid-configuration`: the issuer's discovery document.
     func discovery(origin: String) -> Reply {
-        .json(200, .object([
-            ("issuer", .string(origin)),
-            ("authorization_endpoint", .string(origin + "/oauth/authorize")),
-            ("token_endpoint", .string(origin + "/oauth/token")),
-            ("revocation_endpoint", .string(origin + "/oauth/revoke")),
-            ("jwks_uri", .string(origin + "/.well-known/jwks.json")),
-            ("response_types_supported", .array([.string("code")])),
-            ("grant_types_supported", .array(["authorization_code", "refresh_token"].map(JSON.string))),
-            ("code_challenge_methods_supported", .array([.string("S256")])),
-        ]))
+        .json(
+            200,
+            .object([
+                ("issuer", .string(origin)),
+                ("authorization_endpoint", .string(origin + "/oauth/authorize")),
+                ("token_endpoint", .string(origin + "/oauth/token")),
+                ("revocation_endpoint", .string(origin + "/oauth/revoke")),
+                ("jwks_uri", .string(origin + "/.well-known/jwks.json")),
+                ("response_types_supported", .array([.string("code")])),
+                ("grant_types_supported", .array(["authorization_code", "refresh_token"].map(JSON.string))),
+                ("code_challenge_methods_supported", .array([.string("S256")])),
+            ]))
     }
 
     /// `POST /api/accounts/deviceauth/usercode` with `{"client_id"}` (§1.1).
@@ -26,12 +28,14 @@ struct IssuerRoutes: Sendable {
         }
         let (code, interval) = await state.createDeviceCode()
         let expiresAt = Date(timeIntervalSince1970: code.expiresAt)
-        return .json(200, .object([
-            ("device_auth_id", .string(code.deviceAuthID)),
-            ("user_code", .string(code.userCode)),
-            ("interval", .string(String(interval))),
-            ("expires_at", .string(expiresAt.formatted(.iso8601))),
-        ]))
+        return .json(
+            200,
+            .object([
+                ("device_auth_id", .string(code.deviceAuthID)),
+                ("user_code", .string(code.userCode)),
+                ("interval", .string(String(interval))),
+                ("expires_at", .string(expiresAt.formatted(.iso8601))),
+            ]))
     }
 
     /// `POST /api/accounts/deviceauth/token` with `{"device_auth_id","user_code"}` (§1.3).
@@ -43,11 +47,13 @@ struct IssuerRoutes: Sendable {
         case .pending:
             return .openAIError(403, message: "Device authorization is pending.", code: "deviceauth_authorization_pending")
         case .approved(let authorizationCode, let challenge, let verifier):
-            return .json(200, .object([
-                ("authorization_code", .string(authorizationCode)),
-                ("code_challenge", .string(challenge)),
-                ("code_verifier", .string(verifier)),
-            ]))
+            return .json(
+                200,
+                .object([
+                    ("authorization_code", .string(authorizationCode)),
+                    ("code_challenge", .string(challenge)),
+                    ("code_verifier", .string(verifier)),
+                ]))
         case .denied(let reason):
             // The real code for a refusal is not documented (docs/emulator.md): this one is a guess.
             return .openAIError(403, message: reason, code: "deviceauth_authorization_denied")
@@ -75,17 +81,20 @@ struct IssuerRoutes: Sendable {
             }
             let deviceCallbacks = [OpenAIProtocol.realIssuer, origin].map { $0 + OpenAIProtocol.deviceCallbackPath }
             switch await state.exchange(
-                code: code, verifier: verifier, redirectURI: redirectURI, deviceRedirectAllowed: deviceCallbacks.contains(redirectURI), issuer: origin)
+                code: code, verifier: verifier, redirectURI: redirectURI, deviceRedirectAllowed: deviceCallbacks.contains(redirectURI), issuer: origin
+            )
             {
             case .tokens(let tokens):
-                return .json(200, .object([
-                    ("id_token", .string(tokens.idToken)),
-                    ("access_token", .string(tokens.accessToken)),
-                    ("refresh_token", .string(tokens.refreshToken)),
-                    ("expires_in", .int(tokens.expiresIn)),
-                    ("token_type", .string("Bearer")),
-                    ("scope", .string("openid profile email offline_access")),
-                ]))
+                return .json(
+                    200,
+                    .object([
+                        ("id_token", .string(tokens.idToken)),
+                        ("access_token", .string(tokens.accessToken)),
+                        ("refresh_token", .string(tokens.refreshToken)),
+                        ("expires_in", .int(tokens.expiresIn)),
+                        ("token_type", .string("Bearer")),
+                        ("scope", .string("openid profile email offline_access")),
+                    ]))
             case .invalidGrant(let description):
                 return .oauthError(400, error: "invalid_grant", description: description)
             }
@@ -95,11 +104,13 @@ struct IssuerRoutes: Sendable {
             }
             switch await state.refresh(token: token, issuer: origin) {
             case .tokens(let tokens):
-                return .json(200, .object([
-                    ("id_token", .string(tokens.idToken)),
-                    ("access_token", .string(tokens.accessToken)),
-                    ("refresh_token", .string(tokens.refreshToken)),
-                ]))
+                return .json(
+                    200,
+                    .object([
+                        ("id_token", .string(tokens.idToken)),
+                        ("access_token", .string(tokens.accessToken)),
+                        ("refresh_token", .string(tokens.refreshToken)),
+                    ]))
             case .reused:
                 return .openAIError(
                     401,

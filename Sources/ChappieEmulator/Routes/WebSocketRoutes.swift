@@ -50,9 +50,10 @@ struct WebSocketRoutes: Sendable {
             {
             case .success(let account):
                 await state.record(.opened)
-                return .success(Session(
-                    headers: backend.rateLimitHeaders(account), accountID: account.accountID,
-                    sessionID: head.headers["session-id"].first ?? head.headers["session_id"].first ?? "", routes: self))
+                return .success(
+                    Session(
+                        headers: backend.rateLimitHeaders(account), accountID: account.accountID,
+                        sessionID: head.headers["session-id"].first ?? head.headers["session_id"].first ?? "", routes: self))
             case .failure(let error):
                 refusal = error.reply
             }
@@ -79,14 +80,19 @@ struct WebSocketRoutes: Sendable {
         let key = session.sessionID + "\u{0}" + text
         let divergentReplay = await state.takeDroppedTurn(key)
         if case .connectionLimit? = fault {
-            try await outbound.write(.text(wrappedError(400, [
-                "type": "invalid_request_error", "code": "websocket_connection_limit_reached",
-                "message": "Responses websocket connection limit reached (60 minutes). Create a new websocket connection to continue.",
-            ])))
+            try await outbound.write(
+                .text(
+                    wrappedError(
+                        400,
+                        [
+                            "type": "invalid_request_error", "code": "websocket_connection_limit_reached",
+                            "message": "Responses websocket connection limit reached (60 minutes). Create a new websocket connection to continue.",
+                        ])))
             return false
         }
         guard let account = await state.account(id: session.accountID) else {
-            try await outbound.write(.text(wrappedError(401, ["type": "invalid_request_error", "code": "token_invalidated", "message": "Unknown account."])))
+            try await outbound.write(
+                .text(wrappedError(401, ["type": "invalid_request_error", "code": "token_invalidated", "message": "Unknown account."])))
             return false
         }
         switch await backend.startTurn(account: account, body: Data(text.utf8), rewordedReplay: divergentReplay) {

@@ -24,9 +24,16 @@ struct Reply: Sendable {
 
     /// The error shape of the real service: `{"error":{"message","type","param","code"}}` (§3.2, §7.1).
     static func openAIError(_ status: Int, message: String, type: String = "invalid_request_error", code: String?) -> Reply {
-        json(status, .object([("error", .object([
-            ("message", .string(message)), ("type", .string(type)), ("param", .null), ("code", code.map(JSON.string) ?? .null),
-        ]))]))
+        json(
+            status,
+            .object([
+                (
+                    "error",
+                    .object([
+                        ("message", .string(message)), ("type", .string(type)), ("param", .null), ("code", code.map(JSON.string) ?? .null),
+                    ])
+                )
+            ]))
     }
 
     /// The OAuth error shape: `{"error":"invalid_grant","error_description":"…"}`.
@@ -43,7 +50,8 @@ struct Reply: Sendable {
     func applying(_ fault: Fault.Kind?) -> Reply {
         switch fault {
         case .malformed?:
-            return Reply(status: 200, headers: [("Content-Type", "application/json")], body: .bytes(Data(#"{"error": {"message": "upstream conn"#.utf8)))
+            return Reply(
+                status: 200, headers: [("Content-Type", "application/json")], body: .bytes(Data(#"{"error": {"message": "upstream conn"#.utf8)))
         default:
             return self
         }
@@ -61,43 +69,49 @@ struct Reply: Sendable {
             guard truncate, data.count > 1 else {
                 return Response(status: status, headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
             }
-            return Response(status: status, headers: fields, body: ResponseBody(contentLength: data.count) { writer in
-                try await writer.write(ByteBuffer(bytes: data.prefix(data.count / 2)))
-                throw EmulatorDroppedConnection()
-            })
+            return Response(
+                status: status, headers: fields,
+                body: ResponseBody(contentLength: data.count) { writer in
+                    try await writer.write(ByteBuffer(bytes: data.prefix(data.count / 2)))
+                    throw EmulatorDroppedConnection()
+                })
         case .events(let frames, let cutAfter, let pause, let state):
-            return Response(status: status, headers: fields, body: ResponseBody { writer in
-                do {
-                    for (index, frame) in frames.enumerated() {
-                        if pause > 0 && index > 0 { try await Task.sleep(for: .milliseconds(Int(pause * 1000))) }
-                        if let cutAfter, index == cutAfter {
-                            // Half of the next event, then the end of the stream (fixture responses-cut.sse).
-                            try await writer.write(ByteBuffer(string: String(frame.prefix(frame.count / 2))))
-                            break
+            return Response(
+                status: status, headers: fields,
+                body: ResponseBody { writer in
+                    do {
+                        for (index, frame) in frames.enumerated() {
+                            if pause > 0 && index > 0 { try await Task.sleep(for: .milliseconds(Int(pause * 1000))) }
+                            if let cutAfter, index == cutAfter {
+                                // Half of the next event, then the end of the stream (fixture responses-cut.sse).
+                                try await writer.write(ByteBuffer(string: String(frame.prefix(frame.count / 2))))
+                                break
+                            }
+                            try await writer.write(ByteBuffer(string: frame))
                         }
-                        try await writer.write(ByteBuffer(string: frame))
+                        try await writer.finish(nil)
+                    } catch {
+                        await state.record(.streamAborted)
+                        throw error
                     }
-                    try await writer.finish(nil)
-                } catch {
-                    await state.record(.streamAborted)
-                    throw error
-                }
-            })
+                })
         case .drip(let count, let size, let interval, let state):
-            return Response(status: status, headers: fields, body: ResponseBody { writer in
-                await state.record(.started)
-                do {
-                    for _ in 0..<count {
-                        try await Task.sleep(for: interval)
-                        try await writer.write(ByteBuffer(repeating: UInt8(ascii: "."), count: size))
+            return Response(
+                status: status, headers: fields,
+                body: ResponseBody { writer in
+                    await state.record(.started)
+                    do {
+                        for _ in 0..<count {
+                            try await Task.sleep(for: interval)
+                            try await writer.write(ByteBuffer(repeating: UInt8(ascii: "."), count: size))
+                        }
+                        try await writer.finish(nil)
+                        await state.record(.completed)
+                    } catch {
+                        await state.record(.aborted)
+                        throw error
                     }
-                    try await writer.finish(nil)
-                    await state.record(.completed)
-                } catch {
-                    await state.record(.aborted)
-                    throw error
-                }
-            })
+                })
         }
     }
 }

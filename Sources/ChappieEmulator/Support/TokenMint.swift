@@ -21,10 +21,18 @@ struct TokenMint: Sendable {
     /// The key set (RFC 7517) holding the public key.
     var jwks: JSON {
         let primitives = try! key.publicKey.getKeyPrimitives()
-        return .object([("keys", .array([.object([
-            ("kty", .string("RSA")), ("use", .string("sig")), ("alg", .string("RS256")), ("kid", .string(keyID)),
-            ("n", .string(Base64URL.encode(Array(primitives.modulus)))), ("e", .string(Base64URL.encode(Array(primitives.publicExponent)))),
-        ])]))])
+        return .object([
+            (
+                "keys",
+                .array([
+                    .object([
+                        ("kty", .string("RSA")), ("use", .string("sig")), ("alg", .string("RS256")), ("kid", .string(keyID)),
+                        ("n", .string(Base64URL.encode(Array(primitives.modulus)))),
+                        ("e", .string(Base64URL.encode(Array(primitives.publicExponent)))),
+                    ])
+                ])
+            )
+        ])
     }
 
     /// `count` random bytes from libsodium.

@@ -16,8 +16,9 @@ public enum Curl {
         // CURLOPT_PROTOCOLS_STR, which every transfer sets, came with 7.85.0.
         if let info = ccurl_version_info(), info.pointee.version_num < 0x07_55_00 {
             let version = info.pointee.version.map { String(cString: $0) } ?? "?"
-            return .failure(HTTPClientError(
-                code: .libraryUnavailable, message: "libcurl \(version) is too old: chappie needs 7.85.0 or later (Debian 12 has 7.88)"))
+            return .failure(
+                HTTPClientError(
+                    code: .libraryUnavailable, message: "libcurl \(version) is too old: chappie needs 7.85.0 or later (Debian 12 has 7.88)"))
         }
         return .success(())
     }()
@@ -28,9 +29,10 @@ public enum Curl {
         var reason = [CChar](repeating: 0, count: 512)
         guard ccurl_load(soname, &reason, reason.count) == 1 else {
             let detail = String(decoding: reason.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            return .failure(HTTPClientError(
-                code: .libraryUnavailable,
-                message: "libcurl could not be loaded (\(detail)); install it with: sudo apt-get install libcurl4"))
+            return .failure(
+                HTTPClientError(
+                    code: .libraryUnavailable,
+                    message: "libcurl could not be loaded (\(detail)); install it with: sudo apt-get install libcurl4"))
         }
         return .success(())
     }

@@ -90,9 +90,11 @@ public final class HTTPClient: Sendable {
             Self.logger.debug("request failed", metadata: ["http": "\(Self.target(request))", "error": "\(error)"])
             throw error
         }
-        Self.logger.debug("response", metadata: [
-            "http": "\(Self.target(request))", "status": "\(head.status)", "ms": "\((ContinuousClock.now - started).wholeMilliseconds)",
-        ])
+        Self.logger.debug(
+            "response",
+            metadata: [
+                "http": "\(Self.target(request))", "status": "\(head.status)", "ms": "\((ContinuousClock.now - started).wholeMilliseconds)",
+            ])
         return HTTPStreamingResponse(status: head.status, headers: head.headers, body: HTTPBodyStream(transfer.takeBody()))
     }
 

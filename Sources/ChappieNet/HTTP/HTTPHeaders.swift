@@ -118,7 +118,8 @@ extension HTTPHeaders {
         }
         let clock = time.split(separator: ":").compactMap { Int($0) }
         guard let day, let month, let year, (1970...9999).contains(year), clock.count == 3,
-            (1...daysIn(month: month, year: year)).contains(day), (0...23).contains(clock[0]), (0...59).contains(clock[1]), (0...60).contains(clock[2])
+            (1...daysIn(month: month, year: year)).contains(day), (0...23).contains(clock[0]), (0...59).contains(clock[1]),
+            (0...60).contains(clock[2])
         else { return nil }
         let seconds = (daysSinceEpoch(year: year, month: month, day: day) * 86400) + clock[0] * 3600 + clock[1] * 60 + clock[2]
         return Date(timeIntervalSince1970: Double(seconds))

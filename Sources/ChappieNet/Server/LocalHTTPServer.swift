@@ -94,12 +94,13 @@ package final class LocalHTTPServer: Sendable {
                 open.listening(on: channel)
                 return LocalHTTPServer(port: channel.localAddress?.port ?? port, channel: channel)
             } catch let error as IOError {
-                failure = switch error.errnoCode {
-                case EADDRINUSE: "another program listens there; choose another port"
-                case EACCES: "a port below 1024 needs privileges"
-                case EADDRNOTAVAIL: "this machine has no such address"
-                default: String(cString: strerror(error.errnoCode))
-                }
+                failure =
+                    switch error.errnoCode {
+                    case EADDRINUSE: "another program listens there; choose another port"
+                    case EACCES: "a port below 1024 needs privileges"
+                    case EADDRNOTAVAIL: "this machine has no such address"
+                    default: String(cString: strerror(error.errnoCode))
+                    }
             } catch {
                 failure = "\(error)"
             }

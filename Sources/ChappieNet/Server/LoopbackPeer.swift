@@ -14,7 +14,9 @@ enum LoopbackPeer {
         for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
             for line in lines(of: table).dropFirst() {
                 let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-                guard fields.count > 7, let (ownAddress, ownPort) = endpoint(fields[1]), let (otherAddress, otherPort) = endpoint(fields[2]) else { continue }
+                guard fields.count > 7, let (ownAddress, ownPort) = endpoint(fields[1]), let (otherAddress, otherPort) = endpoint(fields[2]) else {
+                    continue
+                }
                 if ownPort == peerPort, otherPort == localPort, ownAddress == normalized(peerIP), otherAddress == normalized(localIP) {
                     return uid_t(fields[7])
                 }

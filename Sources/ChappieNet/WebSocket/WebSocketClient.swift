@@ -110,7 +110,8 @@ public struct WebSocketClient: Sendable {
 
     private func open(_ target: WebSocketTarget, headers: HTTPHeaders, idle: IdleWatch) async throws -> WebSocketUpgrade {
         let configuration = self.configuration
-        let extensionBuilders = configuration.permessageDeflate
+        let extensionBuilders =
+            configuration.permessageDeflate
             ? [WebSocketExtensionFactory.perMessageDeflate(maxDecompressedFrameSize: configuration.maximumMessageSize).build()] : []
         let tls = try target.secure ? Self.tlsContext() : nil
         let deadline = NIODeadline.now() + TimeAmount(configuration.connectTimeout)
@@ -174,7 +175,8 @@ public struct WebSocketClient: Sendable {
         } catch {
             try Task.checkCancellation()
             if idle.expired == .connect {
-                throw HTTPClientError(code: .timedOut, message: "the WebSocket upgrade at \(target.host) took longer than \(configuration.connectTimeout)")
+                throw HTTPClientError(
+                    code: .timedOut, message: "the WebSocket upgrade at \(target.host) took longer than \(configuration.connectTimeout)")
             }
             throw error
         }
@@ -206,7 +208,8 @@ public struct WebSocketClient: Sendable {
         case is NIOSSLError, is NIOSSLExtraError, is BoringSSLError:
             return HTTPClientError(code: .tlsFailed, message: "TLS with \(host) failed: \(error)")
         case let error as NIOConnectionError:
-            return HTTPClientError(code: .connectFailed, message: "could not connect to \(host): \(error.connectionErrors.first.map { "\($0.error)" } ?? "no address")")
+            return HTTPClientError(
+                code: .connectFailed, message: "could not connect to \(host): \(error.connectionErrors.first.map { "\($0.error)" } ?? "no address")")
         case ChannelError.connectTimeout:
             return HTTPClientError(code: .connectFailed, message: "could not connect to \(host) in time")
         default:

@@ -143,7 +143,9 @@ public struct AccountsService: Sendable {
             do {
                 try FileManager.default.removeItem(at: home)
             } catch {
-                throw ServiceError(.invalidInput, "\(name) was removed, but its private Codex home \(home.path) was not: \(error.localizedDescription); remove it by hand")
+                throw ServiceError(
+                    .invalidInput,
+                    "\(name) was removed, but its private Codex home \(home.path) was not: \(error.localizedDescription); remove it by hand")
             }
         }
     }
@@ -191,7 +193,8 @@ public struct AccountsService: Sendable {
         if let name, name != existing.name, !renaming {
             throw ServiceError(
                 .invalidInput,
-                "\(file.path) holds the login chappie has as \(existing.name); nothing was changed. Import it without --name to update \(existing.name), or pass --rename to rename \(existing.name) to \(name)")
+                "\(file.path) holds the login chappie has as \(existing.name); nothing was changed. Import it without --name to update \(existing.name), or pass --rename to rename \(existing.name) to \(name)"
+            )
         }
         let result = try await store.withRefreshLock(on: existing) {
             let current = try await store.account(id: existing.id)
@@ -200,7 +203,8 @@ public struct AccountsService: Sendable {
             {
                 throw ServiceError(
                     .invalidInput,
-                    "\(file.path) holds older tokens for \(current.name) than chappie has (their refresh token was most likely redeemed already); nothing was changed. Pass --force to import them anyway")
+                    "\(file.path) holds older tokens for \(current.name) than chappie has (their refresh token was most likely redeemed already); nothing was changed. Pass --force to import them anyway"
+                )
             }
             // Renamed first, as `accounts rename` does: the audit log has the rename as its own entry.
             if let name, name != current.name { try await store.rename(current.name, to: name) }
@@ -335,8 +339,11 @@ public struct AccountsService: Sendable {
         let imported = try await adoptFromCodexHome(mirror, touched: touched, force: force)
         var current = try await store.account(named: name)
         // Tokens there that are not the issuer's: --force leaves them, and the file goes below.
-        if let left, let adopted = try await left.adoptNewer(
-            into: store, for: current, stored: store.credentials(for: current), taken: "before leaving it", signatures: signatures, forcing: force) {
+        if let left,
+            let adopted = try await left.adoptNewer(
+                into: store, for: current, stored: store.credentials(for: current), taken: "before leaving it", signatures: signatures, forcing: force
+            )
+        {
             current = adopted.account
         }
         // Open the credentials first (after any adoption): a damaged account must not become active half-way.
@@ -392,11 +399,12 @@ public struct AccountsService: Sendable {
                 if force { return nil }
                 throw ServiceError(
                     .invalidInput,
-                    "\(mirror.file.path) holds a login chappie does not know\(held.info.email.map { " (\($0))" } ?? ""), written there by chappie for another data directory or for an account removed since; nothing was written. Switch it from the data directory that has it, or pass --force to replace it")
+                    "\(mirror.file.path) holds a login chappie does not know\(held.info.email.map { " (\($0))" } ?? ""), written there by chappie for another data directory or for an account removed since; nothing was written. Switch it from the data directory that has it, or pass --force to replace it"
+                )
             }
             do {
                 return try await importUnknownLogin(held, from: mirror)
-            } catch where force {
+            } catch  where force {
                 return nil
             }
         }
@@ -421,15 +429,18 @@ public struct AccountsService: Sendable {
         case .forged(let reason):
             throw ServiceError(
                 .invalidInput,
-                "\(mirror.file.path) holds a login whose tokens are not the issuer's\(who) (\(reason)); it was not imported and nothing was written. Pass --force to replace it")
+                "\(mirror.file.path) holds a login whose tokens are not the issuer's\(who) (\(reason)); it was not imported and nothing was written. Pass --force to replace it"
+            )
         case .unknownKey:
             throw ServiceError(
                 .unavailable,
-                "\(mirror.file.path) holds a login chappie does not know\(who), signed with a key the issuer does not list (yet); nothing was written. Try again in a minute, or pass --force to replace it")
+                "\(mirror.file.path) holds a login chappie does not know\(who), signed with a key the issuer does not list (yet); nothing was written. Try again in a minute, or pass --force to replace it"
+            )
         case .unchecked(let reason):
             throw ServiceError(
                 .unavailable,
-                "\(mirror.file.path) holds a login chappie does not know\(who) whose signature could not be checked (\(reason)); nothing was written. Try again when the issuer can be reached, or pass --force to replace it")
+                "\(mirror.file.path) holds a login chappie does not know\(who) whose signature could not be checked (\(reason)); nothing was written. Try again when the issuer can be reached, or pass --force to replace it"
+            )
         }
         return try await store.save(
             info: held.info, credentials: held.credentials, accessTokenExpiresAt: held.accessTokenExpiresAt,

@@ -56,7 +56,8 @@ public struct TokenService: Sendable {
     /// - Throws: ``ChappieAuthError`` when the issuer cannot be reached or refuses; ``StoreError``.
     public func revoke(_ name: AccountName) async throws {
         let account = try await store.account(named: name)
-        let refreshToken = account.status == .reauthRequired
+        let refreshToken =
+            account.status == .reauthRequired
             ? try await store.credentials(for: account).refreshToken
             : try await refresher(margin: .zero).validCredentials(for: account).credentials.refreshToken
         try await oauth.revoke(refreshToken: refreshToken)
@@ -141,7 +142,8 @@ public struct TokenService: Sendable {
             let minutes = Int(expiry.timeIntervalSinceNow / 60)
             return TokenRefresher.Fresh(
                 credentials: stored, account: latest, outcome: .stillValid, expiresAt: expiry,
-                warning: "could not refresh \(latest.name) (\(error.errorDescription ?? "\(error)")); its access token is still valid for \(minutes) min")
+                warning:
+                    "could not refresh \(latest.name) (\(error.errorDescription ?? "\(error)")); its access token is still valid for \(minutes) min")
         }
     }
 

@@ -137,10 +137,11 @@ public struct BackupService: Sendable {
             // Under the account's lock: no refresh redeems the tokens between reading and writing them;
             // newer tokens Codex left in the account's home are taken first (the stored ones are spent).
             let (current, credentials) = try await store.withRefreshLock(on: account) { try await newestCredentials(of: account) }
-            entries.append(BackupFile.AccountEntry(
-                name: current.name.rawValue, idToken: credentials.idToken, accessToken: credentials.accessToken,
-                refreshToken: credentials.refreshToken, accessTokenExpiresAt: current.accessTokenExpiresAt,
-                lastRefreshAt: current.lastRefreshAt, reservePercent: current.reservePercent, createdAt: current.createdAt))
+            entries.append(
+                BackupFile.AccountEntry(
+                    name: current.name.rawValue, idToken: credentials.idToken, accessToken: credentials.accessToken,
+                    refreshToken: credentials.refreshToken, accessTokenExpiresAt: current.accessTokenExpiresAt,
+                    lastRefreshAt: current.lastRefreshAt, reservePercent: current.reservePercent, createdAt: current.createdAt))
             if usage { readings[current.name.rawValue] = try await store.usageSamples(for: current, since: nil, until: nil) }
         }
         var settings: [String: String] = [:]
@@ -151,7 +152,8 @@ public struct BackupService: Sendable {
         let sealed = try BackupFile.seal(payload, passphrase: passphrase)
         try PrivateFile.write(SecretBytes(copying: sealed), to: file)
         try? await store.recordEvent(.settingChanged, account: nil, detail: "backup of \(entries.count) accounts written to \(file.path)")
-        return BackupSummary(file: file.path, accounts: entries.count, settings: settings.count, usageReadings: readings.values.map(\.count).reduce(0, +))
+        return BackupSummary(
+            file: file.path, accounts: entries.count, settings: settings.count, usageReadings: readings.values.map(\.count).reduce(0, +))
     }
 
     /// The account as it is now with its tokens, after adopting newer ones from the Codex home it
@@ -163,7 +165,9 @@ public struct BackupService: Sendable {
         let mirror = CodexMirror(home: URL(fileURLWithPath: home))
         let lock = try await FileLock.acquire(mirror.lockURL)
         defer { withExtendedLifetime(lock) {} }
-        return try await mirror.adoptNewer(into: store, for: current, stored: stored, taken: "before a backup", signatures: signatures) ?? (current, stored)
+        return try await mirror.adoptNewer(into: store, for: current, stored: stored, taken: "before a backup", signatures: signatures) ?? (
+            current, stored
+        )
     }
 
     /// Merges a backup into this store. Accounts are matched by ChatGPT account and user id: one
@@ -180,7 +184,8 @@ public struct BackupService: Sendable {
         // Every entry is checked before anything is written: a bad one changes nothing.
         let parsed = try payload.accounts.map { entry throws -> (BackupFile.AccountEntry, AccountName, ChappieAccountInfo) in
             guard let name = try? AccountName(entry.name), let claims = try? TokenClaims(jwt: entry.idToken) else {
-                throw ServiceError(.invalidInput, "\(file.path) holds an account (\(TerminalText.sanitized(entry.name))) that is not usable. Nothing was changed")
+                throw ServiceError(
+                    .invalidInput, "\(file.path) holds an account (\(TerminalText.sanitized(entry.name))) that is not usable. Nothing was changed")
             }
             return (entry, name, claims.account)
         }
@@ -265,8 +270,13 @@ public struct BackupService: Sendable {
 
     /// Adds the readings the account lacks (same time, source and limit); returns how many.
     private func addUsage(_ readings: [UsageSample], to account: Account) async throws -> Int {
-        struct Key: Hashable { var at: Date; var source: UsageSource; var limit: String }
-        let present = Set(try await store.usageSamples(for: account, since: nil, until: nil).map { Key(at: $0.observedAt, source: $0.source, limit: $0.limitID) })
+        struct Key: Hashable {
+            var at: Date
+            var source: UsageSource
+            var limit: String
+        }
+        let present = Set(
+            try await store.usageSamples(for: account, since: nil, until: nil).map { Key(at: $0.observedAt, source: $0.source, limit: $0.limitID) })
         var added = 0
         for reading in readings where !present.contains(Key(at: reading.observedAt, source: reading.source, limit: reading.limitID)) {
             try await store.recordUsage([reading.snapshot], for: account, source: reading.source, at: reading.observedAt)

@@ -45,7 +45,8 @@ package struct OwnFiles: Sendable {
         guard let resolvedParent = Self.resolved(parent) else { return "the directory \(parent.path) does not exist" }
         // By device and inode, up every directory above the target: a bind mount or a link names
         // the same directory by another path.
-        let own = Dictionary(directories.compactMap { directory in FileIdentity(directory.path).map { ($0, directory) } }, uniquingKeysWith: { first, _ in first })
+        let own = Dictionary(
+            directories.compactMap { directory in FileIdentity(directory.path).map { ($0, directory) } }, uniquingKeysWith: { first, _ in first })
         var current = resolvedParent
         while true {
             if let identity = FileIdentity(current), let directory = own[identity] {

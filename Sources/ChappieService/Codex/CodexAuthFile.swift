@@ -87,7 +87,8 @@ package struct CodexAuthFile: Sendable, RedactedDescription {
             }
             return value
         }
-        let credentials = Credentials(idToken: try token("id_token"), accessToken: try token("access_token"), refreshToken: try token("refresh_token"))
+        let credentials = Credentials(
+            idToken: try token("id_token"), accessToken: try token("access_token"), refreshToken: try token("refresh_token"))
         let claims: TokenClaims
         do {
             claims = try TokenClaims(jwt: credentials.idToken)

@@ -36,7 +36,9 @@ public struct CodexMirror: CredentialMirror {
     /// account's). An older file (one chappie has since refreshed past) is never adopted, since its
     /// refresh token was already redeemed.
     package func newerCredentials(than current: Credentials, for account: Account) -> Credentials? {
-        guard refusal() == nil, let auth = try? CodexAuthFile.read(file), auth.belongs(to: account), auth.isNewer(than: current, of: account) else { return nil }
+        guard refusal() == nil, let auth = try? CodexAuthFile.read(file), auth.belongs(to: account), auth.isNewer(than: current, of: account) else {
+            return nil
+        }
         return auth.credentials
     }
 
@@ -64,7 +66,9 @@ public struct CodexMirror: CredentialMirror {
     /// - Parameter forcing: Tokens that are not the issuer's, or name a key it does not list, are
     ///   passed over rather than refused (`switch --force`, which writes the stored ones over them).
     @_optimize(none)  // As adoptNewer.
-    package func verifiedNewer(than stored: Credentials, for account: Account, signatures: TokenSignatures, forcing: Bool = false) async throws -> Credentials? {
+    package func verifiedNewer(than stored: Credentials, for account: Account, signatures: TokenSignatures, forcing: Bool = false) async throws
+        -> Credentials?
+    {
         guard let newer = newerCredentials(than: stored, for: account) else { return nil }
         switch await signatures.adoption(of: newer, for: account, in: home) {
         case .adopt: return newer
@@ -95,7 +99,8 @@ public struct CodexMirror: CredentialMirror {
         guard flock(descriptor, LOCK_EX | LOCK_NB) != 0 else { return }
         throw ServiceError(
             .invalidInput,
-            "\(name) is in use: a command chappie exec or lease run started still runs in \(home.path). Finish it before you \(action): its Codex holds \(name)'s refresh token, which must not be redeemed twice")
+            "\(name) is in use: a command chappie exec or lease run started still runs in \(home.path). Finish it before you \(action): its Codex holds \(name)'s refresh token, which must not be redeemed twice"
+        )
     }
 
     /// Writes the tokens to `auth.json`, keeping Codex's other fields, when the file is absent or

@@ -109,7 +109,9 @@ public struct ExecService: Sendable {
             throw ServiceError(.invalidInput, "\(current.name) moved to another Codex home meanwhile; try again")
         }
         let stored = try await store.credentials(for: current)
-        if try await mirror.adoptNewer(into: store, for: current, stored: stored, taken: "before exec", signatures: tokens.signatures) != nil { return }
+        if try await mirror.adoptNewer(into: store, for: current, stored: stored, taken: "before exec", signatures: tokens.signatures) != nil {
+            return
+        }
         if let held = try? CodexAuthFile.read(mirror.file), held.belongs(to: current), held.credentials.refreshToken == stored.refreshToken,
             held.credentials.accessToken == stored.accessToken
         {
@@ -118,7 +120,8 @@ public struct ExecService: Sendable {
         guard try mirror.publish(stored, for: current) else {
             throw ServiceError(
                 .invalidInput,
-                "\(mirror.file.path) holds another login than \(current.name); chappie accounts switch \(current.name) --codex-home \(mirror.home.path) --force takes the home back")
+                "\(mirror.file.path) holds another login than \(current.name); chappie accounts switch \(current.name) --codex-home \(mirror.home.path) --force takes the home back"
+            )
         }
     }
 

@@ -14,7 +14,9 @@ public enum ProcessReplacement {
     ///
     /// - Returns: Only when the command cannot be run: the exit status a shell would give (127 not
     ///   found, 126 found but not runnable) and why.
-    public static func replace(with command: [String], adding environment: [String: String], keeping: Set<Int32> = []) -> (status: Int32, reason: String) {
+    public static func replace(with command: [String], adding environment: [String: String], keeping: Set<Int32> = []) -> (
+        status: Int32, reason: String
+    ) {
         precondition(!command.isEmpty, "an empty command")
         fflush(nil)
         for (name, value) in environment { setenv(name, value, 1) }

@@ -22,7 +22,9 @@ enum SafePath {
         if isFile, info.st_mode & S_IFMT == S_IFLNK { return "\(path) is a symbolic link; chappie does not follow links to a Codex home's files" }
         // As OpenSSH does, a path that cannot be resolved is refused; and both the directories as
         // named (whoever can write one holding a link can re-point it) and as resolved are checked.
-        guard let real = realpath(path, nil) else { return "\(path) cannot be resolved (\(String(cString: strerror(errno)))); use another Codex home" }
+        guard let real = realpath(path, nil) else {
+            return "\(path) cannot be resolved (\(String(cString: strerror(errno)))); use another Codex home"
+        }
         let resolved = String(cString: real)
         free(real)
         // The sticky exception is for directories above the home: the home itself, sticky and open
@@ -48,7 +50,8 @@ enum SafePath {
         var info = stat()
         guard stat(path, &info) == 0 else { return "\(path) cannot be examined (\(String(cString: strerror(errno)))); use another Codex home" }
         guard let problem = problem(with: info, stickyAllowed: stickyAllowed) else { return nil }
-        return "\(path) \(problem), so another user could replace the Codex login there; fix it (\(fix(for: info, at: path))) or use another Codex home"
+        return
+            "\(path) \(problem), so another user could replace the Codex login there; fix it (\(fix(for: info, at: path))) or use another Codex home"
     }
 
     private static func problem(with info: stat, stickyAllowed: Bool) -> String? {

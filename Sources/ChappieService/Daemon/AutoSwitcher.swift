@@ -18,7 +18,9 @@ struct AutoSwitcher: Sendable {
     /// limit reached, named by the account and the window's reset (a new window is a new event);
     /// `nil` while it has room.
     static func limitEvent(of active: Account, reading: UsageSample?) -> String? {
-        guard let snapshot = reading?.snapshot, let binding = snapshot.bindingWindow, snapshot.limitReached || binding.usedPercent >= 100 else { return nil }
+        guard let snapshot = reading?.snapshot, let binding = snapshot.bindingWindow, snapshot.limitReached || binding.usedPercent >= 100 else {
+            return nil
+        }
         return "\(active.id):\(Int(binding.resetsAt?.timeIntervalSince1970 ?? 0))"
     }
 
@@ -26,14 +28,16 @@ struct AutoSwitcher: Sendable {
     /// the best other account, exports it for Codex if configured, and logs the switch.
     func switchIfNeeded() async {
         do {
-            guard let active = try await store.activeAccount(), let event = Self.limitEvent(of: active, reading: try await store.latestUsage()[active.id]),
+            guard let active = try await store.activeAccount(),
+                let event = Self.limitEvent(of: active, reading: try await store.latestUsage()[active.id]),
                 await state.shouldActOnLimitEvent(event)
             else { return }
             let choice: UsageService.BestChoice
             do {
                 choice = try await usage.best(maxAge: configuration.pollInterval)
             } catch {
-                logger.warning("active account is at its limit, and no other has room", metadata: ["account": "\(active.name)", "reason": "\(error)"])
+                logger.warning(
+                    "active account is at its limit, and no other has room", metadata: ["account": "\(active.name)", "reason": "\(error)"])
                 return
             }
             guard choice.account.id != active.id else { return }
@@ -42,16 +46,19 @@ struct AutoSwitcher: Sendable {
             let codexHome: AccountsService.CodexHomeChoice = (configuration.codexHome ?? configured).map { .at($0) } ?? .noHome
             let outcome: AccountsService.SwitchOutcome
             do {
-                outcome = try await AccountsService(store: store, signatures: usage.tokens.signatures).switchTo(choice.account.name, codexHome: codexHome)
+                outcome = try await AccountsService(store: store, signatures: usage.tokens.signatures).switchTo(
+                    choice.account.name, codexHome: codexHome)
             } catch {
                 // Refused for now (a job still runs in the home): the same event is tried again.
                 await state.limitSwitchFailed()
                 throw error
             }
             if let imported = outcome.imported {
-                logger.notice("imported the login the Codex home held before switching", metadata: [
-                    "account": "\(imported.name)", "codex_home": "\(outcome.codexAuthFile?.deletingLastPathComponent().path ?? "")",
-                ])
+                logger.notice(
+                    "imported the login the Codex home held before switching",
+                    metadata: [
+                        "account": "\(imported.name)", "codex_home": "\(outcome.codexAuthFile?.deletingLastPathComponent().path ?? "")",
+                    ])
             }
             try await store.recordEvent(.autoSwitched, account: choice.account, detail: "from \(active.name) at its limit: \(choice.reason)")
             await state.switched()

@@ -39,7 +39,8 @@ public final class Daemon: Service {
         // Every refresh, the refresh loop's and the polls', is counted where it happens.
         let usage = UsageService(store: store, endpoints: endpoints, refreshEvents: metrics.counters.record)
         let state = DaemonState(
-            initialBackoff: configuration.initialBackoff, maximumBackoff: configuration.maximumBackoff, startedAt: startedAt, counters: metrics.counters)
+            initialBackoff: configuration.initialBackoff, maximumBackoff: configuration.maximumBackoff, startedAt: startedAt,
+            counters: metrics.counters)
         scheduler = DaemonScheduler(store: store, usage: usage, configuration: configuration, state: state, logger: logger)
         switcher = AutoSwitcher(store: store, usage: usage, configuration: configuration, state: state, logger: logger)
         api = DaemonAPI(store: store, usage: usage, state: state, metrics: metrics)
@@ -48,13 +49,16 @@ public final class Daemon: Service {
     /// Runs until cancelled or shut down gracefully.
     public func run() async throws {
         let listener = try UnixSocket.listen(at: configuration.socket.path)
-        logger.info("daemon started", metadata: [
-            "socket": "\(configuration.socket.path)", "refresh.margin_s": "\(configuration.refreshMargin.components.seconds)",
-            "poll.interval_s": "\(configuration.pollInterval.components.seconds)", "auto_switch": "\(configuration.autoSwitch)",
-        ])
+        logger.info(
+            "daemon started",
+            metadata: [
+                "socket": "\(configuration.socket.path)", "refresh.margin_s": "\(configuration.refreshMargin.components.seconds)",
+                "poll.interval_s": "\(configuration.pollInterval.components.seconds)", "auto_switch": "\(configuration.autoSwitch)",
+            ])
         let server: SocketServer
         do {
-            server = try SocketServer(listener: listener, limits: SocketServer.Limits(requestDeadline: configuration.requestTimeout)) { [api] request in
+            server = try SocketServer(listener: listener, limits: SocketServer.Limits(requestDeadline: configuration.requestTimeout)) {
+                [api] request in
                 await api.answer(request)
             }
         } catch {
@@ -69,15 +73,21 @@ public final class Daemon: Service {
         }
         var endpoint: MetricsEndpoint?
         if let listener = configuration.metrics {
-            endpoint = try await MetricsEndpoint.start(listener, metrics: metrics, dashboard: Dashboard(
+            endpoint = try await MetricsEndpoint.start(
+                listener, metrics: metrics,
+                dashboard: Dashboard(
                     store: store, timeZone: configuration.timeZone,
-                    polling: Dashboard.Polling(interval: configuration.pollInterval, startedAt: api.state.startedAt, lastPoll: { [state = api.state] in await state.lastPollAttemptAt })),
+                    polling: Dashboard.Polling(
+                        interval: configuration.pollInterval, startedAt: api.state.startedAt,
+                        lastPoll: { [state = api.state] in await state.lastPollAttemptAt })),
                 logger: logger)
             let address = listener.address(port: endpoint?.server.port ?? listener.port)
             await api.state.served(at: "http://\(address)/")
-            logger.info("serving /metrics and the dashboard", metadata: [
-                "address": "\(address)", "dashboard": "http://\(address)/", "bearer_secret": "\(listener.tokenFile != nil)",
-            ])
+            logger.info(
+                "serving /metrics and the dashboard",
+                metadata: [
+                    "address": "\(address)", "dashboard": "http://\(address)/", "bearer_secret": "\(listener.tokenFile != nil)",
+                ])
         }
         do {
             try await cancelWhenGracefulShutdown {
@@ -125,12 +135,15 @@ public final class Daemon: Service {
                     if Task.isCancelled { return }
                     if store.keyChangesElsewhere {
                         if !warned {
-                            logger.error("the pool's key was changed and this machine does not have the new key; its accounts are not refreshed here until it is installed (docs/team-pool.md)")
+                            logger.error(
+                                "the pool's key was changed and this machine does not have the new key; its accounts are not refreshed here until it is installed (docs/team-pool.md)"
+                            )
                             warned = true
                         }
                         continue
                     }
-                    logger.critical("the store's key was rotated by another process and the new key cannot be read; stopping (start the daemon again)")
+                    logger.critical(
+                        "the store's key was rotated by another process and the new key cannot be read; stopping (start the daemon again)")
                     throw error
                 }
             }

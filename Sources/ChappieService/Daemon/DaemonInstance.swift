@@ -20,7 +20,8 @@ public struct DaemonInstance: Sendable {
         let url = lockURL(in: location)
         guard let lock = try FileLock.tryAcquire(url) else {
             let pid = FileLock.recorded(at: url).map { " (pid \($0.trimmingCharacters(in: .whitespacesAndNewlines)))" } ?? ""
-            throw ServiceError(.invalidInput, "a chappie daemon is already running for \(location.directory.path)\(pid); stop it first, or use another --home")
+            throw ServiceError(
+                .invalidInput, "a chappie daemon is already running for \(location.directory.path)\(pid); stop it first, or use another --home")
         }
         lock.record("\(getpid())\n")
         return DaemonInstance(lock: lock)

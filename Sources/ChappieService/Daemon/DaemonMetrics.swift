@@ -28,7 +28,8 @@ actor DaemonMetrics {
 
         var help: String {
             switch self {
-            case .refreshes: "Token refreshes that succeeded, by outcome (refreshed at the issuer, or newer tokens adopted from Codex or another process)."
+            case .refreshes:
+                "Token refreshes that succeeded, by outcome (refreshed at the issuer, or newer tokens adopted from Codex or another process)."
             case .refreshFailures: "Token refreshes of the refresh loop that failed, by reason (sign_in_required, transient, permanent)."
             case .polls: "Usage polls that succeeded."
             case .pollFailures: "Usage polls that failed, by reason (sign_in_required, transient, permanent)."

@@ -64,18 +64,22 @@ struct DaemonScheduler: Sendable {
             do {
                 let fresh = try await refresher.validCredentials(for: account)
                 if fresh.outcome != .stillValid { await state.refreshed(account.id) }
-                logger.info("token fresh", metadata: [
-                    "account": "\(account.name)", "outcome": "\(fresh.outcome.rawValue)",
-                    "expires_in_s": "\(Int(fresh.expiresAt?.timeIntervalSinceNow ?? 0))",
-                ])
+                logger.info(
+                    "token fresh",
+                    metadata: [
+                        "account": "\(account.name)", "outcome": "\(fresh.outcome.rawValue)",
+                        "expires_in_s": "\(Int(fresh.expiresAt?.timeIntervalSinceNow ?? 0))",
+                    ])
             } catch let error as ChappieAuthError where error.requiresReauthentication {
                 await state.failed(account.id, refresh: true, error: error)
                 logger.error("account needs a new sign-in", metadata: ["account": "\(account.name)", "error": "\(error.errorDescription ?? "")"])
             } catch {
                 let until = await state.failed(account.id, refresh: true, error: error)
-                logger.warning("refresh failed; backing off", metadata: [
-                    "account": "\(account.name)", "error": "\(error)", "retry_at": "\(until.formatted(.iso8601))",
-                ])
+                logger.warning(
+                    "refresh failed; backing off",
+                    metadata: [
+                        "account": "\(account.name)", "error": "\(error)", "retry_at": "\(until.formatted(.iso8601))",
+                    ])
             }
         }
     }
@@ -125,16 +129,20 @@ struct DaemonScheduler: Sendable {
         for result in results where !result.cached {
             if let error = result.error {
                 let until = await state.failed(result.account.id, refresh: false, error: error)
-                logger.warning("usage poll failed; backing off", metadata: [
-                    "account": "\(result.account.name)", "error": "\(error)", "retry_at": "\(until.formatted(.iso8601))",
-                ])
+                logger.warning(
+                    "usage poll failed; backing off",
+                    metadata: [
+                        "account": "\(result.account.name)", "error": "\(error)", "retry_at": "\(until.formatted(.iso8601))",
+                    ])
             } else {
                 await state.polled(result.account.id)
                 let main = result.snapshots.first
-                logger.info("usage polled", metadata: [
-                    "account": "\(result.account.name)",
-                    "five_hour_percent": "\(main?.shortWindow?.usedPercent ?? -1)", "weekly_percent": "\(main?.longWindow?.usedPercent ?? -1)",
-                ])
+                logger.info(
+                    "usage polled",
+                    metadata: [
+                        "account": "\(result.account.name)",
+                        "five_hour_percent": "\(main?.shortWindow?.usedPercent ?? -1)", "weekly_percent": "\(main?.longWindow?.usedPercent ?? -1)",
+                    ])
             }
         }
     }

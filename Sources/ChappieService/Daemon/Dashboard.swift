@@ -80,12 +80,15 @@ struct Dashboard: Sendable {
                 binding: binding == nil ? nil : binding == snapshot?.shortWindow ? "5h" : "weekly", limitReached: snapshot?.limitReached ?? false,
                 readAt: latest[account.id]?.observedAt)
             // The hour too: the charts' 7 days move on, so an unchanged account is drawn again hourly.
-            let shown: [String?] = [
-                "\(Int(now.timeIntervalSince1970 / 3600))", row.name, row.email, row.plan, row.status, "\(row.active)", row.codexHome, row.lastError,
-                row.binding, row.readAt.map(Self.iso8601),
-            ] + [row.fiveHour, row.weekly].flatMap { window -> [String?] in
-                [window.map { "\($0.usedPercent)" }, window?.resetsAt.map(Self.iso8601), window?.resetsAt.map { "\($0 <= now)" }]
-            }
+            let shown: [String?] =
+                [
+                    "\(Int(now.timeIntervalSince1970 / 3600))", row.name, row.email, row.plan, row.status, "\(row.active)", row.codexHome,
+                    row.lastError,
+                    row.binding, row.readAt.map(Self.iso8601),
+                ]
+                + [row.fiveHour, row.weekly].flatMap { window -> [String?] in
+                    [window.map { "\($0.usedPercent)" }, window?.resetsAt.map(Self.iso8601), window?.resetsAt.map { "\($0 <= now)" }]
+                }
             row.revision = Self.digest(shown.map { $0 ?? "-" }.joined(separator: "\u{1F}"))
             return row
         }
@@ -140,12 +143,16 @@ struct Dashboard: Sendable {
                 // Colour and words: a window near its limit must not look like one at 20 %.
                 let full = row.limitReached && row.binding == key
                 let level = window.map { full || $0.usedPercent >= 100 ? " full" : $0.usedPercent >= Self.highPercent ? " high" : "" } ?? ""
-                let mark = level == " full" ? " <strong class=\"mark\">full</strong>" : level == " high" ? " <strong class=\"mark\">near its limit</strong>" : ""
+                let mark =
+                    level == " full"
+                    ? " <strong class=\"mark\">full</strong>" : level == " high" ? " <strong class=\"mark\">near its limit</strong>" : ""
                 let width = window.map { UsageHTMLReport.format(min(100, max(0, $0.usedPercent))) } ?? "0"
                 // An end already past: the newest reading is older than it, and the window has reset since.
-                let reset = window?.resetsAt.map {
-                    $0 <= now ? ", reset at \(escape(formatter.string(from: $0))); no reading since" : ", resets " + escape(formatter.string(from: $0))
-                } ?? ""
+                let reset =
+                    window?.resetsAt.map {
+                        $0 <= now
+                            ? ", reset at \(escape(formatter.string(from: $0))); no reading since" : ", resets " + escape(formatter.string(from: $0))
+                    } ?? ""
                 return """
                     <div class="window\(row.binding == key ? " binding" : "")\(level)">\(label) <span class="used" data-field="\(key)">\(used)</span> %\(mark)\(reset)\
                     <div class="bar"><span data-bar="\(key)" style="width: \(width)%"></span></div></div>
@@ -160,7 +167,9 @@ struct Dashboard: Sendable {
                 <p class="read">\(row.readAt.map { "Latest reading " + Self.age($0, now: now, formatter: formatter) } ?? "No reading yet")</p>
                 \(row.lastError.map { "<p class=\"problem\">Last poll or refresh failed: \(escape($0))</p>\n" } ?? "")
                 """
-            body += "<div class=\"windows\">\n" + bar("5-hour", "5h", row.fiveHour) + bar("weekly", "weekly", row.weekly) + "</div>\n<div class=\"charts\">\n"
+            body +=
+                "<div class=\"windows\">\n" + bar("5-hour", "5h", row.fiveHour) + bar("weekly", "weekly", row.weekly)
+                + "</div>\n<div class=\"charts\">\n"
             for kind in [ChappieUsageWindow.Kind.fiveHour, .weekly] {
                 body += "<figure><figcaption>\(kind.label) window, last 7 days</figcaption>\n"
                 body += UsageHTMLReport.chart(
@@ -170,24 +179,26 @@ struct Dashboard: Sendable {
             body += "</div>\n</section>\n"
         }
         body += "</main>\n"
-        return UsageHTMLReport.document(title: "chappie", style: """
-            .active { font-size: 12px; background: #2a6fdb; color: #fff; border-radius: 3px; padding: 0 4px; }
-            .windows { margin-bottom: 0.5em; }
-            .window { display: inline-block; vertical-align: top; width: 300px; margin-right: 2em; font-size: 13px; }
-            .window.binding { font-weight: 600; }
-            .bar { height: 8px; background: #eee; border-radius: 4px; margin-top: 2px; }
-            .bar span { display: block; height: 8px; background: #2a6fdb; border-radius: 4px; }
-            .window.high .bar span { background: #d97706; }
-            .window.full .bar span { background: #c62828; }
-            .window.high .mark { color: #b45309; }
-            .window.full .mark { color: #c62828; }
-            .read { font-size: 12px; color: #555; margin: 0 0 0.3em; }
-            .problem { font-size: 13px; color: #c62828; margin: 0 0 0.5em; }
-            .daemon { font-size: 13px; color: #555; }
-            .daemon.stale { color: #c62828; font-weight: 600; }
-            figure { display: inline-block; vertical-align: top; margin: 0 1.5em 0 0; }
-            figcaption { font-size: 12px; color: #555; }
-            """, body: body + "<script>" + Self.script + "</script>\n")
+        return UsageHTMLReport.document(
+            title: "chappie",
+            style: """
+                .active { font-size: 12px; background: #2a6fdb; color: #fff; border-radius: 3px; padding: 0 4px; }
+                .windows { margin-bottom: 0.5em; }
+                .window { display: inline-block; vertical-align: top; width: 300px; margin-right: 2em; font-size: 13px; }
+                .window.binding { font-weight: 600; }
+                .bar { height: 8px; background: #eee; border-radius: 4px; margin-top: 2px; }
+                .bar span { display: block; height: 8px; background: #2a6fdb; border-radius: 4px; }
+                .window.high .bar span { background: #d97706; }
+                .window.full .bar span { background: #c62828; }
+                .window.high .mark { color: #b45309; }
+                .window.full .mark { color: #c62828; }
+                .read { font-size: 12px; color: #555; margin: 0 0 0.3em; }
+                .problem { font-size: 13px; color: #c62828; margin: 0 0 0.5em; }
+                .daemon { font-size: 13px; color: #555; }
+                .daemon.stale { color: #c62828; font-weight: 600; }
+                figure { display: inline-block; vertical-align: top; margin: 0 1.5em 0 0; }
+                figcaption { font-size: 12px; color: #555; }
+                """, body: body + "<script>" + Self.script + "</script>\n")
     }
 
     /// `<span class="age" data-at="…">3 min ago</span> (2026-11-26 14:05)`: the script keeps the age
@@ -207,9 +218,13 @@ struct Dashboard: Sendable {
         let newestReading = pollable.compactMap(\.readAt).max()
         let since = [last ?? polling.startedAt, newestReading].compactMap { $0 }.max() ?? polling.startedAt
         let stale = !pollable.isEmpty && now.timeIntervalSince(since) > 2 * interval
-        let attributes = "id=\"daemon\" data-last-poll=\"\(Self.iso8601(since))\" data-poll-interval=\"\(Int(interval))\" data-pollable=\"\(pollable.count)\""
-        let when = last.map { "Last poll " + Self.age($0, now: now, formatter: formatter) } ?? "No poll yet since the daemon started " + Self.age(polling.startedAt, now: now, formatter: formatter)
-        let warning = stale
+        let attributes =
+            "id=\"daemon\" data-last-poll=\"\(Self.iso8601(since))\" data-poll-interval=\"\(Int(interval))\" data-pollable=\"\(pollable.count)\""
+        let when =
+            last.map { "Last poll " + Self.age($0, now: now, formatter: formatter) } ?? "No poll yet since the daemon started "
+            + Self.age(polling.startedAt, now: now, formatter: formatter)
+        let warning =
+            stale
             ? " <strong>The daemon has not polled, and no reading came, for over twice its poll interval (\(DurationText.format(polling.interval))): readings may be old. Check chappie status and the daemon's log.</strong>"
             : ""
         return "<p class=\"daemon\(stale ? " stale" : "")\" \(attributes)>\(when).\(warning)</p>"

@@ -76,7 +76,9 @@ package final class MetricsEndpoint: Sendable {
     ///
     /// - Throws: ``ServiceError`` `.configuration` for a secret file that is unreadable, readable by
     ///   others, or shorter than 16 characters; `.invalidInput` when the address cannot be listened on.
-    static func start(_ listener: MetricsListener, metrics: DaemonMetrics, dashboard: Dashboard, logger: Logger) async throws(ServiceError) -> MetricsEndpoint {
+    static func start(_ listener: MetricsListener, metrics: DaemonMetrics, dashboard: Dashboard, logger: Logger) async throws(ServiceError)
+        -> MetricsEndpoint
+    {
         var secret: SecretBytes?
         if let file = listener.tokenFile {
             // Trimmed as Prometheus trims its credentials_file, so both sides agree on the secret.
@@ -117,7 +119,9 @@ package final class MetricsEndpoint: Sendable {
                 // with the dashboard's own requests.
                 return LocalHTTPServer.Response(
                     status: 401, text: "a bearer secret is needed (Authorization: Bearer, from --http-token-file)\n",
-                    headers: [(name: "WWW-Authenticate", value: "Bearer realm=\"chappie\""), (name: "WWW-Authenticate", value: "Basic realm=\"chappie\"")])
+                    headers: [
+                        (name: "WWW-Authenticate", value: "Bearer realm=\"chappie\""), (name: "WWW-Authenticate", value: "Basic realm=\"chappie\""),
+                    ])
             }
         } else {
             guard let host = request.header("Host"), HTTPClient.isLoopbackAddress(host: hostName(host)) else {
@@ -157,8 +161,8 @@ package final class MetricsEndpoint: Sendable {
         let lowered = header.lowercased()
         if lowered.hasPrefix("bearer ") { return SecretBytes(utf8: String(header.dropFirst(7).drop { $0 == " " })) }
         guard lowered.hasPrefix("basic "),
-              let decoded = Data(base64Encoded: String(header.dropFirst(6).drop { $0 == " " })),
-              let colon = decoded.firstIndex(of: UInt8(ascii: ":"))
+            let decoded = Data(base64Encoded: String(header.dropFirst(6).drop { $0 == " " })),
+            let colon = decoded.firstIndex(of: UInt8(ascii: ":"))
         else { return nil }
         return SecretBytes(copying: decoded[decoded.index(after: colon)...])
     }
@@ -178,9 +182,11 @@ package final class MetricsEndpoint: Sendable {
             return true
         }
         if due {
-            logger.warning("metrics request refused (further refusals this minute are not logged)", metadata: [
-                "reason": "\(reason)", "path": "\(request.path.prefix(64))",
-            ])
+            logger.warning(
+                "metrics request refused (further refusals this minute are not logged)",
+                metadata: [
+                    "reason": "\(reason)", "path": "\(request.path.prefix(64))",
+                ])
         }
     }
 }

@@ -134,7 +134,9 @@ final class SocketServer: Sendable {
         mutating func run() {
             defer { shutDown() }
             while !server.shared.withLock({ $0.stopping }) {
-                var descriptors = [pollfd(fd: server.listener, events: Int16(POLLIN), revents: 0), pollfd(fd: server.wakeRead, events: Int16(POLLIN), revents: 0)]
+                var descriptors = [
+                    pollfd(fd: server.listener, events: Int16(POLLIN), revents: 0), pollfd(fd: server.wakeRead, events: Int16(POLLIN), revents: 0),
+                ]
                 let order = connections.keys.sorted()
                 for id in order {
                     let connection = connections[id]!
@@ -220,7 +222,10 @@ final class SocketServer: Sendable {
                 if count == 0 {
                     // Half-closed: what was sent is the request, if anything was.
                     if connection.input.isEmpty {
-                        respond(connection, .failure("no request line (one JSON object, at most 64 KiB, ending with a newline)", exitCode: ChappieExitCode.usage), drainAfter: false)
+                        respond(
+                            connection,
+                            .failure("no request line (one JSON object, at most 64 KiB, ending with a newline)", exitCode: ChappieExitCode.usage),
+                            drainAfter: false)
                     } else {
                         dispatch(connection, line: connection.input)
                     }
@@ -233,7 +238,10 @@ final class SocketServer: Sendable {
                 }
                 connection.input.append(contentsOf: buffer[0..<count])
                 if connection.input.count > UnixSocket.maximumRequestBytes {
-                    respond(connection, .failure("no request line (one JSON object, at most 64 KiB, ending with a newline)", exitCode: ChappieExitCode.usage), drainAfter: true)
+                    respond(
+                        connection,
+                        .failure("no request line (one JSON object, at most 64 KiB, ending with a newline)", exitCode: ChappieExitCode.usage),
+                        drainAfter: true)
                     return
                 }
             }
@@ -241,7 +249,8 @@ final class SocketServer: Sendable {
 
         mutating func dispatch(_ connection: Connection, line: Data) {
             guard let request = DaemonRequest.decode(line: line) else {
-                respond(connection, .failure("the request is not a JSON object with a \"command\"", exitCode: ChappieExitCode.usage), drainAfter: false)
+                respond(
+                    connection, .failure("the request is not a JSON object with a \"command\"", exitCode: ChappieExitCode.usage), drainAfter: false)
                 return
             }
             connection.phase = .answering

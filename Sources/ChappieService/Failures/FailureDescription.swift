@@ -30,16 +30,21 @@ public struct FailureDescription: Sendable, Equatable {
             // A file that could not be written is a failure of its own, not a key or set-up problem.
             self.init(message: error.message, exitCode: error.kind == .writeFailed ? ChappieExitCode.failure : ChappieExitCode.configuration)
         case let error as ChappieAuthError:
-            self.init(message: Self.sentence(error.errorDescription ?? "\(error)") + Self.advice(error.recovery, account: account), exitCode: error.recovery.exitCode)
+            self.init(
+                message: Self.sentence(error.errorDescription ?? "\(error)") + Self.advice(error.recovery, account: account),
+                exitCode: error.recovery.exitCode)
         case let error as ChappieClientError:
-            self.init(message: Self.sentence(error.errorDescription ?? "\(error)") + Self.advice(error.recovery, account: account), exitCode: error.recovery.exitCode)
+            self.init(
+                message: Self.sentence(error.errorDescription ?? "\(error)") + Self.advice(error.recovery, account: account),
+                exitCode: error.recovery.exitCode)
         case let error as ServiceError:
-            let exitCode = switch error.kind {
-            case .configuration: ChappieExitCode.configuration
-            case .unavailable: ChappieExitCode.temporaryFailure
-            case .signInRequired: ChappieExitCode.signInRequired
-            case .invalidInput, .cancelled: ChappieExitCode.failure
-            }
+            let exitCode =
+                switch error.kind {
+                case .configuration: ChappieExitCode.configuration
+                case .unavailable: ChappieExitCode.temporaryFailure
+                case .signInRequired: ChappieExitCode.signInRequired
+                case .invalidInput, .cancelled: ChappieExitCode.failure
+                }
             self.init(message: error.message, exitCode: exitCode)
         case let error as AccountNameError:
             self.init(message: error.description, exitCode: ChappieExitCode.usage)
@@ -58,7 +63,11 @@ public struct FailureDescription: Sendable, Equatable {
     static func advice(_ recovery: ChappieErrorRecovery, account: AccountName?) -> String {
         switch recovery {
         case .signInAgain:
-            if let account { " Sign \(account) in again: chappie accounts add \(account)" } else { " Sign the account in again with chappie accounts add and its name" }
+            if let account {
+                " Sign \(account) in again: chappie accounts add \(account)"
+            } else {
+                " Sign the account in again with chappie accounts add and its name"
+            }
         case .retry: " Try again later."
         case .permanent(.fixConfiguration): " Fix the configuration; retrying as it is will not help."
         case .permanent: ""

@@ -81,12 +81,15 @@ public struct LeaseService: Sendable {
         var passedOver: Set<Int64> = []
         while true {
             var ranked = try await rank(accounts.filter { !passedOver.contains($0.id) }, named: request.account != nil)
-            if request.privateCodexHome { ranked = ranked.map { (Lease.Candidate(accountID: $0.candidate.accountID, wholeAccount: true), $0.codexHome) } }
+            if request.privateCodexHome {
+                ranked = ranked.map { (Lease.Candidate(accountID: $0.candidate.accountID, wholeAccount: true), $0.codexHome) }
+            }
             if let lease = try await store.acquireLease(on: ranked.map(\.candidate), holder: request.holder, ttl: request.ttl) {
                 do {
                     let account = try await store.account(id: lease.accountID)
                     guard request.privateCodexHome else {
-                        return Granted(lease: lease, account: account, codexHome: ranked.first { $0.candidate.accountID == lease.accountID }?.codexHome)
+                        return Granted(
+                            lease: lease, account: account, codexHome: ranked.first { $0.candidate.accountID == lease.accountID }?.codexHome)
                     }
                     return try await withHome(lease, of: account)
                 } catch {
@@ -101,7 +104,8 @@ public struct LeaseService: Sendable {
             guard clock.now < deadline else {
                 throw ServiceError(
                     .unavailable,
-                    "no account had a free lease slot for \(Self.describe(request.wait)); try again later, or raise the slots (chappie accounts set NAME --max-leases K)")
+                    "no account had a free lease slot for \(Self.describe(request.wait)); try again later, or raise the slots (chappie accounts set NAME --max-leases K)"
+                )
             }
             if !told {
                 waiting(
@@ -153,7 +157,8 @@ public struct LeaseService: Sendable {
         // `chappie exec`'s private home goes with the whole account.
         let privateCodexHomes = store.privateCodexHomes
         return ordered.map { account in
-            let isPrivate = account.codexHome.map { URL(fileURLWithPath: $0).standardizedFileURL.deletingLastPathComponent() == privateCodexHomes } ?? false
+            let isPrivate =
+                account.codexHome.map { URL(fileURLWithPath: $0).standardizedFileURL.deletingLastPathComponent() == privateCodexHomes } ?? false
             return (Lease.Candidate(accountID: account.id, wholeAccount: isPrivate), account.codexHome)
         }
     }

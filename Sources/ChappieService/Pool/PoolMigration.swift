@@ -80,7 +80,8 @@ public enum PoolMigration {
                 } catch {
                     throw ServiceError(
                         .configuration,
-                        "account \(current.name) is in the pool now, but could not be removed from the local store (\(FailureDescription(error)?.message ?? "\(error)")); remove it there before using that store again: chappie --store '' accounts remove \(current.name) --yes")
+                        "account \(current.name) is in the pool now, but could not be removed from the local store (\(FailureDescription(error)?.message ?? "\(error)")); remove it there before using that store again: chappie --store '' accounts remove \(current.name) --yes"
+                    )
                 }
                 return .success(())
             }
@@ -89,10 +90,12 @@ public enum PoolMigration {
                 outcome.moved.append(account.name)
                 progress("\(account.name): moved to the pool")
             case .failure(let refusal):
-                let reason = switch refusal {
-                case .alreadyInPool: "the pool has this ChatGPT account already, from another sign-in; it stays in the local store"
-                case .nameTaken: "another account in the pool is named \(account.name); rename one of them (chappie accounts rename) and run this again"
-                }
+                let reason =
+                    switch refusal {
+                    case .alreadyInPool: "the pool has this ChatGPT account already, from another sign-in; it stays in the local store"
+                    case .nameTaken:
+                        "another account in the pool is named \(account.name); rename one of them (chappie accounts rename) and run this again"
+                    }
                 outcome.left.append(Left(name: account.name, reason: reason))
                 progress("\(account.name): left: \(reason)")
             }

@@ -23,9 +23,11 @@ public enum CSVWriter {
     /// are left out, so that no field changes a terminal that shows the file; tabs and line breaks,
     /// which quoting carries, stay.
     public static func field(_ value: String) -> String {
-        let value = String(String.UnicodeScalarView(value.unicodeScalars.filter { scalar in
-            !TerminalText.isControl(scalar) || "\t\r\n".unicodeScalars.contains(scalar)
-        }))
+        let value = String(
+            String.UnicodeScalarView(
+                value.unicodeScalars.filter { scalar in
+                    !TerminalText.isControl(scalar) || "\t\r\n".unicodeScalars.contains(scalar)
+                }))
         let special = value.contains { $0 == "," || $0 == "\"" || $0 == "\r" || $0 == "\n" || $0 == "\r\n" }
         let padded = value.first?.isWhitespace == true || value.last?.isWhitespace == true
         guard special || padded else { return value }

@@ -106,9 +106,11 @@ public struct UsageChart: Sendable {
         lines.append("   +" + (0..<columns).map { resets.contains($0) ? mark : rule }.joined())
         let start = axisFormatter.string(from: first.date), end = axisFormatter.string(from: last.date)
         // Both times under the axis where they fit, else the first alone.
-        lines.append("    " + (start.count + 1 + end.count <= columns
-            ? start + String(repeating: " ", count: columns - start.count - end.count) + end
-            : String(start.prefix(columns))))
+        lines.append(
+            "    "
+                + (start.count + 1 + end.count <= columns
+                    ? start + String(repeating: " ", count: columns - start.count - end.count) + end
+                    : String(start.prefix(columns))))
         if !resets.isEmpty {
             let legend = "    \(mark) = the window reset"
             lines.append(legend.count <= width ? legend : "\(mark) = reset")

@@ -62,8 +62,9 @@ enum UsageHTMLReport {
     static func render(
         from store: any UsageLog, accounts: [Account], since: Date?, until: Date?, timeZone: TimeZone, now: Date = Date()
     ) async throws -> String {
-        render(accounts: accounts, series: try await gather(from: store, accounts: accounts, since: since, until: until),
-               since: since, until: until, timeZone: timeZone, now: now)
+        render(
+            accounts: accounts, series: try await gather(from: store, accounts: accounts, since: since, until: until),
+            since: since, until: until, timeZone: timeZone, now: now)
     }
 
     /// The page, from each account's series.
@@ -95,17 +96,23 @@ enum UsageHTMLReport {
             for kind in [ChappieUsageWindow.Kind.fiveHour, .weekly] {
                 let used = kind == .fiveHour ? drawn.latest?.fiveHourUsed : drawn.latest?.weeklyUsed
                 let resetsAt = kind == .fiveHour ? drawn.latest?.fiveHourResetsAt : drawn.latest?.weeklyResetsAt
-                let caption = "\(kind.label) window"
-                    + (used.map { ", now \(format($0)) %" + (resetsAt.map { ", resets \(formatter.string(from: Date(timeIntervalSince1970: Double($0))))" } ?? "") } ?? "")
+                let caption =
+                    "\(kind.label) window"
+                    + (used.map {
+                        ", now \(format($0)) %"
+                            + (resetsAt.map { ", resets \(formatter.string(from: Date(timeIntervalSince1970: Double($0))))" } ?? "")
+                    } ?? "")
                 body += "<figure>\n<figcaption>\(HTMLText.escaped(caption))</figcaption>\n"
                 body += chart(drawn[kind], account: account.name, kind: kind, axis: axis) + "\n</figure>\n"
             }
             body += "</section>\n"
         }
-        return document(title: "chappie usage", style: """
-            figure { display: inline-block; margin: 0 1.5em 1em 0; }
-            figcaption { font-size: 13px; color: #555; }
-            """, body: body)
+        return document(
+            title: "chappie usage",
+            style: """
+                figure { display: inline-block; margin: 0 1.5em 1em 0; }
+                figcaption { font-size: 13px; color: #555; }
+                """, body: body)
     }
 
     /// The page around `body`: XHTML syntax, the charts' style and `style`, no script.
@@ -217,13 +224,17 @@ enum UsageHTMLReport {
             svg += "<text x=\"2\" y=\"\(format(top(level) + 3))\">\(Int(level)) %</text>\n"
         }
         for tick in axis.ticks {
-            svg += "<line class=\"tick\" x1=\"\(x(tick.date.timeIntervalSince1970))\" x2=\"\(x(tick.date.timeIntervalSince1970))\" y1=\"4\" y2=\"\(format(height - bottom))\"/>"
-            svg += "<text class=\"tick\" x=\"\(x(tick.date.timeIntervalSince1970))\" y=\"\(format(height - bottom + 11))\" text-anchor=\"middle\">\(HTMLText.escaped(tick.label))</text>\n"
+            svg +=
+                "<line class=\"tick\" x1=\"\(x(tick.date.timeIntervalSince1970))\" x2=\"\(x(tick.date.timeIntervalSince1970))\" y1=\"4\" y2=\"\(format(height - bottom))\"/>"
+            svg +=
+                "<text class=\"tick\" x=\"\(x(tick.date.timeIntervalSince1970))\" y=\"\(format(height - bottom + 11))\" text-anchor=\"middle\">\(HTMLText.escaped(tick.label))</text>\n"
         }
         svg += "<text x=\"\(format(left))\" y=\"\(format(height - 4))\">\(HTMLText.escaped(formatter.string(from: start)))</text>"
-        svg += "<text x=\"\(format(width - 4))\" y=\"\(format(height - 4))\" text-anchor=\"end\">\(HTMLText.escaped(formatter.string(from: end)))</text>\n"
+        svg +=
+            "<text x=\"\(format(width - 4))\" y=\"\(format(height - 4))\" text-anchor=\"end\">\(HTMLText.escaped(formatter.string(from: end)))</text>\n"
         for reset in series.resets {
-            svg += "<line class=\"reset\" x1=\"\(x(reset))\" x2=\"\(x(reset))\" y1=\"4\" y2=\"\(format(height - bottom))\"><title>reset</title></line>\n"
+            svg +=
+                "<line class=\"reset\" x1=\"\(x(reset))\" x2=\"\(x(reset))\" y1=\"4\" y2=\"\(format(height - bottom))\"><title>reset</title></line>\n"
         }
         if !series.points.isEmpty {
             svg += "<polyline class=\"use\" points=\""
@@ -238,7 +249,8 @@ enum UsageHTMLReport {
             // average; past that the dots would merge, and the line's vertices are the readings.
             if Double(series.points.count) <= (width - left - 4) / 3 {
                 for point in series.points {
-                    svg += "<circle class=\"point\" cx=\"\(x(point.time))\" cy=\"\(y(point.used))\" r=\"1.8\"><title>\(HTMLText.escaped(formatter.string(from: Date(timeIntervalSince1970: point.time)))): \(format(point.used)) %</title></circle>\n"
+                    svg +=
+                        "<circle class=\"point\" cx=\"\(x(point.time))\" cy=\"\(y(point.used))\" r=\"1.8\"><title>\(HTMLText.escaped(formatter.string(from: Date(timeIntervalSince1970: point.time)))): \(format(point.used)) %</title></circle>\n"
                 }
             }
         } else {

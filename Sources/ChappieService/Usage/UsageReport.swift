@@ -92,28 +92,36 @@ public struct UsageReport: Sendable {
         formatter.formatOptions = [.withInternetDateTime]
         if grouping == .window {
             let windows = try await store.usageWindows(since: since, until: until, accounts: ids)
-                .sorted { ($0.resetsAt, byID[$0.accountID]?.name.rawValue ?? "", $0.kind.rawValue) < ($1.resetsAt, byID[$1.accountID]?.name.rawValue ?? "", $1.kind.rawValue) }
-            return UsageReport(columns: windowColumns, rows: windows.compactMap { window in
-                guard let account = byID[window.accountID] else { return nil }
-                return [
-                    .text(account.name.rawValue), account.info.email.map(Cell.text) ?? .empty, .text(window.kind.rawValue),
-                    .text(formatter.string(from: window.resetsAt)), .text(formatter.string(from: window.firstSample)),
-                    .text(formatter.string(from: window.lastSample)), .integer(window.samples), .number(window.peakPercent),
-                    .integer(window.limitReached),
-                ]
-            })
+                .sorted {
+                    ($0.resetsAt, byID[$0.accountID]?.name.rawValue ?? "", $0.kind.rawValue) < (
+                        $1.resetsAt, byID[$1.accountID]?.name.rawValue ?? "", $1.kind.rawValue
+                    )
+                }
+            return UsageReport(
+                columns: windowColumns,
+                rows: windows.compactMap { window in
+                    guard let account = byID[window.accountID] else { return nil }
+                    return [
+                        .text(account.name.rawValue), account.info.email.map(Cell.text) ?? .empty, .text(window.kind.rawValue),
+                        .text(formatter.string(from: window.resetsAt)), .text(formatter.string(from: window.firstSample)),
+                        .text(formatter.string(from: window.lastSample)), .integer(window.samples), .number(window.peakPercent),
+                        .integer(window.limitReached),
+                    ]
+                })
         }
         if grouping == .machine {
             let summaries = try await store.usageByMachine(since: since, until: until, accounts: ids)
                 .sorted { ($0.machine, byID[$0.accountID]?.name.rawValue ?? "") < ($1.machine, byID[$1.accountID]?.name.rawValue ?? "") }
-            return UsageReport(columns: machineColumns, rows: summaries.compactMap { summary in
-                guard let account = byID[summary.accountID] else { return nil }
-                return [
-                    .text(summary.machine), .text(account.name.rawValue), account.info.email.map(Cell.text) ?? .empty, .integer(summary.samples),
-                    .text(formatter.string(from: summary.firstSample)), .text(formatter.string(from: summary.lastSample)),
-                    summary.fiveHourPeak.map(Cell.number) ?? .empty, summary.weeklyPeak.map(Cell.number) ?? .empty,
-                ]
-            })
+            return UsageReport(
+                columns: machineColumns,
+                rows: summaries.compactMap { summary in
+                    guard let account = byID[summary.accountID] else { return nil }
+                    return [
+                        .text(summary.machine), .text(account.name.rawValue), account.info.email.map(Cell.text) ?? .empty, .integer(summary.samples),
+                        .text(formatter.string(from: summary.firstSample)), .text(formatter.string(from: summary.lastSample)),
+                        summary.fiveHourPeak.map(Cell.number) ?? .empty, summary.weeklyPeak.map(Cell.number) ?? .empty,
+                    ]
+                })
         }
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
@@ -130,14 +138,20 @@ public struct UsageReport: Sendable {
         for (accountID, byStart) in periods {
             guard let account = byID[accountID] else { continue }
             for period in byStart.values {
-                rows.append((period.interval.start, account.name.rawValue, [
-                    .text(formatter.string(from: period.interval.start)), .text(formatter.string(from: period.interval.end)),
-                    .text(account.name.rawValue), account.info.email.map(Cell.text) ?? .empty,
-                    account.info.plan.map { .text($0.rawValue) } ?? .empty, .integer(period.samples),
-                    period.fivePeak.map(Cell.number) ?? .empty, period.fiveCount > 0 ? .number(period.fiveSum / Double(period.fiveCount)) : .empty,
-                    period.weekPeak.map(Cell.number) ?? .empty, period.weekCount > 0 ? .number(period.weekSum / Double(period.weekCount)) : .empty,
-                    .integer(period.reached), .integer(period.resets),
-                ]))
+                rows.append(
+                    (
+                        period.interval.start, account.name.rawValue,
+                        [
+                            .text(formatter.string(from: period.interval.start)), .text(formatter.string(from: period.interval.end)),
+                            .text(account.name.rawValue), account.info.email.map(Cell.text) ?? .empty,
+                            account.info.plan.map { .text($0.rawValue) } ?? .empty, .integer(period.samples),
+                            period.fivePeak.map(Cell.number) ?? .empty,
+                            period.fiveCount > 0 ? .number(period.fiveSum / Double(period.fiveCount)) : .empty,
+                            period.weekPeak.map(Cell.number) ?? .empty,
+                            period.weekCount > 0 ? .number(period.weekSum / Double(period.weekCount)) : .empty,
+                            .integer(period.reached), .integer(period.resets),
+                        ]
+                    ))
             }
         }
         rows.sort { ($0.0, $0.1) < ($1.0, $1.1) }

@@ -95,7 +95,9 @@ public struct UsageService: Sendable {
         let milliseconds = Int((clock.now - start) / .milliseconds(1))
         try await store.recordEvent(
             .usagePolled, account: account,
-            detail: "GET \(request.url.absoluteString) (ChatGPT-Account-Id\(account.info.isFedRAMPAccount ? ", X-OpenAI-Fedramp" : "")) → HTTP \(response.status) in \(milliseconds) ms")
+            detail:
+                "GET \(request.url.absoluteString) (ChatGPT-Account-Id\(account.info.isFedRAMPAccount ? ", X-OpenAI-Fedramp" : "")) → HTTP \(response.status) in \(milliseconds) ms"
+        )
         return response
     }
 
@@ -130,7 +132,9 @@ public struct UsageService: Sendable {
         // One whose tokens do not open here (damaged, or on its way to the team pool) cannot be switched to.
         let problems = try await store.credentialProblems(of: stored)
         let accounts = stored.filter { problems[$0.id] == nil }
-        guard !accounts.isEmpty else { throw ServiceError(.invalidInput, "no account is usable (none is stored with status ok and credentials that open)") }
+        guard !accounts.isEmpty else {
+            throw ServiceError(.invalidInput, "no account is usable (none is stored with status ok and credentials that open)")
+        }
         _ = await pollAll(accounts, maxAge: maxAge)
         let latest = try await store.latestUsage()
         let ranked = Self.rank(accounts.compactMap { account in latest[account.id].map { (account, $0.snapshot) } })
@@ -143,7 +147,8 @@ public struct UsageService: Sendable {
                     : "every account is at its limit or reserve" + (reset.map { "; the first window resets at \($0.formatted(.iso8601))" } ?? ""))
         }
         let others = ranked.dropFirst().prefix(3).map { "\($0.account.name) \(Self.describe($0.snapshot))\($0.full ? " (full)" : "")" }
-        let reason = "\(first.account.name) has the most headroom: \(Self.describe(first.snapshot))"
+        let reason =
+            "\(first.account.name) has the most headroom: \(Self.describe(first.snapshot))"
             + (others.isEmpty ? "" : "; next: " + others.joined(separator: ", "))
         return BestChoice(account: first.account, snapshot: first.snapshot, reason: reason)
     }

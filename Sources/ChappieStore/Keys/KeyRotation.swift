@@ -47,7 +47,8 @@ public enum KeyRotation {
         case .systemdCredential(let url):
             throw VaultError(
                 .keyFile,
-                "the key comes from the systemd credential \(url.path), which chappie cannot change; to rotate, run with --key-file pointing at a key file you own")
+                "the key comes from the systemd credential \(url.path), which chappie cannot change; to rotate, run with --key-file pointing at a key file you own"
+            )
         case .keyFile(let url), .defaultKeyFile(let url):
             let lock = try await FileLock.acquire(store.keyLockURL, mode: .exclusive)
             defer { withExtendedLifetime(lock) {} }

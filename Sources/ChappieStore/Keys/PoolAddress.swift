@@ -55,7 +55,8 @@ public struct PoolAddress: Sendable, CustomStringConvertible {
         let query = Dictionary((components.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { _, last in last })
         let known: Set = ["sslmode", "sslrootcert", "host", "port", "user", "dbname", "application_name", "connect_timeout"]
         if let unknown = query.keys.sorted().first(where: { !known.contains($0) }) {
-            throw StoreError(.poolAddress, "the store address has an option chappie does not know: \(unknown) (known: \(known.sorted().joined(separator: ", ")))")
+            throw StoreError(
+                .poolAddress, "the store address has an option chappie does not know: \(unknown) (known: \(known.sorted().joined(separator: ", ")))")
         }
         user = query["user"] ?? components.percentEncodedUser?.removingPercentEncoding ?? ""
         guard !user.isEmpty else { throw StoreError(.poolAddress, "the store address names no user (postgres://USER@HOST/DATABASE)") }
@@ -74,7 +75,9 @@ public struct PoolAddress: Sendable, CustomStringConvertible {
             host = hostText.hasPrefix("[") && hostText.hasSuffix("]") ? String(hostText.dropFirst().dropLast()) : hostText
         }
         if let text = query["port"] {
-            guard let number = Int(text), (1...65535).contains(number) else { throw StoreError(.poolAddress, "the store address's port is not a port number") }
+            guard let number = Int(text), (1...65535).contains(number) else {
+                throw StoreError(.poolAddress, "the store address's port is not a port number")
+            }
             port = number
         } else {
             port = components.port ?? 5432

@@ -40,7 +40,8 @@ public enum StoreOpener {
             guard let backend = options.poolBackend else {
                 throw StoreError(
                     .poolAddress,
-                    "the store is the team pool \(address), and this program was built without the team pool's backend: use the chappie command, or link ChappiePool and set StoreOptions.poolBackend to TeamPool()")
+                    "the store is the team pool \(address), and this program was built without the team pool's backend: use the chappie command, or link ChappiePool and set StoreOptions.poolBackend to TeamPool()"
+                )
             }
             return try await backend.open(address, options: options)
         }
@@ -86,7 +87,9 @@ public enum StoreOpener {
         _ = try? store.bindCredentialsToIdentities()
     }
 
-    private static func unlock(_ database: StoreDatabase, source: KeySource, setup: StoreDatabase.KeySetup, options: StoreOptions) throws -> SQLiteAccountStore {
+    private static func unlock(_ database: StoreDatabase, source: KeySource, setup: StoreDatabase.KeySetup, options: StoreOptions) throws
+        -> SQLiteAccountStore
+    {
         switch source {
         case .keyFile(let url):
             return try unlock(database, keyFileAt: url, createIfNew: false)
@@ -112,7 +115,8 @@ public enum StoreOpener {
             case .key(let id):
                 throw StoreError(
                     .wrongKey,
-                    "this store is sealed with a key file (key \(id)), not a passphrase: unset CHAPPIE_PASSPHRASE or pass --key-file; nothing was changed")
+                    "this store is sealed with a key file (key \(id)), not a passphrase: unset CHAPPIE_PASSPHRASE or pass --key-file; nothing was changed"
+                )
             }
         }
     }

@@ -63,11 +63,13 @@ extension SQLiteAccountStore {
                 continue
             }
             guard record.keyId == key.id else {
-                problems[account.id] = "account \(account.name)'s credentials are sealed with key \(record.keyId), not the store's key \(key.id); sign it in again"
+                problems[account.id] =
+                    "account \(account.name)'s credentials are sealed with key \(record.keyId), not the store's key \(key.id); sign it in again"
                 continue
             }
             if (try? open(record, uuid: account.uuid, key: key)) == nil {
-                problems[account.id] = "account \(account.name)'s sealed credentials do not open (altered, or copied from another account); sign it in again"
+                problems[account.id] =
+                    "account \(account.name)'s sealed credentials do not open (altered, or copied from another account); sign it in again"
             }
         }
         return problems
@@ -121,7 +123,8 @@ extension SQLiteAccountStore {
         // old key now would leave a credential nobody can open.
         let key = self.key
         guard try db.setting(.keyID).map({ String(decoding: $0, as: UTF8.self) }) == key.id else {
-            throw StoreError(.wrongKey, "the store's key was rotated by another chappie process; run the command again (restart a daemon); nothing was changed")
+            throw StoreError(
+                .wrongKey, "the store's key was rotated by another chappie process; run the command again (restart a daemon); nothing was changed")
         }
         guard let id = account.id, let uuid = UUID(uuidString: account.uuid) else {
             throw StoreError(.corrupt, "the accounts table has a row chappie cannot read (row \(account.id ?? -1))")

@@ -86,7 +86,8 @@ extension SQLiteAccountStore {
                 let name = try AccountRecord.fetchOne(db, key: record.accountId)?.name ?? "?"
                 throw StoreError(
                     .credentialUnreadable,
-                    "account \(name)'s credentials do not open with the current key, so the key was not rotated; remove or sign in that account first")
+                    "account \(name)'s credentials do not open with the current key, so the key was not rotated; remove or sign in that account first"
+                )
             }
             try db.setSetting(.keyCheck, KeyCheck.make(key: newKey))
             try db.setSetting(.keyID, Data(newKey.id.utf8))

@@ -27,7 +27,9 @@ extension SQLiteAccountStore {
             }
             try db.execute(sql: "DELETE FROM leases WHERE expires_at < ?", arguments: [now.timeIntervalSince1970])
             for candidate in candidates {
-                guard let record = try AccountRecord.fetchOne(db, key: candidate.accountID), record.status == AccountStatus.ok.rawValue else { continue }
+                guard let record = try AccountRecord.fetchOne(db, key: candidate.accountID), record.status == AccountStatus.ok.rawValue else {
+                    continue
+                }
                 let row = try Row.fetchOne(
                     db, sql: "SELECT count(*) AS n, coalesce(max(whole_account), 0) AS whole FROM leases WHERE account_id = ?",
                     arguments: [candidate.accountID])
@@ -69,7 +71,8 @@ extension SQLiteAccountStore {
         try await write { db in
             guard let lease = try Self.leases(db, id: id, includingExpired: true).first else { return }
             try db.execute(sql: "DELETE FROM leases WHERE id = ?", arguments: [id.uuidString.lowercased()])
-            try db.record(.leaseReleased, account: try AccountRecord.fetchOne(db, key: lease.accountID), detail: "lease \(id.uuidString.lowercased())")
+            try db.record(
+                .leaseReleased, account: try AccountRecord.fetchOne(db, key: lease.accountID), detail: "lease \(id.uuidString.lowercased())")
         }
     }
 

@@ -59,11 +59,12 @@ extension SQLiteAccountStore {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: recoveryDirectory.path) else { return [] }
         var adopted: [AccountName] = []
         // A slot holds tokens only when its file could not be renamed; an empty one is a reservation.
-        let stems = Set(names.compactMap { name -> String? in
-            let stem = (name as NSString).deletingPathExtension
-            guard name.hasSuffix(".sealed") || name.hasSuffix(".slot") else { return nil }
-            return RecoveryFile.pendingData(at: recoveryDirectory.appendingPathComponent(stem + ".sealed")) == nil ? nil : stem
-        })
+        let stems = Set(
+            names.compactMap { name -> String? in
+                let stem = (name as NSString).deletingPathExtension
+                guard name.hasSuffix(".sealed") || name.hasSuffix(".slot") else { return nil }
+                return RecoveryFile.pendingData(at: recoveryDirectory.appendingPathComponent(stem + ".sealed")) == nil ? nil : stem
+            })
         for name in stems where name.hasPrefix("account-") {
             guard let id = Int64(name.dropFirst("account-".count)),
                 let lock = try? FileLock.tryAcquire(lockURL(forAccountID: id))
@@ -92,7 +93,9 @@ extension SQLiteAccountStore {
     /// - Throws: ``StoreError`` `.credentialUnreadable` for a file that does not open (it is kept).
     func settleRecovery(accountID: Int64, stored: CredentialRecord?, _ db: Database) throws -> String? {
         guard var record = try AccountRecord.fetchOne(db, key: accountID) else { return nil }
-        guard let uuid = UUID(uuidString: record.uuid) else { throw StoreError(.corrupt, "the accounts table has a row chappie cannot read (row \(accountID))") }
+        guard let uuid = UUID(uuidString: record.uuid) else {
+            throw StoreError(.corrupt, "the accounts table has a row chappie cannot read (row \(accountID))")
+        }
         switch recoveryState(for: accountID, uuid: uuid, stored: stored) {
         case .none:
             return nil

@@ -27,12 +27,14 @@ extension SQLiteAccountStore {
 
     public func latestUsage() async throws(StoreError) -> [Int64: UsageSample] {
         try await read { db in
-            let records = try UsageSampleRecord.fetchAll(db, sql: """
-                SELECT s.* FROM usage_samples s
-                JOIN (SELECT account_id, max(observed_at) AS newest FROM usage_samples WHERE limit_id = 'codex' GROUP BY account_id) n
-                  ON n.account_id = s.account_id AND n.newest = s.observed_at
-                WHERE s.limit_id = 'codex'
-                """)
+            let records = try UsageSampleRecord.fetchAll(
+                db,
+                sql: """
+                    SELECT s.* FROM usage_samples s
+                    JOIN (SELECT account_id, max(observed_at) AS newest FROM usage_samples WHERE limit_id = 'codex' GROUP BY account_id) n
+                      ON n.account_id = s.account_id AND n.newest = s.observed_at
+                    WHERE s.limit_id = 'codex'
+                    """)
             return Dictionary(records.map(\.sample).map { ($0.accountID, $0) }, uniquingKeysWith: { first, _ in first })
         }
     }
@@ -40,7 +42,8 @@ extension SQLiteAccountStore {
     public func usageSamples(for account: Account, since: Date?, until: Date?) async throws(StoreError) -> [UsageSample] {
         try await read { db in
             let columns = UsageSampleRecord.Columns.self
-            return try UsageSampleRecord
+            return
+                try UsageSampleRecord
                 .filter(columns.accountId == account.id)
                 .filter(columns.observedAt >= (since?.timeIntervalSince1970 ?? -Double.greatestFiniteMagnitude))
                 .filter(columns.observedAt < (until?.timeIntervalSince1970 ?? Double.greatestFiniteMagnitude))
@@ -70,9 +73,11 @@ extension SQLiteAccountStore {
                 """
             let rows = try Row.fetchCursor(db, sql: sql, arguments: arguments)
             while let row = try rows.next() {
-                try update(&state, UsageReading(
-                    accountID: row[0], observedAt: row[1], fiveHourUsed: row[2], fiveHourResetsAt: row[3],
-                    weeklyUsed: row[4], weeklyResetsAt: row[5], limitReached: row[6]))
+                try update(
+                    &state,
+                    UsageReading(
+                        accountID: row[0], observedAt: row[1], fiveHourUsed: row[2], fiveHourResetsAt: row[3],
+                        weeklyUsed: row[4], weeklyResetsAt: row[5], limitReached: row[6]))
             }
             return state
         }

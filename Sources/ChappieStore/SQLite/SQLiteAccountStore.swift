@@ -266,7 +266,8 @@ public final class SQLiteAccountStore: AccountStore {
 
     private static func matching(_ info: ChappieAccountInfo, _ db: Database) throws -> AccountRecord? {
         if let accountID = info.accountID, let userID = info.userID {
-            return try AccountRecord
+            return
+                try AccountRecord
                 .filter(AccountRecord.Columns.chatgptAccountId == accountID && AccountRecord.Columns.chatgptUserId == userID).fetchOne(db)
         }
         if let email = info.email, info.accountID == nil {

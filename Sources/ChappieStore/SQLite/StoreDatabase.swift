@@ -88,7 +88,8 @@ public final class StoreDatabase: Sendable {
             // A full disk makes SQLite fail with an I/O error at open: say what it is, as a
             // temporary failure, rather than call a healthy database damaged.
             if Self.diskIsFull(location.directory) {
-                throw StoreError(.unavailable, "the disk holding \(location.directory.path) is full; free some space and try again (nothing was changed)")
+                throw StoreError(
+                    .unavailable, "the disk holding \(location.directory.path) is full; free some space and try again (nothing was changed)")
             }
             throw StoreError(.corrupt, "\(file.path) cannot be opened as a chappie database (\(Self.reason(error)))")
         }
@@ -100,7 +101,8 @@ public final class StoreDatabase: Sendable {
             if try pool.read({ db in try migrator.hasBeenSuperseded(db) }) {
                 throw StoreError(
                     .newerSchema,
-                    "\(file.path) was written by a newer chappie; this one (\(StoreSchema.migrations.count) migrations) leaves it untouched. Upgrade chappie.")
+                    "\(file.path) was written by a newer chappie; this one (\(StoreSchema.migrations.count) migrations) leaves it untouched. Upgrade chappie."
+                )
             }
             // Migrating takes the write lock: only when something is missing.
             if try !pool.read({ db in try migrator.hasCompletedMigrations(db) }) {

@@ -37,10 +37,12 @@ public final class FileLock: Sendable {
 
     /// Logs that a lock is held by someone else and is being waited for.
     private static func logWaiting(_ url: URL, _ mode: Mode) {
-        logger.debug("waiting for a lock", metadata: [
-            "lock": "\(url.path)", "mode": "\(mode == .exclusive ? "exclusive" : "shared")",
-            "holder": "\(recorded(at: url).map { String($0.prefix(80)) } ?? "unknown")",
-        ])
+        logger.debug(
+            "waiting for a lock",
+            metadata: [
+                "lock": "\(url.path)", "mode": "\(mode == .exclusive ? "exclusive" : "shared")",
+                "holder": "\(recorded(at: url).map { String($0.prefix(80)) } ?? "unknown")",
+            ])
     }
 
     /// Logs how long a lock that had to be waited for took.
@@ -88,7 +90,8 @@ public final class FileLock: Sendable {
             guard (error as? StoreError)?.code == .unavailable else { throw error }
             throw StoreError(
                 .unavailable,
-                "a refresh of this account is in flight in another chappie process (the issuer has up to \(RefreshBounds.answerTimeout.components.seconds) s to answer it); try again shortly")
+                "a refresh of this account is in flight in another chappie process (the issuer has up to \(RefreshBounds.answerTimeout.components.seconds) s to answer it); try again shortly"
+            )
         }
     }
 

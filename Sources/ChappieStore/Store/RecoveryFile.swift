@@ -55,7 +55,9 @@ extension RecoveryFile {
     /// Seals tokens that must not be used into `quarantine/account-UUID-TIME.sealed` in the data
     /// directory (0600 in 0700), in the recovery file's format: nothing reads that directory, so they
     /// are never adopted by themselves.
-    package static func quarantine(_ credentials: Credentials, of account: Account, key: SecretKey, in location: StoreLocation) throws(StoreError) -> URL {
+    package static func quarantine(_ credentials: Credentials, of account: Account, key: SecretKey, in location: StoreLocation) throws(StoreError)
+        -> URL
+    {
         let name = "account-\(account.uuid.uuidString.lowercased())-\(Int(Date().timeIntervalSince1970 * 1000)).sealed"
         let url = location.directory.appendingPathComponent("quarantine").appendingPathComponent(name)
         try keep(credentials, of: account, key: key, baseNonce: nil, accessExpiresAt: nil, refreshedAt: Date(), at: url)
@@ -134,7 +136,9 @@ extension RecoveryFile {
     /// Removes the recovery file at `url`, and its slot when the tokens were left there.
     package static func remove(at url: URL) {
         var removed = unlink(url.path) == 0
-        if FileManager.default.contents(atPath: url.path) == nil, pendingData(at: url) != nil { removed = unlink(slotURL(for: url).path) == 0 || removed }
+        if FileManager.default.contents(atPath: url.path) == nil, pendingData(at: url) != nil {
+            removed = unlink(slotURL(for: url).path) == 0 || removed
+        }
         if removed { PrivateFile.syncDirectory(url.deletingLastPathComponent()) }
     }
 
@@ -156,8 +160,9 @@ extension RecoveryFile {
             return .unreadable("\(url.path) is sealed with key \(file.keyId), not the store's key \(key.id)")
         }
         let binding: CredentialBinding = file.version == 1 ? .rowID : .uuid
-        guard let opened = try? SealedBox(nonce: file.nonce, ciphertext: file.ciphertext)
-            .open(key: key, associatedData: binding.associatedData(accountID: accountID, uuid: uuid, keyID: key.id)),
+        guard
+            let opened = try? SealedBox(nonce: file.nonce, ciphertext: file.ciphertext)
+                .open(key: key, associatedData: binding.associatedData(accountID: accountID, uuid: uuid, keyID: key.id)),
             let credentials = try? CredentialSealing.decode(opened, label: "the recovered tokens")
         else { return .unreadable("\(url.path) does not open with the store's key") }
         return .pending(PendingRecovery(credentials: credentials, accessExpiresAt: file.accessExpiresAt, refreshedAt: file.refreshedAt))
@@ -190,7 +195,8 @@ package enum CredentialSealing {
         var json = try JSONEncoder().encode(credentials)
         defer { json.zeroize() }
         return SealedBox.seal(
-            SecretBytes(copying: json), key: key, associatedData: CredentialBinding.uuid.associatedData(accountID: accountID, uuid: uuid, keyID: key.id))
+            SecretBytes(copying: json), key: key,
+            associatedData: CredentialBinding.uuid.associatedData(accountID: accountID, uuid: uuid, keyID: key.id))
     }
 
     /// Decodes opened credential bytes, zeroing the decoder's copy.

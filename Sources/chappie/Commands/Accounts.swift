@@ -6,7 +6,8 @@ import Foundation
 extension ChappieCommand {
     /// `chappie accounts …`: the stored accounts.
     struct Accounts: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "accounts",
+        static let configuration = CommandConfiguration(
+            commandName: "accounts",
             abstract: "List, inspect, import, rename, remove and switch accounts.",
             subcommands: [List.self, Add.self, Show.self, Current.self, Import.self, Switch.self, Set.self, Rename.self, Remove.self],
             defaultSubcommand: List.self)
@@ -43,13 +44,16 @@ extension ChappieCommand.Accounts {
                 func percent(_ window: WindowJSON?) -> TextTable.Cell {
                     window.map { TextTable.Cell("\(UsageReport.Cell.number($0.usedPercent).text) %", full: $0.usedPercent >= 100) } ?? "-"
                 }
-                let headroom = reading.map {
-                    TextTable.Cell("\(UsageReport.Cell.number($0.headroom).text) % (\($0.bindingWindow ?? "-"))", full: $0.headroom <= 0)
-                } ?? "-"
+                let headroom =
+                    reading.map {
+                        TextTable.Cell("\(UsageReport.Cell.number($0.headroom).text) % (\($0.bindingWindow ?? "-"))", full: $0.headroom <= 0)
+                    } ?? "-"
                 table.append([
                     account.isActive ? "*" : " ", TextTable.Cell(account.name.rawValue), TextTable.Cell(account.info.email ?? "-"),
-                    TextTable.Cell(account.info.plan?.displayName ?? "-"), TextTable.Cell(status), percent(reading?.fiveHour), percent(reading?.weekly), headroom,
-                    TextTable.Cell(reading?.nextResetAt.map(Formatting.localTime) ?? "-"), TextTable.Cell(expiry), Formatting.codexHome(account.codexHome),
+                    TextTable.Cell(account.info.plan?.displayName ?? "-"), TextTable.Cell(status), percent(reading?.fiveHour),
+                    percent(reading?.weekly), headroom,
+                    TextTable.Cell(reading?.nextResetAt.map(Formatting.localTime) ?? "-"), TextTable.Cell(expiry),
+                    Formatting.codexHome(account.codexHome),
                 ])
             }
             print(table.render())
@@ -108,7 +112,8 @@ extension ChappieCommand.Accounts {
     }
 
     struct Import: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "import",
+        static let configuration = CommandConfiguration(
+            commandName: "import",
             abstract: "Import a Codex CLI auth.json (default: $CODEX_HOME/auth.json, else ~/.codex/auth.json).",
             discussion: "Importing the same ChatGPT account again updates its tokens instead of adding another account.")
 
@@ -125,7 +130,8 @@ extension ChappieCommand.Accounts {
             if global.json {
                 try JSONOutput.print(AccountJSON(result.account))
             } else {
-                let who = TerminalText.sanitized([result.account.info.email, result.account.info.plan?.displayName].compactMap { $0 }.joined(separator: ", "))
+                let who = TerminalText.sanitized(
+                    [result.account.info.email, result.account.info.plan?.displayName].compactMap { $0 }.joined(separator: ", "))
                 print("\(result.created ? "Imported" : "Updated") \(result.account.name) (\(who)) from \(result.file.path)")
                 if result.created, result.account.isActive {
                     print("\(result.account.name) is now the active account, as none was; change it with chappie accounts switch NAME.")
@@ -135,7 +141,8 @@ extension ChappieCommand.Accounts {
     }
 
     struct Switch: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "switch",
+        static let configuration = CommandConfiguration(
+            commandName: "switch",
             abstract: "Make an account the active one, and the one the Codex CLI uses.",
             discussion: """
                 The account's tokens are written to DIR/auth.json as Codex expects, keeping fields chappie \
@@ -176,12 +183,18 @@ extension ChappieCommand.Accounts {
             }
             if let imported = outcome.imported {
                 let who = imported.info.email.map { " (\(TerminalText.sanitized($0)))" } ?? ""
-                FileHandle.standardError.write(Data("Imported the login \(outcome.codexAuthFile?.path ?? "the Codex home") held as \(imported.name)\(who), so that switching does not lose it\n".utf8))
+                FileHandle.standardError.write(
+                    Data(
+                        "Imported the login \(outcome.codexAuthFile?.path ?? "the Codex home") held as \(imported.name)\(who), so that switching does not lose it\n"
+                            .utf8))
             }
             // Switched all the same: the user may know the window is about to reset.
             if let full = try? await services.usage.fullness(of: outcome.account) {
                 let reset = full.resetsAt.map { "; it resets at \(Formatting.localTime($0)) (\(Formatting.relative($0)))" } ?? ""
-                FileHandle.standardError.write(Data("warning: \(outcome.account.name) is at its limit (\(full.description))\(reset); chappie accounts switch --best picks the account with the most room\n".utf8))
+                FileHandle.standardError.write(
+                    Data(
+                        "warning: \(outcome.account.name) is at its limit (\(full.description))\(reset); chappie accounts switch --best picks the account with the most room\n"
+                            .utf8))
             }
             if global.json {
                 struct Switched: Encodable {
@@ -191,15 +204,18 @@ extension ChappieCommand.Accounts {
                     var codexHomeFoundIn: String?
                     var imported: AccountJSON?
                 }
-                try JSONOutput.print(Switched(
-                    account: AccountJSON(outcome.account), codexAuthFile: outcome.codexAuthFile?.path, codexHomeFoundIn: outcome.chosenCodexHome,
-                    imported: outcome.imported.map { AccountJSON($0) }))
+                try JSONOutput.print(
+                    Switched(
+                        account: AccountJSON(outcome.account), codexAuthFile: outcome.codexAuthFile?.path, codexHomeFoundIn: outcome.chosenCodexHome,
+                        imported: outcome.imported.map { AccountJSON($0) }))
             } else {
                 print("Active account: \(outcome.account.name)" + (outcome.account.info.email.map { " (\(TerminalText.sanitized($0)))" } ?? ""))
                 if let file = outcome.codexAuthFile {
                     print("Codex will use it: wrote \(file.path)")
                     if let source = outcome.chosenCodexHome {
-                        print("That is \(source); it is now the codex-home setting (change it with chappie config set codex-home DIR, or pass --no-codex-home)")
+                        print(
+                            "That is \(source); it is now the codex-home setting (change it with chappie config set codex-home DIR, or pass --no-codex-home)"
+                        )
                     }
                 }
             }
@@ -207,8 +223,11 @@ extension ChappieCommand.Accounts {
     }
 
     struct Set: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "set",
-            abstract: "Change an account's settings: --reserve PERCENT (or none) makes --best treat it as full from that use on; --max-leases K lets K leases hold it at once.")
+        static let configuration = CommandConfiguration(
+            commandName: "set",
+            abstract:
+                "Change an account's settings: --reserve PERCENT (or none) makes --best treat it as full from that use on; --max-leases K lets K leases hold it at once."
+        )
 
         @Argument(help: "The account.", completion: .accountNames, transform: parseAccountName) var name: AccountName
         @Option(help: ArgumentHelp("Used percent at which the account counts as full (1-100, or none).", valueName: "percent"))
@@ -262,7 +281,8 @@ extension ChappieCommand.Accounts {
     }
 
     struct Remove: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "remove",
+        static let configuration = CommandConfiguration(
+            commandName: "remove",
             abstract: "Remove an account, its sealed credentials and its usage history.",
             discussion: "Asks first on a terminal; elsewhere --yes is required. The audit log keeps the removal.")
 
@@ -284,8 +304,10 @@ extension ChappieCommand.Accounts {
                 guard isatty(STDIN_FILENO) == 1 else {
                     throw CommandFailure(message: "not removing \(name) without confirmation: pass --yes", exitCode: .failure)
                 }
-                FileHandle.standardError.write(Data(
-                    "Remove \(name)\(account.info.email.map { " (\(TerminalText.sanitized($0)))" } ?? "")? Its tokens and usage history are deleted. [y/N] ".utf8))
+                FileHandle.standardError.write(
+                    Data(
+                        "Remove \(name)\(account.info.email.map { " (\(TerminalText.sanitized($0)))" } ?? "")? Its tokens and usage history are deleted. [y/N] "
+                            .utf8))
                 guard let answer = readLine(), ["y", "yes"].contains(answer.lowercased()) else {
                     throw CommandFailure(message: "nothing removed", exitCode: .failure)
                 }
@@ -303,7 +325,8 @@ extension ChappieCommand.Accounts {
                                 + "pass --force to remove it anyway.",
                             exitCode: failure.exitCode)
                     }
-                    FileHandle.standardError.write(Data("warning: could not revoke \(name)'s refresh token: \(failure.message) Removing it anyway (--force).\n".utf8))
+                    FileHandle.standardError.write(
+                        Data("warning: could not revoke \(name)'s refresh token: \(failure.message) Removing it anyway (--force).\n".utf8))
                 }
             }
             try await accounts.remove(name)

@@ -5,7 +5,8 @@ import Foundation
 
 extension ChappieCommand.Accounts {
     struct Add: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "add",
+        static let configuration = CommandConfiguration(
+            commandName: "add",
             abstract: "Sign an account in with OpenAI's device code, or --browser (adding it, or renewing its tokens).",
             discussion: """
                 Shows a URL and a code: open the URL, sign in to ChatGPT, and enter the code. The code \
@@ -51,7 +52,8 @@ extension ChappieCommand.Accounts {
             if global.json {
                 try JSONOutput.print(AccountJSON(result.account))
             } else {
-                let who = TerminalText.sanitized([result.account.info.email, result.account.info.plan?.displayName].compactMap { $0 }.joined(separator: ", "))
+                let who = TerminalText.sanitized(
+                    [result.account.info.email, result.account.info.plan?.displayName].compactMap { $0 }.joined(separator: ", "))
                 print("\(result.created ? "Signed in" : "Renewed") \(result.account.name) (\(who)).")
                 if result.created, result.account.isActive {
                     print("\(result.account.name) is now the active account, as none was; change it with chappie accounts switch NAME.")

@@ -7,7 +7,8 @@ import Foundation
 extension ChappieCommand {
     /// `chappie ask`: one prompt, the reply streamed to the terminal.
     struct Ask: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "ask",
+        static let configuration = CommandConfiguration(
+            commandName: "ask",
             abstract: "Send a prompt with an account and stream the reply (the prompt from standard input when not given).",
             discussion: "Exit codes: 0 ok, 75 usage limit or temporary failure, 77 sign in again.")
 
@@ -41,7 +42,10 @@ extension ChappieCommand {
             var chosen = try global.account(account)
             if chosen == nil { chosen = try await services.accounts.active()?.name }
             guard let name = chosen else {
-                throw CommandFailure(message: "no account named and none is active: pass --account NAME, set CHAPPIE_ACCOUNT, or make one active with chappie accounts switch NAME", exitCode: .failure)
+                throw CommandFailure(
+                    message:
+                        "no account named and none is active: pass --account NAME, set CHAPPIE_ACCOUNT, or make one active with chappie accounts switch NAME",
+                    exitCode: .failure)
             }
             _ = try await services.accounts.account(named: name)
             let client = services.client(for: name, transport: transport.policy)
@@ -71,18 +75,22 @@ extension ChappieCommand {
                 if case ChappieClientError.usageLimitReached(let limit) = error {
                     let reset = limit.resetsAt.map { " It resets at \(Formatting.localTime($0)) (\(Formatting.relative($0)))." } ?? ""
                     failure = CommandFailure(
-                        message: "\(name) has reached its \(limit.windowName ?? "usage") limit.\(reset) Try another account with --account, or chappie accounts switch --best.",
+                        message:
+                            "\(name) has reached its \(limit.windowName ?? "usage") limit.\(reset) Try another account with --account, or chappie accounts switch --best.",
                         exitCode: ExitStatus.temporaryFailure)
                 } else if error is ExitCode {
                     throw error
                 } else {
-                    failure = (error as? CommandFailure) ?? CommandFailure(error, account: name) ?? CommandFailure(message: "\(error)", exitCode: .failure)
+                    failure =
+                        (error as? CommandFailure) ?? CommandFailure(error, account: name) ?? CommandFailure(message: "\(error)", exitCode: .failure)
                 }
                 if json { try AskEvent.error(failure.message, exitCode: failure.exitCode.rawValue).print() }
                 throw failure
             }
             if json {
-                try AskEvent.done(account: name.rawValue, model: model, transport: transport == .sse || client.transportFallbackReason != nil ? "sse" : "websocket").print()
+                try AskEvent.done(
+                    account: name.rawValue, model: model, transport: transport == .sse || client.transportFallbackReason != nil ? "sse" : "websocket"
+                ).print()
                 return
             }
             FileHandle.standardOutput.write(Data("\n".utf8))

@@ -6,7 +6,8 @@ import Foundation
 extension ChappieCommand {
     /// `chappie backup FILE`.
     struct Backup: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "backup",
+        static let configuration = CommandConfiguration(
+            commandName: "backup",
             abstract: "Write every account, its tokens and the settings to one file sealed under a passphrase.",
             discussion: """
                 The file (mode 0600) is sealed with XChaCha20-Poly1305 under a key derived from the \
@@ -26,14 +27,16 @@ extension ChappieCommand {
             let summary = try await global.services().backups.backup(
                 to: expandedPath(file), passphrase: .init(file: passphraseFile.map(expandedPath)), usage: usage, replacing: force)
             if global.json { return try JSONOutput.print(summary) }
-            print("Wrote \(summary.file): \(summary.accounts) accounts, \(summary.settings) settings"
-                + (usage ? ", \(summary.usageReadings) usage readings." : "."))
+            print(
+                "Wrote \(summary.file): \(summary.accounts) accounts, \(summary.settings) settings"
+                    + (usage ? ", \(summary.usageReadings) usage readings." : "."))
         }
     }
 
     /// `chappie restore FILE`.
     struct Restore: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "restore",
+        static let configuration = CommandConfiguration(
+            commandName: "restore",
             abstract: "Merge a backup into this store, never replacing newer tokens.",
             discussion: """
                 Accounts are matched by ChatGPT account and user id. One this store lacks is added (unless \
@@ -52,16 +55,21 @@ extension ChappieCommand {
                 from: expandedPath(file), passphrase: .init(file: passphraseFile.map(expandedPath)))
             if global.json { return try JSONOutput.print(summary) }
             for entry in summary.accounts {
-                print("\(entry.outcome.rawValue): \(TerminalText.sanitized(entry.name))" + (entry.reason.map { " (\(TerminalText.sanitized($0)))" } ?? ""))
+                print(
+                    "\(entry.outcome.rawValue): \(TerminalText.sanitized(entry.name))"
+                        + (entry.reason.map { " (\(TerminalText.sanitized($0)))" } ?? ""))
             }
-            print("\(summary.names(.added).count) added, \(summary.names(.updated).count) updated, \(summary.names(.skipped).count) skipped"
-                + (summary.settingsApplied.isEmpty ? "" : "; settings taken: \(summary.settingsApplied.joined(separator: ", "))")
-                + (summary.usageReadingsAdded > 0 ? "; \(summary.usageReadingsAdded) usage readings added" : "") + ".")
+            print(
+                "\(summary.names(.added).count) added, \(summary.names(.updated).count) updated, \(summary.names(.skipped).count) skipped"
+                    + (summary.settingsApplied.isEmpty ? "" : "; settings taken: \(summary.settingsApplied.joined(separator: ", "))")
+                    + (summary.usageReadingsAdded > 0 ? "; \(summary.usageReadingsAdded) usage readings added" : "") + ".")
             if !summary.names(.added).isEmpty || !summary.names(.updated).isEmpty {
-                FileHandle.standardError.write(Data("""
-                    note: use these accounts from this store only from now on; the store the backup came from \
-                    holds the same refresh tokens, and a second redemption signs an account out.\n
-                    """.utf8))
+                FileHandle.standardError.write(
+                    Data(
+                        """
+                        note: use these accounts from this store only from now on; the store the backup came from \
+                        holds the same refresh tokens, and a second redemption signs an account out.\n
+                        """.utf8))
             }
         }
     }

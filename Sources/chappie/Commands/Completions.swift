@@ -3,7 +3,8 @@ import ArgumentParser
 extension ChappieCommand {
     /// `chappie completions SHELL`: the completion script, for a shell's start-up file.
     struct Completions: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "completions",
+        static let configuration = CommandConfiguration(
+            commandName: "completions",
             abstract: "Print the shell completion script for bash, zsh or fish.",
             discussion: """
                 Account names are completed wherever a NAME is taken, read from the store without \
@@ -13,7 +14,8 @@ extension ChappieCommand {
                   chappie completions fish > ~/.config/fish/completions/chappie.fish
                 """)
 
-        @Argument(help: ArgumentHelp("The shell: bash, zsh or fish.", valueName: "shell"),
+        @Argument(
+            help: ArgumentHelp("The shell: bash, zsh or fish.", valueName: "shell"),
             completion: .list(CompletionShell.allCases.map(\.rawValue)))
         var shell: String
         /// Taken as every command takes them; the script itself does not depend on them.

@@ -6,8 +6,10 @@ import Foundation
 extension ChappieCommand {
     /// `chappie config …`: settings kept in the store.
     struct Config: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "config",
-            abstract: "Read and change settings: codex-home (where `accounts switch` writes auth.json), usage-retention (how long `usage prune` keeps readings).",
+        static let configuration = CommandConfiguration(
+            commandName: "config",
+            abstract:
+                "Read and change settings: codex-home (where `accounts switch` writes auth.json), usage-retention (how long `usage prune` keeps readings).",
             subcommands: [Get.self, Set.self, Unset.self])
     }
 }
@@ -20,10 +22,11 @@ extension ChappieCommand.Config {
 
         func run() async throws {
             let settings = try await global.services().settings
-            let value: String? = switch setting {
-            case .codexHome: try await settings.defaultCodexHome()
-            case .usageRetention: try await settings.usageRetention().map(DurationText.format)
-            }
+            let value: String? =
+                switch setting {
+                case .codexHome: try await settings.defaultCodexHome()
+                case .usageRetention: try await settings.usageRetention().map(DurationText.format)
+                }
             if global.json { try JSONOutput.print(SettingJSON(setting: setting.rawValue, value: value)) } else { print(value ?? "") }
         }
     }
@@ -46,7 +49,11 @@ extension ChappieCommand.Config {
                 try await settings.setUsageRetention(duration)
                 shown = value
             }
-            if !global.json { print("\(setting.rawValue) = \(shown)") } else { try JSONOutput.print(SettingJSON(setting: setting.rawValue, value: shown)) }
+            if !global.json {
+                print("\(setting.rawValue) = \(shown)")
+            } else {
+                try JSONOutput.print(SettingJSON(setting: setting.rawValue, value: shown))
+            }
         }
     }
 

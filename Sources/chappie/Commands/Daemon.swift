@@ -8,7 +8,8 @@ import ServiceLifecycle
 extension ChappieCommand {
     /// `chappie daemon`: the background service.
     struct Daemon: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "daemon",
+        static let configuration = CommandConfiguration(
+            commandName: "daemon",
             abstract: "Keep tokens fresh and usage polled in the background, with a local API on a Unix socket.",
             discussion: """
                 Refreshes each account before its token expires, polls usage every --poll-interval (every \
@@ -21,26 +22,38 @@ extension ChappieCommand {
 
         @Option(help: ArgumentHelp("Refresh this long before a token expires (default: 10m).", valueName: "duration"), transform: parseDuration)
         var refreshMargin: Duration = .seconds(600)
-        @Option(help: ArgumentHelp("Poll an account's usage when its latest reading is this old (default: 10m).", valueName: "duration"), transform: parseDuration)
+        @Option(
+            help: ArgumentHelp("Poll an account's usage when its latest reading is this old (default: 10m).", valueName: "duration"),
+            transform: parseDuration)
         var pollInterval: Duration = .seconds(600)
-        @Option(help: ArgumentHelp("Poll this often once an account is at --near-limit-percent or more (default: 60s).", valueName: "duration"), transform: parseDuration)
+        @Option(
+            help: ArgumentHelp("Poll this often once an account is at --near-limit-percent or more (default: 60s).", valueName: "duration"),
+            transform: parseDuration)
         var nearLimitPollInterval: Duration = .seconds(60)
         @Option(help: ArgumentHelp("The use of the binding window from which --near-limit-poll-interval applies.", valueName: "percent"))
         var nearLimitPercent: Double = 80
         @Flag(help: "Switch to the best account when the active one reaches its limit.") var autoSwitch = false
-        @Option(help: ArgumentHelp("The wait after an account's first failure; it doubles each time, up to --max-backoff (default: 30s).", valueName: "duration"), transform: parseDuration)
+        @Option(
+            help: ArgumentHelp(
+                "The wait after an account's first failure; it doubles each time, up to --max-backoff (default: 30s).", valueName: "duration"),
+            transform: parseDuration)
         var backoff: Duration = .seconds(30)
-        @Option(help: ArgumentHelp("The longest wait after repeated failures of one account (default: 30m).", valueName: "duration"), transform: parseDuration)
+        @Option(
+            help: ArgumentHelp("The longest wait after repeated failures of one account (default: 30m).", valueName: "duration"),
+            transform: parseDuration)
         var maxBackoff: Duration = .seconds(1800)
         @Option(help: ArgumentHelp("Where auto-switch writes auth.json for Codex (default: the codex-home setting).", valueName: "dir"))
         var codexHome: String?
         @Option(help: ArgumentHelp("The socket of the local API (default: chappie.sock in the data directory).", valueName: "path"))
         var socket: String?
-        @Option(help: ArgumentHelp("How long a socket client may take to send its request and take the reply (default: 10s).", valueName: "duration"), transform: parseDuration)
+        @Option(
+            help: ArgumentHelp("How long a socket client may take to send its request and take the reply (default: 10s).", valueName: "duration"),
+            transform: parseDuration)
         var requestTimeout: Duration = .seconds(10)
-        @Option(help: ArgumentHelp(
-            "Serve the dashboard at http://ADDRESS/ and Prometheus metrics at /metrics (loopback unless --http-token-file is given).",
-            valueName: "host:port"))
+        @Option(
+            help: ArgumentHelp(
+                "Serve the dashboard at http://ADDRESS/ and Prometheus metrics at /metrics (loopback unless --http-token-file is given).",
+                valueName: "host:port"))
         var http: String?
         @Option(help: ArgumentHelp("The same as --http (its first name, kept for existing set-ups).", valueName: "host:port"))
         var metricsListen: String?
@@ -55,7 +68,9 @@ extension ChappieCommand {
         enum LogFormat: String, ExpressibleByArgument, CaseIterable { case text, json }
 
         func validate() throws {
-            guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level must be trace, debug, info, notice, warning or error") }
+            guard Logger.Level(rawValue: logLevel) != nil else {
+                throw ValidationError("--log-level must be trace, debug, info, notice, warning or error")
+            }
             guard (0...100).contains(nearLimitPercent) else { throw ValidationError("--near-limit-percent must be between 0 and 100") }
             guard pollInterval >= .seconds(1), nearLimitPollInterval >= .seconds(1), backoff >= .seconds(1), requestTimeout >= .seconds(1) else {
                 throw ValidationError("--poll-interval, --near-limit-poll-interval, --backoff and --request-timeout must be at least 1s")
@@ -128,7 +143,8 @@ extension ChappieCommand {
 
     /// `chappie status`: the daemon and the accounts.
     struct Status: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "status", abstract: "Whether a daemon runs (uptime, last refresh and poll) and each account's state.")
+        static let configuration = CommandConfiguration(
+            commandName: "status", abstract: "Whether a daemon runs (uptime, last refresh and poll) and each account's state.")
 
         @Option(help: ArgumentHelp("The daemon's socket (default: chappie.sock in the data directory).", valueName: "path")) var socket: String?
         @OptionGroup var global: GlobalOptions
@@ -155,15 +171,22 @@ extension ChappieCommand {
                 return
             }
             if let daemon = output.daemon {
-                print("Daemon: running, pid \(daemon.pid), started \(Formatting.localTime(daemon.startedAt)) (\(Formatting.relative(daemon.startedAt)))")
-                print("Last refresh: \(daemon.lastRefreshAt.map { Formatting.relative($0) } ?? "none yet"); last poll: \(daemon.lastPollAt.map { Formatting.relative($0) } ?? "none yet")")
-                print("Refreshes: \(daemon.refreshes) (\(daemon.refreshFailures) failed); polls: \(daemon.polls) (\(daemon.pollFailures) failed); switches: \(daemon.switches)")
+                print(
+                    "Daemon: running, pid \(daemon.pid), started \(Formatting.localTime(daemon.startedAt)) (\(Formatting.relative(daemon.startedAt)))"
+                )
+                print(
+                    "Last refresh: \(daemon.lastRefreshAt.map { Formatting.relative($0) } ?? "none yet"); last poll: \(daemon.lastPollAt.map { Formatting.relative($0) } ?? "none yet")"
+                )
+                print(
+                    "Refreshes: \(daemon.refreshes) (\(daemon.refreshFailures) failed); polls: \(daemon.polls) (\(daemon.pollFailures) failed); switches: \(daemon.switches)"
+                )
                 if let dashboard = daemon.dashboard { print("Dashboard: \(dashboard)") }
             } else {
                 print("Daemon: not running (start it: chappie daemon; or cron: docs/operations.md)")
             }
             var table = TextTable(
-                " ", "NAME", "STATUS", "TOKEN EXPIRES", TextTable.Column("LAST REFRESH", drop: 1), TextTable.Column("CODEX HOME", drop: 2, clips: true),
+                " ", "NAME", "STATUS", "TOKEN EXPIRES", TextTable.Column("LAST REFRESH", drop: 1),
+                TextTable.Column("CODEX HOME", drop: 2, clips: true),
                 TextTable.Column("NOTE", clips: true))
             for account in output.accounts {
                 let note = output.daemon?.backingOff[account.name.rawValue].map { "retrying \(Formatting.relative($0))" } ?? account.lastError ?? ""

@@ -4,7 +4,8 @@ import ChappieService
 extension ChappieCommand {
     /// `chappie doctor`: are the libraries, the data directory and the services in order?
     struct Doctor: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "doctor",
+        static let configuration = CommandConfiguration(
+            commandName: "doctor",
             abstract: "Check libraries, the data directory and whether the services answer.",
             discussion: "Exits 0 when all is well, 78 when the data directory needs fixing, 69 when a service does not answer.")
 
@@ -26,7 +27,9 @@ extension ChappieCommand {
             var table = TextTable("CHECK", "STATUS", "DETAIL")
             table.append("chappie", "ok", report.version)
             for library in report.libraries {
-                table.append(library.name, library.problem == nil ? "ok" : "MISSING", [library.version, library.detail].compactMap { $0 }.joined(separator: ", "))
+                table.append(
+                    library.name, library.problem == nil ? "ok" : "MISSING",
+                    [library.version, library.detail].compactMap { $0 }.joined(separator: ", "))
             }
             let directory = report.dataDirectory
             let state = directory.exists ? "mode \(directory.mode ?? "?")" : "not created yet; made 0700 on first use"

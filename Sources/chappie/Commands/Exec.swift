@@ -6,7 +6,8 @@ import Foundation
 extension ChappieCommand {
     /// `chappie exec`: run a command as one account, leaving the active one alone.
     struct Exec: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "exec",
+        static let configuration = CommandConfiguration(
+            commandName: "exec",
             abstract: "Run a command (such as codex) as one account, without changing the active one.",
             discussion: """
                 The command gets CODEX_HOME, a Codex home holding the account's fresh tokens, and \
@@ -20,9 +21,12 @@ extension ChappieCommand {
                 Example: chappie exec work -- codex (or chappie exec --account work -- codex)
                 """)
 
-        @Argument(help: ArgumentHelp("The account, as --account names it.", valueName: "name"), completion: .accountNames, transform: parseAccountName)
+        @Argument(
+            help: ArgumentHelp("The account, as --account names it.", valueName: "name"), completion: .accountNames, transform: parseAccountName)
         var name: AccountName?
-        @Option(help: ArgumentHelp("The account (default: $CHAPPIE_ACCOUNT, else the active one).", valueName: "name"), completion: .accountNames, transform: parseAccountName)
+        @Option(
+            help: ArgumentHelp("The account (default: $CHAPPIE_ACCOUNT, else the active one).", valueName: "name"), completion: .accountNames,
+            transform: parseAccountName)
         var account: AccountName?
         @Flag(help: "Use the usable account with the most headroom, as switch --best does.") var best = false
         @Argument(parsing: .postTerminator, help: ArgumentHelp("The command and its arguments, after --.", valueName: "command"))
@@ -42,15 +46,17 @@ extension ChappieCommand {
             let about = { () async -> AccountName? in
                 if let account { account } else if best { nil } else { (try? await services.accounts.active())?.name }
             }
-            let plan = try await CommandFailure.about(about) { try await cancellingOnSignals {
-                var name = account
-                if best {
-                    let choice = try await services.usage.best()
-                    if verbose { FileHandle.standardError.write(Data("chappie: best: \(TerminalText.sanitized(choice.reason))\n".utf8)) }
-                    name = choice.account.name
+            let plan = try await CommandFailure.about(about) {
+                try await cancellingOnSignals {
+                    var name = account
+                    if best {
+                        let choice = try await services.usage.best()
+                        if verbose { FileHandle.standardError.write(Data("chappie: best: \(TerminalText.sanitized(choice.reason))\n".utf8)) }
+                        name = choice.account.name
+                    }
+                    return try await services.exec.prepare(try await services.tokens.account(name).name)
                 }
-                return try await services.exec.prepare(try await services.tokens.account(name).name)
-            } }
+            }
             if let problem = plan.sharingProblem { FileHandle.standardError.write(Data("warning: \(TerminalText.sanitized(problem))\n".utf8)) }
             if verbose {
                 FileHandle.standardError.write(Data("chappie: running as \(plan.account.name) with CODEX_HOME=\(plan.codexHome.path)\n".utf8))

@@ -5,7 +5,8 @@ import Foundation
 extension ChappieCommand {
     /// `chappie key …`: the master key that seals every credential.
     struct Key: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "key",
+        static let configuration = CommandConfiguration(
+            commandName: "key",
             abstract: "Show or rotate the key that seals the credentials.",
             subcommands: [Status.self, Rotate.self], defaultSubcommand: Status.self)
     }
@@ -37,7 +38,8 @@ extension ChappieCommand.Key {
     }
 
     struct Rotate: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "rotate",
+        static let configuration = CommandConfiguration(
+            commandName: "rotate",
             abstract: "Reseal every credential under a new key, in one transaction.",
             discussion: """
                 A key file gets a new random key (written beside it first, then moved into place once the \

@@ -6,7 +6,8 @@ import Foundation
 extension ChappieCommand {
     /// `chappie lease`: accounts leased to jobs by headroom and free slots.
     struct Lease: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "lease",
+        static let configuration = CommandConfiguration(
+            commandName: "lease",
             abstract: "Lease an account to a job: the one with the most headroom that has a free slot.",
             discussion: """
                 Each account has --max-leases slots (default 1; chappie accounts set NAME --max-leases K). \
@@ -20,18 +21,22 @@ extension ChappieCommand {
 
         /// The options `run` and `acquire` share.
         struct Choice: ParsableArguments {
-            @Option(help: ArgumentHelp("The account (default: $CHAPPIE_ACCOUNT, else the one with the most headroom that has a free slot).", valueName: "name"),
+            @Option(
+                help: ArgumentHelp(
+                    "The account (default: $CHAPPIE_ACCOUNT, else the one with the most headroom that has a free slot).", valueName: "name"),
                 completion: .accountNames, transform: parseAccountName)
             var account: AccountName?
             @Flag(help: "Take the account with the most headroom that has a free slot (the default).") var best = false
             @Option(help: ArgumentHelp("How long the lease lasts unless renewed (default 2h).", valueName: "duration"), transform: parseDuration)
             var ttl: Duration = .seconds(2 * 3600)
-            @Option(help: ArgumentHelp("How long to wait for a free slot before giving up with exit 75 (default 10m).", valueName: "duration"),
+            @Option(
+                help: ArgumentHelp("How long to wait for a free slot before giving up with exit 75 (default 10m).", valueName: "duration"),
                 transform: parseDuration)
             var wait: Duration = .seconds(600)
-            @Option(help: ArgumentHelp(
-                "private: a Codex home of the job's own (the account's, or one made for it as exec makes it); the lease takes every slot.",
-                valueName: "private"))
+            @Option(
+                help: ArgumentHelp(
+                    "private: a Codex home of the job's own (the account's, or one made for it as exec makes it); the lease takes every slot.",
+                    valueName: "private"))
             var codexHome: String?
 
             func validate() throws {
@@ -41,12 +46,14 @@ extension ChappieCommand {
             }
 
             func request(holder: String, global: GlobalOptions) throws -> LeaseRequest {
-                LeaseRequest(account: try global.account(account, best: best), ttl: ttl, wait: wait, holder: holder, privateCodexHome: codexHome == "private")
+                LeaseRequest(
+                    account: try global.account(account, best: best), ttl: ttl, wait: wait, holder: holder, privateCodexHome: codexHome == "private")
             }
         }
 
         struct Run: AsyncParsableCommand {
-            static let configuration = CommandConfiguration(commandName: "run",
+            static let configuration = CommandConfiguration(
+                commandName: "run",
                 abstract: "Run a command under a lease, renewed while it runs and given back when it ends.",
                 discussion: """
                     The command gets CHAPPIE_ACCOUNT (the account's name), CHAPPIE_LEASE (the lease id) and, \
@@ -76,7 +83,9 @@ extension ChappieCommand {
                         if number != SIGINT { kill(child, number) }
                     }
                 }
-                let (_, status) = try await services.leases.run(command, request: try choice.request(holder: holder, global: global), started: started) { message in
+                let (_, status) = try await services.leases.run(
+                    command, request: try choice.request(holder: holder, global: global), started: started
+                ) { message in
                     // Waiting and failures always; the lease taken only with --verbose.
                     if verbose || !message.hasPrefix("lease ") {
                         FileHandle.standardError.write(Data("chappie: \(TerminalText.sanitized(message))\n".utf8))
@@ -87,7 +96,8 @@ extension ChappieCommand {
         }
 
         struct Acquire: AsyncParsableCommand {
-            static let configuration = CommandConfiguration(commandName: "acquire",
+            static let configuration = CommandConfiguration(
+                commandName: "acquire",
                 abstract: "Take a lease and print its id, account and expiry (for scripts: renew and release it yourself).")
 
             @OptionGroup var choice: Choice

@@ -6,7 +6,8 @@ import Foundation
 extension ChappieCommand {
     /// `chappie log`: the audit log.
     struct Log: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "log",
+        static let configuration = CommandConfiguration(
+            commandName: "log",
             abstract: "Show the audit log: imports, switches, renames, removals, key changes (newest first).")
 
         @Option(help: "How many entries to show.") var limit = 50

@@ -6,12 +6,14 @@ import Foundation
 extension ChappieCommand {
     /// `chappie pool`: the team pool (docs/team-pool.md).
     struct Pool: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "pool",
+        static let configuration = CommandConfiguration(
+            commandName: "pool",
             abstract: "Manage the team pool (a PostgreSQL store several machines share; docs/team-pool.md).",
             subcommands: [Migrate.self])
 
         struct Migrate: AsyncParsableCommand {
-            static let configuration = CommandConfiguration(commandName: "migrate",
+            static let configuration = CommandConfiguration(
+                commandName: "migrate",
                 abstract: "Move the accounts of a single-user store into the pool.",
                 discussion: """
                     Each account keeps its identity, settings and usage history, and is removed from the local \
@@ -44,7 +46,8 @@ extension ChappieCommand {
                         var moved: [String]
                         var left: [Left]
                     }
-                    try JSONOutput.print(Migrated(moved: outcome.moved.map(\.rawValue), left: outcome.left.map { Left(account: $0.name.rawValue, reason: $0.reason) }))
+                    try JSONOutput.print(
+                        Migrated(moved: outcome.moved.map(\.rawValue), left: outcome.left.map { Left(account: $0.name.rawValue, reason: $0.reason) }))
                 } else {
                     print("Moved \(outcome.moved.count) account\(outcome.moved.count == 1 ? "" : "s") to the pool; \(outcome.left.count) left.")
                 }

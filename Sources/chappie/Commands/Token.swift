@@ -7,7 +7,8 @@ import Foundation
 extension ChappieCommand {
     /// `chappie token`: a valid bearer token for scripts.
     struct Token: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "token",
+        static let configuration = CommandConfiguration(
+            commandName: "token",
             abstract: "Print a valid access token for an account (the active one by default), refreshing it if needed.",
             discussion: """
                 Prints the token alone on standard output, for scripts: curl -H "Authorization: Bearer $(chappie token work)". \
@@ -15,7 +16,9 @@ extension ChappieCommand {
                 """)
 
         @Argument(help: "The account.", completion: .accountNames, transform: parseAccountName) var name: AccountName?
-        @Option(help: ArgumentHelp("Refresh when the token expires within this: 30s, 5m, 1h (default: 5m).", valueName: "duration"), transform: parseDuration)
+        @Option(
+            help: ArgumentHelp("Refresh when the token expires within this: 30s, 5m, 1h (default: 5m).", valueName: "duration"),
+            transform: parseDuration)
         var margin: Duration = .seconds(300)
         @Option(help: ArgumentHelp("The daemon's socket (default: chappie.sock in the data directory).", valueName: "path")) var socket: String?
         @OptionGroup var global: GlobalOptions
@@ -27,7 +30,8 @@ extension ChappieCommand {
             let request = DaemonRequest(command: "token", account: name?.rawValue, marginSeconds: Int(margin.components.seconds))
             if let reply = DaemonClient.send(request, to: socketURL) {
                 guard reply.ok, let token = reply.token else {
-                    throw CommandFailure(message: reply.error ?? "the daemon gave no token", exitCode: ExitCode(reply.exitCode ?? ChappieExitCode.failure))
+                    throw CommandFailure(
+                        message: reply.error ?? "the daemon gave no token", exitCode: ExitCode(reply.exitCode ?? ChappieExitCode.failure))
                 }
                 return try print(token)
             }
@@ -35,10 +39,13 @@ extension ChappieCommand {
             let service = services.tokens
             let margin = self.margin
             // A failure names the account, the active one when none was named.
-            let fresh = try await CommandFailure.about({ if let name { name } else { (try? await services.accounts.active())?.name } }) { try await cancellingOnSignals { try await service.token(for: name, margin: margin) } }
-            try print(DaemonReply.Token(
-                name: fresh.account.name.rawValue, accessToken: fresh.credentials.accessToken, expiresAt: fresh.expiresAt,
-                chatgptAccountID: fresh.account.info.accountID, fedramp: fresh.account.info.isFedRAMPAccount, warning: fresh.warning))
+            let fresh = try await CommandFailure.about({ if let name { name } else { (try? await services.accounts.active())?.name } }) {
+                try await cancellingOnSignals { try await service.token(for: name, margin: margin) }
+            }
+            try print(
+                DaemonReply.Token(
+                    name: fresh.account.name.rawValue, accessToken: fresh.credentials.accessToken, expiresAt: fresh.expiresAt,
+                    chatgptAccountID: fresh.account.info.accountID, fedramp: fresh.account.info.isFedRAMPAccount, warning: fresh.warning))
         }
 
         private func print(_ token: DaemonReply.Token) throws {
@@ -52,9 +59,10 @@ extension ChappieCommand {
                     var fedramp: Bool
                     var warning: String?
                 }
-                try JSONOutput.print(TokenJSON(
-                    account: token.name, accessToken: token.accessToken, expiresAt: token.expiresAt, chatgptAccountID: token.chatgptAccountID,
-                    fedramp: token.fedramp, warning: token.warning))
+                try JSONOutput.print(
+                    TokenJSON(
+                        account: token.name, accessToken: token.accessToken, expiresAt: token.expiresAt, chatgptAccountID: token.chatgptAccountID,
+                        fedramp: token.fedramp, warning: token.warning))
             } else {
                 FileHandle.standardOutput.write(Data((token.accessToken + "\n").utf8))
             }
@@ -63,7 +71,8 @@ extension ChappieCommand {
 
     /// `chappie refresh`: refresh tokens now, for cron.
     struct Refresh: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "refresh",
+        static let configuration = CommandConfiguration(
+            commandName: "refresh",
             abstract: "Refresh accounts' tokens (cron-friendly).",
             discussion: """
                 Refreshes the named accounts, or every account with --all, 8 at a time. With \
@@ -99,7 +108,8 @@ extension ChappieCommand {
                     if !global.json {
                         var line = "\(report.name): FAILED: \(TerminalText.sanitized(failure.message))"
                         if failure.exitCode == ExitStatus.temporaryFailure, let expiry = report.expiresAt {
-                            line += expiry > Date()
+                            line +=
+                                expiry > Date()
                                 ? " Its current token stays valid until \(Formatting.localTime(expiry)) (\(Formatting.relative(expiry)))."
                                 : " Its token has expired: what needs it fails until a refresh works."
                         }
@@ -117,10 +127,12 @@ extension ChappieCommand {
                     var expiresAt: Date?
                     var error: String?
                 }
-                try JSONOutput.print(reports.map { report in
-                    Line(account: report.name.rawValue, outcome: report.outcome?.rawValue, expiresAt: report.expiresAt,
-                         error: report.error.map { (CommandFailure($0, account: report.name)?.message) ?? "\($0)" })
-                })
+                try JSONOutput.print(
+                    reports.map { report in
+                        Line(
+                            account: report.name.rawValue, outcome: report.outcome?.rawValue, expiresAt: report.expiresAt,
+                            error: report.error.map { (CommandFailure($0, account: report.name)?.message) ?? "\($0)" })
+                    })
             }
             let exit = ChappieExitCode.mostSerious(codes)
             if exit != ChappieExitCode.success { throw ExitCode(exit) }

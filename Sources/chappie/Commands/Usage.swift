@@ -7,7 +7,8 @@ import Foundation
 extension ChappieCommand {
     /// `chappie usage …`: the 5-hour and weekly windows, now and over time.
     struct Usage: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "usage",
+        static let configuration = CommandConfiguration(
+            commandName: "usage",
             abstract: "Show, poll, report and prune accounts' usage windows.",
             subcommands: [Show.self, Poll.self, History.self, Report.self, Prune.self], defaultSubcommand: Show.self)
     }
@@ -22,7 +23,8 @@ extension ChappieCommand.Usage {
         @Argument(help: "The account (default: all).", completion: .accountNames, transform: parseAccountName) var name: AccountName?
         @Flag(help: "Use the stored readings; do not poll.") var cached = false
         @Flag(help: "At the recent burn rate, when each window runs out.") var forecast = false
-        @Option(help: ArgumentHelp("Readings younger than this are not polled again (default: 60s).", valueName: "duration"), transform: parseDuration)
+        @Option(
+            help: ArgumentHelp("Readings younger than this are not polled again (default: 60s).", valueName: "duration"), transform: parseDuration)
         var maxAge: Duration = .seconds(60)
         @OptionGroup var global: GlobalOptions
 
@@ -45,7 +47,9 @@ extension ChappieCommand.Usage {
             if !cached {
                 let (service, accounts, maxAge) = (service, accounts, self.maxAge)
                 for result in try await cancellingOnSignals({ await service.pollAll(accounts, maxAge: maxAge) }) {
-                    if let error = result.error { failures[result.account.name.rawValue] = CommandFailure(error, account: result.account.name)?.message ?? "\(error)" }
+                    if let error = result.error {
+                        failures[result.account.name.rawValue] = CommandFailure(error, account: result.account.name)?.message ?? "\(error)"
+                    }
                 }
             }
             var forecasts: [Int64: (Date?, Date?)] = [:]
@@ -73,26 +77,29 @@ extension ChappieCommand.Usage {
                 let sample = latest[account.id]
                 let snapshot = sample?.snapshot
                 let runOut = forecasts[account.id] ?? (nil, nil)
-                rows.append(Row(
-                    name: account.name.rawValue, plan: (snapshot?.plan ?? account.info.plan)?.rawValue, observedAt: sample?.observedAt,
-                    fiveHour: snapshot?.shortWindow, weekly: snapshot?.longWindow,
-                    binding: snapshot?.bindingWindow.map { $0 == snapshot?.shortWindow ? "5h" : "weekly" }, limitReached: snapshot?.limitReached,
-                    fiveHourRunsOutAt: runOut.0, weeklyRunsOutAt: runOut.1, error: failures[account.name.rawValue]))
+                rows.append(
+                    Row(
+                        name: account.name.rawValue, plan: (snapshot?.plan ?? account.info.plan)?.rawValue, observedAt: sample?.observedAt,
+                        fiveHour: snapshot?.shortWindow, weekly: snapshot?.longWindow,
+                        binding: snapshot?.bindingWindow.map { $0 == snapshot?.shortWindow ? "5h" : "weekly" }, limitReached: snapshot?.limitReached,
+                        fiveHourRunsOutAt: runOut.0, weeklyRunsOutAt: runOut.1, error: failures[account.name.rawValue]))
             }
             if global.json {
-                try JSONOutput.print(accounts.map { account in
-                    var json = AccountJSON(account, usage: latest[account.id])
-                    if let runOut = forecasts[account.id] {
-                        json.usage?.fiveHourRunsOutAt = runOut.0
-                        json.usage?.weeklyRunsOutAt = runOut.1
-                    }
-                    json.lastError = failures[account.name.rawValue] ?? json.lastError
-                    return json
-                })
+                try JSONOutput.print(
+                    accounts.map { account in
+                        var json = AccountJSON(account, usage: latest[account.id])
+                        if let runOut = forecasts[account.id] {
+                            json.usage?.fiveHourRunsOutAt = runOut.0
+                            json.usage?.weeklyRunsOutAt = runOut.1
+                        }
+                        json.lastError = failures[account.name.rawValue] ?? json.lastError
+                        return json
+                    })
             } else if rows.isEmpty {
                 print("No accounts yet.")
             } else {
-                let columns: [TextTable.Column] = ["NAME", TextTable.Column("PLAN", drop: 3), "5-HOUR", "WEEKLY", TextTable.Column("READ", drop: 2)]
+                let columns: [TextTable.Column] =
+                    ["NAME", TextTable.Column("PLAN", drop: 3), "5-HOUR", "WEEKLY", TextTable.Column("READ", drop: 2)]
                     + (forecast ? [TextTable.Column("5H RUNS OUT", drop: 1), TextTable.Column("WEEKLY RUNS OUT", drop: 0)] : [])
                 var table = TextTable(columns: columns)
                 for row in rows {
@@ -138,7 +145,8 @@ extension ChappieCommand.Usage {
             var names = self.names
             if !all, names.isEmpty {
                 guard let named = try global.account(nil) else {
-                    throw CommandFailure(message: "name accounts to poll, set CHAPPIE_ACCOUNT, or pass --all", exitCode: ExitCode(ChappieExitCode.usage))
+                    throw CommandFailure(
+                        message: "name accounts to poll, set CHAPPIE_ACCOUNT, or pass --all", exitCode: ExitCode(ChappieExitCode.usage))
                 }
                 names = [named]
             }
@@ -150,7 +158,8 @@ extension ChappieCommand.Usage {
             for result in results {
                 if let error = result.error {
                     failed = true
-                    FileHandle.standardError.write(Data("\(result.account.name): FAILED: \(CommandFailure(error, account: result.account.name)?.message ?? "\(error)")\n".utf8))
+                    FileHandle.standardError.write(
+                        Data("\(result.account.name): FAILED: \(CommandFailure(error, account: result.account.name)?.message ?? "\(error)")\n".utf8))
                 } else if !global.json, let main = result.snapshots.first {
                     print("\(result.account.name): 5-hour \(describeWindow(main.shortWindow)); weekly \(describeWindow(main.longWindow))")
                 }
@@ -163,12 +172,14 @@ extension ChappieCommand.Usage {
                     var usage: UsageJSON?
                 }
                 let latest = try await service.latest()
-                try JSONOutput.print(results.map { result in
-                    Polled(
-                        account: result.account.name.rawValue, ok: result.error == nil,
-                        error: result.error.map { CommandFailure($0, account: result.account.name)?.message ?? "\($0)" },
-                        usage: result.error == nil ? latest[result.account.id].map { UsageJSON($0, reserve: result.account.reservePercent) } : nil)
-                })
+                try JSONOutput.print(
+                    results.map { result in
+                        Polled(
+                            account: result.account.name.rawValue, ok: result.error == nil,
+                            error: result.error.map { CommandFailure($0, account: result.account.name)?.message ?? "\($0)" },
+                            usage: result.error == nil ? latest[result.account.id].map { UsageJSON($0, reserve: result.account.reservePercent) } : nil
+                        )
+                    })
             }
             if failed { throw ExitStatus.temporaryFailure }
         }
@@ -214,24 +225,30 @@ extension ChappieCommand.Usage {
                     var weekly: WindowJSON?
                     var limitReached: Bool
                 }
-                return try JSONOutput.print(samples.map { sample in
-                    Reading(
-                        observedAt: sample.observedAt, source: sample.source.rawValue, limitID: sample.limitID, plan: sample.snapshot.plan?.rawValue,
-                        fiveHour: sample.snapshot.shortWindow.map(WindowJSON.init), weekly: sample.snapshot.longWindow.map(WindowJSON.init),
-                        limitReached: sample.snapshot.limitReached)
-                })
+                return try JSONOutput.print(
+                    samples.map { sample in
+                        Reading(
+                            observedAt: sample.observedAt, source: sample.source.rawValue, limitID: sample.limitID,
+                            plan: sample.snapshot.plan?.rawValue,
+                            fiveHour: sample.snapshot.shortWindow.map(WindowJSON.init), weekly: sample.snapshot.longWindow.map(WindowJSON.init),
+                            limitReached: sample.snapshot.limitReached)
+                    })
             }
             let formatter = ISO8601DateFormatter()
             formatter.timeZone = zone
-            let columns = ["observed_at", "source", "limit_id", "plan", "five_hour_used_percent", "five_hour_resets_at",
-                           "weekly_used_percent", "weekly_resets_at", "limit_reached"]
+            let columns = [
+                "observed_at", "source", "limit_id", "plan", "five_hour_used_percent", "five_hour_resets_at",
+                "weekly_used_percent", "weekly_resets_at", "limit_reached",
+            ]
             let rows: [[UsageReport.Cell]] = samples.map { sample in
                 let s = sample.snapshot
                 return [
                     .text(formatter.string(from: sample.observedAt)), .text(sample.source.rawValue), .text(sample.limitID),
                     s.plan.map { .text($0.rawValue) } ?? .empty,
-                    s.shortWindow.map { .number($0.usedPercent) } ?? .empty, s.shortWindow?.resetsAt.map { .text(formatter.string(from: $0)) } ?? .empty,
-                    s.longWindow.map { .number($0.usedPercent) } ?? .empty, s.longWindow?.resetsAt.map { .text(formatter.string(from: $0)) } ?? .empty,
+                    s.shortWindow.map { .number($0.usedPercent) } ?? .empty,
+                    s.shortWindow?.resetsAt.map { .text(formatter.string(from: $0)) } ?? .empty,
+                    s.longWindow.map { .number($0.usedPercent) } ?? .empty,
+                    s.longWindow?.resetsAt.map { .text(formatter.string(from: $0)) } ?? .empty,
                     .integer(s.limitReached ? 1 : 0),
                 ]
             }
@@ -240,9 +257,13 @@ extension ChappieCommand.Usage {
     }
 
     struct Report: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "report",
-            abstract: "Usage per hour, day, week, window or machine and account, as CSV (default off a terminal), JSON or a table; or charts in one HTML file.",
-            discussion: "The columns are stable and described in docs/cli.md. --format html writes a self-contained page with each account's windows as charts (without --by).")
+        static let configuration = CommandConfiguration(
+            commandName: "report",
+            abstract:
+                "Usage per hour, day, week, window or machine and account, as CSV (default off a terminal), JSON or a table; or charts in one HTML file.",
+            discussion:
+                "The columns are stable and described in docs/cli.md. --format html writes a self-contained page with each account's windows as charts (without --by)."
+        )
 
         @Option(help: "From this time (2026-11-01, 2026-11-01T08:00, or an age like 7d).") var since: String?
         @Option(help: "Up to this time (excluded).") var until: String?
@@ -274,7 +295,8 @@ extension ChappieCommand.Usage {
     }
 
     struct Prune: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "prune",
+        static let configuration = CommandConfiguration(
+            commandName: "prune",
             abstract: "Delete usage readings older than a duration (default: the usage-retention setting, else 365d). The audit log is kept.")
 
         @Option(help: ArgumentHelp("Delete readings older than this (90d, 12h).", valueName: "duration"), transform: parseDuration)
@@ -283,7 +305,11 @@ extension ChappieCommand.Usage {
 
         func run() async throws {
             let (deleted, cutoff) = try await global.services().usage.prune(olderThan: olderThan)
-            if global.json { try JSONOutput.print(["deleted": deleted]) } else { print("Deleted \(deleted) readings older than \(Formatting.localTime(cutoff)).") }
+            if global.json {
+                try JSONOutput.print(["deleted": deleted])
+            } else {
+                print("Deleted \(deleted) readings older than \(Formatting.localTime(cutoff)).")
+            }
         }
     }
 }
@@ -322,14 +348,15 @@ func emit(_ report: UsageReport, format: OutputFormat?, to path: String?, option
     case .json:
         // The columns' names, in camelCase as every --json output (docs/json.md).
         let objects = report.rows.map { row in
-            Dictionary(uniqueKeysWithValues: zip(report.columns.map(camelCase), row).map { column, cell -> (String, Any) in
-                switch cell {
-                case .text(let value): (column, value)
-                case .number(let value): (column, (value * 100).rounded() / 100)
-                case .integer(let value): (column, value)
-                case .empty: (column, NSNull())
-                }
-            })
+            Dictionary(
+                uniqueKeysWithValues: zip(report.columns.map(camelCase), row).map { column, cell -> (String, Any) in
+                    switch cell {
+                    case .text(let value): (column, value)
+                    case .number(let value): (column, (value * 100).rounded() / 100)
+                    case .integer(let value): (column, value)
+                    case .empty: (column, NSNull())
+                    }
+                })
         }
         let data = try JSONSerialization.data(withJSONObject: objects, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
         text = String(decoding: data, as: UTF8.self) + "\n"

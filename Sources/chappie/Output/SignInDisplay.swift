@@ -18,7 +18,8 @@ actor SignInDisplay {
         case .waitingForApproval(let code, let url, let expiresAt, _):
             guard ticker == nil else { return }
             // The code goes to standard error so that --json output stays one JSON document.
-            write("""
+            write(
+                """
 
                 To sign in, open:  \(url.absoluteString)
                 and enter the code: \(code)
@@ -39,7 +40,8 @@ actor SignInDisplay {
         switch step {
         case .openURL(let url, let opened, let expiresAt):
             guard ticker == nil else { return }
-            write("""
+            write(
+                """
 
                 To sign in, open this in a browser on this machine\(opened ? " (it should have opened)" : ""):
                 \(url.absoluteString)
@@ -62,7 +64,8 @@ actor SignInDisplay {
             var tick = 0
             while !Task.isCancelled {
                 let elapsed = Int(Date().timeIntervalSince(start)), left = max(0, Int(expiresAt.timeIntervalSinceNow))
-                let line = "Waiting for \(what)… \(elapsed / 60):\(String(format: "%02d", elapsed % 60)) elapsed, \(left / 60):\(String(format: "%02d", left % 60)) left"
+                let line =
+                    "Waiting for \(what)… \(elapsed / 60):\(String(format: "%02d", elapsed % 60)) elapsed, \(left / 60):\(String(format: "%02d", left % 60)) left"
                 if live {
                     FileHandle.standardError.write(Data("\r\u{1B}[2K\(line)".utf8))
                 } else if tick % 60 == 0 {

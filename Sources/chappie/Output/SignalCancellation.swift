@@ -116,8 +116,10 @@ func cancellingOnSignals<T: Sendable>(releasing: Bool = true, _ work: @escaping 
     SignalRelay.shared.onSignal { _ in
         // Said once: a refresh the issuer may already have answered is never abandoned.
         if !told.exchange(true, ordering: .relaxed) {
-            FileHandle.standardError.write(Data(
-                "chappie: stopping; a refresh already sent waits for the issuer's answer (up to \(RefreshBounds.answerTimeout.components.seconds) s) and is stored first\n".utf8))
+            FileHandle.standardError.write(
+                Data(
+                    "chappie: stopping; a refresh already sent waits for the issuer's answer (up to \(RefreshBounds.answerTimeout.components.seconds) s) and is stored first\n"
+                        .utf8))
         }
         pending.cancel()
     }

@@ -108,7 +108,8 @@ struct TextTable {
                 let (column, cell) = pair
                 var shown = text(cell)
                 if let limit = clipTo[column] { shown = TerminalText.clipped(shown, to: limit) }
-                let padded = position == visible.count - 1 ? shown : shown + String(repeating: " ", count: max(0, (fitted[column] ?? 0) - shown.count))
+                let padded =
+                    position == visible.count - 1 ? shown : shown + String(repeating: " ", count: max(0, (fitted[column] ?? 0) - shown.count))
                 return cell.full && style == .colour ? "\u{1B}[31m" + padded + "\u{1B}[0m" : padded
             }.joined(separator: "  ")
         }.joined(separator: "\n")

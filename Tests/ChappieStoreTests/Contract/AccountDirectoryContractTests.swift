@@ -18,7 +18,9 @@ struct AccountDirectoryContractTests {
         }
     }
 
-    @Test("Saving creates an account named after its e-mail, unique, listed by name; saving the same identity updates it", arguments: StoreBackend.allCases)
+    @Test(
+        "Saving creates an account named after its e-mail, unique, listed by name; saving the same identity updates it",
+        arguments: StoreBackend.allCases)
     func saveCreatesThenUpdates(_ backend: StoreBackend) async throws {
         try await backend.withStore { contract in
             let store = try await contract.open()
@@ -57,7 +59,8 @@ struct AccountDirectoryContractTests {
         }
     }
 
-    @Test("Accounts are found by name, by id, and by identity (both ids, or for an account without ids, the e-mail)", arguments: StoreBackend.allCases)
+    @Test(
+        "Accounts are found by name, by id, and by identity (both ids, or for an account without ids, the e-mail)", arguments: StoreBackend.allCases)
     func lookups(_ backend: StoreBackend) async throws {
         try await backend.withStore { contract in
             let store = try await contract.open()
@@ -72,7 +75,8 @@ struct AccountDirectoryContractTests {
             let emailOnly = ChappieAccountInfo(email: "find@example.com", userID: nil, accountID: nil, plan: nil)
             #expect(try await store.account(matching: emailOnly) == nil)
             let bare = try await store.save(
-                info: emailOnly, credentials: identity.credentials, accessTokenExpiresAt: nil, refreshedAt: nil, name: named("bare"), event: .imported)
+                info: emailOnly, credentials: identity.credentials, accessTokenExpiresAt: nil, refreshedAt: nil, name: named("bare"), event: .imported
+            )
             #expect(bare.created)
             #expect(try await store.account(matching: emailOnly)?.id == bare.account.id)
             #expect(try await store.accounts(named: [named("find")]).map(\.id) == [account.id])
@@ -114,7 +118,9 @@ struct AccountDirectoryContractTests {
         }
     }
 
-    @Test("Activating makes one account active and, with a Codex home, its one owner; the home moves with the next activation", arguments: StoreBackend.allCases)
+    @Test(
+        "Activating makes one account active and, with a Codex home, its one owner; the home moves with the next activation",
+        arguments: StoreBackend.allCases)
     func activateOwnsTheHome(_ backend: StoreBackend) async throws {
         try await backend.withStore { contract in
             let store = try await contract.open()
@@ -137,7 +143,9 @@ struct AccountDirectoryContractTests {
         }
     }
 
-    @Test("Claiming a Codex home gives it to an account that has none, keeps an account's own home, and does not activate", arguments: StoreBackend.allCases)
+    @Test(
+        "Claiming a Codex home gives it to an account that has none, keeps an account's own home, and does not activate",
+        arguments: StoreBackend.allCases)
     func claimCodexHome(_ backend: StoreBackend) async throws {
         try await backend.withStore { contract in
             let store = try await contract.open()

@@ -5,7 +5,9 @@ import Testing
 
 @Suite("Contract: leases and poll claims (LeaseBook), on every backend")
 struct LeaseBookContractTests {
-    @Test("A lease takes a free slot of the first candidate with one; a full account is passed over; none free is nil", arguments: StoreBackend.allCases)
+    @Test(
+        "A lease takes a free slot of the first candidate with one; a full account is passed over; none free is nil", arguments: StoreBackend.allCases
+    )
     func slots(_ backend: StoreBackend) async throws {
         try await backend.withStore { contract in
             let store = try await contract.open()
@@ -52,7 +54,8 @@ struct LeaseBookContractTests {
         try await backend.withStore { contract in
             let store = try await contract.open()
             let a = try await store.add(Identity("a@example.com", marker: "a"), name: "a")
-            let lease = try #require(try await store.acquireLease(on: [.init(accountID: a.id, wholeAccount: false)], holder: "job", ttl: .seconds(60)))
+            let lease = try #require(
+                try await store.acquireLease(on: [.init(accountID: a.id, wholeAccount: false)], holder: "job", ttl: .seconds(60)))
             let renewed = try await store.renewLease(lease.id, ttl: .seconds(3600))
             #expect(renewed.id == lease.id)
             #expect(renewed.expiresAt > lease.expiresAt)
@@ -88,7 +91,8 @@ struct LeaseBookContractTests {
             let a = try await store.add(Identity("a@example.com", marker: "a"), name: "a")
             let b = try await store.add(Identity("b@example.com", marker: "b"), name: "b")
             try await store.recordFailure(of: a, message: "revoked", status: .reauthRequired, event: .refreshFailed)
-            let lease = try await store.acquireLease(on: [.init(accountID: a.id, wholeAccount: false), .init(accountID: b.id, wholeAccount: false)], holder: "job", ttl: .seconds(60))
+            let lease = try await store.acquireLease(
+                on: [.init(accountID: a.id, wholeAccount: false), .init(accountID: b.id, wholeAccount: false)], holder: "job", ttl: .seconds(60))
             #expect(lease?.accountID == b.id)
         }
     }

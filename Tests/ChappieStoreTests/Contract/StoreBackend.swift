@@ -58,7 +58,8 @@ struct Identity: Sendable {
     let info: ChappieAccountInfo
     let credentials: Credentials
 
-    init(_ email: String, marker: String, accountID: String = UUID().uuidString.lowercased(), userID: String = "user-\(UUID().uuidString.prefix(8))") {
+    init(_ email: String, marker: String, accountID: String = UUID().uuidString.lowercased(), userID: String = "user-\(UUID().uuidString.prefix(8))")
+    {
         info = ChappieAccountInfo(email: email, userID: userID, accountID: accountID, plan: .plus)
         credentials = Credentials(
             idToken: TestTokens.idToken(email: email, accountID: accountID, userID: userID), accessToken: "access-\(marker)",

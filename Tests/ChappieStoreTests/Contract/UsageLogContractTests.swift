@@ -6,7 +6,9 @@ import Testing
 @Suite("Contract: the usage log (UsageLog), on every backend")
 struct UsageLogContractTests {
     /// A `codex` reading: 5-hour and weekly use, each with its reset time.
-    static func reading(_ fiveHour: Double, _ weekly: Double, resets: Date, limitID: String = "codex", reached: Bool = false) -> ChappieUsageLimitSnapshot {
+    static func reading(_ fiveHour: Double, _ weekly: Double, resets: Date, limitID: String = "codex", reached: Bool = false)
+        -> ChappieUsageLimitSnapshot
+    {
         ChappieUsageLimitSnapshot(
             limitID: limitID, plan: .plus, shortWindow: ChappieUsageWindow(usedPercent: fiveHour, windowMinutes: 300, resetsAt: resets),
             longWindow: ChappieUsageWindow(usedPercent: weekly, windowMinutes: 10_080, resetsAt: resets.addingTimeInterval(86_400)),
@@ -15,7 +17,9 @@ struct UsageLogContractTests {
 
     static let base = Date(timeIntervalSince1970: 1_790_000_000)
 
-    @Test("Readings come back per account, oldest first, within [since, until); the newest codex reading is each account's latest", arguments: StoreBackend.allCases)
+    @Test(
+        "Readings come back per account, oldest first, within [since, until); the newest codex reading is each account's latest",
+        arguments: StoreBackend.allCases)
     func samplesAndLatest(_ backend: StoreBackend) async throws {
         try await backend.withStore { contract in
             let store = try await contract.open()
@@ -72,10 +76,12 @@ struct UsageLogContractTests {
             let resets = Self.base.addingTimeInterval(18_000)
             for (account, offsets) in [(b, [30.0, 10]), (a, [20.0, 0, 40])] {
                 for offset in offsets {
-                    try await store.recordUsage([Self.reading(offset, 1, resets: resets)], for: account, source: .poll, at: Self.base.addingTimeInterval(offset))
+                    try await store.recordUsage(
+                        [Self.reading(offset, 1, resets: resets)], for: account, source: .poll, at: Self.base.addingTimeInterval(offset))
                 }
             }
-            try await store.recordUsage([Self.reading(1, 1, resets: resets, limitID: "other")], for: a, source: .poll, at: Self.base.addingTimeInterval(5))
+            try await store.recordUsage(
+                [Self.reading(1, 1, resets: resets, limitID: "other")], for: a, source: .poll, at: Self.base.addingTimeInterval(5))
             let all = try await store.reduceUsageReadings(since: nil, until: nil, accounts: nil, into: [UsageReading]()) { $0.append($1) }
             let expected = [(a.id, 0.0), (a.id, 20), (a.id, 40), (b.id, 10), (b.id, 30)].sorted { ($0.0, $0.1) < ($1.0, $1.1) }
             #expect(all.map(\.accountID) == expected.map(\.0))
@@ -83,7 +89,8 @@ struct UsageLogContractTests {
             #expect(all.map(\.fiveHourUsed) == expected.map { Optional($0.1) })
             #expect(all.allSatisfy { $0.fiveHourResetsAt == Int64(resets.timeIntervalSince1970) })
             let some = try await store.reduceUsageReadings(
-                since: Self.base.addingTimeInterval(10), until: Self.base.addingTimeInterval(40), accounts: [a.id], into: 0) { count, _ in count += 1 }
+                since: Self.base.addingTimeInterval(10), until: Self.base.addingTimeInterval(40), accounts: [a.id], into: 0
+            ) { count, _ in count += 1 }
             #expect(some == 1)
         }
     }
@@ -96,7 +103,8 @@ struct UsageLogContractTests {
             let firstReset = Self.base.addingTimeInterval(3600)
             let secondReset = Self.base.addingTimeInterval(3600 + 18_000)
             try await store.recordUsage([Self.reading(40, 10, resets: firstReset)], for: a, source: .poll, at: Self.base)
-            try await store.recordUsage([Self.reading(90, 12, resets: firstReset, reached: true)], for: a, source: .poll, at: Self.base.addingTimeInterval(60))
+            try await store.recordUsage(
+                [Self.reading(90, 12, resets: firstReset, reached: true)], for: a, source: .poll, at: Self.base.addingTimeInterval(60))
             try await store.recordUsage([Self.reading(5, 13, resets: secondReset)], for: a, source: .poll, at: Self.base.addingTimeInterval(4000))
             let windows = try await store.usageWindows(since: nil, until: nil, accounts: [a.id])
             let fiveHour = windows.filter { $0.kind == .fiveHour }.sorted { $0.resetsAt < $1.resetsAt }
