@@ -5,8 +5,10 @@ import PostgresNIO
 
 /// A pool address as PostgresNIO's configurations: the pool's connections and a refresh lock's own.
 extension PoolAddress {
-    /// The configuration of PostgresNIO's connection pool.
-    func clientConfiguration() throws(StoreError) -> PostgresClient.Configuration {
+    /// The configuration of PostgresNIO's connection pool. The server cancels any statement that
+    /// runs longer than `statementTimeout` (SQLSTATE 57014, rolled back, so nothing is half done):
+    /// the client then never has to abandon a write that might still commit.
+    func clientConfiguration(statementTimeout: Duration) throws(StoreError) -> PostgresClient.Configuration {
         var configuration: PostgresClient.Configuration
         if let socketDirectory {
             configuration = PostgresClient.Configuration(
@@ -22,7 +24,9 @@ extension PoolAddress {
                 host: host ?? "", port: port, username: user, password: passwordText, database: database, tls: tls)
         }
         configuration.options.connectTimeout = .seconds(10)
-        configuration.options.additionalStartupParameters = [("application_name", "chappie")]
+        configuration.options.additionalStartupParameters = [
+            ("application_name", "chappie"), ("statement_timeout", String(statementTimeout.components.seconds * 1000)),
+        ]
         return configuration
     }
 

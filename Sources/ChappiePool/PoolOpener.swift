@@ -12,10 +12,21 @@ import PostgresNIO
 /// options.poolBackend = TeamPool()
 /// ```
 public struct TeamPool: PoolBackend {
-    public init() {}
+    /// How long one operation may wait for the database before it is "try again later".
+    let deadline: Duration
+
+    public init() {
+        deadline = .seconds(20)
+    }
+
+    /// A pool whose operations may take up to `deadline` (tests that share a busy process with
+    /// hundreds of others).
+    package init(deadline: Duration) {
+        self.deadline = deadline
+    }
 
     public func open(_ address: PoolAddress, options: StoreOptions) async throws -> StoreOpener.Opened {
-        try await PoolOpener.open(address, options: options)
+        try await PoolOpener.open(address, options: options, deadline: deadline)
     }
 }
 
@@ -23,10 +34,10 @@ public struct TeamPool: PoolBackend {
 /// (docs/security.md, "Where the key comes from"), proved against the pool's key check. The first machine to open a new pool
 /// sets its key; every other machine must have that key (docs/team-pool.md).
 enum PoolOpener {
-    static func open(_ address: PoolAddress, options: StoreOptions) async throws -> StoreOpener.Opened {
+    static func open(_ address: PoolAddress, options: StoreOptions, deadline: Duration) async throws -> StoreOpener.Opened {
         let location = options.location
         try FilePermissions.ensurePrivateDirectory(location.directory)
-        let database = try await PoolDatabase.connect(address: address, machine: options.machineName)
+        let database = try await PoolDatabase.connect(address: address, machine: options.machineName, deadline: deadline)
         let setup = database.keySetup
         var preferPassphrase = false
         if case .passphrase = setup { preferPassphrase = true }

@@ -11,23 +11,25 @@ extension PostgresAccountStore {
         """
 
     private static func sample(_ row: PostgresRow) throws -> UsageSample {
-        let cells = row.makeRandomAccess()
+        let (
+            accountID, observedAt, source, limitID, plan, fiveHourUsed, fiveHourMinutes, fiveHourResets, weeklyUsed, weeklyMinutes,
+            weeklyResets, hasCredits, unlimited, balance, limitReached
+        ) = try row.decode(
+            (Int64, Double, String, String, String?, Double?, Int?, Int64?, Double?, Int?, Int64?, Bool?, Bool?, String?, Bool).self)
         var record = UsageSampleRecord(
-            ChappieUsageLimitSnapshot(limitID: try cells[3].decode(String.self), plan: nil, shortWindow: nil, longWindow: nil),
-            accountID: try cells[0].decode(Int64.self),
-            source: UsageSource(rawValue: try cells[2].decode(String.self)) ?? .poll,
-            at: Date(timeIntervalSince1970: try cells[1].decode(Double.self)))
-        record.plan = try cells[4].decode(String?.self)
-        record.fiveHourUsedPercent = try cells[5].decode(Double?.self)
-        record.fiveHourWindowMinutes = try cells[6].decode(Int?.self)
-        record.fiveHourResetsAt = try cells[7].decode(Int64?.self)
-        record.weeklyUsedPercent = try cells[8].decode(Double?.self)
-        record.weeklyWindowMinutes = try cells[9].decode(Int?.self)
-        record.weeklyResetsAt = try cells[10].decode(Int64?.self)
-        record.creditsHasCredits = try cells[11].decode(Bool?.self)
-        record.creditsUnlimited = try cells[12].decode(Bool?.self)
-        record.creditsBalance = try cells[13].decode(String?.self)
-        record.limitReached = try cells[14].decode(Bool.self)
+            ChappieUsageLimitSnapshot(limitID: limitID, plan: nil, shortWindow: nil, longWindow: nil), accountID: accountID,
+            source: UsageSource(rawValue: source) ?? .poll, at: Date(timeIntervalSince1970: observedAt))
+        record.plan = plan
+        record.fiveHourUsedPercent = fiveHourUsed
+        record.fiveHourWindowMinutes = fiveHourMinutes
+        record.fiveHourResetsAt = fiveHourResets
+        record.weeklyUsedPercent = weeklyUsed
+        record.weeklyWindowMinutes = weeklyMinutes
+        record.weeklyResetsAt = weeklyResets
+        record.creditsHasCredits = hasCredits
+        record.creditsUnlimited = unlimited
+        record.creditsBalance = balance
+        record.limitReached = limitReached
         return record.sample
     }
 

@@ -55,19 +55,21 @@ package final class PostgresAccountStore: AccountStore {
     func records(_ query: PostgresQuery, _ connection: PostgresConnection) async throws -> [AccountRecord] {
         var records: [AccountRecord] = []
         for try await row in try await connection.query(query, logger: Self.logger) {
-            let (id, uuid, name, email, accountID, userID, plan, fedramp, status, expires, refreshed) =
-                try row.decode((Int64, UUID, String, String?, String?, String?, String?, Bool, String, Date?, Date?).self)
-            let cells = row.makeRandomAccess()
-            let homeMachine = try cells[12].decode(String?.self)
+            let (
+                id, uuid, name, email, accountID, userID, plan, fedramp, status, expires, refreshed, lastError, homeMachine, home, reserve,
+                created, updated, maxLeases
+            ) = try row.decode(
+                (
+                    Int64, UUID, String, String?, String?, String?, String?, Bool, String, Date?, Date?, String?, String?, String?, Double?,
+                    Date, Date, Int
+                ).self)
             records.append(
                 AccountRecord(
                     id: id, uuid: uuid.uuidString.lowercased(), name: name, email: email, chatgptAccountId: accountID, chatgptUserId: userID,
-                    plan: plan, isFedramp: fedramp, status: status, accessExpiresAt: expires, lastRefreshAt: refreshed,
-                    lastError: try cells[11].decode(String?.self),
+                    plan: plan, isFedramp: fedramp, status: status, accessExpiresAt: expires, lastRefreshAt: refreshed, lastError: lastError,
                     // A Codex home is a path on one machine: on the others, the account has none here.
-                    codexHome: homeMachine == machine ? try cells[13].decode(String?.self) : nil,
-                    reservePercent: try cells[14].decode(Double?.self), maxLeases: try cells[17].decode(Int.self),
-                    createdAt: try cells[15].decode(Date.self), updatedAt: try cells[16].decode(Date.self)))
+                    codexHome: homeMachine == machine ? home : nil,
+                    reservePercent: reserve, maxLeases: maxLeases, createdAt: created, updatedAt: updated))
         }
         return records
     }

@@ -6,7 +6,7 @@ import Testing
 
 @Suite("A team pool is opened only through its backend (ChappiePool), which a program links when it wants one")
 struct PoolBackendTests {
-    @Test("Without the backend, a pool's address is refused saying what to link; with TeamPool() the same options open the pool")
+    @Test("Without the backend, a pool's address is refused saying what to link; with the pool's backend the same options open the pool")
     func backendIsNeeded() async throws {
         let home = try TestTokens.temporaryDirectory("chappie-backend")
         defer { try? FileManager.default.removeItem(at: home) }
@@ -20,7 +20,7 @@ struct PoolBackendTests {
         }
         // Nothing was created for the pool: no key file was written on the refusal.
         #expect(!FileManager.default.fileExists(atPath: options.location.defaultKeyFile.path))
-        options.poolBackend = TeamPool()
+        options.poolBackend = TeamPool(deadline: .seconds(300))
         let opened = try await StoreOpener.open(options)
         #expect(opened.local == nil)
         #expect(try await opened.store.accounts().isEmpty)

@@ -19,12 +19,40 @@ enum StoreBackend: String, CaseIterable, Sendable, CustomTestStringConvertible {
     /// A fresh, empty store of this backend, opened as chappie opens one (``StoreOpener``), with a
     /// data directory of its own; `body` may open the same store again (another process's view).
     func withStore<T>(_ body: (ContractStore) async throws -> T) async throws -> T {
+        // The pool's tests run in this process, beside CPU-bound ones, on a cooperative pool as wide
+        // as the machine has cores: a few at a time keep each open within the pool's deadline.
+        if self == .postgres { await Self.postgresSlots.wait() }
+        defer { if self == .postgres { Task { await Self.postgresSlots.signal() } } }
         let home = try TestTokens.temporaryDirectory("chappie-contract")
         defer { try? FileManager.default.removeItem(at: home) }
         let address: String? = self == .postgres ? try await SharedPostgres.database().url : nil
         let store = ContractStore(backend: self, home: home, address: address)
         return try await body(store)
     }
+}
+
+/// A counting semaphore: at most `limit` holders at once, the rest waiting in order.
+actor Slots {
+    private var free: Int
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    init(_ limit: Int) { free = limit }
+
+    func wait() async {
+        if free > 0 {
+            free -= 1
+            return
+        }
+        await withCheckedContinuation { waiting.append($0) }
+    }
+
+    func signal() {
+        if waiting.isEmpty { free += 1 } else { waiting.removeFirst().resume() }
+    }
+}
+
+extension StoreBackend {
+    static let postgresSlots = Slots(3)
 }
 
 /// One store under contract: open it (again) with ``open()``, and the helpers the suites share.
@@ -38,7 +66,8 @@ struct ContractStore: Sendable {
 
     var options: StoreOptions {
         var options = StoreOptions(home: home.path, environment: [:], storeURL: address ?? "", machine: Self.machine)
-        options.poolBackend = TeamPool()
+        // In-process, beside every other test of the suite, an operation can wait its turn for long.
+        options.poolBackend = TeamPool(deadline: .seconds(300))
         return options
     }
 
