@@ -25,7 +25,7 @@ extension PoolAddress {
         }
         configuration.options.connectTimeout = .seconds(10)
         configuration.options.additionalStartupParameters = [
-            ("application_name", "chappie"), ("statement_timeout", String(statementTimeout.components.seconds * 1000)),
+            ("application_name", "chappie"), ("statement_timeout", String(Int64(statementTimeout / .milliseconds(1)))),
         ]
         return configuration
     }

@@ -73,7 +73,7 @@ package final class PoolDatabase: Sendable {
         } catch {
             throw Self.storeError(error, address: address, doing: "opening the pool")
         }
-        var configuration = try address.clientConfiguration(statementTimeout: deadline)
+        var configuration = try address.clientConfiguration(statementTimeout: Self.statementTimeout(for: deadline))
         configuration.options.maximumConnections = 8
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         let runner = Task { await client.run() }
@@ -103,7 +103,7 @@ package final class PoolDatabase: Sendable {
     func read<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws(StoreError) -> T {
         do {
             let client = self.client
-            return try await Self.within(backstop, what: "reading the pool") { try await client.withConnection { try await body($0) } }
+            return try await Self.within(deadline, what: "reading the pool") { try await client.withConnection { try await body($0) } }
         } catch {
             throw Self.storeError(error, address: address, doing: "reading the pool")
         }
@@ -114,7 +114,7 @@ package final class PoolDatabase: Sendable {
     func write<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws(StoreError) -> T {
         do {
             let client = self.client
-            return try await Self.within(backstop, what: "writing the pool") {
+            return try await Self.within(deadline, what: "writing the pool") {
                 try await client.withTransaction(logger: Self.logger) { connection in try await body(connection) }
             }
         } catch {
@@ -122,10 +122,10 @@ package final class PoolDatabase: Sendable {
         }
     }
 
-    /// How long a read or write may take on this side: the server's `statement_timeout` (the
-    /// deadline) ends a slow statement first, with everything rolled back; this later limit only
-    /// catches a server that stopped answering at all.
-    var backstop: Duration { deadline + .seconds(10) }
+    /// How long one statement may run on the server (`statement_timeout`): three quarters of the
+    /// deadline, so that the server cancels a slow statement, rolling its transaction back, before
+    /// this side gives up; only a server that stopped answering at all is abandoned at the deadline.
+    static func statementTimeout(for deadline: Duration) -> Duration { deadline * 3 / 4 }
 
     /// Runs `operation`, or throws ``StoreError/Code/unavailable`` once `limit` has passed. An
     /// operation that overruns is cancelled and left to end by itself (PostgresNIO does not give up

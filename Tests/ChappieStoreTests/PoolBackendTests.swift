@@ -1,4 +1,5 @@
 import ChappiePool
+import ChappieCore
 import ChappieStore
 import ChappieTestSupport
 import Foundation
@@ -25,5 +26,35 @@ struct PoolBackendTests {
         #expect(opened.local == nil)
         #expect(try await opened.store.accounts().isEmpty)
         #expect(opened.store.keyChangesElsewhere)
+    }
+}
+
+@Suite("The team pool's deadline is kept by the server: a slow statement is cancelled and rolled back")
+struct PoolStatementTimeoutTests {
+    @Test("A write that waits on a locked table is cancelled by the server (SQLSTATE 57014), says try again later, and changed nothing")
+    func slowWriteIsCancelledWhole() async throws {
+        let home = try TestTokens.temporaryDirectory("chappie-timeout")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let (server, url) = try await SharedPostgres.database()
+        var options = StoreOptions(home: home.path, environment: [:], storeURL: url)
+        options.poolBackend = TeamPool(deadline: .seconds(300))
+        let roomy = try await StoreOpener.open(options).store
+        try await roomy.add(Identity("slow@example.com", marker: "s"), name: "slow")
+        // The same pool with a short deadline: its statements may run 3 s on the server.
+        options.poolBackend = TeamPool(deadline: .seconds(4))
+        let store = try await StoreOpener.open(options).store
+        let holder = try await server.lock("accounts", in: url)
+        var failure: StoreError?
+        do {
+            try await store.rename(named("slow"), to: named("renamed"))
+        } catch {
+            failure = error
+        }
+        try await server.release(holder, in: url)
+        let error = try #require(failure)
+        #expect(error.code == .unavailable)
+        #expect(error.message.contains("57014"), "the server, not the client, ended the write: \(error.message)")
+        #expect(error.message.contains("try again later"))
+        #expect(try await roomy.accounts().map(\.name.rawValue) == ["slow"])
     }
 }
