@@ -90,6 +90,13 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The daemon's socket protocol and its client. No NIO, NIOSSL or PostgresNIO: a lean front end
+        // for `token` and `accounts list` is made of this and the store (scripts/check-imports.py).
+        .target(
+            name: "ChappieDaemonClient",
+            dependencies: ["ChappieCore", "ChappieStore"],
+            swiftSettings: swiftSettings
+        ),
         // The team pool's backend (docs/team-pool.md): the one target that links PostgresNIO.
         .target(
             name: "ChappiePool",
@@ -112,7 +119,7 @@ let package = Package(
         .target(
             name: "ChappieService",
             dependencies: [
-                "Chappie", "ChappieNet", "ChappiePool", "ChappieStore", "ChappieVault", "ChappieCore",
+                "Chappie", "ChappieNet", "ChappiePool", "ChappieStore", "ChappieVault", "ChappieCore", "ChappieDaemonClient",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -125,7 +132,7 @@ let package = Package(
         .target(
             name: "ChappieFuzzing",
             dependencies: [
-                "Chappie", "ChappieService", "ChappieNet", "ChappieCore",
+                "Chappie", "ChappieService", "ChappieNet", "ChappieCore", "ChappieDaemonClient",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -164,7 +171,7 @@ let package = Package(
         .executableTarget(
             name: "chappie",
             dependencies: [
-                "ChappieService", "Chappie", "ChappieCore", "CSignals",
+                "ChappieService", "Chappie", "ChappieCore", "ChappieDaemonClient", "CSignals",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -189,7 +196,7 @@ let package = Package(
         .executableTarget(
             name: "chappie-bench",
             dependencies: [
-                "ChappieNet", "ChappieEmulator", "ChappieStore", "ChappieVault", "ChappieCore", "Chappie", "ChappieService",
+                "ChappieNet", "ChappieEmulator", "ChappieStore", "ChappieVault", "ChappieCore", "Chappie", "ChappieService", "ChappieDaemonClient",
                 // The tests' PostgreSQL server, for the team pool's rows.
                 "ChappieTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -247,7 +254,7 @@ let package = Package(
         .testTarget(
             name: "ChappieServiceTests",
             dependencies: [
-                "ChappieService", "ChappieStore", "ChappieVault", "ChappieCore", "Chappie", "ChappieTestSupport", "ChappieEmulator",
+                "ChappieService", "ChappieStore", "ChappieVault", "ChappieCore", "Chappie", "ChappieTestSupport", "ChappieEmulator", "ChappieDaemonClient",
                 "ChappieNet", "ChappieFuzzing", .product(name: "SwiftCSV", package: "SwiftCSV"),
             ],
             swiftSettings: swiftSettings

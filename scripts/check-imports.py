@@ -47,6 +47,29 @@ for target in package["targets"]:
         if not has_c:
             problems.append(f"{name}: declares {module} in Package.swift and never imports it")
 
+# The targets a lean front end (`token`, `accounts list` without the daemon's stack) is made of:
+# none of them may reach NIO, NIOSSL or PostgreSQL's client, however indirectly.
+LEAN = ["ChappieDaemonClient", "ChappieStore", "ChappieVault", "ChappieCore"]
+targets = {t["name"]: t for t in package["targets"]}
+
+
+def closure(name, seen):
+    for dependency in targets[name]["dependencies"]:
+        for kind in ("byName", "target", "product"):
+            if kind in dependency:
+                module = dependency[kind][0]
+                if module not in seen:
+                    seen.add(module)
+                    if module in targets:
+                        closure(module, seen)
+    return seen
+
+
+for name in LEAN:
+    heavy = sorted(m for m in closure(name, set()) if m.startswith("NIO") or m in ("PostgresNIO", "AsyncHTTPClient", "Hummingbird"))
+    if heavy:
+        problems.append(f"{name}: must not depend on NIO or PostgresNIO, but reaches {', '.join(heavy)}")
+
 for problem in problems:
     print(problem)
 if problems:

@@ -20,6 +20,7 @@
 //    200 accounts refreshed by 4 machines at once. `chappie-bench pool` runs only these rows.
 // 9. Auto-switch on time (SwitchBenchmark.swift): the daemon with default options moving off an
 //    account that reaches its limit. `chappie-bench switch` runs only these rows.
+import ChappieDaemonClient
 import Chappie
 import ChappieCore
 import ChappieEmulator
@@ -218,7 +219,7 @@ func signIn(count: Int, port: Int, home: URL) async throws {
 
 /// The daemon over the 200 signed-in accounts: `chappie token` through its socket, and its idle
 /// memory and CPU over 60 s.
-func runDaemon(chappie: URL, home: URL, service: [String]) throws -> [String] {
+func runDaemon(chappie: URL, home: URL, service: [String]) async throws -> [String] {
     let daemon = Process()
     daemon.executableURL = chappie
     daemon.arguments = ["daemon", "--poll-interval", "1h", "--log-level", "warning"] + service
@@ -252,7 +253,7 @@ func runDaemon(chappie: URL, home: URL, service: [String]) throws -> [String] {
     var roundTrips: [Double] = []
     for _ in 0..<30 {
         let start = clock.now
-        let reply = DaemonClient.send(DaemonRequest(command: "token", account: "user50"), to: socket)
+        let reply = await DaemonClient.send(DaemonRequest(command: "token", account: "user50"), to: socket)
         precondition(reply?.ok == true, "the daemon did not answer")
         roundTrips.append(milliseconds(clock.now - start))
     }
@@ -314,7 +315,7 @@ func runTokens(port: Int) async throws -> [String] {
             format:
                 "| `chappie refresh --all`, 200 accounts, 50 ms server latency, 8 at a time, 5 runs | median %.0f ms | max %.0f ms | min %.0f ms |",
             quantile(refresh, 0.5), refresh[refresh.count - 1], refresh[0]))
-    lines += try runDaemon(chappie: chappie, home: home, service: service)
+    lines += try await runDaemon(chappie: chappie, home: home, service: service)
     fault.body = Data(#"{"kind":"latency","ms":50,"count":100000,"path":"/backend-api/wham/usage"}"#.utf8)
     _ = try await HTTPClient().execute(fault)
     let poll = try timeProcess(chappie, ["usage", "poll", "--all"] + service, runs: 5)

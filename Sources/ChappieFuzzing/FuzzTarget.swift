@@ -1,3 +1,4 @@
+import ChappieDaemonClient
 import Chappie
 import CryptoExtras
 import ChappieCore

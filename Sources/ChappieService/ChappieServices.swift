@@ -1,3 +1,4 @@
+import ChappieDaemonClient
 public import Chappie
 public import ChappieCore
 import ChappieStore

@@ -1,3 +1,4 @@
+import ChappieDaemonClient
 import Chappie
 import ChappieCore
 import ChappieService

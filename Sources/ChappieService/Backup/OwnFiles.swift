@@ -1,3 +1,4 @@
+import ChappieDaemonClient
 package import ChappieStore
 package import ChappieVault
 package import Foundation

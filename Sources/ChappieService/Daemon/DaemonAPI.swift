@@ -1,3 +1,4 @@
+import ChappieDaemonClient
 import Chappie
 import ChappieStore
 import ChappieCore
@@ -19,11 +20,7 @@ struct DaemonAPI: Sendable {
                 let name = try request.account.map { try AccountName($0) }
                 let margin = Duration.seconds(request.marginSeconds ?? 300)
                 let fresh = try await usage.tokens.token(for: name, margin: margin)
-                return DaemonReply(
-                    ok: true,
-                    token: DaemonReply.Token(
-                        name: fresh.account.name.rawValue, accessToken: fresh.credentials.accessToken, expiresAt: fresh.expiresAt,
-                        chatgptAccountID: fresh.account.info.accountID, fedramp: fresh.account.info.isFedRAMPAccount, warning: fresh.warning))
+                return DaemonReply(ok: true, token: DaemonReply.Token(fresh))
             case "status":
                 let accounts = try await store.accounts()
                 let names = Dictionary(uniqueKeysWithValues: accounts.map { ($0.id, $0.name.rawValue) })

@@ -1,3 +1,4 @@
+import ChappieDaemonClient
 import ChappieCore
 import Foundation
 import Synchronization

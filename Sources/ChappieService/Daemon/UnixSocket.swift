@@ -1,7 +1,8 @@
+import ChappieDaemonClient
 import Foundation
 
-/// A Unix-domain stream socket: the daemon's local API. One JSON request line in, one JSON reply
-/// line out, per connection.
+/// The daemon's end of its Unix-domain socket (the client's is `UnixSocketClient`). One JSON
+/// request line in, one JSON reply line out, per connection.
 enum UnixSocket {
     /// The most a request line may be.
     static let maximumRequestBytes = 64 * 1024
@@ -16,7 +17,10 @@ enum UnixSocket {
                 throw ServiceError(.configuration, "\(path) exists and is not a socket; chappie will not replace it: choose another --socket path")
             }
         }
-        var address = try socketAddress(path)
+        guard var address = UnixSocketClient.address(path) else {
+            throw ServiceError(
+                .configuration, "the socket path \(path) is longer than \(UnixSocketClient.maximumPathBytes) bytes; choose a shorter --socket")
+        }
         let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw ServiceError(.configuration, "cannot create a socket: \(String(cString: strerror(errno)))") }
         unlink(path)
@@ -31,21 +35,6 @@ enum UnixSocket {
             close(descriptor)
             throw ServiceError(.configuration, "cannot listen on \(path): \(reason)")
         }
-        return descriptor
-    }
-
-    /// Connects to `path`; `nil` when nothing listens there.
-    static func connect(to path: String, timeout: Duration = .seconds(30)) -> Int32? {
-        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0, var address = try? socketAddress(path) else { return nil }
-        let connected = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard connected == 0 else {
-            close(descriptor)
-            return nil
-        }
-        setTimeout(descriptor, timeout)
         return descriptor
     }
 
@@ -64,58 +53,9 @@ enum UnixSocket {
         return credentials.uid
     }
 
-    /// Reads one line (without its LF), at most `maximumRequestBytes`; `nil` on error or overflow.
-    static func readLine(_ descriptor: Int32) -> Data? {
-        var line = Data()
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = read(descriptor, &buffer, buffer.count)
-            guard count > 0 else { return line.isEmpty ? nil : line }
-            if let newline = buffer[0..<count].firstIndex(of: 0x0A) {
-                line.append(contentsOf: buffer[0..<newline])
-                return line
-            }
-            line.append(contentsOf: buffer[0..<count])
-            if line.count > maximumRequestBytes { return nil }
-        }
-    }
-
-    /// Writes all of `data`.
-    static func write(_ descriptor: Int32, _ data: Data) {
-        data.withUnsafeBytes { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                let written = send(descriptor, bytes.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
-                if written <= 0 { return }
-                offset += written
-            }
-        }
-    }
-
     /// Makes a descriptor non-blocking and close-on-exec.
     static func setNonBlocking(_ descriptor: Int32) {
         _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
         _ = fcntl(descriptor, F_SETFD, fcntl(descriptor, F_GETFD) | FD_CLOEXEC)
-    }
-
-    static func setTimeout(_ descriptor: Int32, _ timeout: Duration) {
-        var value = timeval(tv_sec: Int(timeout.components.seconds), tv_usec: 0)
-        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
-        setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
-    }
-
-    private static func socketAddress(_ path: String) throws(ServiceError) -> sockaddr_un {
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        guard bytes.count < capacity else {
-            throw ServiceError(.configuration, "the socket path \(path) is longer than \(capacity - 1) bytes; choose a shorter --socket")
-        }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: bytes)
-            raw[bytes.count] = 0
-        }
-        return address
     }
 }

@@ -1,5 +1,6 @@
 import Chappie
 public import ChappieCore
+import ChappieDaemonClient
 import ChappieStore
 import ChappieVault
 
@@ -46,6 +47,9 @@ public struct FailureDescription: Sendable, Equatable {
                 case .invalidInput, .cancelled: ChappieExitCode.failure
                 }
             self.init(message: error.message, exitCode: exitCode)
+        case let error as DaemonRefusal:
+            // The daemon described its failure already.
+            self.init(message: error.message, exitCode: error.exitCode)
         case let error as AccountNameError:
             self.init(message: error.description, exitCode: ChappieExitCode.usage)
         default:

@@ -1,3 +1,4 @@
+import ChappieDaemonClient
 import ArgumentParser
 import ChappieCore
 import ChappieService
@@ -116,7 +117,7 @@ extension ChappieCommand {
                     let instance = try services.claimDaemonInstance()
                     let socketURL = socketOption ?? options.daemonSocket
                     // Another data directory's daemon may use the same --socket.
-                    if DaemonClient.send(DaemonRequest(command: "status"), to: socketURL, timeout: .seconds(2)) != nil {
+                    if await DaemonOrStore(options: options, socket: socketURL).daemonAnswers(timeout: .seconds(2)) {
                         throw CommandFailure(message: "a daemon is already running on \(socketURL.path)", exitCode: .failure)
                     }
                     try Task.checkCancellation()
@@ -155,13 +156,8 @@ extension ChappieCommand {
         }
 
         func run() async throws {
-            let socketURL = try socket.map { expandedPath($0) } ?? global.serviceOptions().daemonSocket
-            let output: Output
-            if let reply = DaemonClient.send(DaemonRequest(command: "status"), to: socketURL, timeout: .seconds(10)), reply.ok {
-                output = Output(daemon: reply.status, accounts: reply.accounts ?? [])
-            } else {
-                output = Output(daemon: nil, accounts: try await global.services().accounts.all())
-            }
+            let (daemon, accounts) = try await DaemonOrStore(options: try global.serviceOptions(), socket: socket.map { expandedPath($0) }).status()
+            let output = Output(daemon: daemon, accounts: accounts)
             if global.json {
                 struct StatusJSON: Encodable {
                     var daemon: DaemonReply.Status?

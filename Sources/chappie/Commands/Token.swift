@@ -1,3 +1,4 @@
+import ChappieDaemonClient
 import ArgumentParser
 import Chappie
 import ChappieCore
@@ -24,28 +25,13 @@ extension ChappieCommand {
         @OptionGroup var global: GlobalOptions
 
         func run() async throws {
-            // A running daemon answers without this process opening the store.
-            let socketURL = try socket.map { expandedPath($0) } ?? global.serviceOptions().daemonSocket
-            let name = try global.account(self.name)
-            let request = DaemonRequest(command: "token", account: name?.rawValue, marginSeconds: Int(margin.components.seconds))
-            if let reply = DaemonClient.send(request, to: socketURL) {
-                guard reply.ok, let token = reply.token else {
-                    throw CommandFailure(
-                        message: reply.error ?? "the daemon gave no token", exitCode: ExitCode(reply.exitCode ?? ChappieExitCode.failure))
-                }
-                return try print(token)
-            }
-            let services = try await global.services()
-            let service = services.tokens
-            let margin = self.margin
+            let route = DaemonOrStore(options: try global.serviceOptions(), socket: socket.map { expandedPath($0) })
+            let (name, margin) = (try global.account(self.name), self.margin)
             // A failure names the account, the active one when none was named.
-            let fresh = try await CommandFailure.about({ if let name { name } else { (try? await services.accounts.active())?.name } }) {
-                try await cancellingOnSignals { try await service.token(for: name, margin: margin) }
+            let token = try await CommandFailure.about({ if let name { name } else { try? await global.services().accounts.active()?.name } }) {
+                try await cancellingOnSignals { try await route.token(for: name, margin: margin) }
             }
-            try print(
-                DaemonReply.Token(
-                    name: fresh.account.name.rawValue, accessToken: fresh.credentials.accessToken, expiresAt: fresh.expiresAt,
-                    chatgptAccountID: fresh.account.info.accountID, fedramp: fresh.account.info.isFedRAMPAccount, warning: fresh.warning))
+            try print(token)
         }
 
         private func print(_ token: DaemonReply.Token) throws {

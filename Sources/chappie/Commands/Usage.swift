@@ -1,3 +1,4 @@
+import ChappieDaemonClient
 import ArgumentParser
 import Chappie
 import ChappieCore
@@ -31,15 +32,12 @@ extension ChappieCommand.Usage {
         func run() async throws {
             let name = try global.account(self.name)
             // With --cached and a running daemon, the daemon's view is shown without opening the store.
-            if cached && !forecast,
-                let reply = DaemonClient.send(DaemonRequest(command: "usage"), to: try global.serviceOptions().daemonSocket),
-                reply.ok, let all = reply.accounts
-            {
+            if cached && !forecast, let (all, latest) = await DaemonOrStore(options: try global.serviceOptions()).cachedUsage() {
                 let accounts = name.map { name in all.filter { $0.name == name } } ?? all
                 if let name, accounts.isEmpty {
                     throw CommandFailure(message: "there is no account named \(name)", exitCode: .failure)
                 }
-                return try show(accounts: accounts, latest: reply.usage ?? [:], failures: [:], forecasts: [:])
+                return try show(accounts: accounts, latest: latest, failures: [:], forecasts: [:])
             }
             let service = try await global.services().usage
             let accounts = try await service.accounts(named: name.map { [$0] } ?? [])

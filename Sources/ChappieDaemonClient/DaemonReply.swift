@@ -1,28 +1,5 @@
 public import ChappieCore
-public import ChappieStore
 public import Foundation
-
-/// A request to the daemon's socket: one JSON object on one line.
-public struct DaemonRequest: Codable, Sendable {
-    /// `token`, `status`, `accounts`, `usage` or `metrics`.
-    public var command: String
-    /// The account, for `token` (the active one when absent).
-    public var account: String?
-    /// For `token`: refresh when the token expires within this many seconds.
-    public var marginSeconds: Int?
-
-    /// Reads one request line; `nil` when it is not a JSON object with a `command`.
-    public static func decode(line: Data) -> DaemonRequest? {
-        try? JSONDecoder().decode(DaemonRequest.self, from: line)
-    }
-
-    /// Creates a request.
-    public init(command: String, account: String? = nil, marginSeconds: Int? = nil) {
-        self.command = command
-        self.account = account
-        self.marginSeconds = marginSeconds
-    }
-}
 
 /// The daemon's answer: one JSON object on one line.
 public struct DaemonReply: Codable, Sendable {
@@ -75,6 +52,23 @@ public struct DaemonReply: Codable, Sendable {
         public var backingOff: [String: Date]
         /// Where the dashboard is served (`http://ADDRESS/`), when the daemon has `--http`.
         public var dashboard: String?
+
+        package init(
+            pid: Int32, startedAt: Date, lastRefreshAt: Date?, lastPollAt: Date?, refreshes: Int, refreshFailures: Int, polls: Int,
+            pollFailures: Int, switches: Int, backingOff: [String: Date], dashboard: String?
+        ) {
+            self.pid = pid
+            self.startedAt = startedAt
+            self.lastRefreshAt = lastRefreshAt
+            self.lastPollAt = lastPollAt
+            self.refreshes = refreshes
+            self.refreshFailures = refreshFailures
+            self.polls = polls
+            self.pollFailures = pollFailures
+            self.switches = switches
+            self.backingOff = backingOff
+            self.dashboard = dashboard
+        }
     }
 
     /// Whether the request worked.
@@ -94,31 +88,38 @@ public struct DaemonReply: Codable, Sendable {
     /// For `metrics`: Prometheus text.
     public var metrics: String?
 
+    package init(
+        ok: Bool, error: String? = nil, exitCode: Int32? = nil, token: Token? = nil, status: Status? = nil, accounts: [Account]? = nil,
+        usage: [Int64: UsageSample]? = nil, metrics: String? = nil
+    ) {
+        self.ok = ok
+        self.error = error
+        self.exitCode = exitCode
+        self.token = token
+        self.status = status
+        self.accounts = accounts
+        self.usage = usage
+        self.metrics = metrics
+    }
+
     /// A failure reply.
     public static func failure(_ message: String, exitCode: Int32) -> DaemonReply {
         DaemonReply(ok: false, error: message, exitCode: exitCode)
     }
 }
 
-/// Talks to a running daemon.
-public enum DaemonClient {
-    /// The default socket path in a data directory.
-    public static func defaultSocket(in location: StoreLocation) -> URL {
-        location.directory.appendingPathComponent("chappie.sock")
+/// A daemon's "no" to a request: its message and the exit code it chose, as they are.
+public struct DaemonRefusal: Error, Sendable, CustomStringConvertible {
+    /// What the daemon said.
+    public var message: String
+    /// The exit code the daemon gave for it.
+    public var exitCode: Int32
+
+    /// The refusal of a reply that is not `ok`.
+    public init(_ reply: DaemonReply, otherwise: String) {
+        message = reply.error ?? otherwise
+        exitCode = reply.exitCode ?? 1
     }
 
-    /// Sends a request; `nil` when no daemon listens at `socket`.
-    public static func send(_ request: DaemonRequest, to socket: URL, timeout: Duration = .seconds(60)) -> DaemonReply? {
-        guard FileManager.default.fileExists(atPath: socket.path), let descriptor = UnixSocket.connect(to: socket.path, timeout: timeout) else {
-            return nil
-        }
-        defer { close(descriptor) }
-        guard var line = try? JSONEncoder().encode(request) else { return nil }
-        line.append(0x0A)
-        UnixSocket.write(descriptor, line)
-        guard let answer = UnixSocket.readLine(descriptor) else { return nil }
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .secondsSince1970
-        return try? decoder.decode(DaemonReply.self, from: answer)
-    }
+    public var description: String { message }
 }

@@ -1,0 +1,73 @@
+import Chappie
+public import ChappieCore
+public import ChappieDaemonClient
+public import Foundation
+
+/// Where `token`, `usage --cached` and `status` get their answer: a running daemon, which answers
+/// without this process opening the store (no key derivation, no migration check), else the store.
+///
+/// ```swift
+/// let route = DaemonOrStore(options: ServiceOptions(home: "~/chappie-test"))
+/// let token = try await route.token(for: nil, margin: .seconds(300))
+/// ```
+public struct DaemonOrStore: Sendable {
+    /// The store's options, for when no daemon answers.
+    public let options: ServiceOptions
+    /// The daemon's socket.
+    public let socket: URL
+
+    /// Asks the daemon at `socket` (default: the data directory's), else opens the store of `options`.
+    public init(options: ServiceOptions, socket: URL? = nil) {
+        self.options = options
+        self.socket = socket ?? options.daemonSocket
+    }
+
+    /// A valid token for an account (the active one when `name` is `nil`), refreshed when it
+    /// expires within `margin`.
+    ///
+    /// - Throws: ``DaemonRefusal`` with the daemon's message and exit code; the store's and the
+    ///   refresher's errors when no daemon runs.
+    package func token(for name: AccountName?, margin: Duration) async throws -> DaemonReply.Token {
+        let request = DaemonRequest(command: "token", account: name?.rawValue, marginSeconds: Int(margin.components.seconds))
+        if let reply = await DaemonClient.send(request, to: socket) {
+            guard reply.ok, let token = reply.token else { throw DaemonRefusal(reply, otherwise: "the daemon gave no token") }
+            return token
+        }
+        // Stopped while the daemon was asked: the store is not opened.
+        try Task.checkCancellation()
+        return DaemonReply.Token(try await ChappieServices.open(options).tokens.token(for: name, margin: margin))
+    }
+
+    /// The daemon's accounts and their newest readings; `nil` when no daemon answers (then poll or
+    /// read the store).
+    public func cachedUsage() async -> (accounts: [Account], latest: [Int64: UsageSample])? {
+        guard let reply = await DaemonClient.send(DaemonRequest(command: "usage"), to: socket), reply.ok, let accounts = reply.accounts else {
+            return nil
+        }
+        return (accounts, reply.usage ?? [:])
+    }
+
+    /// What `status` shows: the daemon's own state and its view of the accounts, or, when no daemon
+    /// answers (within `timeout`), the store's accounts and no daemon.
+    public func status(timeout: Duration = .seconds(10)) async throws -> (daemon: DaemonReply.Status?, accounts: [Account]) {
+        if let reply = await DaemonClient.send(DaemonRequest(command: "status"), to: socket, timeout: timeout), reply.ok {
+            return (reply.status, reply.accounts ?? [])
+        }
+        try Task.checkCancellation()
+        return (nil, try await ChappieServices.open(options).accounts.all())
+    }
+
+    /// Whether a daemon answers on the socket (another data directory's may use the same path).
+    public func daemonAnswers(timeout: Duration) async -> Bool {
+        await DaemonClient.send(DaemonRequest(command: "status"), to: socket, timeout: timeout) != nil
+    }
+}
+
+extension DaemonReply.Token {
+    /// A refresher's answer as the token `chappie token` prints, the same from the daemon or the store.
+    init(_ fresh: TokenRefresher.Fresh) {
+        self.init(
+            name: fresh.account.name.rawValue, accessToken: fresh.credentials.accessToken, expiresAt: fresh.expiresAt,
+            chatgptAccountID: fresh.account.info.accountID, fedramp: fresh.account.info.isFedRAMPAccount, warning: fresh.warning)
+    }
+}
