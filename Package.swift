@@ -82,7 +82,7 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        .target(name: "ChappieVault", dependencies: ["CSodium", "CProcess"], swiftSettings: swiftSettings),
+        .target(name: "ChappieVault", dependencies: ["ChappieCore", "CSodium", "CProcess"], swiftSettings: swiftSettings),
         .target(
             name: "ChappieStore",
             dependencies: [

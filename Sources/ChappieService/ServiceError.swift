@@ -1,9 +1,11 @@
+public import ChappieCore
+
 /// A failure of an account operation that is not the store's own (``StoreError``) or the vault's
 /// (``VaultError``): bad input files, key sources that cannot be used, Codex homes that cannot be
 /// written. Messages never contain a secret.
-public struct ServiceError: Error, Sendable, CustomStringConvertible {
-    /// What kind of failure, which decides the exit code.
-    public enum Kind: Sendable, Equatable {
+public struct ServiceError: ChappieFailure {
+    /// What kind of failure, which decides the recovery (and so the exit code).
+    public enum Code: Sendable, Equatable {
         /// The input (a file, an argument) is not usable.
         case invalidInput
         /// Configuration or key problem.
@@ -17,16 +19,25 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible {
     }
 
     /// What kind of failure.
-    public let kind: Kind
+    public let code: Code
     /// What happened and what to do.
     public let message: String
+    /// The error underneath, when there is one.
+    public let underlying: (any Error & Sendable)?
 
     /// Creates an error.
-    public init(_ kind: Kind, _ message: String) {
-        self.kind = kind
+    public init(_ code: Code, _ message: String, underlying: (any Error & Sendable)? = nil) {
+        self.code = code
         self.message = message
+        self.underlying = underlying
     }
 
-    /// The message.
-    public var description: String { message }
+    public var recovery: ChappieErrorRecovery {
+        switch code {
+        case .configuration: .permanent(.fixConfiguration)
+        case .unavailable: .retry(.now)
+        case .signInRequired: .signInAgain
+        case .invalidInput, .cancelled: .permanent(.inspectCause)
+        }
+    }
 }

@@ -1,7 +1,7 @@
-package import ChappieCore
+public import ChappieCore
 
 /// A failure of the account store. Messages name accounts and files, never secrets or SQL arguments.
-public struct StoreError: Error, Sendable, CustomStringConvertible {
+public struct StoreError: ChappieFailure {
     /// What kind of failure.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private let name: String
@@ -44,19 +44,24 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     public let code: Code
     /// What happened and what to do.
     public let message: String
+    /// The error underneath (the database driver's, a system call's), when there is one.
+    public let underlying: (any Error & Sendable)?
 
     /// Creates an error.
-    public init(_ code: Code, _ message: String) {
+    public init(_ code: Code, _ message: String, underlying: (any Error & Sendable)? = nil) {
         self.code = code
         self.message = message
+        self.underlying = underlying
     }
-
-    /// The message.
-    public var description: String { message }
 
     /// Whether the cause is the configuration or the key (exit code 78).
     public var isConfigurationProblem: Bool {
         [.wrongKey, .missingKey, .corrupt, .newerSchema, .io, .poolAddress, .moving].contains(code)
+    }
+
+    /// The key or the set-up to fix, a database to try again later, or a failure to look into.
+    public var recovery: ChappieErrorRecovery {
+        isConfigurationProblem ? .permanent(.fixConfiguration) : code == .unavailable ? .retry(.now) : .permanent(.inspectCause)
     }
 }
 

@@ -10,7 +10,7 @@ public enum PrivateFile {
     /// Writes `bytes` to `url` atomically with mode 0600. An existing target is replaced by the
     /// rename, never truncated or written in place; a link at `url` is replaced, not followed.
     ///
-    /// - Throws: ``VaultError/Kind/writeFailed`` naming the file when it cannot be written.
+    /// - Throws: ``VaultError/Code/writeFailed`` naming the file when it cannot be written.
     public static func write(_ bytes: SecretBytes, to url: URL) throws(VaultError) {
         let directory = url.deletingLastPathComponent()
         removeStaleTemporaries(in: directory, of: url.lastPathComponent)

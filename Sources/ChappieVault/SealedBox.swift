@@ -51,7 +51,7 @@ public struct SealedBox: Sendable, Hashable {
 
     /// Opens the box.
     ///
-    /// - Throws: ``VaultError/Kind/openFailed`` when the key, the associated data or the bytes are not
+    /// - Throws: ``VaultError/Code/openFailed`` when the key, the associated data or the bytes are not
     ///   the ones it was sealed with.
     public func open(key: SecretKey, associatedData: String) throws(VaultError) -> SecretBytes {
         guard nonce.count == Self.nonceByteCount, ciphertext.count >= Self.tagByteCount else {

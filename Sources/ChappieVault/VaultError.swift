@@ -1,7 +1,9 @@
+public import ChappieCore
+
 /// A failure of sealing, opening or key handling. Messages name files and rules, never secrets.
-public struct VaultError: Error, Sendable, CustomStringConvertible {
+public struct VaultError: ChappieFailure {
     /// What kind of failure.
-    public enum Kind: Sendable, Equatable {
+    public enum Code: Sendable, Equatable {
         /// Bytes that should be a key are not one.
         case invalidKey
         /// A sealed value did not open: wrong key, tampered, or moved to another record.
@@ -21,16 +23,22 @@ public struct VaultError: Error, Sendable, CustomStringConvertible {
     }
 
     /// What kind of failure.
-    public let kind: Kind
+    public let code: Code
     /// What happened and how to fix it.
     public let message: String
+    /// The error underneath, when there is one.
+    public let underlying: (any Error & Sendable)?
 
     /// Creates an error.
-    public init(_ kind: Kind, _ message: String) {
-        self.kind = kind
+    public init(_ code: Code, _ message: String, underlying: (any Error & Sendable)? = nil) {
+        self.code = code
         self.message = message
+        self.underlying = underlying
     }
 
-    /// The message.
-    public var description: String { message }
+    /// A file that could not be written is a failure of its own; every other is the key's or the
+    /// set-up's, to be fixed.
+    public var recovery: ChappieErrorRecovery {
+        code == .writeFailed ? .permanent(.inspectCause) : .permanent(.fixConfiguration)
+    }
 }

@@ -127,7 +127,7 @@ struct CodexAuthTests {
             _ = try await service.importCodexAuth(from: file, name: nil)
             Issue.record("accepted \(body)")
         } catch let error as ServiceError {
-            #expect(error.kind == .invalidInput)
+            #expect(error.code == .invalidInput)
             #expect(error.message.contains(phrase), "\(error.message)")
             #expect(!error.message.contains("sk-abc"))
         }

@@ -63,7 +63,7 @@ struct StoreOpenerTests {
         }
         // No passphrase and no terminal: a clear configuration error, and no key file is created.
         await #expect { _ = try await StoreOpener.open(StoreOptions(home: home.path, environment: [:])) } throws: { error in
-            (error as? VaultError)?.kind == .passphraseUnavailable
+            (error as? VaultError)?.code == .passphraseUnavailable
         }
         #expect(!FileManager.default.fileExists(atPath: home.appendingPathComponent("chappie.key").path))
     }
@@ -161,7 +161,7 @@ struct StoreOpenerTests {
         let opened = try await StoreOpener.open(options)
         #expect(opened.source == .systemdCredential(credentials.appendingPathComponent("chappie.key")))
         await #expect { _ = try await KeyRotation.rotate(opened, options: options) } throws: { error in
-            (error as? VaultError)?.kind == .keyFile
+            (error as? VaultError)?.code == .keyFile
         }
     }
 }

@@ -99,7 +99,7 @@ struct VaultTests {
                 _ = try KeyFile.read(url)
                 Issue.record("mode \(String(mode, radix: 8)) was accepted")
             } catch {
-                #expect(error.kind == .keyFile)
+                #expect(error.code == .keyFile)
                 #expect(error.message.contains("chmod 600 \(url.path)"))
             }
         }

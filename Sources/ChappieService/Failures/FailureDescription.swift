@@ -22,14 +22,9 @@ public struct FailureDescription: Sendable, Equatable {
     /// account it concerns, the advice names it (the command to sign it in again is spelled out).
     public init?(_ error: any Error, account: AccountName? = nil) {
         switch error {
-        case let error as StoreError:
-            let exitCode =
-                error.isConfigurationProblem
-                ? ChappieExitCode.configuration : error.code == .unavailable ? ChappieExitCode.temporaryFailure : ChappieExitCode.failure
-            self.init(message: error.message, exitCode: exitCode)
-        case let error as VaultError:
-            // A file that could not be written is a failure of its own, not a key or set-up problem.
-            self.init(message: error.message, exitCode: error.kind == .writeFailed ? ChappieExitCode.failure : ChappieExitCode.configuration)
+        case let error as any ChappieFailure:
+            // The store's, the vault's and the services' errors carry their own recovery.
+            self.init(message: error.message, exitCode: error.recovery.exitCode)
         case let error as ChappieAuthError:
             self.init(
                 message: Self.sentence(error.errorDescription ?? "\(error)") + Self.advice(error.recovery, account: account),
@@ -38,15 +33,6 @@ public struct FailureDescription: Sendable, Equatable {
             self.init(
                 message: Self.sentence(error.errorDescription ?? "\(error)") + Self.advice(error.recovery, account: account),
                 exitCode: error.recovery.exitCode)
-        case let error as ServiceError:
-            let exitCode =
-                switch error.kind {
-                case .configuration: ChappieExitCode.configuration
-                case .unavailable: ChappieExitCode.temporaryFailure
-                case .signInRequired: ChappieExitCode.signInRequired
-                case .invalidInput, .cancelled: ChappieExitCode.failure
-                }
-            self.init(message: error.message, exitCode: exitCode)
         case let error as DaemonRefusal:
             // The daemon described its failure already.
             self.init(message: error.message, exitCode: error.exitCode)

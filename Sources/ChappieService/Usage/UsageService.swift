@@ -71,7 +71,7 @@ public struct UsageService: Sendable {
         } catch {
             // The note `status` shows until a poll works again.
             try? await store.recordFailure(of: fresh.account, message: "\(UsageSample.pollFailurePrefix): \(error.message)", event: .usagePollFailed)
-            throw ServiceError(error.kind, "\(error.message) for \(account.name)")
+            throw ServiceError(error.code, "\(error.message) for \(account.name)")
         }
         try await store.recordUsage(snapshots, for: fresh.account, source: .poll)
         return snapshots

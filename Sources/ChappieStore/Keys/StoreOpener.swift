@@ -34,7 +34,7 @@ public enum StoreOpener {
     /// block the cooperative pool.
     ///
     /// - Throws: ``StoreError`` or ``VaultError``: configuration or key problems (exit code 78); a
-    ///   passphrase that is not entered is ``VaultError/Kind/passphraseUnavailable``.
+    ///   passphrase that is not entered is ``VaultError/Code/passphraseUnavailable``.
     public static func open(_ options: StoreOptions) async throws -> Opened {
         if let address = try options.poolAddress() {
             guard let backend = options.poolBackend else {

@@ -328,8 +328,10 @@ public final class SQLiteAccountStore: AccountStore {
         if error is CancellationError {
             return StoreError(.database, reading ? "reading the store was cancelled" : "writing the store was cancelled; nothing was changed")
         }
+        // The driver's error stays underneath: its text may hold the statement, so it is not shown.
+        let underlying = error as? DatabaseError
         return reading
-            ? StoreError(.database, "reading the store failed (\(StoreDatabase.reason(error)))")
-            : StoreError(.database, "writing the store failed (\(StoreDatabase.reason(error))); nothing was changed")
+            ? StoreError(.database, "reading the store failed (\(StoreDatabase.reason(error)))", underlying: underlying)
+            : StoreError(.database, "writing the store failed (\(StoreDatabase.reason(error))); nothing was changed", underlying: underlying)
     }
 }

@@ -10,7 +10,7 @@ public enum KeyFile {
     ///   - url: The key file.
     ///   - trustingLocation: For systemd's `$CREDENTIALS_DIRECTORY`, whose files systemd owns and
     ///     may link: the owner and link checks are skipped (the mode check stays).
-    /// - Throws: ``VaultError/Kind/keyFile`` when the file is missing, too open, not its user's, a
+    /// - Throws: ``VaultError/Code/keyFile`` when the file is missing, too open, not its user's, a
     ///   link, or not a key.
     public static func read(_ url: URL, trustingLocation: Bool = false) throws(VaultError) -> SecretKey {
         var info = stat()
@@ -55,7 +55,7 @@ public enum KeyFile {
 
     /// Writes a key file atomically (see ``PrivateFile``) in a 0700 directory.
     ///
-    /// - Throws: ``VaultError/Kind/keyFile`` when it cannot be written.
+    /// - Throws: ``VaultError/Code/keyFile`` when it cannot be written.
     public static func write(_ key: SecretKey, to url: URL) throws(VaultError) {
         let directory = url.deletingLastPathComponent()
         do {

@@ -36,7 +36,7 @@ public struct PassphraseKDF: Sendable, Codable, Equatable {
 
     /// Derives the key from a passphrase.
     ///
-    /// - Throws: ``VaultError/Kind/derivationFailed`` for unknown parameters or when Argon2id cannot
+    /// - Throws: ``VaultError/Code/derivationFailed`` for unknown parameters or when Argon2id cannot
     ///   get its memory.
     public func deriveKey(from passphrase: SecretBytes) throws(VaultError) -> SecretKey {
         guard algorithm == "argon2id13", salt.count == crypto_pwhash_argon2id_saltbytes() else {

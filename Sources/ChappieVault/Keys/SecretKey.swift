@@ -14,7 +14,7 @@ public struct SecretKey: Sendable {
 
     /// Wraps 32 secret bytes as a key.
     ///
-    /// - Throws: ``VaultError/Kind/invalidKey`` when the length is not 32.
+    /// - Throws: ``VaultError/Code/invalidKey`` when the length is not 32.
     public init(bytes: SecretBytes) throws(VaultError) {
         guard bytes.count == Self.byteCount else {
             throw VaultError(.invalidKey, "a key has \(Self.byteCount) bytes, not \(bytes.count)")
