@@ -136,6 +136,24 @@ public struct ChappieServices: Sendable {
         try await store.events(limit: limit)
     }
 
+    /// Opens the store for a daemon and claims its data directory, after checking that no daemon
+    /// answers on `socket` (default: the data directory's; another data directory's daemon may use
+    /// the same path).
+    ///
+    /// - Throws: ``ServiceError`` when another daemon runs on the directory or the socket; the
+    ///   store's errors.
+    public static func startingDaemon(_ options: ServiceOptions, socket: URL?) async throws -> (
+        services: ChappieServices, instance: DaemonInstance, socket: URL
+    ) {
+        let services = try await ChappieServices.open(options)
+        let instance = try services.claimDaemonInstance()
+        let route = DaemonOrStore(options: options, socket: socket)
+        if await route.daemonAnswers(timeout: .seconds(2)) {
+            throw ServiceError(.failed, "a daemon is already running on \(route.socket.path)")
+        }
+        return (services, instance, route.socket)
+    }
+
     /// Claims the data directory for a daemon (one daemon per directory).
     ///
     /// - Throws: ``ServiceError`` `.invalidInput` when another daemon runs on it.

@@ -16,6 +16,8 @@ public struct ServiceError: ChappieFailure {
         case unavailable
         /// No account can do it until one is signed in (again).
         case signInRequired
+        /// It failed for a reason the message gives (a refusal carried over from another error).
+        case failed
     }
 
     /// What kind of failure.
@@ -37,7 +39,7 @@ public struct ServiceError: ChappieFailure {
         case .configuration: .permanent(.fixConfiguration)
         case .unavailable: .retry(.now)
         case .signInRequired: .signInAgain
-        case .invalidInput, .cancelled: .permanent(.inspectCause)
+        case .invalidInput, .cancelled, .failed: .permanent(.inspectCause)
         }
     }
 }

@@ -15,7 +15,7 @@ struct ErrorShapeTests {
         (StoreError(.database, "d", underlying: Cause()), 1),
         (VaultError(.keyFile, "k"), 78), (VaultError(.passphraseUnavailable, "p"), 78), (VaultError(.writeFailed, "f"), 1),
         (ServiceError(.configuration, "c"), 78), (ServiceError(.unavailable, "u"), 75), (ServiceError(.signInRequired, "s"), 77),
-        (ServiceError(.invalidInput, "i"), 1), (ServiceError(.cancelled, "x"), 1),
+        (ServiceError(.invalidInput, "i"), 1), (ServiceError(.cancelled, "x"), 1), (ServiceError(.failed, "f"), 1),
     ]
 
     @Test("Each library error's exit code comes from its recovery, as docs/errors.md lists them")

@@ -312,24 +312,12 @@ extension ChappieCommand.Accounts {
                     throw CommandFailure(message: "nothing removed", exitCode: .failure)
                 }
             }
-            var revoked = false
-            if revoke {
-                do {
-                    try await services.tokens.revoke(name)
-                    revoked = true
-                } catch {
-                    let failure = CommandFailure(error, account: name) ?? CommandFailure(message: "\(error)", exitCode: .failure)
-                    guard force else {
-                        throw CommandFailure(
-                            message: "could not revoke \(name)'s refresh token: \(failure.message) Nothing was removed; "
-                                + "pass --force to remove it anyway.",
-                            exitCode: failure.exitCode)
-                    }
-                    FileHandle.standardError.write(
-                        Data("warning: could not revoke \(name)'s refresh token: \(failure.message) Removing it anyway (--force).\n".utf8))
-                }
+            let removal = try await services.removeAccount(name, revoking: revoke, force: force)
+            if let failure = removal.revocationFailure {
+                FileHandle.standardError.write(
+                    Data("warning: could not revoke \(name)'s refresh token: \(failure) Removed it anyway (--force).\n".utf8))
             }
-            try await accounts.remove(name)
+            let revoked = removal.revoked
             if global.json {
                 struct Removal: Encodable {
                     let account: String

@@ -113,15 +113,9 @@ extension ChappieCommand {
                 // The start-up's handler stays until the service group's replaces it (below), so a
                 // signal in between is remembered rather than given its default action.
                 started = try await cancellingOnSignals(releasing: false) {
-                    let services = try await ChappieServices.open(options)
-                    let instance = try services.claimDaemonInstance()
-                    let socketURL = socketOption ?? options.daemonSocket
-                    // Another data directory's daemon may use the same --socket.
-                    if await DaemonOrStore(options: options, socket: socketURL).daemonAnswers(timeout: .seconds(2)) {
-                        throw CommandFailure(message: "a daemon is already running on \(socketURL.path)", exitCode: .failure)
-                    }
+                    let started = try await ChappieServices.startingDaemon(options, socket: socketOption)
                     try Task.checkCancellation()
-                    return (services, instance, socketURL)
+                    return started
                 }
             } catch is CancellationError {
                 logger.info("stopped before it started")

@@ -187,10 +187,8 @@ extension ChappieCommand.Usage {
         static let configuration = CommandConfiguration(commandName: "history", abstract: "An account's stored readings, oldest first.")
 
         @Argument(help: "The account (default: $CHAPPIE_ACCOUNT).", completion: .accountNames, transform: parseAccountName) var name: AccountName?
-        @Option(help: "From this time (2026-11-01, 2026-11-01T08:00, or an age like 7d).") var since: String?
-        @Option(help: "Up to this time (excluded).") var until: String?
+        @OptionGroup var period: TimeRangeOptions
         @Option(help: "csv, json or table (default: table on a terminal, else csv).") var format: OutputFormat?
-        @Option(help: "The time zone for times given and shown (default: the system's).") var tz: String?
         @Flag(help: "Draw each window over time, fitted to the terminal (plain ASCII with NO_COLOR or a dumb terminal).") var chart = false
         @OptionGroup var global: GlobalOptions
 
@@ -202,9 +200,8 @@ extension ChappieCommand.Usage {
             guard let name = try global.account(self.name) else {
                 throw CommandFailure(message: "name the account, or set CHAPPIE_ACCOUNT", exitCode: ExitCode(ChappieExitCode.usage))
             }
-            let zone = try timeZone(tz)
-            let samples = try await global.services().usage.history(
-                of: name, since: try since.map { try parseTime($0, timeZone: zone) }, until: try until.map { try parseTime($0, timeZone: zone) })
+            let (zone, (since, until)) = (try period.zone(), try period.period())
+            let samples = try await global.services().usage.history(of: name, since: since, until: until)
             if chart {
                 let (width, style) = (Terminal.width ?? 80, UsageChart.style())
                 for window in [ChappieUsageWindow.Kind.fiveHour, .weekly] {
@@ -263,12 +260,10 @@ extension ChappieCommand.Usage {
                 "The columns are stable and described in docs/cli.md. --format html writes a self-contained page with each account's windows as charts (without --by)."
         )
 
-        @Option(help: "From this time (2026-11-01, 2026-11-01T08:00, or an age like 7d).") var since: String?
-        @Option(help: "Up to this time (excluded).") var until: String?
+        @OptionGroup var period: TimeRangeOptions
         @Option(help: "hour, day, week, window or machine (default: day).") var by: ReportGrouping?
         @Option(help: "Only this account (repeatable).", completion: .accountNames, transform: parseAccountName) var account: [AccountName] = []
         @Option(help: "csv, json, table or html (default: table on a terminal, else csv).") var format: ReportFormat?
-        @Option(help: "The time zone of periods and times, such as Europe/Paris (default: the system's).") var tz: String?
         @Option(name: [.short, .long], help: "Write to this file instead of standard output.") var output: String?
         @OptionGroup var global: GlobalOptions
 
@@ -277,17 +272,14 @@ extension ChappieCommand.Usage {
         }
 
         func run() async throws {
-            let zone = try timeZone(tz)
+            let (zone, (since, until)) = (try period.zone(), try period.period())
             if format == .html {
-                let page = try await global.services().usage.htmlReport(
-                    of: account, since: try since.map { try parseTime($0, timeZone: zone) },
-                    until: try until.map { try parseTime($0, timeZone: zone) }, timeZone: zone)
+                let page = try await global.services().usage.htmlReport(of: account, since: since, until: until, timeZone: zone)
                 try write(page, to: output, options: try global.serviceOptions())
                 return
             }
             let report = try await global.services().usage.report(
-                of: account, since: try since.map { try parseTime($0, timeZone: zone) },
-                until: try until.map { try parseTime($0, timeZone: zone) }, grouping: (by ?? .day).grouping, timeZone: zone)
+                of: account, since: since, until: until, grouping: (by ?? .day).grouping, timeZone: zone)
             try emit(report, format: format?.tabular ?? (global.json ? .json : nil), to: output, options: try global.serviceOptions())
         }
     }
