@@ -82,7 +82,7 @@ private func poolRows(chappie: URL, server: PostgresServer, port: Int) async thr
     for home in homes { try KeyFile.write(key, to: home.appendingPathComponent("chappie.key")) }
     let opened = try await StoreOpener.open(StoreOptions(home: homes[0].path, environment: [:], storeURL: fleetURL, machine: "m1"))
     let endpoints = try ChappieEndpoints(issuer: "http://127.0.0.1:\(port)", backend: "http://127.0.0.1:\(port)/backend-api")
-    let signIn = DeviceCodeSignIn(oauth: OAuthClient(endpoints: endpoints, http: HTTPClient()))
+    let signIn = DeviceCodeSignIn(oauth: OAuthClient(endpoints: endpoints, http: ChappieHTTPClient()))
     var names: [String] = []
     for _ in 0..<200 {
         let result = try await signIn.run()
@@ -94,14 +94,14 @@ private func poolRows(chappie: URL, server: PostgresServer, port: Int) async thr
     }
     let statsURL = URL(string: "http://127.0.0.1:\(port)/_emulator/stats")!
     func redemptions() async throws -> (Int, Int) {
-        let body = try await HTTPClient().execute(HTTPRequest(url: statsURL)).body
+        let body = try await ChappieHTTPClient().execute(ChappieHTTPRequest(url: statsURL)).body
         let refresh = (try JSONSerialization.jsonObject(with: body) as? [String: Any])?["refresh"] as? [String: Any]
         return ((refresh?["redemptions"] as? Int) ?? 0, (refresh?["reuse_detected"] as? Int) ?? 0)
     }
-    var fault = HTTPRequest(
+    var fault = ChappieHTTPRequest(
         url: URL(string: "http://127.0.0.1:\(port)/_emulator/faults")!, method: .post, headers: ["Content-Type": "application/json"])
     fault.body = Data(#"{"kind":"latency","ms":50,"count":100000,"path":"/oauth/token"}"#.utf8)
-    _ = try await HTTPClient().execute(fault)
+    _ = try await ChappieHTTPClient().execute(fault)
     let service = ["--issuer", "http://127.0.0.1:\(port)", "--backend", "http://127.0.0.1:\(port)/backend-api", "--store", fleetURL]
     let (before, reuseBefore) = try await redemptions()
     let clock = ContinuousClock()
@@ -150,6 +150,6 @@ private func poolRows(chappie: URL, server: PostgresServer, port: Int) async thr
                 "| `chappie refresh --all` of the same 200 pool accounts by one machine, 50 ms server latency | total %.0f ms | %d redeemed | %d reused |",
             one[0], last - after, reuseLast - reuseAfter))
     fault.body = Data(#"{"kind":"latency","ms":0,"count":100000,"path":"/oauth/token"}"#.utf8)
-    _ = try? await HTTPClient().execute(fault)
+    _ = try? await ChappieHTTPClient().execute(fault)
     return lines
 }

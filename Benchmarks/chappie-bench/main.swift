@@ -52,16 +52,16 @@ func peakResidentMiB() -> Double {
 }
 
 func runHTTP(port: Int) async throws -> [String] {
-    let client = HTTPClient()
+    let client = ChappieHTTPClient()
     let url = URL(string: "http://127.0.0.1:\(port)/.well-known/openid-configuration")!
     let clock = ContinuousClock()
-    for _ in 0..<100 { _ = try await client.execute(HTTPRequest(url: url)) }
+    for _ in 0..<100 { _ = try await client.execute(ChappieHTTPRequest(url: url)) }
 
     var latencies: [Double] = []
     let sequentialStart = clock.now
     for _ in 0..<1000 {
         let start = clock.now
-        let response = try await client.execute(HTTPRequest(url: url))
+        let response = try await client.execute(ChappieHTTPRequest(url: url))
         precondition(response.status == 200)
         latencies.append(milliseconds(clock.now - start))
     }
@@ -75,7 +75,7 @@ func runHTTP(port: Int) async throws -> [String] {
         func issue() {
             group.addTask {
                 let start = clock.now
-                let response = try await client.execute(HTTPRequest(url: url))
+                let response = try await client.execute(ChappieHTTPRequest(url: url))
                 precondition(response.status == 200)
                 return milliseconds(clock.now - start)
             }
@@ -208,7 +208,7 @@ func signIn(count: Int, port: Int, home: URL) async throws {
     try KeyFile.write(key, to: home.appendingPathComponent("chappie.key"))
     let store = try StoreDatabase.open(at: StoreLocation(directory: home)).unlock(with: key)
     let endpoints = try ChappieEndpoints(issuer: "http://127.0.0.1:\(port)", backend: "http://127.0.0.1:\(port)/backend-api")
-    let signIn = DeviceCodeSignIn(oauth: OAuthClient(endpoints: endpoints, http: HTTPClient()))
+    let signIn = DeviceCodeSignIn(oauth: OAuthClient(endpoints: endpoints, http: ChappieHTTPClient()))
     for _ in 0..<count {
         let result = try await signIn.run()
         _ = try await store.save(
@@ -305,10 +305,10 @@ func runTokens(port: Int) async throws -> [String] {
             format:
                 "| `chappie token user50` (valid stored token), 200 accounts, whole process, 30 runs | median %.1f ms | p90 %.1f ms | min %.1f ms |",
             quantile(token, 0.5), quantile(token, 0.9), token[0]))
-    var fault = HTTPRequest(
+    var fault = ChappieHTTPRequest(
         url: URL(string: "http://127.0.0.1:\(port)/_emulator/faults")!, method: .post, headers: ["Content-Type": "application/json"])
     fault.body = Data(#"{"kind":"latency","ms":50,"count":100000,"path":"/oauth/token"}"#.utf8)
-    _ = try await HTTPClient().execute(fault)
+    _ = try await ChappieHTTPClient().execute(fault)
     let refresh = try timeProcess(chappie, ["refresh", "--all", "--quiet"] + service, runs: 5)
     lines.append(
         String(
@@ -317,7 +317,7 @@ func runTokens(port: Int) async throws -> [String] {
             quantile(refresh, 0.5), refresh[refresh.count - 1], refresh[0]))
     lines += try await runDaemon(chappie: chappie, home: home, service: service)
     fault.body = Data(#"{"kind":"latency","ms":50,"count":100000,"path":"/backend-api/wham/usage"}"#.utf8)
-    _ = try await HTTPClient().execute(fault)
+    _ = try await ChappieHTTPClient().execute(fault)
     let poll = try timeProcess(chappie, ["usage", "poll", "--all"] + service, runs: 5)
     lines.append(
         String(

@@ -79,7 +79,7 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
                 check(ChappieUsageLimitSnapshot.fromRateLimitsEvent(object))
             }
         case .rateLimitHeaders:
-            var headers = HTTPHeaders()
+            var headers = ChappieHTTPHeaders()
             for line in text.split(whereSeparator: \.isNewline) {
                 guard let colon = line.firstIndex(of: ":") else { continue }
                 headers.add(name: String(line[..<colon]), value: String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces))
@@ -90,7 +90,7 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
                 require(inRange(limit.resetsAt), "a limit's reset is within 1970–9999")
                 require(limit.resetsInSeconds.map { $0 >= 0 && $0.isFinite } ?? true, "a limit resets in a finite time")
             }
-            _ = HTTPHeaders.retryAfter(text)
+            _ = ChappieHTTPHeaders.retryAfter(text)
         case .tokenReply:
             _ = try? OAuthClient.exchangedTokens(from: data)
             if let reply = try? OAuthClient.refreshedTokens(from: data), let account = Self.account {
@@ -173,7 +173,7 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
             while let part = try? channel.readInbound(as: HTTPServerRequestPart.self) {
                 guard case .head(let head) = part else { continue }
                 let request = LocalHTTPServer.Request(head)
-                _ = request.header("Host").map(MetricsEndpoint.hostName).map { HTTPClient.isLoopbackAddress(host: $0) }
+                _ = request.header("Host").map(MetricsEndpoint.hostName).map { ChappieHTTPClient.isLoopbackAddress(host: $0) }
                 _ = MetricsEndpoint.presentedSecret(request.header("Authorization") ?? "")
             }
         }

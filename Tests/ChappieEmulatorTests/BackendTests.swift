@@ -6,7 +6,7 @@ import Testing
 
 @Suite("Emulator: usage and streamed responses (§6, §7.1, §8.1)")
 struct BackendTests {
-    private func bearer(_ tokens: IssuedTokens) -> HTTPHeaders {
+    private func bearer(_ tokens: IssuedTokens) -> ChappieHTTPHeaders {
         ["Authorization": "Bearer \(tokens.accessToken)"]
     }
 
@@ -14,7 +14,7 @@ struct BackendTests {
         try #require(jwtClaims(tokens.accessToken).string("https://api.openai.com/auth", "chatgpt_account_id"))
     }
 
-    private func responsesRequest(_ emulator: RunningEmulator, _ tokens: IssuedTokens, text: String = "hi there") throws -> HTTPRequest {
+    private func responsesRequest(_ emulator: RunningEmulator, _ tokens: IssuedTokens, text: String = "hi there") throws -> ChappieHTTPRequest {
         var headers = bearer(tokens)
         headers["ChatGPT-Account-Id"] = try accountID(tokens)
         headers["Accept"] = "text/event-stream"

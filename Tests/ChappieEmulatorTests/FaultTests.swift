@@ -77,7 +77,7 @@ struct FaultTests {
         try await withEmulator { emulator in
             try await inject(emulator, #"{"kind":"truncated"}"#)
             await #expect { _ = try await emulator.client.execute(emulator.request("/.well-known/openid-configuration")) } throws: { error in
-                (error as? HTTPClientError)?.code == .connectionLost
+                (error as? ChappieHTTPClientError)?.code == .connectionLost
             }
             // The next request works again.
             #expect(try await emulator.client.execute(emulator.request("/.well-known/openid-configuration")).status == 200)

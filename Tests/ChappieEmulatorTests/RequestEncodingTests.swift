@@ -12,7 +12,7 @@ struct RequestEncodingTests {
     private static let body =
         #"{"model":"gpt-5-codex","stream":true,"store":false,"input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"squeezed"}]}]}"#
 
-    private func responses(_ emulator: RunningEmulator, _ tokens: IssuedTokens, body: Data, encoding: String) throws -> HTTPRequest {
+    private func responses(_ emulator: RunningEmulator, _ tokens: IssuedTokens, body: Data, encoding: String) throws -> ChappieHTTPRequest {
         var request = emulator.request(
             "/backend-api/codex/responses", method: .post,
             headers: [
@@ -84,7 +84,7 @@ struct WebSocketEndpointTests {
             let tokens = try await emulator.signIn()
             var url = URLComponents(url: emulator.backendURL.appendingPathComponent("codex/responses"), resolvingAgainstBaseURL: false)!
             url.scheme = "ws"
-            let headers: HTTPHeaders = ["Authorization": "Bearer \(tokens.accessToken)", "OpenAI-Beta": "responses_websockets=2026-02-06"]
+            let headers: ChappieHTTPHeaders = ["Authorization": "Bearer \(tokens.accessToken)", "OpenAI-Beta": "responses_websockets=2026-02-06"]
             var withoutBeta = headers
             withoutBeta["OpenAI-Beta"] = nil
             await #expect { try await WebSocketClient().connect(url: url.url!, headers: withoutBeta) { _ in } } throws: { error in

@@ -7,7 +7,8 @@ import Testing
 @Suite("Emulator: the scripted model for host tools (§8.1 tool items)")
 struct ToolScriptTests {
     /// A `POST …/codex/responses` with this `input` (JSON text).
-    private func responses(_ emulator: RunningEmulator, _ tokens: IssuedTokens, input: String, conversation: String = "conv-1") throws -> HTTPRequest
+    private func responses(_ emulator: RunningEmulator, _ tokens: IssuedTokens, input: String, conversation: String = "conv-1") throws
+        -> ChappieHTTPRequest
     {
         let accountID = try #require(jwtClaims(tokens.accessToken).string("https://api.openai.com/auth", "chatgpt_account_id"))
         let body = #"{"model":"gpt-5-codex","stream":true,"store":false,"prompt_cache_key":"\#(conversation)","input":\#(input)}"#
@@ -17,7 +18,7 @@ struct ToolScriptTests {
     }
 
     /// The events of a streamed reply, as (type, data) pairs.
-    private func events(_ emulator: RunningEmulator, _ request: HTTPRequest) async throws -> [(type: String, data: JSONDocument)] {
+    private func events(_ emulator: RunningEmulator, _ request: ChappieHTTPRequest) async throws -> [(type: String, data: JSONDocument)] {
         let response = try await emulator.client.stream(request)
         #expect(response.status == 200)
         var events: [(String, JSONDocument)] = []

@@ -4,7 +4,7 @@ import ChappieTestSupport
 import Foundation
 import Testing
 
-@Suite("HTTPClient on libcurl, against the emulator on loopback")
+@Suite("ChappieHTTPClient on libcurl, against the emulator on loopback")
 struct HTTPClientTests {
     @Test("A buffered GET returns status, headers and body")
     func bufferedGet() async throws {
@@ -117,7 +117,7 @@ struct HTTPClientTests {
             do {
                 let response = try await emulator.client.execute(request)
                 Issue.record("expected a timeout, got status \(response.status)")
-            } catch let error as HTTPClientError {
+            } catch let error as ChappieHTTPClientError {
                 #expect(error.code == .timedOut)
                 #expect(error.isTransient)
             }
@@ -130,7 +130,7 @@ struct HTTPClientTests {
             var request = emulator.request("/_emulator/drip?chunks=50&size=1&interval_ms=100")
             request.totalTimeout = .milliseconds(500)
             await #expect { _ = try await emulator.client.execute(request) } throws: { error in
-                (error as? HTTPClientError)?.code == .timedOut
+                (error as? ChappieHTTPClientError)?.code == .timedOut
             }
         }
     }
@@ -138,12 +138,12 @@ struct HTTPClientTests {
     @Test("A refused connection fails with connectFailed and names host and port in plain words, never the query")
     func connectFailure() async throws {
         let port = try closedLoopbackPort()
-        let client = HTTPClient()
-        let request = HTTPRequest(url: URL(string: "http://127.0.0.1:\(port)/oauth/token?secret=abc")!)
+        let client = ChappieHTTPClient()
+        let request = ChappieHTTPRequest(url: URL(string: "http://127.0.0.1:\(port)/oauth/token?secret=abc")!)
         do {
             _ = try await client.execute(request)
             Issue.record("expected a connection failure")
-        } catch let error as HTTPClientError {
+        } catch let error as ChappieHTTPClientError {
             #expect(error.code == .connectFailed)
             #expect(error.description.hasPrefix("could not connect to 127.0.0.1 port \(port): nothing answered"), "\(error.description)")
             #expect(!error.description.contains("secret"))
@@ -152,25 +152,25 @@ struct HTTPClientTests {
 
     @Test("Authorization, or a credential in the body, over plain http is refused unless the host is loopback")
     func authorizationOverHTTP() async throws {
-        let client = HTTPClient()
+        let client = ChappieHTTPClient()
         for url in ["http://example.com/backend-api/wham/usage", "http://10.0.0.1/x", "http://127.0.0.1.example.com/x"] {
-            let request = HTTPRequest(url: URL(string: url)!, headers: ["authorization": "Bearer t"])
+            let request = ChappieHTTPRequest(url: URL(string: url)!, headers: ["authorization": "Bearer t"])
             await #expect { _ = try await client.execute(request) } throws: { error in
-                (error as? HTTPClientError)?.code == .insecureAuthorization
+                (error as? ChappieHTTPClientError)?.code == .insecureAuthorization
             }
             // A refresh token or an authorization code in the body is a credential too.
-            var carrying = HTTPRequest(url: URL(string: url)!, method: .post, body: Data(#"{"refresh_token":"rt"}"#.utf8))
+            var carrying = ChappieHTTPRequest(url: URL(string: url)!, method: .post, body: Data(#"{"refresh_token":"rt"}"#.utf8))
             carrying.bodyCarriesCredentials = true
             await #expect { _ = try await client.execute(carrying) } throws: { error in
-                (error as? HTTPClientError)?.code == .insecureAuthorization
+                (error as? ChappieHTTPClientError)?.code == .insecureAuthorization
             }
         }
-        #expect(HTTPClient.isLoopback(host: "127.0.0.1"))
-        #expect(HTTPClient.isLoopback(host: "127.1.2.3"))
-        #expect(HTTPClient.isLoopback(host: "[::1]"))
-        #expect(HTTPClient.isLoopback(host: "localhost"))
-        #expect(!HTTPClient.isLoopback(host: "127.0.0.1.example.com"))
-        #expect(!HTTPClient.isLoopback(host: "128.0.0.1"))
+        #expect(ChappieHTTPClient.isLoopback(host: "127.0.0.1"))
+        #expect(ChappieHTTPClient.isLoopback(host: "127.1.2.3"))
+        #expect(ChappieHTTPClient.isLoopback(host: "[::1]"))
+        #expect(ChappieHTTPClient.isLoopback(host: "localhost"))
+        #expect(!ChappieHTTPClient.isLoopback(host: "127.0.0.1.example.com"))
+        #expect(!ChappieHTTPClient.isLoopback(host: "128.0.0.1"))
         try await withEmulator { emulator in
             let response = try await emulator.client.execute(
                 emulator.request("/backend-api/wham/usage", headers: ["Authorization": "Bearer not-a-token"]))
@@ -180,10 +180,10 @@ struct HTTPClientTests {
 
     @Test("Only http and https URLs are accepted")
     func invalidURL() async throws {
-        let client = HTTPClient()
+        let client = ChappieHTTPClient()
         for url in ["file:///etc/passwd", "ftp://example.com/", "/relative"] {
-            await #expect { _ = try await client.execute(HTTPRequest(url: URL(string: url)!)) } throws: { error in
-                (error as? HTTPClientError)?.code == .invalidURL
+            await #expect { _ = try await client.execute(ChappieHTTPRequest(url: URL(string: url)!)) } throws: { error in
+                (error as? ChappieHTTPClientError)?.code == .invalidURL
             }
         }
     }
@@ -191,9 +191,9 @@ struct HTTPClientTests {
     @Test("A buffered body over the limit fails with responseTooLarge")
     func responseTooLarge() async throws {
         try await withEmulator { emulator in
-            let client = HTTPClient(configuration: HTTPClientConfiguration(maximumBufferedBodySize: 1000))
+            let client = ChappieHTTPClient(configuration: ChappieHTTPClientConfiguration(maximumBufferedBodySize: 1000))
             await #expect { _ = try await client.execute(emulator.request("/_emulator/drip?chunks=3&size=600&interval_ms=0")) } throws: { error in
-                (error as? HTTPClientError)?.code == .responseTooLarge
+                (error as? ChappieHTTPClientError)?.code == .responseTooLarge
             }
         }
     }
@@ -204,7 +204,7 @@ struct HTTPClientTests {
             _ = try await emulator.client.execute(
                 emulator.request("/_emulator/faults", method: .post, json: #"{"kind":"truncated","path":"/.well-known"}"#))
             await #expect { _ = try await emulator.client.execute(emulator.request("/.well-known/openid-configuration")) } throws: { error in
-                (error as? HTTPClientError)?.code == .connectionLost
+                (error as? ChappieHTTPClientError)?.code == .connectionLost
             }
         }
     }
@@ -217,7 +217,7 @@ struct HTTPClientTests {
                 #expect(response.status == 200)
             }
             #expect(try await emulator.json(emulator.request("/_emulator/stats")).json.int("connections") == 1)
-            let other = HTTPClient()
+            let other = ChappieHTTPClient()
             _ = try await other.execute(emulator.request("/.well-known/openid-configuration"))
             #expect(try await emulator.json(emulator.request("/_emulator/stats")).json.int("connections") == 2)
         }
@@ -240,12 +240,12 @@ struct HTTPClientTests {
     func proxyConfiguration() async throws {
         let deadProxy = "http://127.0.0.1:\(try closedLoopbackPort())"
         try await withEmulator { emulator in
-            let proxied = HTTPClient(configuration: HTTPClientConfiguration(proxy: deadProxy, noProxy: ""))
+            let proxied = ChappieHTTPClient(configuration: ChappieHTTPClientConfiguration(proxy: deadProxy, noProxy: ""))
             await #expect { _ = try await proxied.execute(emulator.request("/.well-known/openid-configuration")) } throws: { error in
-                let code = (error as? HTTPClientError)?.code
+                let code = (error as? ChappieHTTPClientError)?.code
                 return code == .connectFailed || code == .proxyFailed
             }
-            let bypassing = HTTPClient(configuration: HTTPClientConfiguration(proxy: deadProxy, noProxy: "127.0.0.1"))
+            let bypassing = ChappieHTTPClient(configuration: ChappieHTTPClientConfiguration(proxy: deadProxy, noProxy: "127.0.0.1"))
             let status = try await bypassing.execute(emulator.request("/.well-known/openid-configuration")).status
             #expect(status == 200)
         }
@@ -253,8 +253,8 @@ struct HTTPClientTests {
 
     @Test("The User-Agent defaults to chappie's and can be overridden")
     func userAgent() async throws {
-        #expect(HTTPClientConfiguration().userAgent.hasPrefix("chappie/"))
-        var headers = HTTPHeaders()
+        #expect(ChappieHTTPClientConfiguration().userAgent.hasPrefix("chappie/"))
+        var headers = ChappieHTTPHeaders()
         headers["User-Agent"] = "codex_cli_rs/0.0.0"
         headers.add(name: "X-Test", value: "1")
         headers.add(name: "x-test", value: "2")

@@ -36,7 +36,7 @@ public struct RunningEmulator: Sendable {
     /// The port it listens on, on 127.0.0.1.
     public let port: Int
     /// A client to talk to it.
-    public let client = HTTPClient()
+    public let client = ChappieHTTPClient()
 
     /// `http://127.0.0.1:PORT`: the issuer base URL.
     public var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
@@ -46,9 +46,9 @@ public struct RunningEmulator: Sendable {
 
     /// A request to a path of the emulator.
     public func request(
-        _ path: String, method: HTTPMethod = .get, json: String? = nil, form: String? = nil, headers: HTTPHeaders = [:]
-    ) -> HTTPRequest {
-        var request = HTTPRequest(url: URL(string: baseURL.absoluteString + path)!, method: method, headers: headers)
+        _ path: String, method: ChappieHTTPMethod = .get, json: String? = nil, form: String? = nil, headers: ChappieHTTPHeaders = [:]
+    ) -> ChappieHTTPRequest {
+        var request = ChappieHTTPRequest(url: URL(string: baseURL.absoluteString + path)!, method: method, headers: headers)
         if let json {
             request.headers["Content-Type"] = "application/json"
             request.body = Data(json.utf8)
@@ -60,7 +60,7 @@ public struct RunningEmulator: Sendable {
     }
 
     /// Sends a request and decodes its JSON reply (an empty ``JSONDocument`` when it is not JSON).
-    public func json(_ request: HTTPRequest) async throws -> (status: Int, json: JSONDocument) {
+    public func json(_ request: ChappieHTTPRequest) async throws -> (status: Int, json: JSONDocument) {
         let response = try await client.execute(request)
         return (response.status, JSONDocument(response.body))
     }

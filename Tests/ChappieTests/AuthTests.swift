@@ -178,7 +178,7 @@ struct AuthTests {
         }
         let dead = try ChappieEndpoints(issuer: "http://127.0.0.1:\(try closedLoopbackPort())", backend: nil)
         do {
-            _ = try await OAuthClient(endpoints: dead, http: HTTPClient()).refresh("rt_x")
+            _ = try await OAuthClient(endpoints: dead, http: ChappieHTTPClient()).refresh("rt_x")
             Issue.record("no error")
         } catch {
             guard case .networkFailure = error else {

@@ -37,8 +37,8 @@ struct BrowserSignInTests {
     }
 
     /// A browser opening the start URL: its cookie and the authorize URL it redirects to.
-    private func start(_ url: URL, with client: HTTPClient) async throws -> (cookie: String, authorize: URL) {
-        let started = try await client.execute(HTTPRequest(url: try loopback(url)))
+    private func start(_ url: URL, with client: ChappieHTTPClient) async throws -> (cookie: String, authorize: URL) {
+        let started = try await client.execute(ChappieHTTPRequest(url: try loopback(url)))
         #expect(started.status == 302)
         let setCookie = try #require(started.headers["Set-Cookie"])
         #expect(setCookie.contains("HttpOnly") && setCookie.contains("SameSite=Lax"))
@@ -47,14 +47,16 @@ struct BrowserSignInTests {
     }
 
     /// A browser: GET the authorize URL, then follow its redirect to the loopback listener with the cookie.
-    private func follow(_ url: URL, cookie: String, with client: HTTPClient) async throws -> (status: Int, location: URLComponents, page: String) {
-        let authorize = try await client.execute(HTTPRequest(url: url))
+    private func follow(_ url: URL, cookie: String, with client: ChappieHTTPClient) async throws -> (
+        status: Int, location: URLComponents, page: String
+    ) {
+        let authorize = try await client.execute(ChappieHTTPRequest(url: url))
         #expect(authorize.status == 302)
         let location = try #require(authorize.headers["Location"].flatMap(URLComponents.init(string:)))
         // Without the cookie the callback is refused (prepared by someone who only read the URLs), and the wait goes on.
         let callback = try loopback(try #require(location.url))
-        #expect(try await client.execute(HTTPRequest(url: callback)).status == 400)
-        let page = try await client.execute(HTTPRequest(url: callback, headers: ["Cookie": cookie]))
+        #expect(try await client.execute(ChappieHTTPRequest(url: callback)).status == 400)
+        let page = try await client.execute(ChappieHTTPRequest(url: callback, headers: ["Cookie": cookie]))
         return (page.status, location, String(decoding: page.body, as: UTF8.self))
     }
 
@@ -93,7 +95,7 @@ struct BrowserSignInTests {
 
             // The listener is gone once the sign-in ended.
             await #expect(throws: (any Error).self) {
-                _ = try await emulator.client.execute(HTTPRequest(url: URL(string: "http://127.0.0.1:\(port)/auth/callback")!))
+                _ = try await emulator.client.execute(ChappieHTTPRequest(url: URL(string: "http://127.0.0.1:\(port)/auth/callback")!))
             }
         }
     }
@@ -107,7 +109,7 @@ struct BrowserSignInTests {
                 ("response_type", "code"), ("client_id", codexClientID), ("redirect_uri", "http://localhost:1455/auth/callback"),
                 ("scope", "openid offline_access"), ("code_challenge", pkce.challenge), ("code_challenge_method", "S256"), ("state", pkce.state),
             ].map { URLQueryItem(name: $0.0, value: $0.1) }
-            let authorize = try await emulator.client.execute(HTTPRequest(url: components.url!))
+            let authorize = try await emulator.client.execute(ChappieHTTPRequest(url: components.url!))
             #expect(authorize.status == 302)
             let location = try #require(authorize.headers["Location"].flatMap(URLComponents.init(string:)))
             #expect(location.queryItems?.first { $0.name == "state" }?.value == pkce.state)
@@ -123,7 +125,7 @@ struct BrowserSignInTests {
 
             // A request that is not a PKCE loopback authorization is refused with 400.
             components.queryItems = components.queryItems?.filter { $0.name != "code_challenge" }
-            #expect(try await emulator.client.execute(HTTPRequest(url: components.url!)).status == 400)
+            #expect(try await emulator.client.execute(ChappieHTTPRequest(url: components.url!)).status == 400)
         }
     }
 
@@ -135,7 +137,7 @@ struct BrowserSignInTests {
             await #expect(throws: ChappieAuthError.callbackTimeout) { _ = try await patient.run { step in seen.steps.withLock { $0.append(step) } } }
             let port = try await seen.until { seen.port }
             await #expect(throws: (any Error).self) {
-                _ = try await emulator.client.execute(HTTPRequest(url: URL(string: "http://127.0.0.1:\(port)/")!))
+                _ = try await emulator.client.execute(ChappieHTTPRequest(url: URL(string: "http://127.0.0.1:\(port)/")!))
             }
 
             let cancelled = Seen()
@@ -144,12 +146,12 @@ struct BrowserSignInTests {
             let cancelledPort = try await cancelled.until { cancelled.port }
             // A forged callback (another state) is answered 400 and does not end the wait.
             let forged = try await emulator.client.execute(
-                HTTPRequest(url: URL(string: "http://127.0.0.1:\(cancelledPort)/auth/callback?code=x&state=forged")!))
+                ChappieHTTPRequest(url: URL(string: "http://127.0.0.1:\(cancelledPort)/auth/callback?code=x&state=forged")!))
             #expect(forged.status == 400)
             task.cancel()
             await #expect(throws: ChappieAuthError.cancelledSignIn) { _ = try await task.value }
             await #expect(throws: (any Error).self) {
-                _ = try await emulator.client.execute(HTTPRequest(url: URL(string: "http://127.0.0.1:\(cancelledPort)/")!))
+                _ = try await emulator.client.execute(ChappieHTTPRequest(url: URL(string: "http://127.0.0.1:\(cancelledPort)/")!))
             }
         }
     }
@@ -177,7 +179,7 @@ struct BrowserSignInTests {
             let task = Task { try await signIn.run { step in seen.steps.withLock { $0.append(step) } } }
             let startURL = try await seen.until { seen.url }
             _ = try await start(startURL, with: emulator.client)
-            let second = try await emulator.client.execute(HTTPRequest(url: try loopback(startURL)))
+            let second = try await emulator.client.execute(ChappieHTTPRequest(url: try loopback(startURL)))
             #expect(second.status == 409)
             await #expect { _ = try await task.value } throws: { error in
                 guard case .unknown(let reason) = error as? ChappieAuthError else { return false }
@@ -201,7 +203,7 @@ struct BrowserSignInTests {
                 ])
             #expect(asNobody.stdout == "403", "\(asNobody.stdout) \(asNobody.stderr)")
             // The start URL is still unopened: the user's own browser goes on.
-            #expect(try await emulator.client.execute(HTTPRequest(url: startURL)).status == 302)
+            #expect(try await emulator.client.execute(ChappieHTTPRequest(url: startURL)).status == 302)
             task.cancel()
             _ = try? await task.value
         }

@@ -79,7 +79,8 @@ struct TokenSignatureTests {
 
     @Test("Keys that cannot be fetched make a check unchecked, not forged; keys fetched before still serve")
     func unreachableKeys() async throws {
-        let nobody = TokenSignatures(OAuthClient(endpoints: try ChappieEndpoints(issuer: "http://127.0.0.1:9", backend: nil), http: HTTPClient()))
+        let nobody = TokenSignatures(
+            OAuthClient(endpoints: try ChappieEndpoints(issuer: "http://127.0.0.1:9", backend: nil), http: ChappieHTTPClient()))
         guard case .unchecked = await nobody.check(jwt: TestTokens.jwt(["iss": "http://127.0.0.1:9"])) else {
             Issue.record("an unreachable issuer is not a forgery")
             return

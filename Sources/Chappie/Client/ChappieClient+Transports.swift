@@ -8,14 +8,14 @@ extension ChappieClient {
 
     /// One attempt over HTTP/SSE: `POST …/codex/responses`, events until `response.completed`.
     func streamOverSSE(_ turn: inout ResponseTurn) async throws {
-        let response: HTTPStreamingResponse
+        let response: ChappieHTTPStreamingResponse
         do {
-            var request = HTTPRequest(url: configuration.endpoints.responsesURL, method: .post, headers: handshakeHeaders(turn))
+            var request = ChappieHTTPRequest(url: configuration.endpoints.responsesURL, method: .post, headers: handshakeHeaders(turn))
             request.headers["Content-Type"] = "application/json"
             request.headers["Accept"] = "text/event-stream"
             request.body = try ResponsesRequestBody.json(turn, tools: tools.definitions, sessionID: sessionID)
             response = try await http.stream(request)
-        } catch let error as HTTPClientError {
+        } catch let error as ChappieHTTPClientError {
             throw AttemptFailure.network(error.description)
         }
         guard response.isSuccess else {
@@ -28,7 +28,7 @@ extension ChappieClient {
             for try await event in response.body.serverSentEvents {
                 if try await turn.events.read(event.data, type: event.type, replay: &turn.replay) == .completed { return }
             }
-        } catch let error as HTTPClientError {
+        } catch let error as ChappieHTTPClientError {
             throw turn.events.closedEarly(turn.replay, code: "connection_lost", message: error.description)
         }
         try Task.checkCancellation()
@@ -69,7 +69,7 @@ extension ChappieClient {
             }
         } catch let refusal as WebSocketUpgradeRefused {
             throw AttemptFailure.status(refusal.status, headers: refusal.headers, body: refusal.body, onUpgrade: true)
-        } catch let error as HTTPClientError {
+        } catch let error as ChappieHTTPClientError {
             if error.code == .insecureAuthorization || error.code == .invalidURL { throw ChappieClientError.invalidConfiguration(error.description) }
             throw AttemptFailure.webSocket(
                 reason: error.description,
@@ -82,8 +82,8 @@ extension ChappieClient {
     // MARK: Shared
 
     /// The headers of §8.1/§8.3 that both transports send.
-    private func handshakeHeaders(_ turn: ResponseTurn) -> HTTPHeaders {
-        var headers: HTTPHeaders = [
+    private func handshakeHeaders(_ turn: ResponseTurn) -> ChappieHTTPHeaders {
+        var headers: ChappieHTTPHeaders = [
             "originator": "chappie", "version": ChappieVersion.current, "session-id": sessionID, "x-client-request-id": sessionID,
         ]
         headers["Authorization"] = "Bearer \(turn.credentials.credentials.accessToken)"
@@ -93,7 +93,7 @@ extension ChappieClient {
     }
 
     /// The rate-limit headers of the response or the upgrade (§6.2), as the stream's first event.
-    private func recordHeaderUsage(_ headers: HTTPHeaders, _ turn: inout ResponseTurn) async {
+    private func recordHeaderUsage(_ headers: ChappieHTTPHeaders, _ turn: inout ResponseTurn) async {
         guard let snapshot = ChappieUsageLimitSnapshot.fromHeaders({ headers[$0] }), !turn.headerUsageDelivered else { return }
         turn.headerUsageDelivered = true
         try? await turn.events.store.recordUsage([snapshot], for: turn.credentials.account, source: .headers)

@@ -29,7 +29,7 @@ public final class ChappieClient: Sendable {
     public var rateLimitBackoff: ChappieRateLimitBackoffPolicy { configuration.rateLimitBackoff }
     /// Which transport streams (from the configuration).
     public var streamingTransportPolicy: ChappieStreamingTransportPolicy { configuration.streamingTransportPolicy }
-    let http: HTTPClient
+    let http: ChappieHTTPClient
     let webSocket: WebSocketClient
     let sessionID = UUID().uuidString.lowercased()
     let tools: HostToolRunner
@@ -39,7 +39,7 @@ public final class ChappieClient: Sendable {
     /// Creates a client.
     public init(configuration: ChappieConfiguration = ChappieConfiguration()) {
         self.configuration = configuration
-        self.http = HTTPClient(configuration: HTTPClientConfiguration(idleTimeout: .seconds(300)))
+        self.http = ChappieHTTPClient(configuration: ChappieHTTPClientConfiguration(idleTimeout: .seconds(300)))
         self.webSocket = WebSocketClient()
         self.tools = HostToolRunner(configuration: configuration)
         self.store = StoreHandle(configuration.store)
@@ -216,7 +216,7 @@ public final class ChappieClient: Sendable {
                         }
                         throw ChappieClientError.httpError(status: status, body: Self.text(body))
                     }
-                    let retryAfter = headers["Retry-After"].flatMap { HTTPHeaders.retryAfter($0) }
+                    let retryAfter = headers["Retry-After"].flatMap { ChappieHTTPHeaders.retryAfter($0) }
                     try await Task.sleep(for: .seconds(rateLimitBackoff.delay(forAttempt: retries, retryAfter: retryAfter)))
                 case .webSocket(let reason, let error):
                     try await webSocketFailed(&webSocketFailures, reason: reason, error: error)
@@ -272,7 +272,7 @@ public final class ChappieClient: Sendable {
     }
 
     /// A 429 body that says `usage_limit_reached` (§7.1), with the windows from the headers.
-    package static func usageLimit(_ body: Data, headers: HTTPHeaders) -> ChappieUsageLimit? {
+    package static func usageLimit(_ body: Data, headers: ChappieHTTPHeaders) -> ChappieUsageLimit? {
         guard let object = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any],
             let error = object["error"] as? [String: Any], error["type"] as? String == "usage_limit_reached"
         else { return nil }

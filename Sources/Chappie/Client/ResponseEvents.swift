@@ -70,7 +70,7 @@ enum ResponseEventOutcome {
 /// a wrapped WebSocket error), a broken WebSocket, or a network failure before any output.
 enum AttemptFailure: Error {
     /// An HTTP status with its headers and body.
-    case status(Int, headers: HTTPHeaders, body: Data, onUpgrade: Bool)
+    case status(Int, headers: ChappieHTTPHeaders, body: Data, onUpgrade: Bool)
     /// The WebSocket failed in a way that counts toward the reconnect budget; `error` is what
     /// surfaces when no reconnect or fall-back remains.
     case webSocket(reason: String, error: ChappieClientError)
@@ -140,7 +140,7 @@ struct ResponseEventReader {
         case "error" where object["status"] != nil || object["status_code"] != nil:
             // A WebSocket's wrapped HTTP error (§7.1): handled as that status over HTTP.
             let status = WireNumber.integer(object["status"], in: 0...999) ?? WireNumber.integer(object["status_code"], in: 0...999) ?? 0
-            var headers = HTTPHeaders()
+            var headers = ChappieHTTPHeaders()
             for (name, value) in object["headers"] as? [String: Any] ?? [:] {
                 if let value = value as? String ?? (value as? NSNumber)?.stringValue { headers.add(name: name, value: value) }
             }

@@ -74,7 +74,7 @@ public struct ChappieEndpoints: Sendable, Equatable {
         else {
             throw .invalidURL(option: option, value: text)
         }
-        if scheme == "http" && !HTTPClient.isLoopback(host: host) {
+        if scheme == "http" && !ChappieHTTPClient.isLoopback(host: host) {
             throw .insecureURL(option: option, host: host)
         }
         return url

@@ -49,13 +49,13 @@ package struct OAuthClient: Sendable {
     /// The endpoints.
     package let endpoints: ChappieEndpoints
     /// The HTTP client.
-    package let http: HTTPClient
+    package let http: ChappieHTTPClient
     /// How long the code exchange after approval (the sign-in's callback step) may take before it
     /// fails with `callbackTimeout`; every other request has 30 seconds. Default: 30 seconds.
     package var exchangeTimeout: Duration
 
     /// Creates a client.
-    package init(endpoints: ChappieEndpoints, http: HTTPClient, exchangeTimeout: Duration = .seconds(30)) {
+    package init(endpoints: ChappieEndpoints, http: ChappieHTTPClient, exchangeTimeout: Duration = .seconds(30)) {
         self.endpoints = endpoints
         self.http = http
         self.exchangeTimeout = exchangeTimeout
@@ -70,7 +70,7 @@ package struct OAuthClient: Sendable {
             )
         }
         guard response.isSuccess else { throw Self.failure(response) }
-        return try Self.deviceCode(from: response.body, serverDate: response.headers["Date"].flatMap { HTTPHeaders.httpDate($0) } ?? Date())
+        return try Self.deviceCode(from: response.body, serverDate: response.headers["Date"].flatMap { ChappieHTTPHeaders.httpDate($0) } ?? Date())
     }
 
     /// Reads a usercode reply (§1.1); `serverDate` is the reply's `Date`, which the lifetime counts from.
@@ -134,7 +134,7 @@ package struct OAuthClient: Sendable {
             ("redirect_uri", redirectURI ?? endpoints.issuer.absoluteString + "/deviceauth/callback"),
             ("client_id", Self.clientID), ("code_verifier", codeVerifier),
         ].map { "\($0.0)=\(Self.formEncode($0.1))" }.joined(separator: "&")
-        var request = HTTPRequest(url: endpoints.tokenURL, method: .post, headers: ["Content-Type": "application/x-www-form-urlencoded"])
+        var request = ChappieHTTPRequest(url: endpoints.tokenURL, method: .post, headers: ["Content-Type": "application/x-www-form-urlencoded"])
         request.body = Data(form.utf8)
         request.bodyCarriesCredentials = true
         request.totalTimeout = exchangeTimeout
@@ -186,8 +186,8 @@ package struct OAuthClient: Sendable {
 
     private func send(
         json: [String: String], to url: URL, carriesCredentials: Bool = false, timeout: Duration? = nil
-    ) async throws(ChappieAuthError) -> HTTPResponse {
-        var request = HTTPRequest(url: url, method: .post, headers: ["Content-Type": "application/json", "Accept": "application/json"])
+    ) async throws(ChappieAuthError) -> ChappieHTTPResponse {
+        var request = ChappieHTTPRequest(url: url, method: .post, headers: ["Content-Type": "application/json", "Accept": "application/json"])
         request.body = try? JSONSerialization.data(withJSONObject: json, options: [.sortedKeys])
         request.bodyCarriesCredentials = carriesCredentials
         request.totalTimeout = timeout
@@ -196,16 +196,16 @@ package struct OAuthClient: Sendable {
     }
 
     /// Sends a request (30 seconds unless it sets its own limit); a timeout is `timedOut` when given.
-    private func execute(_ request: HTTPRequest, timedOut: ChappieAuthError? = nil) async throws(ChappieAuthError) -> HTTPResponse {
+    private func execute(_ request: ChappieHTTPRequest, timedOut: ChappieAuthError? = nil) async throws(ChappieAuthError) -> ChappieHTTPResponse {
         var request = request
         request.totalTimeout = request.totalTimeout ?? .seconds(30)
         do {
             return try await http.execute(request)
         } catch is CancellationError {
             throw .cancelledSignIn
-        } catch let error as HTTPClientError where error.code == .timedOut && timedOut != nil {
+        } catch let error as ChappieHTTPClientError where error.code == .timedOut && timedOut != nil {
             throw timedOut ?? .networkFailure("\(error)")
-        } catch let error as HTTPClientError where error.code == .libraryUnavailable {
+        } catch let error as ChappieHTTPClientError where error.code == .libraryUnavailable {
             // Not the network's fault, and trying again will not help until it is installed.
             throw .unknown(error.message)
         } catch {
@@ -218,7 +218,7 @@ package struct OAuthClient: Sendable {
     }
 
     /// The failure for a non-2xx answer: its status and its body, token-like values redacted.
-    static func failure(_ response: HTTPResponse) -> ChappieAuthError {
+    static func failure(_ response: ChappieHTTPResponse) -> ChappieAuthError {
         .tokenExchangeFailed(statusCode: response.status, body: OAuthErrorBody.redacted(response.body))
     }
 

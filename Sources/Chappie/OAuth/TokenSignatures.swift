@@ -43,7 +43,7 @@ package struct TokenSignatures: Sendable {
     }
 
     private let issuer: URL
-    private let http: HTTPClient
+    private let http: ChappieHTTPClient
     private let clock: @Sendable () -> Date
 
     /// Checks against the keys `oauth`'s issuer publishes, fetched with its HTTP client.
@@ -208,9 +208,9 @@ package struct TokenSignatures: Sendable {
     }
 
     private func body(_ url: URL) async throws(KeyFetchFailure) -> Data {
-        var request = HTTPRequest(url: url, headers: ["Accept": "application/json"])
+        var request = ChappieHTTPRequest(url: url, headers: ["Accept": "application/json"])
         request.totalTimeout = .seconds(10)
-        let response: HTTPResponse
+        let response: ChappieHTTPResponse
         do {
             response = try await http.execute(request)
         } catch {

@@ -7,17 +7,17 @@ public enum Curl {
 
     /// libcurl loaded and `curl_global_init` run, exactly once, before the first handle is made;
     /// or why it could not be loaded.
-    static let loaded: Result<Void, HTTPClientError> = {
+    static let loaded: Result<Void, ChappieHTTPClientError> = {
         if case .failure(let error) = load(soname) { return .failure(error) }
         let code = ccurl_global_init(Int(CURL_GLOBAL_DEFAULT))
         guard code == CURLE_OK else {
-            return .failure(HTTPClientError(code: .libraryUnavailable, message: "curl_global_init failed with code \(code.rawValue)"))
+            return .failure(ChappieHTTPClientError(code: .libraryUnavailable, message: "curl_global_init failed with code \(code.rawValue)"))
         }
         // CURLOPT_PROTOCOLS_STR, which every transfer sets, came with 7.85.0.
         if let info = ccurl_version_info(), info.pointee.version_num < 0x07_55_00 {
             let version = info.pointee.version.map { String(cString: $0) } ?? "?"
             return .failure(
-                HTTPClientError(
+                ChappieHTTPClientError(
                     code: .libraryUnavailable, message: "libcurl \(version) is too old: chappie needs 7.85.0 or later (Debian 12 has 7.88)"))
         }
         return .success(())
@@ -25,12 +25,12 @@ public enum Curl {
 
     /// Loads `soname` and every function chappie calls from it; the wrappers call the first library
     /// loaded this way from then on. A failure changes nothing.
-    package static func load(_ soname: String) -> Result<Void, HTTPClientError> {
+    package static func load(_ soname: String) -> Result<Void, ChappieHTTPClientError> {
         var reason = [CChar](repeating: 0, count: 512)
         guard ccurl_load(soname, &reason, reason.count) == 1 else {
             let detail = String(decoding: reason.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             return .failure(
-                HTTPClientError(
+                ChappieHTTPClientError(
                     code: .libraryUnavailable,
                     message: "libcurl could not be loaded (\(detail)); install it with: sudo apt-get install libcurl4"))
         }
@@ -39,9 +39,9 @@ public enum Curl {
 
     /// Loads libcurl if this is the first use.
     ///
-    /// - Throws: ``HTTPClientError`` with code ``HTTPClientError/Code/libraryUnavailable`` when it is
+    /// - Throws: ``ChappieHTTPClientError`` with code ``ChappieHTTPClientError/Code/libraryUnavailable`` when it is
     ///   not installed (or too old).
-    static func ensureLoaded() throws(HTTPClientError) {
+    static func ensureLoaded() throws(ChappieHTTPClientError) {
         try loaded.get()
     }
 

@@ -4,7 +4,7 @@ import Synchronization
 
 /// One libcurl multi handle and the thread that drives it.
 ///
-/// Every transfer of an ``HTTPClient`` runs on this one multi handle, so connections (and HTTP/2
+/// Every transfer of an ``ChappieHTTPClient`` runs on this one multi handle, so connections (and HTTP/2
 /// streams) are reused across requests. Other threads never touch the multi handle: they queue an
 /// operation under the lock and wake the loop with `curl_multi_wakeup`, the one multi call libcurl
 /// allows from another thread.
@@ -26,8 +26,8 @@ final class CurlMultiLoop: Sendable {
     private nonisolated(unsafe) let multi: UnsafeMutableRawPointer
     private let shared = Mutex(Shared())
 
-    /// - Throws: ``HTTPClientError`` when libcurl cannot be loaded.
-    init() throws(HTTPClientError) {
+    /// - Throws: ``ChappieHTTPClientError`` when libcurl cannot be loaded.
+    init() throws(ChappieHTTPClientError) {
         try Curl.ensureLoaded()
         guard let multi = ccurl_multi_init() else { fatalError("curl_multi_init failed: out of memory") }
         self.multi = multi
@@ -87,7 +87,7 @@ final class CurlMultiLoop: Sendable {
                     } else if ccurl_multi_add_handle(multi, transfer.easy) == CURLM_OK {
                         transfers[transfer.easy] = transfer
                     } else {
-                        transfer.fail(HTTPClientError(code: .transferFailed, message: "curl_multi_add_handle failed"))
+                        transfer.fail(ChappieHTTPClientError(code: .transferFailed, message: "curl_multi_add_handle failed"))
                     }
                 case .cancel(let transfer):
                     if transfers.removeValue(forKey: transfer.easy) != nil {

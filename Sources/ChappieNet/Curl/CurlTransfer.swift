@@ -10,7 +10,7 @@ final class CurlTransfer: @unchecked Sendable {
     /// What `stream` waits for: the final response's status and headers.
     struct Head: Sendable {
         var status: Int
-        var headers: HTTPHeaders
+        var headers: ChappieHTTPHeaders
     }
 
     let easy: UnsafeMutableRawPointer
@@ -27,16 +27,16 @@ final class CurlTransfer: @unchecked Sendable {
     private let bodyContinuation: AsyncThrowingStream<Data, any Error>.Continuation
 
     private var status = 0
-    private var headers = HTTPHeaders()
+    private var headers = ChappieHTTPHeaders()
     private var headDelivered = false
 
     /// Set under the loop's lock when cancellation is asked for (see ``CurlMultiLoop``).
     var cancelRequested = false
 
     /// - Precondition: libcurl is loaded (``Curl/ensureLoaded()``).
-    init(request: HTTPRequest, configuration: HTTPClientConfiguration) throws {
+    init(request: ChappieHTTPRequest, configuration: ChappieHTTPClientConfiguration) throws {
         guard let easy = ccurl_easy_init() else {
-            throw HTTPClientError(code: .transferFailed, message: "curl_easy_init failed")
+            throw ChappieHTTPClientError(code: .transferFailed, message: "curl_easy_init failed")
         }
         self.easy = easy
         self.errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
@@ -55,7 +55,7 @@ final class CurlTransfer: @unchecked Sendable {
         errorBuffer.deallocate()
     }
 
-    private func configure(request: HTTPRequest, configuration: HTTPClientConfiguration) throws {
+    private func configure(request: ChappieHTTPRequest, configuration: ChappieHTTPClientConfiguration) throws {
         try set(CURLOPT_URL, request.url.absoluteString)
         try set(CURLOPT_PROTOCOLS_STR, "http,https")
         try set(CURLOPT_NOSIGNAL, 1)
@@ -123,7 +123,7 @@ final class CurlTransfer: @unchecked Sendable {
 
     private func check(_ code: CURLcode, _ what: String) throws {
         guard code == CURLE_OK else {
-            throw HTTPClientError(
+            throw ChappieHTTPClientError(
                 code: .transferFailed, message: "libcurl refused \(what): \(String(cString: ccurl_easy_strerror(code)))",
                 curlCode: Int(code.rawValue))
         }
@@ -152,7 +152,7 @@ final class CurlTransfer: @unchecked Sendable {
             // A new response begins (an interim 1xx one may come before the final one).
             let parts = line.split(separator: " ", maxSplits: 2)
             status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
-            headers = HTTPHeaders()
+            headers = ChappieHTTPHeaders()
         } else if line.isEmpty {
             if status >= 200 { deliverHead() }
         } else if let colon = line.firstIndex(of: ":") {
@@ -200,10 +200,10 @@ final class CurlTransfer: @unchecked Sendable {
         headContinuation = nil
     }
 
-    private func error(for code: CURLcode) -> HTTPClientError {
+    private func error(for code: CURLcode) -> ChappieHTTPClientError {
         let detail = String(cString: errorBuffer)
         let reason = detail.isEmpty ? String(cString: ccurl_easy_strerror(code)) : detail
-        let kind: HTTPClientError.Code =
+        let kind: ChappieHTTPClientError.Code =
             switch code {
             case CURLE_COULDNT_RESOLVE_HOST: .resolveFailed
             case CURLE_COULDNT_RESOLVE_PROXY: .proxyFailed
@@ -226,7 +226,7 @@ final class CurlTransfer: @unchecked Sendable {
             case .timedOut: "\(target): no answer in time (the network is slow or down)"
             default: "\(target): \(reason)"
             }
-        return HTTPClientError(code: kind, message: message, curlCode: Int(code.rawValue))
+        return ChappieHTTPClientError(code: kind, message: message, curlCode: Int(code.rawValue))
     }
 }
 

@@ -21,7 +21,7 @@ public struct ProxyEnvironment: Sendable {
     /// The proxy URL for requests to `url`, or `nil` when they go direct.
     public func proxy(for url: URL) -> String? {
         guard let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased() else { return nil }
-        if HTTPClient.isLoopback(host: host) || bypasses(host) { return nil }
+        if ChappieHTTPClient.isLoopback(host: host) || bypasses(host) { return nil }
         let secure = scheme == "https" || scheme == "wss"
         let names = secure ? ["https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"] : ["http_proxy", "all_proxy", "ALL_PROXY"]
         return names.lazy.compactMap { self.variables[$0] }.first { !$0.isEmpty }

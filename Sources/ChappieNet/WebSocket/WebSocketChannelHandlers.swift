@@ -91,9 +91,9 @@ final class RefusalCollector: ChannelInboundHandler, RemovableChannelHandler {
         guard !completed else { return }
         completed = true
         guard let head else {
-            promise.fail(HTTPClientError(code: .connectionLost, message: "the connection closed before the upgrade was answered"))
+            promise.fail(ChappieHTTPClientError(code: .connectionLost, message: "the connection closed before the upgrade was answered"))
             return
         }
-        promise.succeed(WebSocketUpgradeRefused(status: Int(head.status.code), headers: HTTPHeaders(head.headers), body: body))
+        promise.succeed(WebSocketUpgradeRefused(status: Int(head.status.code), headers: ChappieHTTPHeaders(head.headers), body: body))
     }
 }

@@ -37,18 +37,18 @@ public struct WebSocketClient: Sendable {
 
     /// Connects, upgrades, runs `body` with the open session, then closes the connection.
     ///
-    /// - Throws: ``HTTPClientError`` (`invalidURL`, `insecureAuthorization`, `connectFailed`,
+    /// - Throws: ``ChappieHTTPClientError`` (`invalidURL`, `insecureAuthorization`, `connectFailed`,
     ///   `tlsFailed`, `timedOut`, `connectionLost`), ``WebSocketUpgradeRefused`` when the server
     ///   answers the upgrade with another status, whatever `body` throws, or `CancellationError`.
     public func connect<Result: Sendable>(
-        url: URL, headers: HTTPHeaders, _ body: @escaping @Sendable (inout WebSocketSession) async throws -> Result
+        url: URL, headers: ChappieHTTPHeaders, _ body: @escaping @Sendable (inout WebSocketSession) async throws -> Result
     ) async throws -> Result {
         let target = try WebSocketTarget(url: url, headers: headers)
         let idle = IdleWatch()
         let upgrade: WebSocketUpgrade
         do {
             upgrade = try await open(target, headers: headers, idle: idle)
-        } catch let error as HTTPClientError {
+        } catch let error as ChappieHTTPClientError {
             throw error
         } catch let error as WebSocketUpgradeRefused {
             throw error
@@ -85,7 +85,7 @@ public struct WebSocketClient: Sendable {
         } catch {
             if case .failure(let bodyError)? = outcome.withLock({ $0 }) { throw bodyError }
             if error is CancellationError || Task.isCancelled { throw CancellationError() }
-            if let error = error as? HTTPClientError { throw error }
+            if let error = error as? ChappieHTTPClientError { throw error }
             throw Self.describe(error, host: target.host, during: "reading")
         }
         switch outcome.withLock({ $0 }) {
@@ -95,20 +95,20 @@ public struct WebSocketClient: Sendable {
             throw error
         case nil:
             try Task.checkCancellation()
-            throw HTTPClientError(code: .connectionLost, message: "the WebSocket to \(target.host) closed")
+            throw ChappieHTTPClientError(code: .connectionLost, message: "the WebSocket to \(target.host) closed")
         }
     }
 
     // MARK: Opening
 
-    private typealias WebSocketUpgrade = (NIOAsyncChannel<WebSocketFrame, WebSocketFrame>, HTTPHeaders, [any WebSocketExtension])
+    private typealias WebSocketUpgrade = (NIOAsyncChannel<WebSocketFrame, WebSocketFrame>, ChappieHTTPHeaders, [any WebSocketExtension])
 
     private enum UpgradeOutcome: Sendable {
-        case upgraded(NIOAsyncChannel<WebSocketFrame, WebSocketFrame>, HTTPHeaders, [any WebSocketExtension])
+        case upgraded(NIOAsyncChannel<WebSocketFrame, WebSocketFrame>, ChappieHTTPHeaders, [any WebSocketExtension])
         case refused(EventLoopFuture<WebSocketUpgradeRefused>)
     }
 
-    private func open(_ target: WebSocketTarget, headers: HTTPHeaders, idle: IdleWatch) async throws -> WebSocketUpgrade {
+    private func open(_ target: WebSocketTarget, headers: ChappieHTTPHeaders, idle: IdleWatch) async throws -> WebSocketUpgrade {
         let configuration = self.configuration
         let extensionBuilders =
             configuration.permessageDeflate
@@ -136,7 +136,7 @@ public struct WebSocketClient: Sendable {
                     upgradePipelineHandler: { channel, head in
                         channel.eventLoop.makeCompletedFuture {
                             let asyncChannel = try NIOAsyncChannel<WebSocketFrame, WebSocketFrame>(wrappingChannelSynchronously: channel)
-                            let fields = HTTPHeaders(head.headers)
+                            let fields = ChappieHTTPHeaders(head.headers)
                             var negotiated = HTTPFields()
                             for (name, value) in head.headers {
                                 if let name = HTTPField.Name(name) { negotiated.append(HTTPField(name: name, value: value)) }
@@ -175,7 +175,7 @@ public struct WebSocketClient: Sendable {
         } catch {
             try Task.checkCancellation()
             if idle.expired == .connect {
-                throw HTTPClientError(
+                throw ChappieHTTPClientError(
                     code: .timedOut, message: "the WebSocket upgrade at \(target.host) took longer than \(configuration.connectTimeout)")
             }
             throw error
@@ -202,18 +202,18 @@ public struct WebSocketClient: Sendable {
 
     private static let logger = Logger(label: "chappie.websocket", factory: { _ in SwiftLogNoOpLogHandler() })
 
-    /// A NIO or TLS failure as an ``HTTPClientError`` naming the host only.
-    private static func describe(_ error: any Error, host: String, during phase: String) -> HTTPClientError {
+    /// A NIO or TLS failure as an ``ChappieHTTPClientError`` naming the host only.
+    private static func describe(_ error: any Error, host: String, during phase: String) -> ChappieHTTPClientError {
         switch error {
         case is NIOSSLError, is NIOSSLExtraError, is BoringSSLError:
-            return HTTPClientError(code: .tlsFailed, message: "TLS with \(host) failed: \(error)")
+            return ChappieHTTPClientError(code: .tlsFailed, message: "TLS with \(host) failed: \(error)")
         case let error as NIOConnectionError:
-            return HTTPClientError(
+            return ChappieHTTPClientError(
                 code: .connectFailed, message: "could not connect to \(host): \(error.connectionErrors.first.map { "\($0.error)" } ?? "no address")")
         case ChannelError.connectTimeout:
-            return HTTPClientError(code: .connectFailed, message: "could not connect to \(host) in time")
+            return ChappieHTTPClientError(code: .connectFailed, message: "could not connect to \(host) in time")
         default:
-            return HTTPClientError(code: .connectionLost, message: "the WebSocket to \(host) failed while \(phase): \(error)")
+            return ChappieHTTPClientError(code: .connectionLost, message: "the WebSocket to \(host) failed while \(phase): \(error)")
         }
     }
 }

@@ -31,7 +31,7 @@ public struct WebSocketClientConfiguration: Sendable {
     public init(
         connectTimeout: Duration = .seconds(15), idleTimeout: Duration = .seconds(300), closeTimeout: Duration = .seconds(2),
         maximumMessageSize: Int = 16 << 20, maximumFrameSize: Int = 16 << 20, permessageDeflate: Bool = true,
-        userAgent: String = HTTPClientConfiguration().userAgent
+        userAgent: String = ChappieHTTPClientConfiguration().userAgent
     ) {
         self.connectTimeout = connectTimeout
         self.idleTimeout = idleTimeout

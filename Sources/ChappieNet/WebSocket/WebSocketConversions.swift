@@ -10,7 +10,7 @@ import Synchronization
 import WSCompression
 import WSCore
 
-extension HTTPHeaders {
+extension ChappieHTTPHeaders {
     /// NIO's header list as chappie's.
     init(_ headers: NIOHTTP1.HTTPHeaders) {
         self.init()

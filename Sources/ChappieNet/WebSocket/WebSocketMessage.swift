@@ -23,7 +23,7 @@ public struct WebSocketUpgradeRefused: Error, Sendable, CustomStringConvertible 
     /// The HTTP status, such as 401, 404 or 429.
     public let status: Int
     /// The response's headers (rate-limit headers among them).
-    public let headers: HTTPHeaders
+    public let headers: ChappieHTTPHeaders
     /// The start of the response's body (at most 64 KiB).
     public let body: Data
 

@@ -13,14 +13,14 @@ import WSCore
 /// The open connection, inside ``WebSocketClient/connect(url:headers:_:)``'s body.
 public struct WebSocketSession {
     /// The headers of the server's `101 Switching Protocols` answer.
-    public let responseHeaders: HTTPHeaders
+    public let responseHeaders: ChappieHTTPHeaders
     private var inbound: WebSocketInboundMessageStream.AsyncIterator
     private let outbound: WebSocketOutboundWriter
     private let idle: IdleWatch
     private let host: String
 
     init(
-        responseHeaders: HTTPHeaders, inbound: WebSocketInboundMessageStream.AsyncIterator, outbound: WebSocketOutboundWriter,
+        responseHeaders: ChappieHTTPHeaders, inbound: WebSocketInboundMessageStream.AsyncIterator, outbound: WebSocketOutboundWriter,
         idle: IdleWatch, host: String
     ) {
         self.responseHeaders = responseHeaders
@@ -37,11 +37,11 @@ public struct WebSocketSession {
 
     /// The next whole message; `nil` once the server closed the connection (or it broke).
     ///
-    /// - Throws: ``HTTPClientError`` with `timedOut` when nothing arrived within the idle timeout.
+    /// - Throws: ``ChappieHTTPClientError`` with `timedOut` when nothing arrived within the idle timeout.
     public mutating func receive() async throws -> WebSocketMessage? {
         let message = try await inbound.next()
         if message == nil, idle.expired == .idle {
-            throw HTTPClientError(code: .timedOut, message: "no WebSocket message from \(host) within the idle timeout")
+            throw ChappieHTTPClientError(code: .timedOut, message: "no WebSocket message from \(host) within the idle timeout")
         }
         switch message {
         case .text(let text)?: return .text(text)

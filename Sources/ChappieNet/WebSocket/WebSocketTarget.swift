@@ -10,19 +10,19 @@ import Synchronization
 import WSCompression
 import WSCore
 
-/// Where a `ws`/`wss` URL points, checked as ``HTTPClient`` checks its requests.
+/// Where a `ws`/`wss` URL points, checked as ``ChappieHTTPClient`` checks its requests.
 struct WebSocketTarget: Sendable {
     let host: String
     let port: Int
     let secure: Bool
     let pathAndQuery: String
 
-    init(url: URL, headers: HTTPHeaders) throws {
+    init(url: URL, headers: ChappieHTTPHeaders) throws {
         guard let scheme = url.scheme?.lowercased(), scheme == "ws" || scheme == "wss", let host = url.host, !host.isEmpty else {
-            throw HTTPClientError(code: .invalidURL, message: "not an absolute ws(s) URL: \(url.redactedTarget)")
+            throw ChappieHTTPClientError(code: .invalidURL, message: "not an absolute ws(s) URL: \(url.redactedTarget)")
         }
-        if scheme == "ws" && headers.contains("Authorization") && !HTTPClient.isLoopback(host: host) {
-            throw HTTPClientError(
+        if scheme == "ws" && headers.contains("Authorization") && !ChappieHTTPClient.isLoopback(host: host) {
+            throw ChappieHTTPClientError(
                 code: .insecureAuthorization,
                 message: "refusing to send credentials over plain ws to \(host); use wss (only loopback may use ws)")
         }

@@ -29,7 +29,7 @@ public struct TokenService: Sendable {
 
     /// Creates the service.
     package init(
-        store: any AccountStore, endpoints: ChappieEndpoints, http: HTTPClient = HTTPClient(),
+        store: any AccountStore, endpoints: ChappieEndpoints, http: ChappieHTTPClient = ChappieHTTPClient(),
         refreshEvents: @escaping @Sendable (TokenRefresher.Event) -> Void = { _ in }
     ) {
         self.store = store

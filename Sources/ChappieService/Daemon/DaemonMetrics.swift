@@ -116,7 +116,7 @@ struct DaemonCounters: Sendable {
         /// The reason for an error: sign-in, retry, or anything else (``FailureDescription`` is the
         /// one mapping from errors to what to do; a network error below it says for itself).
         init(_ error: any Error) {
-            if let error = error as? HTTPClientError {
+            if let error = error as? ChappieHTTPClientError {
                 self = error.isTransient ? .transient : .permanent
                 return
             }

@@ -48,7 +48,7 @@ public struct MetricsListener: Sendable, Equatable {
     /// Whether only this machine can connect: a loopback address (`127.x.x.x`, `::1`) or
     /// `localhost`. Other names (`*.localhost` among them) could resolve anywhere, so they need the
     /// secret as any other address does.
-    public var isLoopback: Bool { HTTPClient.isLoopbackAddress(host: host) }
+    public var isLoopback: Bool { ChappieHTTPClient.isLoopbackAddress(host: host) }
 
     /// `HOST:PORT` with an IPv6 host in brackets, for a URL or a log line.
     public func address(port: Int) -> String {
@@ -124,7 +124,7 @@ package final class MetricsEndpoint: Sendable {
                     ])
             }
         } else {
-            guard let host = request.header("Host"), HTTPClient.isLoopbackAddress(host: hostName(host)) else {
+            guard let host = request.header("Host"), ChappieHTTPClient.isLoopbackAddress(host: hostName(host)) else {
                 logRefusal("the Host header does not name loopback", request, logger: logger)
                 return LocalHTTPServer.Response(status: 403, text: "only a loopback Host is answered without a bearer secret\n")
             }

@@ -22,7 +22,7 @@ public struct Doctor: Sendable {
     public var storeOptions: StoreOptions
     /// How long each probe may take in all. Default: 10 seconds.
     public var timeout: Duration
-    private let client: HTTPClient
+    private let client: ChappieHTTPClient
 
     /// Creates a doctor.
     ///
@@ -32,14 +32,14 @@ public struct Doctor: Sendable {
     ///   - timeout: How long each probe may take in all.
     ///   - client: The HTTP client; a new one by default.
     public init(
-        endpoints: ChappieEndpoints, location: StoreLocation, timeout: Duration = .seconds(10), client: HTTPClient? = nil,
+        endpoints: ChappieEndpoints, location: StoreLocation, timeout: Duration = .seconds(10), client: ChappieHTTPClient? = nil,
         storeOptions: StoreOptions? = nil
     ) {
         self.endpoints = endpoints
         self.location = location
         self.storeOptions = storeOptions ?? StoreOptions(home: location.directory.path)
         self.timeout = timeout
-        self.client = client ?? HTTPClient(configuration: HTTPClientConfiguration(connectTimeout: .seconds(5)))
+        self.client = client ?? ChappieHTTPClient(configuration: ChappieHTTPClientConfiguration(connectTimeout: .seconds(5)))
     }
 
     /// A check of what these options name: their services and data directory.
@@ -111,13 +111,13 @@ public struct Doctor: Sendable {
     }
 
     private func probe(
-        name: String, url: URL, logger: Logger, expect: @Sendable (HTTPResponse) -> String?
+        name: String, url: URL, logger: Logger, expect: @Sendable (ChappieHTTPResponse) -> String?
     ) async -> DoctorReport.Endpoint {
-        var request = HTTPRequest(url: url, headers: ["Accept": "application/json"])
+        var request = ChappieHTTPRequest(url: url, headers: ["Accept": "application/json"])
         request.totalTimeout = timeout
         let clock = ContinuousClock()
         let start = clock.now
-        let outcome: Result<HTTPResponse, any Error>
+        let outcome: Result<ChappieHTTPResponse, any Error>
         do {
             outcome = .success(try await client.execute(request))
         } catch {

@@ -32,11 +32,11 @@ public struct UsageService: Sendable {
     package let store: any AccountStore
     /// Tokens and refreshes.
     public let tokens: TokenService
-    private let http: HTTPClient
+    private let http: ChappieHTTPClient
 
     /// Creates the service; `refreshEvents` is told of every refresh its token service makes.
     package init(
-        store: any AccountStore, endpoints: ChappieEndpoints, http: HTTPClient = HTTPClient(),
+        store: any AccountStore, endpoints: ChappieEndpoints, http: ChappieHTTPClient = ChappieHTTPClient(),
         refreshEvents: @escaping @Sendable (TokenRefresher.Event) -> Void = { _ in }
     ) {
         self.store = store
@@ -77,15 +77,15 @@ public struct UsageService: Sendable {
         return snapshots
     }
 
-    private func fetch(account: Account, token: String) async throws -> HTTPResponse {
-        var request = HTTPRequest(url: tokens.oauth.endpoints.usageURL, headers: ["Accept": "application/json"])
+    private func fetch(account: Account, token: String) async throws -> ChappieHTTPResponse {
+        var request = ChappieHTTPRequest(url: tokens.oauth.endpoints.usageURL, headers: ["Accept": "application/json"])
         request.headers["Authorization"] = "Bearer \(token)"
         if let id = account.info.accountID { request.headers["ChatGPT-Account-Id"] = id }
         if account.info.isFedRAMPAccount { request.headers["X-OpenAI-Fedramp"] = "true" }
         request.totalTimeout = .seconds(30)
         let clock = ContinuousClock()
         let start = clock.now
-        let response: HTTPResponse
+        let response: ChappieHTTPResponse
         do {
             response = try await http.execute(request)
         } catch {

@@ -1,19 +1,19 @@
 public import Foundation
 
-/// An HTTP request to send with ``HTTPClient``.
+/// An HTTP request to send with ``ChappieHTTPClient``.
 ///
 /// ```swift
-/// var request = HTTPRequest(url: URL(string: "https://auth.openai.com/oauth/token")!, method: .post)
+/// var request = ChappieHTTPRequest(url: URL(string: "https://auth.openai.com/oauth/token")!, method: .post)
 /// request.headers["Content-Type"] = "application/json"
 /// request.body = Data(#"{"grant_type":"refresh_token"}"#.utf8)
 /// ```
-public struct HTTPRequest: Sendable {
+public struct ChappieHTTPRequest: Sendable {
     /// The absolute `http` or `https` URL.
     public var url: URL
     /// The method; `GET` unless set.
-    public var method: HTTPMethod
+    public var method: ChappieHTTPMethod
     /// The header fields to send. `User-Agent` defaults to the client's.
-    public var headers: HTTPHeaders
+    public var headers: ChappieHTTPHeaders
     /// The body to send, if any.
     public var body: Data?
     /// The longest wait for the next byte of the response, overriding the client's idle timeout.
@@ -32,7 +32,7 @@ public struct HTTPRequest: Sendable {
     ///   - method: The method; `GET` by default.
     ///   - headers: The header fields; none by default.
     ///   - body: The body; none by default.
-    public init(url: URL, method: HTTPMethod = .get, headers: HTTPHeaders = [:], body: Data? = nil) {
+    public init(url: URL, method: ChappieHTTPMethod = .get, headers: ChappieHTTPHeaders = [:], body: Data? = nil) {
         self.url = url
         self.method = method
         self.headers = headers

@@ -11,24 +11,24 @@ import Synchronization
 /// `NO_PROXY`, …) unless the configuration names one.
 ///
 /// ```swift
-/// let client = HTTPClient()
-/// let response = try await client.execute(HTTPRequest(url: URL(string: "https://example.com/")!))
+/// let client = ChappieHTTPClient()
+/// let response = try await client.execute(ChappieHTTPRequest(url: URL(string: "https://example.com/")!))
 /// print(response.status)
 /// ```
 ///
 /// - Warning: An `Authorization` header (or a body that carries a credential, see
-///   ``HTTPRequest/bodyCarriesCredentials``) is only sent over `https`, or over `http` to a loopback
-///   address; anything else fails with ``HTTPClientError/Code/insecureAuthorization``.
-public final class HTTPClient: Sendable {
+///   ``ChappieHTTPRequest/bodyCarriesCredentials``) is only sent over `https`, or over `http` to a loopback
+///   address; anything else fails with ``ChappieHTTPClientError/Code/insecureAuthorization``.
+public final class ChappieHTTPClient: Sendable {
     /// The configuration the client was made with.
-    public let configuration: HTTPClientConfiguration
+    public let configuration: ChappieHTTPClientConfiguration
     /// The connection pool and its thread, made on the first request (which loads libcurl).
     private let pool = Mutex<CurlMultiLoop?>(nil)
     /// Requests by host and path, at debug level (`--verbose`): never a query, header or body.
     private static let logger = Logger(label: "chappie.http")
 
     /// Creates a client with its own connection pool. Nothing is loaded or started until the first request.
-    public init(configuration: HTTPClientConfiguration = HTTPClientConfiguration()) {
+    public init(configuration: ChappieHTTPClientConfiguration = ChappieHTTPClientConfiguration()) {
         self.configuration = configuration
     }
 
@@ -37,8 +37,8 @@ public final class HTTPClient: Sendable {
     }
 
     /// The pool, made (and libcurl loaded) on first use.
-    private func loop() throws(HTTPClientError) -> CurlMultiLoop {
-        try pool.withLock { (loop: inout CurlMultiLoop?) throws(HTTPClientError) -> CurlMultiLoop in
+    private func loop() throws(ChappieHTTPClientError) -> CurlMultiLoop {
+        try pool.withLock { (loop: inout CurlMultiLoop?) throws(ChappieHTTPClientError) -> CurlMultiLoop in
             if let loop { return loop }
             let made = try CurlMultiLoop()
             loop = made
@@ -49,26 +49,26 @@ public final class HTTPClient: Sendable {
     /// Sends a request and reads the whole response body.
     ///
     /// - Returns: The response, whatever its status.
-    /// - Throws: ``HTTPClientError`` when no complete response arrived, or `CancellationError`.
-    public func execute(_ request: HTTPRequest) async throws -> HTTPResponse {
+    /// - Throws: ``ChappieHTTPClientError`` when no complete response arrived, or `CancellationError`.
+    public func execute(_ request: ChappieHTTPRequest) async throws -> ChappieHTTPResponse {
         let response = try await stream(request)
         var body = Data()
         for try await chunk in response.body {
             body.append(chunk)
             if body.count > configuration.maximumBufferedBodySize {
-                throw HTTPClientError(
+                throw ChappieHTTPClientError(
                     code: .responseTooLarge,
                     message: "\(request.url.redactedTarget): body over \(configuration.maximumBufferedBodySize) bytes")
             }
         }
-        return HTTPResponse(status: response.status, headers: response.headers, body: body)
+        return ChappieHTTPResponse(status: response.status, headers: response.headers, body: body)
     }
 
     /// Sends a request and returns as soon as the response head arrives; the body follows as a stream.
     ///
     /// - Returns: The status, headers and body stream of the final response.
-    /// - Throws: ``HTTPClientError`` when no response head arrived, or `CancellationError`.
-    public func stream(_ request: HTTPRequest) async throws -> HTTPStreamingResponse {
+    /// - Throws: ``ChappieHTTPClientError`` when no response head arrived, or `CancellationError`.
+    public func stream(_ request: ChappieHTTPRequest) async throws -> ChappieHTTPStreamingResponse {
         try Self.validate(request)
         try Task.checkCancellation()
         let loop = try self.loop()
@@ -95,23 +95,23 @@ public final class HTTPClient: Sendable {
             metadata: [
                 "http": "\(Self.target(request))", "status": "\(head.status)", "ms": "\((ContinuousClock.now - started).wholeMilliseconds)",
             ])
-        return HTTPStreamingResponse(status: head.status, headers: head.headers, body: HTTPBodyStream(transfer.takeBody()))
+        return ChappieHTTPStreamingResponse(status: head.status, headers: head.headers, body: ChappieHTTPBodyStream(transfer.takeBody()))
     }
 
     /// A request for a log line: method, scheme, host and path (built only when the line is written).
-    private static func target(_ request: HTTPRequest) -> String {
+    private static func target(_ request: ChappieHTTPRequest) -> String {
         "\(request.method.rawValue) \(request.url.scheme ?? "")://\(request.url.redactedTarget)"
     }
 
     /// Refuses requests that must not be sent as they are.
-    static func validate(_ request: HTTPRequest) throws {
+    static func validate(_ request: ChappieHTTPRequest) throws {
         guard let scheme = request.url.scheme?.lowercased(), scheme == "http" || scheme == "https",
             let host = request.url.host, !host.isEmpty
         else {
-            throw HTTPClientError(code: .invalidURL, message: "not an absolute http(s) URL: \(request.url.redactedTarget)")
+            throw ChappieHTTPClientError(code: .invalidURL, message: "not an absolute http(s) URL: \(request.url.redactedTarget)")
         }
         if scheme == "http" && (request.headers.contains("Authorization") || request.bodyCarriesCredentials) && !isLoopback(host: host) {
-            throw HTTPClientError(
+            throw ChappieHTTPClientError(
                 code: .insecureAuthorization,
                 message: "refusing to send credentials over plain http to \(host); use https (only loopback may use http)")
         }

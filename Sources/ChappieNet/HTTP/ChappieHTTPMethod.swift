@@ -1,5 +1,5 @@
 /// An HTTP request method.
-public struct HTTPMethod: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+public struct ChappieHTTPMethod: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
     /// The method token as sent on the wire, for example `GET`.
     public let rawValue: String
 
@@ -9,15 +9,15 @@ public struct HTTPMethod: RawRepresentable, Sendable, Hashable, CustomStringConv
     }
 
     /// `GET`.
-    public static let get = HTTPMethod(rawValue: "GET")
+    public static let get = ChappieHTTPMethod(rawValue: "GET")
     /// `POST`.
-    public static let post = HTTPMethod(rawValue: "POST")
+    public static let post = ChappieHTTPMethod(rawValue: "POST")
     /// `PUT`.
-    public static let put = HTTPMethod(rawValue: "PUT")
+    public static let put = ChappieHTTPMethod(rawValue: "PUT")
     /// `DELETE`.
-    public static let delete = HTTPMethod(rawValue: "DELETE")
+    public static let delete = ChappieHTTPMethod(rawValue: "DELETE")
     /// `HEAD`: the response has no body.
-    public static let head = HTTPMethod(rawValue: "HEAD")
+    public static let head = ChappieHTTPMethod(rawValue: "HEAD")
 
     /// The method token.
     public var description: String { rawValue }

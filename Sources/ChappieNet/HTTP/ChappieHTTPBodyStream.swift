@@ -2,10 +2,10 @@ public import Foundation
 
 /// The body of a streamed response, chunk by chunk as the network delivers it.
 ///
-/// Iteration throws ``HTTPClientError`` when the transfer fails part-way (idle timeout, dropped
+/// Iteration throws ``ChappieHTTPClientError`` when the transfer fails part-way (idle timeout, dropped
 /// connection) and `CancellationError` when the iterating task is cancelled, so a cut body is never
 /// mistaken for a complete one. Dropping the stream, or cancelling, stops the transfer.
-public struct HTTPBodyStream: AsyncSequence, Sendable {
+public struct ChappieHTTPBodyStream: AsyncSequence, Sendable {
     /// Each element is one chunk of bytes.
     public typealias Element = Data
 
@@ -20,7 +20,7 @@ public struct HTTPBodyStream: AsyncSequence, Sendable {
         Iterator(base: chunks.makeAsyncIterator())
     }
 
-    /// Hands out the chunks; see ``HTTPBodyStream`` for how it ends.
+    /// Hands out the chunks; see ``ChappieHTTPBodyStream`` for how it ends.
     public struct Iterator: AsyncIteratorProtocol {
         private var base: AsyncThrowingStream<Data, any Error>.AsyncIterator
 

@@ -1,16 +1,16 @@
 /// A failure of an HTTP exchange that happened before or instead of a response.
 ///
-/// A response with an error status (404, 500, …) is not an `HTTPClientError`: it is returned as a
+/// A response with an error status (404, 500, …) is not an `ChappieHTTPClientError`: it is returned as a
 /// response. Descriptions name the host and path, never headers or bodies, so they carry no secret.
 ///
 /// ```swift
 /// do {
 ///     _ = try await client.execute(request)
-/// } catch let error as HTTPClientError where error.code == .timedOut {
+/// } catch let error as ChappieHTTPClientError where error.code == .timedOut {
 ///     // try again later
 /// }
 /// ```
-public struct HTTPClientError: Error, Sendable, CustomStringConvertible {
+public struct ChappieHTTPClientError: Error, Sendable, CustomStringConvertible {
     /// What kind of failure this is.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Sendable {

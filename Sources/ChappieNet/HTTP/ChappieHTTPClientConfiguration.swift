@@ -1,17 +1,17 @@
 public import ChappieCore
 
-/// How an ``HTTPClient`` connects and how long it waits.
+/// How an ``ChappieHTTPClient`` connects and how long it waits.
 ///
 /// ```swift
-/// var configuration = HTTPClientConfiguration()
+/// var configuration = ChappieHTTPClientConfiguration()
 /// configuration.connectTimeout = .seconds(5)
-/// let client = HTTPClient(configuration: configuration)
+/// let client = ChappieHTTPClient(configuration: configuration)
 /// ```
-public struct HTTPClientConfiguration: Sendable {
+public struct ChappieHTTPClientConfiguration: Sendable {
     /// The longest a connection (including TLS) may take to set up. Default: 10 seconds.
     public var connectTimeout: Duration
     /// The longest the client waits for the next byte of a response before failing with
-    /// ``HTTPClientError/Code/timedOut``. Whole seconds; default: 60 seconds. A request can override it.
+    /// ``ChappieHTTPClientError/Code/timedOut``. Whole seconds; default: 60 seconds. A request can override it.
     public var idleTimeout: Duration
     /// The `User-Agent` sent when a request sets none. Default: `chappie/<version>`.
     public var userAgent: String
@@ -21,7 +21,7 @@ public struct HTTPClientConfiguration: Sendable {
     /// Hosts reached without the proxy, comma-separated (`localhost,.internal`). Default `nil`:
     /// `NO_PROXY`/`no_proxy` from the environment apply.
     public var noProxy: String?
-    /// The largest body ``HTTPClient/execute(_:)`` buffers. Default: 32 MiB.
+    /// The largest body ``ChappieHTTPClient/execute(_:)`` buffers. Default: 32 MiB.
     public var maximumBufferedBodySize: Int
 
     /// Creates a configuration; every parameter has the default documented on its property.

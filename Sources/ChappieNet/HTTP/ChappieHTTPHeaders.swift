@@ -3,11 +3,11 @@ public import Foundation
 /// An ordered list of HTTP header fields whose names compare case-insensitively.
 ///
 /// ```swift
-/// var headers: HTTPHeaders = ["Content-Type": "application/json"]
+/// var headers: ChappieHTTPHeaders = ["Content-Type": "application/json"]
 /// headers.add(name: "Accept", value: "text/event-stream")
 /// headers["content-type"]  // "application/json"
 /// ```
-public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionaryLiteral {
+public struct ChappieHTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionaryLiteral {
     /// One header field.
     public struct Field: Sendable, Hashable {
         /// The name as it was sent or received.
@@ -79,7 +79,7 @@ extension String {
     }
 }
 
-extension HTTPHeaders {
+extension ChappieHTTPHeaders {
     /// A `Retry-After` value as seconds from `now`: either form of RFC 9110 §10.2.3, delay-seconds
     /// (`120`) or an HTTP date (`Wed, 21 Oct 2026 07:28:00 GMT`); `nil` when unreadable. A date in
     /// the past is 0.
