@@ -34,6 +34,13 @@ test: build
 	@echo "==> Running the test suite"
 	$(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS)
 
+# The fast tests: everything but the end-to-end suites (tagged .slow, in Tests/EndToEndTests),
+# which run the real binaries, the emulator process and the Codex CLI. About half a minute.
+test-unit: build
+	@scripts/install-deps.sh postgresql
+	$(SWIFT) build --build-tests $(SWIFT_BUILD_FLAGS)
+	$(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS) --skip '^EndToEndTests\.'
+
 # Style (.swift-format), each target's imports against Package.swift, and the SDK's DocC catalog
 # with warnings as errors (its symbol links). Run by `make test`, so by CI.
 lint: build

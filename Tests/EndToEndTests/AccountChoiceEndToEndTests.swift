@@ -2,7 +2,7 @@ import ChappieTestSupport
 import Foundation
 import Testing
 
-@Suite("Which account a command uses: the name given, else $CHAPPIE_ACCOUNT, else the command's default")
+@Suite("Which account a command uses: the name given, else $CHAPPIE_ACCOUNT, else the command's default", .tags(.slow))
 struct AccountChoiceEndToEndTests {
     @Test("token, usage, usage poll, ask, exec and lease take $CHAPPIE_ACCOUNT when no account is named; a name given wins; exec NAME -- CMD works")
     func environmentComesAfterTheName() async throws {

@@ -6,7 +6,7 @@ import Foundation
 import GRDB
 import Testing
 
-@Suite("chappie accounts, key and config, run as a user runs them")
+@Suite("chappie accounts, key and config, run as a user runs them", .tags(.slow))
 struct AccountsEndToEndTests {
     private func chappie(_ arguments: [String], home: URL, environment: [String: String?] = [:]) async throws -> ProcessResult {
         var environment = environment

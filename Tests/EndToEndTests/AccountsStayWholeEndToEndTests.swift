@@ -3,7 +3,7 @@ import Foundation
 import Synchronization
 import Testing
 
-@Suite("Accounts stay whole, run as a user runs chappie: Codex homes, sign-out, key rotation under readers")
+@Suite("Accounts stay whole, run as a user runs chappie: Codex homes, sign-out, key rotation under readers", .tags(.slow))
 struct AccountsStayWholeEndToEndTests {
     private func setUp(_ names: [String], emulator: [String] = []) async throws -> ChappieTestbed {
         let setup = try await ChappieTestbed.start(

@@ -2,7 +2,7 @@ import ChappieTestSupport
 import Foundation
 import Testing
 
-@Suite("chappie ask, run as a user runs it")
+@Suite("chappie ask, run as a user runs it", .tags(.slow))
 struct AskEndToEndTests {
     @Test("Streams the reply with a summary; a usage limit exits 75 naming the window; a revoked session exits 77")
     func ask() async throws {

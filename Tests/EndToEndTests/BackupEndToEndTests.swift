@@ -2,7 +2,7 @@ import ChappieTestSupport
 import Foundation
 import Testing
 
-@Suite("chappie backup and restore, across stores with different keys")
+@Suite("chappie backup and restore, across stores with different keys", .tags(.slow))
 struct BackupEndToEndTests {
     static func entry(_ name: String, in summary: JSONDocument) -> [String: Any]? {
         (summary.array("accounts") as? [[String: Any]])?.first { $0["account"] as? String == name }

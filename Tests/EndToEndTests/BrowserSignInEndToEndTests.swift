@@ -2,7 +2,7 @@ import ChappieTestSupport
 import Foundation
 import Testing
 
-@Suite("chappie accounts add --browser, with a browser that follows the redirect")
+@Suite("chappie accounts add --browser, with a browser that follows the redirect", .tags(.slow))
 struct BrowserSignInEndToEndTests {
     /// A `$BROWSER` that first sends the listener a callback with a forged `state` (recording the
     /// status it got), then follows the authorize URL and its redirect as a browser would.

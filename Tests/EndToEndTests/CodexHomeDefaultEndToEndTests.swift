@@ -2,7 +2,7 @@ import ChappieTestSupport
 import Foundation
 import Testing
 
-@Suite("The default Codex home: switch finds $CODEX_HOME or ~/.codex, keeps it, and loses no login there")
+@Suite("The default Codex home: switch finds $CODEX_HOME or ~/.codex, keeps it, and loses no login there", .tags(.slow))
 struct CodexHomeDefaultEndToEndTests {
     private func accountIDs(_ testbed: ChappieTestbed) async throws -> [String: String] {
         let list = JSONDocument(Data(try await testbed.chappie(["accounts", "list", "--json"]).stdout.utf8))

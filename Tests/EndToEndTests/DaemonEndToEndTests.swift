@@ -2,7 +2,7 @@ import ChappieTestSupport
 import Foundation
 import Testing
 
-@Suite("chappie daemon: refreshing, polling, faults, auto-switch and the socket")
+@Suite("chappie daemon: refreshing, polling, faults, auto-switch and the socket", .tags(.slow))
 struct DaemonEndToEndTests {
     private typealias Setup = ChappieTestbed
 

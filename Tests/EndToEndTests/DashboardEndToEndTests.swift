@@ -2,7 +2,7 @@ import ChappieTestSupport
 import Foundation
 import Testing
 
-@Suite("The dashboard the daemon serves tells the truth")
+@Suite("The dashboard the daemon serves tells the truth", .tags(.slow))
 struct DashboardEndToEndTests {
     /// One account's section of the page.
     private static func section(_ name: String, in page: String) -> String {

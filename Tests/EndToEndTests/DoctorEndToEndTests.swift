@@ -2,7 +2,7 @@ import ChappieTestSupport
 import Foundation
 import Testing
 
-@Suite("The built chappie and chappie-emulator binaries, run as a user runs them")
+@Suite("The built chappie and chappie-emulator binaries, run as a user runs them", .tags(.slow))
 struct DoctorEndToEndTests {
     private func chappie(_ arguments: [String], environment: [String: String?] = [:]) async throws -> ProcessResult {
         try await runProcess(try BuiltProducts.executable("chappie"), arguments, environment: environment)

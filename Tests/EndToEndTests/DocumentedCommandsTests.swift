@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// Every `chappie …` line in a code block of the README and docs/*.md is one the parser accepts.
-@Suite("Every chappie command line the docs show parses")
+@Suite("Every chappie command line the docs show parses", .tags(.slow))
 struct DocumentedCommandsTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 

@@ -2,7 +2,7 @@ import ChappieTestSupport
 import Foundation
 import Testing
 
-@Suite("chappie-emulator --stop-when-stdin-closes: no emulator outlives the process that started it")
+@Suite("chappie-emulator --stop-when-stdin-closes: no emulator outlives the process that started it", .tags(.slow))
 struct EmulatorLifelineTests {
     @Test("When the other end of its standard input closes (as when its parent dies), the emulator stops cleanly")
     func stopsWhenStdinCloses() async throws {

@@ -2,7 +2,7 @@ import ChappieTestSupport
 import Foundation
 import Testing
 
-@Suite("Examples/HostTools, built and run as its README says")
+@Suite("Examples/HostTools, built and run as its README says", .tags(.slow))
 struct ExampleEndToEndTests {
     @Test("The host-tools example signs in, runs the automatic tool, asks before the .ask tool, and prints the answers", arguments: ["y", "n"])
     func hostTools(answer: String) async throws {

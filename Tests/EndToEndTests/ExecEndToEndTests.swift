@@ -2,7 +2,7 @@ import ChappieTestSupport
 import Foundation
 import Testing
 
-@Suite("chappie exec, run as a user runs it")
+@Suite("chappie exec, run as a user runs it", .tags(.slow))
 struct ExecEndToEndTests {
     /// A child that waits (bounded) until its sibling has started too, then prints who it is from
     /// `$CODEX_HOME/auth.json` and calls the emulator's usage endpoint with that account's token.

@@ -2,7 +2,7 @@ import ChappieTestSupport
 import Foundation
 import Testing
 
-@Suite("Global options before the subcommand, and the service from the environment")
+@Suite("Global options before the subcommand, and the service from the environment", .tags(.slow))
 struct GlobalOptionsEndToEndTests {
     @Test("--home, --issuer, --backend and --json work before the subcommand; $CHAPPIE_ISSUER and $CHAPPIE_BACKEND are the defaults")
     func globalOptionsAnywhere() async throws {
@@ -49,7 +49,7 @@ struct GlobalOptionsEndToEndTests {
     }
 }
 
-@Suite("Mistyped commands")
+@Suite("Mistyped commands", .tags(.slow))
 struct CommandTypoEndToEndTests {
     @Test(
         "A mistyped command or subcommand is named with the nearest one, exit 2; real commands, help and account names still pass",

@@ -3,7 +3,7 @@ import Foundation
 import GRDB
 import Testing
 
-@Suite("Help shows a command's own options first with their defaults; completions work and offer account names")
+@Suite("Help shows a command's own options first with their defaults; completions work and offer account names", .tags(.slow))
 struct HelpEndToEndTests {
     @Test(
         "Each subcommand's help lists its own options, with defaults, before the global ones",

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// The attack review's breaks (issue 26), each as the attacker ran it against the real binary.
-@Suite("Nothing fed to chappie loses an account")
+@Suite("Nothing fed to chappie loses an account", .tags(.slow))
 struct HostileInputEndToEndTests {
     /// A testbed with one signed-in account, `work`.
     static func testbedWithAccount() async throws -> ChappieTestbed {

@@ -2,7 +2,7 @@ import ChappieTestSupport
 import Foundation
 import Testing
 
-@Suite("make install's completions and man page, generated from the commands")
+@Suite("make install's completions and man page, generated from the commands", .tags(.slow))
 struct InstallExtrasEndToEndTests {
     @Test("scripts/install-extras.sh installs bash, zsh and fish completions and a man page that name every command")
     func installsCompletionsAndManual() async throws {

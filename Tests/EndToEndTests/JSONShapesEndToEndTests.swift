@@ -96,7 +96,7 @@ struct DocumentedShapes {
     }
 }
 
-@Suite("Every --json output has the shape docs/json.md gives")
+@Suite("Every --json output has the shape docs/json.md gives", .tags(.slow))
 struct JSONShapesEndToEndTests {
     @Test("The checker finds undocumented keys, strings for booleans and times that are not RFC 3339")
     func checkerCatchesDepartures() throws {

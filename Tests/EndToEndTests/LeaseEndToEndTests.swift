@@ -2,7 +2,7 @@ import ChappieTestSupport
 import Foundation
 import Testing
 
-@Suite("Leases: accounts handed to jobs by headroom and free slots, on the local store and the team pool")
+@Suite("Leases: accounts handed to jobs by headroom and free slots, on the local store and the team pool", .tags(.slow))
 struct LeaseEndToEndTests {
     private static let emulator = ["--auto-approve", "--auto-approve-delay", "0.1", "--device-code-interval", "1"]
 

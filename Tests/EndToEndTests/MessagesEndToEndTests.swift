@@ -2,7 +2,7 @@ import ChappieTestSupport
 import Foundation
 import Testing
 
-@Suite("Messages say what happened in plain words, name the account and what to do; status notes go stale")
+@Suite("Messages say what happened in plain words, name the account and what to do; status notes go stale", .tags(.slow))
 struct MessagesEndToEndTests {
     /// Words of libraries and system calls no message may show.
     static let internals = ["errno", "bind(", "Couldn't connect", "descriptor:", "NIOCore", "IOError", "NAME"]

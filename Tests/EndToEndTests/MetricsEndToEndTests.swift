@@ -3,7 +3,7 @@ import ChappieVault
 import Foundation
 import Testing
 
-@Suite("chappie daemon --http: Prometheus /metrics and the dashboard over HTTP")
+@Suite("chappie daemon --http: Prometheus /metrics and the dashboard over HTTP", .tags(.slow))
 struct MetricsEndToEndTests {
     /// One parsed sample: its name, labels and value.
     struct Sample {

@@ -2,7 +2,7 @@ import ChappieTestSupport
 import Foundation
 import Testing
 
-@Suite("chappie accounts remove --revoke, run as a user runs it")
+@Suite("chappie accounts remove --revoke, run as a user runs it", .tags(.slow))
 struct RevokeEndToEndTests {
     @Test("--revoke revokes at the issuer before removing; a failed revocation removes nothing unless --force")
     func removeRevoking() async throws {

@@ -2,7 +2,7 @@ import ChappieTestSupport
 import Foundation
 import Testing
 
-@Suite("Start-up: libcurl stays out of a process until it makes a request")
+@Suite("Start-up: libcurl stays out of a process until it makes a request", .tags(.slow))
 struct StartUpEndToEndTests {
     @Test("The chappie binary does not link libcurl (it links libsodium and SQLite)")
     func noLibcurlAtStart() async throws {

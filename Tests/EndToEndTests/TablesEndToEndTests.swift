@@ -2,7 +2,7 @@ import ChappieTestSupport
 import Foundation
 import Testing
 
-@Suite("Tables fit the terminal and mark an account at its limit")
+@Suite("Tables fit the terminal and mark an account at its limit", .tags(.slow))
 struct TablesEndToEndTests {
     /// Three accounts, one with a long name, one of them at its 5-hour limit, all polled.
     private func setUp() async throws -> ChappieTestbed {

@@ -51,7 +51,7 @@ private struct PoolFleet: Sendable {
     }
 }
 
-@Suite("The team pool: several machines share one PostgreSQL store")
+@Suite("The team pool: several machines share one PostgreSQL store", .tags(.slow))
 struct TeamPoolEndToEndTests {
     private static let emulator = ["--auto-approve", "--auto-approve-delay", "0.2", "--device-code-interval", "1"]
 
@@ -156,7 +156,9 @@ struct TeamPoolEndToEndTests {
         #expect(FileManager.default.fileExists(atPath: codex2 + "/auth.json"))
     }
 
-    @Test("The race: 4 machines × 8 processes ask for tokens for 20 s against one pool, with 2-second tokens; no refresh token is redeemed twice")
+    @Test(
+        "The race: 4 machines × 8 processes ask for tokens for 20 s against one pool, with 2-second tokens; no refresh token is redeemed twice",
+        .timeLimit(.minutes(10)))
     func raceAcrossMachines() async throws {
         let (_, url) = try await SharedPostgres.database()
         let fleet = try await PoolFleet.start(machines: 4, url: url, emulatorArguments: Self.emulator + ["--access-token-ttl", "2"])

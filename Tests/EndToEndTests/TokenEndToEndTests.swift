@@ -2,7 +2,7 @@ import ChappieTestSupport
 import Foundation
 import Testing
 
-@Suite("Sign-in, tokens and refresh with the real binaries and the emulator process")
+@Suite("Sign-in, tokens and refresh with the real binaries and the emulator process", .tags(.slow))
 struct TokenEndToEndTests {
     private func setUp(_ arguments: [String] = []) async throws -> ChappieTestbed {
         try await ChappieTestbed.start(
@@ -142,7 +142,9 @@ struct TokenEndToEndTests {
         #expect(try await setup.chappie(["refresh", "--all", "--if-expiring-within", "soon"]).status == 2)
     }
 
-    @Test("The race: 8 processes × 25 token calls and a refresh loop, 2-second tokens, for 20 s; no refresh token is redeemed twice")
+    @Test(
+        "The race: 8 processes × 25 token calls and a refresh loop, 2-second tokens, for 20 s; no refresh token is redeemed twice",
+        .timeLimit(.minutes(10)))
     func race() async throws {
         let setup = try await setUp(["--access-token-ttl", "2"])
         defer { Task { await setup.stop() } }

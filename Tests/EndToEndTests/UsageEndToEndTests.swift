@@ -2,7 +2,7 @@ import ChappieTestSupport
 import Foundation
 import Testing
 
-@Suite("chappie usage and switch --best, run as a user runs them")
+@Suite("chappie usage and switch --best, run as a user runs them", .tags(.slow))
 struct UsageEndToEndTests {
     @Test("Poll, show, list with headroom, switch --best with a Codex home, reserve, report to a file, history, prune")
     func usageLifecycle() async throws {

@@ -2,9 +2,11 @@ import ChappieTestSupport
 import Foundation
 import Testing
 
-@Suite("--verbose: the libraries log requests, lock waits and refresh decisions, never a token")
+@Suite("--verbose: the libraries log requests, lock waits and refresh decisions, never a token", .tags(.slow))
 struct VerboseEndToEndTests {
-    @Test("Two verbose token commands race for one expiring account: requests by host and path, one waits for the lock and takes the other's tokens")
+    @Test(
+        "Two verbose token commands race for one expiring account: requests by host and path, one waits for the lock and takes the other's tokens",
+        .timeLimit(.minutes(10)))
     func verboseRace() async throws {
         let setup = try await ChappieTestbed.start(
             emulatorArguments: ["--auto-approve", "--auto-approve-delay", "0", "--device-code-interval", "1", "--access-token-ttl", "12"])

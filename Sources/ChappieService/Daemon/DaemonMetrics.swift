@@ -136,6 +136,9 @@ struct DaemonCounters: Sendable {
     private let reuseDetections: CoreMetrics.Counter
     private let switches: CoreMetrics.Counter
 
+    /// Counters that count nowhere (rules tested without a metrics backend).
+    static var discarding: DaemonCounters { DaemonCounters(factory: NOOPMetricsHandler.instance) }
+
     init(factory: any MetricsFactory) {
         func counter(_ name: DaemonMetrics.Name, _ dimensions: [(String, String)] = []) -> CoreMetrics.Counter {
             CoreMetrics.Counter(label: name.rawValue, dimensions: dimensions, factory: factory)

@@ -23,10 +23,17 @@ actor DaemonState {
     private let counters: DaemonCounters
     /// Where the dashboard is served (`http://ADDRESS/`), once it listens.
     private(set) var dashboard: String?
+    /// The time now: the system's, or a test's that moves when the test says. Backoff and retry
+    /// times are shown to people (`status`, the dashboard), so they are wall-clock dates.
+    private let now: @Sendable () -> Date
 
-    init(initialBackoff: Duration, maximumBackoff: Duration, startedAt: Date, counters: DaemonCounters) {
+    init(
+        initialBackoff: Duration, maximumBackoff: Duration, startedAt: Date, counters: DaemonCounters,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
         self.startedAt = startedAt
         self.counters = counters
+        self.now = now
         self.initialBackoff = max(0.1, Double(initialBackoff.components.seconds) + Double(initialBackoff.components.attoseconds) / 1e18)
         self.maximumBackoff = Double(maximumBackoff.components.seconds)
     }
@@ -37,29 +44,29 @@ actor DaemonState {
     }
 
     func attempted(_ id: Int64) {
-        attempts[id] = Date()
+        attempts[id] = now()
     }
 
     /// When the refresher last looked at the account, if within the last minute.
     func recentAttempt(_ id: Int64) -> Date? {
-        attempts[id].flatMap { Date().timeIntervalSince($0) < 60 ? $0 : nil }
+        attempts[id].flatMap { now().timeIntervalSince($0) < 60 ? $0 : nil }
     }
 
     /// A refresh by the refresh loop that got fresh tokens (its metrics are counted by the refresher's events).
     func refreshed(_ id: Int64) {
         refreshes += 1
-        lastRefreshAt = Date()
+        lastRefreshAt = now()
         backoff[id] = nil
     }
 
     func attemptedPolls() {
-        lastPollAttemptAt = Date()
+        lastPollAttemptAt = now()
     }
 
     func polled(_ id: Int64) {
         counters.polled()
         polls += 1
-        lastPollAt = Date()
+        lastPollAt = now()
         backoff[id] = nil
     }
 
@@ -75,25 +82,25 @@ actor DaemonState {
         }
         let failures = (backoff[id]?.failures ?? 0) + 1
         let delay = min(maximumBackoff, initialBackoff * pow(2, Double(failures - 1))) * Double.random(in: 0.9...1.1)
-        let until = Date().addingTimeInterval(delay)
+        let until = now().addingTimeInterval(delay)
         backoff[id] = (failures, until)
         return until
     }
 
     func backoffUntil(_ id: Int64) -> Date? {
-        guard let entry = backoff[id], entry.until > Date() else { return nil }
+        guard let entry = backoff[id], entry.until > now() else { return nil }
         return entry.until
     }
 
     func backingOff() -> [Int64: Date] {
-        backoff.filter { $0.value.until > Date() }.mapValues(\.until)
+        backoff.filter { $0.value.until > now() }.mapValues(\.until)
     }
 
     /// Whether to act on this limit event: a new one (then it is remembered), or one whose switch
     /// failed a minute ago or more.
-    func shouldActOnLimitEvent(_ key: String, now: Date = Date()) -> Bool {
+    func shouldActOnLimitEvent(_ key: String) -> Bool {
         if key == lastLimitEvent {
-            guard let retry = limitRetryAt, now >= retry else { return false }
+            guard let retry = limitRetryAt, now() >= retry else { return false }
         }
         lastLimitEvent = key
         limitRetryAt = nil
@@ -101,8 +108,8 @@ actor DaemonState {
     }
 
     /// The switch for the current limit event failed: it is tried again in a minute, not at once.
-    func limitSwitchFailed(now: Date = Date()) {
-        limitRetryAt = now.addingTimeInterval(60)
+    func limitSwitchFailed() {
+        limitRetryAt = now().addingTimeInterval(60)
     }
 
     func switched() {

@@ -13,10 +13,13 @@ public import Foundation
 public struct LeaseService: Sendable {
     let store: any AccountStore
     private let usage: UsageService
+    /// What waits for a free slot are timed by (a test's clock moves when the test says).
+    private let clock: Stopwatch
 
-    init(store: any AccountStore, usage: UsageService) {
+    init<C: Clock<Duration>>(store: any AccountStore, usage: UsageService, clock: C = ContinuousClock()) {
         self.store = store
         self.usage = usage
+        self.clock = Stopwatch(clock)
     }
 
     /// A lease granted: the lease, its account, and the Codex home it hands out (the one the
@@ -60,8 +63,7 @@ public struct LeaseService: Sendable {
 
     /// ``acquire(_:waiting:)``, keeping the in-use lock of a home made ready for the job.
     func acquireHolding(_ request: LeaseRequest, waiting: @Sendable (String) -> Void) async throws -> Granted {
-        let clock = ContinuousClock()
-        let deadline = clock.now + request.wait
+        let elapsed = clock.start()
         var told = false
         var accounts = try await candidates(request.account)
         // Waiting helps only when slots are taken or windows full, never when no account can be used.
@@ -101,7 +103,7 @@ public struct LeaseService: Sendable {
                     continue
                 }
             }
-            guard clock.now < deadline else {
+            guard elapsed() < request.wait else {
                 throw ServiceError(
                     .unavailable,
                     "no account had a free lease slot for \(Self.describe(request.wait)); try again later, or raise the slots (chappie accounts set NAME --max-leases K)"
@@ -114,7 +116,7 @@ public struct LeaseService: Sendable {
                         : "every lease slot is taken; waiting up to \(Self.describe(request.wait)) for one to free up")
                 told = true
             }
-            try await Task.sleep(for: min(.seconds(2), deadline - clock.now))
+            try await clock.sleep(min(.seconds(2), request.wait - elapsed()))
             accounts = try await candidates(request.account)
         }
     }
@@ -196,5 +198,20 @@ public struct LeaseRequest: Sendable {
         self.wait = wait
         self.holder = holder ?? "pid \(getpid())"
         self.privateCodexHome = privateCodexHome
+    }
+}
+
+/// Any `Clock` as a wait loop uses it: a stopwatch started now, and a sleep.
+struct Stopwatch: Sendable {
+    /// Starts timing; the closure returned tells the time since.
+    let start: @Sendable () -> @Sendable () -> Duration
+    let sleep: @Sendable (Duration) async throws -> Void
+
+    init<C: Clock<Duration>>(_ clock: C) {
+        start = {
+            let started = clock.now
+            return { started.duration(to: clock.now) }
+        }
+        sleep = { try await clock.sleep(for: $0) }
     }
 }

@@ -54,10 +54,14 @@ public final class FileLock: Sendable {
     ///
     /// - Throws: ``StoreError`` `.io` when the file cannot be opened or the lock is not had in time.
     public static func acquire(_ url: URL, mode: Mode = .exclusive, timeout: Duration = .seconds(60)) async throws -> FileLock {
+        try await acquire(url, mode: mode, timeout: timeout, clock: ContinuousClock())
+    }
+
+    /// ``acquire(_:mode:timeout:)`` timed by `clock` (a test's, which moves when the test says).
+    package static func acquire<C: Clock<Duration>>(_ url: URL, mode: Mode = .exclusive, timeout: Duration, clock: C) async throws -> FileLock {
         let descriptor = try openLockFile(url)
-        let clock = ContinuousClock()
         let started = clock.now
-        let deadline = started + timeout
+        let deadline = started.advanced(by: timeout)
         var pause = Duration.milliseconds(2)
         var waited = false
         while !(try take(descriptor, mode, url)) {
@@ -70,14 +74,14 @@ public final class FileLock: Sendable {
                 throw StoreError(.unavailable, "\(url.path) stayed locked for \(timeout) by another chappie process; try again shortly")
             }
             do {
-                try await Task.sleep(for: pause)
+                try await clock.sleep(for: pause)
             } catch {
                 close(descriptor)
                 throw error
             }
             pause = min(pause * 2, .milliseconds(50))
         }
-        if waited { logTaken(url, after: clock.now - started) }
+        if waited { logTaken(url, after: started.duration(to: clock.now)) }
         return FileLock(descriptor: descriptor, url: url)
     }
 
