@@ -26,14 +26,11 @@ public struct ChappieTestbed: Sendable {
     /// and with `HOME` in the testbed (``userHome``) and no `CODEX_HOME` unless given: a switch must
     /// never write the `~/.codex` of whoever runs the tests.
     public func chappie(_ arguments: [String], environment: [String: String?] = [:], timeout: Duration = .seconds(60)) async throws -> ProcessResult {
-        var environment = environment
-        environment.unsetting("CHAPPIE_PASSPHRASE", "CHAPPIE_KEY_FILE", "CHAPPIE_ACCOUNT", "CHAPPIE_CHECK_ONLY")
-        environment["HOME"] = environment["HOME"] ?? userHome.path
-        environment.unsetting("CODEX_HOME")
-        var arguments = arguments
-        arguments.insert(contentsOf: service, at: arguments.firstIndex(of: "--") ?? arguments.endIndex)
-        return try await runProcess(try BuiltProducts.executable("chappie"), arguments, environment: environment, timeout: timeout)
+        try await runner(arguments, environment: environment, timeout: timeout)
     }
+
+    /// The runner for this testbed's data directory and emulator.
+    public var runner: ChappieRunner { ChappieRunner(home: home, emulator: emulator, userHome: userHome) }
 
     /// Calls the emulator (its control API or any path) with curl and parses the JSON reply.
     public func control(_ path: String, method: String = "GET", body: String? = nil) async throws -> JSONDocument {

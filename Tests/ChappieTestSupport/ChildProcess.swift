@@ -16,10 +16,16 @@ public final class ChildProcess: Sendable {
         case inherit
         /// This descriptor (the parent keeps its copy).
         case descriptor(Int32)
+        /// For standard input only: a pipe whose other end this object holds for its life. When the
+        /// test process ends, however it ends, the kernel closes it, and a child that stops when its
+        /// input ends (`--stop-when-stdin-closes`) goes with it.
+        case lifeline
     }
 
     /// The child's process id.
     public let processIdentifier: pid_t
+    /// The writing end of a ``Stream/lifeline``.
+    private let lifeline: FileHandle?
     /// Its wait status, once reaped.
     private let reaped = Mutex<Int32?>(nil)
 
@@ -42,18 +48,22 @@ public final class ChildProcess: Sendable {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
+        let pipe: ChildPipe? = if case .lifeline = stdin { try ChildPipe() } else { nil }
         for (target, stream) in [(Int32(0), stdin), (1, stdout), (2, stderr)] {
             switch stream {
             case .null: posix_spawn_file_actions_addopen(&actions, target, "/dev/null", target == 0 ? O_RDONLY : O_WRONLY, 0)
             case .inherit: break
             case .descriptor(let descriptor): posix_spawn_file_actions_adddup2(&actions, descriptor, target)
+            case .lifeline: posix_spawn_file_actions_adddup2(&actions, pipe!.reading.fileDescriptor, target)
             }
         }
         if let closeFrom = Self.closeFrom { _ = closeFrom(&actions, 3) }
         var pid: pid_t = 0
         let result = posix_spawn(&pid, executable.path, &actions, nil, argv, envp)
+        try pipe?.reading.close()
         guard result == 0 else { throw POSIXError(POSIXErrorCode(rawValue: result) ?? .EINVAL) }
         processIdentifier = pid
+        lifeline = pipe?.writing
     }
 
     /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), which Swift's Glibc

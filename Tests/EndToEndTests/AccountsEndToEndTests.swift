@@ -10,9 +10,8 @@ import Testing
 struct AccountsEndToEndTests {
     private func chappie(_ arguments: [String], home: URL, environment: [String: String?] = [:]) async throws -> ProcessResult {
         var environment = environment
-        environment.unsetting("CHAPPIE_PASSPHRASE", "CHAPPIE_KEY_FILE", "CHAPPIE_ACCOUNT", "CHAPPIE_CHECK_ONLY")
         environment["CODEX_HOME"] = environment["CODEX_HOME"] ?? home.appendingPathComponent("codex-default").path
-        return try await runProcess(try BuiltProducts.executable("chappie"), arguments + ["--home", home.path], environment: environment)
+        return try await ChappieRunner(home: home)(arguments, environment: environment)
     }
 
     private func writeAuth(_ home: URL, _ name: String, email: String, accountID: String, marker: String) throws -> URL {

@@ -7,58 +7,63 @@ struct AskEndToEndTests {
     @Test("Streams the reply with a summary; a usage limit exits 75 naming the window; a revoked session exits 77")
     func ask() async throws {
         let testbed = try await ChappieTestbed.start()
-        defer { Task { await testbed.stop() } }
-        let (emulator, home, chappie) = (testbed.emulator, testbed.home, { try await testbed.chappie($0) })
-        // The first account stored is the active one: ask needs no switch first.
-        let added = try await chappie(["accounts", "add", "work"])
-        #expect(added.status == 0 && added.stdout.contains("work is now the active account, as none was"), "\(added.stdout)")
-        let reply = try await chappie(["ask", "hello there", "--effort", "low"])
-        #expect(reply.status == 0, "\(reply.stderr)")
-        #expect(reply.stdout == "You said: hello there\n")
-        #expect(reply.stderr.contains("— work, gpt-5-codex: 5-hour 2 %"))
-        #expect(try await chappie(["ask", "--effort", "extreme", "x"]).status == 2)
+        try await whileRunning(testbed) {
+            let (emulator, home, chappie) = (testbed.emulator, testbed.home, { try await testbed.chappie($0) })
+            // The first account stored is the active one: ask needs no switch first.
+            let added = try await chappie(["accounts", "add", "work"])
+            #expect(added.status == 0 && added.stdout.contains("work is now the active account, as none was"), "\(added.stdout)")
+            let reply = try await chappie(["ask", "hello there", "--effort", "low"])
+            #expect(reply.status == 0, "\(reply.stderr)")
+            #expect(reply.stdout == "You said: hello there\n")
+            #expect(reply.stderr.contains("— work, gpt-5-codex: 5-hour 2 %"))
+            #expect(try await chappie(["ask", "--effort", "extreme", "x"]).status == 2)
 
-        // The transport: HTTP/SSE on request; a refused WebSocket falls back (said on stderr), or,
-        // with --transport websocket, fails.
-        let sse = try await chappie(["ask", "over sse", "--transport", "sse"])
-        #expect(sse.status == 0, "\(sse.stderr)")
-        #expect(sse.stdout == "You said: over sse\n")
-        #expect(!sse.stderr.contains("instead of WebSocket"))
-        let refuse = #"{"kind":"refuse_upgrade","status":404,"count":6}"#
-        _ = try await runProcess(URL(fileURLWithPath: "/usr/bin/curl"), ["-s", "-X", "POST", "-d", refuse, "\(emulator.issuer)/_emulator/faults"])
-        let fellBack = try await chappie(["ask", "fall back"])
-        #expect(fellBack.status == 0, "\(fellBack.stderr)")
-        #expect(fellBack.stdout == "You said: fall back\n")
-        #expect(fellBack.stderr.contains("streamed over HTTP/SSE instead of WebSocket"))
-        _ = try await runProcess(URL(fileURLWithPath: "/usr/bin/curl"), ["-s", "-X", "POST", "-d", refuse, "\(emulator.issuer)/_emulator/faults"])
-        let strict = try await chappie(["ask", "strict", "--transport", "websocket"])
-        #expect(strict.status != 0)
-        #expect(strict.stderr.contains("404"), "\(strict.stderr)")
+            // The transport: HTTP/SSE on request; a refused WebSocket falls back (said on stderr), or,
+            // with --transport websocket, fails.
+            let sse = try await chappie(["ask", "over sse", "--transport", "sse"])
+            #expect(sse.status == 0, "\(sse.stderr)")
+            #expect(sse.stdout == "You said: over sse\n")
+            #expect(!sse.stderr.contains("instead of WebSocket"))
+            let refuse = #"{"kind":"refuse_upgrade","status":404,"count":6}"#
+            _ = try await runProcess(
+                URL(fileURLWithPath: "/usr/bin/curl"), ["-s", "-X", "POST", "-d", refuse, "\(emulator.issuer)/_emulator/faults"])
+            let fellBack = try await chappie(["ask", "fall back"])
+            #expect(fellBack.status == 0, "\(fellBack.stderr)")
+            #expect(fellBack.stdout == "You said: fall back\n")
+            #expect(fellBack.stderr.contains("streamed over HTTP/SSE instead of WebSocket"))
+            _ = try await runProcess(
+                URL(fileURLWithPath: "/usr/bin/curl"), ["-s", "-X", "POST", "-d", refuse, "\(emulator.issuer)/_emulator/faults"])
+            let strict = try await chappie(["ask", "strict", "--transport", "websocket"])
+            #expect(strict.status != 0)
+            #expect(strict.stderr.contains("404"), "\(strict.stderr)")
 
-        let accountID = JSONDocument(Data(try await chappie(["accounts", "show", "work", "--json"]).stdout.utf8)).string("chatgptAccountID") ?? ""
-        _ = try await runProcess(
-            URL(fileURLWithPath: "/usr/bin/curl"),
-            [
-                "-s", "-X", "POST", "-d", #"{"weekly_used_percent":100}"#, "\(emulator.issuer)/_emulator/accounts/\(accountID)/usage",
-            ])
-        let limited = try await chappie(["ask", "more"])
-        #expect(limited.status == 75)
-        #expect(limited.stderr.contains("weekly limit"))
-        #expect(limited.stderr.contains("--best"))
+            let accountID =
+                JSONDocument(Data(try await chappie(["accounts", "show", "work", "--json"]).stdout.utf8)).string("chatgptAccountID") ?? ""
+            _ = try await runProcess(
+                URL(fileURLWithPath: "/usr/bin/curl"),
+                [
+                    "-s", "-X", "POST", "-d", #"{"weekly_used_percent":100}"#, "\(emulator.issuer)/_emulator/accounts/\(accountID)/usage",
+                ])
+            let limited = try await chappie(["ask", "more"])
+            #expect(limited.status == 75)
+            #expect(limited.stderr.contains("weekly limit"))
+            #expect(limited.stderr.contains("--best"))
 
-        // Revoke the account's session at the issuer (as `codex logout` elsewhere would): the 401 that
-        // follows refreshes, the refresh is refused, and ask exits 77.
-        let codexHome = home.appendingPathComponent("codex")
-        #expect(try await chappie(["accounts", "switch", "work", "--codex-home", codexHome.path]).status == 0)
-        let refreshToken = JSONDocument(try Data(contentsOf: codexHome.appendingPathComponent("auth.json"))).string("tokens", "refresh_token") ?? ""
-        _ = try await runProcess(
-            URL(fileURLWithPath: "/usr/bin/curl"),
-            [
-                "-s", "-X", "POST", "-H", "Content-Type: application/json",
-                "-d", #"{"token":"\#(refreshToken)","token_type_hint":"refresh_token"}"#, "\(emulator.issuer)/oauth/revoke",
-            ])
-        let dead = try await chappie(["ask", "still there?"])
-        #expect(dead.status == 77, "\(dead.stderr)")
-        #expect(dead.stderr.contains("signed in again"))
+            // Revoke the account's session at the issuer (as `codex logout` elsewhere would): the 401 that
+            // follows refreshes, the refresh is refused, and ask exits 77.
+            let codexHome = home.appendingPathComponent("codex")
+            #expect(try await chappie(["accounts", "switch", "work", "--codex-home", codexHome.path]).status == 0)
+            let refreshToken =
+                JSONDocument(try Data(contentsOf: codexHome.appendingPathComponent("auth.json"))).string("tokens", "refresh_token") ?? ""
+            _ = try await runProcess(
+                URL(fileURLWithPath: "/usr/bin/curl"),
+                [
+                    "-s", "-X", "POST", "-H", "Content-Type: application/json",
+                    "-d", #"{"token":"\#(refreshToken)","token_type_hint":"refresh_token"}"#, "\(emulator.issuer)/oauth/revoke",
+                ])
+            let dead = try await chappie(["ask", "still there?"])
+            #expect(dead.status == 77, "\(dead.stderr)")
+            #expect(dead.stderr.contains("signed in again"))
+        }
     }
 }

@@ -5,7 +5,7 @@ import Testing
 @Suite("The built chappie and chappie-emulator binaries, run as a user runs them", .tags(.slow))
 struct DoctorEndToEndTests {
     private func chappie(_ arguments: [String], environment: [String: String?] = [:]) async throws -> ProcessResult {
-        try await runProcess(try BuiltProducts.executable("chappie"), arguments, environment: environment)
+        try await ChappieRunner(home: nil)(arguments, environment: environment)
     }
 
     private func temporaryHome(mode: Int = 0o700) throws -> URL {

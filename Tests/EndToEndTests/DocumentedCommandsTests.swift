@@ -161,15 +161,16 @@ struct DocumentedCommandsTests {
         let examples = Self.commands(in: block.components(separatedBy: "\n").enumerated().map { ($0.offset, $0.element) }, file: "README.md")
         #expect(examples.map(\.words) == [["accounts", "add", "work"], ["accounts", "switch", "work"]], "\(examples)")
         let testbed = try await ChappieTestbed.start()
-        defer { Task { await testbed.stop() } }
-        let codex = testbed.userHome.appendingPathComponent(".codex")
-        try FileManager.default.createDirectory(at: codex, withIntermediateDirectories: true)
-        for example in examples {
-            let result = try await testbed.chappie(example.words)
-            #expect(result.status == 0, "\(example): \(result.stderr)")
+        try await whileRunning(testbed) {
+            let codex = testbed.userHome.appendingPathComponent(".codex")
+            try FileManager.default.createDirectory(at: codex, withIntermediateDirectories: true)
+            for example in examples {
+                let result = try await testbed.chappie(example.words)
+                #expect(result.status == 0, "\(example): \(result.stderr)")
+            }
+            let auth = JSONDocument(try Data(contentsOf: codex.appendingPathComponent("auth.json")))
+            let listed = JSONDocument(Data(try await testbed.chappie(["accounts", "show", "work", "--json"]).stdout.utf8))
+            #expect(auth.string("tokens", "account_id") == listed.string("chatgptAccountID"))
         }
-        let auth = JSONDocument(try Data(contentsOf: codex.appendingPathComponent("auth.json")))
-        let listed = JSONDocument(Data(try await testbed.chappie(["accounts", "show", "work", "--json"]).stdout.utf8))
-        #expect(auth.string("tokens", "account_id") == listed.string("chatgptAccountID"))
     }
 }

@@ -7,45 +7,49 @@ struct GlobalOptionsEndToEndTests {
     @Test("--home, --issuer, --backend and --json work before the subcommand; $CHAPPIE_ISSUER and $CHAPPIE_BACKEND are the defaults")
     func globalOptionsAnywhere() async throws {
         let testbed = try await ChappieTestbed.start()
-        defer { Task { await testbed.stop() } }
-        let chappie = try BuiltProducts.executable("chappie")
-        let clean: [String: String?] = [
-            "CHAPPIE_PASSPHRASE": nil, "CHAPPIE_KEY_FILE": nil, "CHAPPIE_ISSUER": nil, "CHAPPIE_BACKEND": nil, "HOME": testbed.userHome.path,
-            "CODEX_HOME": nil,
-        ]
+        try await whileRunning(testbed) {
+            let chappie = try BuiltProducts.executable("chappie")
+            let clean: [String: String?] = [
+                "CHAPPIE_PASSPHRASE": nil, "CHAPPIE_KEY_FILE": nil, "CHAPPIE_ISSUER": nil, "CHAPPIE_BACKEND": nil, "HOME": testbed.userHome.path,
+                "CODEX_HOME": nil,
+            ]
 
-        // Everything before the subcommand.
-        let added = try await runProcess(
-            chappie,
-            ["--home", testbed.home.path, "--issuer", testbed.emulator.issuer, "--backend=\(testbed.emulator.backend)", "accounts", "add", "work"],
-            environment: clean, timeout: .seconds(60))
-        #expect(added.status == 0, "\(added.stderr)")
-        let listed = try await runProcess(chappie, ["--json", "--home", testbed.home.path, "accounts", "list"], environment: clean)
-        #expect(listed.status == 0, "\(listed.stderr)")
-        #expect(listed.stdout.contains("\"name\" : \"work\""), "\(listed.stdout)")
+            // Everything before the subcommand.
+            let added = try await runProcess(
+                chappie,
+                [
+                    "--home", testbed.home.path, "--issuer", testbed.emulator.issuer, "--backend=\(testbed.emulator.backend)", "accounts", "add",
+                    "work",
+                ],
+                environment: clean, timeout: .seconds(60))
+            #expect(added.status == 0, "\(added.stderr)")
+            let listed = try await runProcess(chappie, ["--json", "--home", testbed.home.path, "accounts", "list"], environment: clean)
+            #expect(listed.status == 0, "\(listed.stderr)")
+            #expect(listed.stdout.contains("\"name\" : \"work\""), "\(listed.stdout)")
 
-        // The service from the environment only.
-        var fromEnvironment = clean
-        fromEnvironment["CHAPPIE_ISSUER"] = testbed.emulator.issuer
-        fromEnvironment["CHAPPIE_BACKEND"] = testbed.emulator.backend
-        let second = try await runProcess(
-            chappie, ["accounts", "add", "home", "--home", testbed.home.path], environment: fromEnvironment, timeout: .seconds(60))
-        #expect(second.status == 0, "\(second.stderr)")
-        // Without either, the real issuer would be asked: a bad value shows the environment is read.
-        var bad = clean
-        bad["CHAPPIE_ISSUER"] = "ftp://nowhere"
-        let refused = try await runProcess(chappie, ["accounts", "list", "--home", testbed.home.path], environment: bad)
-        #expect(refused.status == 2, "\(refused.stderr)")
+            // The service from the environment only.
+            var fromEnvironment = clean
+            fromEnvironment["CHAPPIE_ISSUER"] = testbed.emulator.issuer
+            fromEnvironment["CHAPPIE_BACKEND"] = testbed.emulator.backend
+            let second = try await runProcess(
+                chappie, ["accounts", "add", "home", "--home", testbed.home.path], environment: fromEnvironment, timeout: .seconds(60))
+            #expect(second.status == 0, "\(second.stderr)")
+            // Without either, the real issuer would be asked: a bad value shows the environment is read.
+            var bad = clean
+            bad["CHAPPIE_ISSUER"] = "ftp://nowhere"
+            let refused = try await runProcess(chappie, ["accounts", "list", "--home", testbed.home.path], environment: bad)
+            #expect(refused.status == 2, "\(refused.stderr)")
 
-        // Global options before the subcommand stay chappie's: they move to before a `--`, never into
-        // the command after it, whose own `--json` stays its own.
-        let ran = try await runProcess(
-            chappie, ["--json", "--home", testbed.home.path, "exec", "--account", "work", "--", "echo", "--json"], environment: fromEnvironment)
-        #expect(ran.status == 0, "\(ran.stderr)")
-        #expect(ran.stdout == "--json\n")
+            // Global options before the subcommand stay chappie's: they move to before a `--`, never into
+            // the command after it, whose own `--json` stays its own.
+            let ran = try await runProcess(
+                chappie, ["--json", "--home", testbed.home.path, "exec", "--account", "work", "--", "echo", "--json"], environment: fromEnvironment)
+            #expect(ran.status == 0, "\(ran.stderr)")
+            #expect(ran.stdout == "--json\n")
 
-        // A global option without a subcommand is a usage error, as before.
-        #expect(try await runProcess(chappie, ["--home", testbed.home.path], environment: clean).status != 0)
+            // A global option without a subcommand is a usage error, as before.
+            #expect(try await runProcess(chappie, ["--home", testbed.home.path], environment: clean).status != 0)
+        }
     }
 }
 

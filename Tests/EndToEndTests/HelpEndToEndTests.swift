@@ -43,36 +43,37 @@ struct HelpEndToEndTests {
     @Test("Completing a NAME offers the stored accounts, read without unlocking: a passphrase store does not prompt")
     func accountNamesWithoutUnlocking() async throws {
         let testbed = try await ChappieTestbed.start()
-        defer { Task { await testbed.stop() } }
-        for name in ["work", "home", "wide"] {
-            #expect(try await testbed.chappie(["accounts", "add", name], environment: ["CHAPPIE_PASSPHRASE": "correct horse"]).status == 0)
-        }
-        let chappie = try BuiltProducts.executable("chappie")
-        let words = ["chappie", "--home", testbed.home.path, "accounts", "switch"]
-        // As the bash script calls it: the argument, the word's index, the cursor in it, the words.
-        let complete = { (prefix: String) in
-            try await runProcess(
-                chappie, ["---completion", "accounts", "switch", "--", "positional@0", "5", "\(prefix.count)"] + words + [prefix],
-                environment: ["CHAPPIE_PASSPHRASE": nil, "CHAPPIE_KEY_FILE": nil], input: "")
-        }
-        let all = try await complete("")
-        #expect(all.status == 0, "\(all.stderr)")
-        #expect(all.stdout.split(separator: "\n") == ["home", "wide", "work"], "\(all.stdout)")
-        #expect(try await complete("w").stdout.split(separator: "\n") == ["wide", "work"])
-        #expect(!all.stderr.lowercased().contains("passphrase"))
+        try await whileRunning(testbed) {
+            for name in ["work", "home", "wide"] {
+                #expect(try await testbed.chappie(["accounts", "add", name], environment: ["CHAPPIE_PASSPHRASE": "correct horse"]).status == 0)
+            }
+            let chappie = try BuiltProducts.executable("chappie")
+            let words = ["chappie", "--home", testbed.home.path, "accounts", "switch"]
+            // As the bash script calls it: the argument, the word's index, the cursor in it, the words.
+            let complete = { (prefix: String) in
+                try await runProcess(
+                    chappie, ["---completion", "accounts", "switch", "--", "positional@0", "5", "\(prefix.count)"] + words + [prefix],
+                    environment: ["CHAPPIE_PASSPHRASE": nil, "CHAPPIE_KEY_FILE": nil], input: "")
+            }
+            let all = try await complete("")
+            #expect(all.status == 0, "\(all.stderr)")
+            #expect(all.stdout.split(separator: "\n") == ["home", "wide", "work"], "\(all.stdout)")
+            #expect(try await complete("w").stdout.split(separator: "\n") == ["wide", "work"])
+            #expect(!all.stderr.lowercased().contains("passphrase"))
 
-        // A database planted in a --home, with a name a shell would run: only valid names are offered.
-        let planted = testbed.home.appendingPathComponent("planted")
-        try FileManager.default.createDirectory(at: planted, withIntermediateDirectories: true)
-        let database = try DatabaseQueue(path: planted.appendingPathComponent("chappie.sqlite").path)
-        try await database.write { db in
-            try db.execute(sql: "CREATE TABLE accounts (name TEXT)")
-            try db.execute(sql: "INSERT INTO accounts (name) VALUES ('good'), ('$(touch pwned)'), ('`id`')")
+            // A database planted in a --home, with a name a shell would run: only valid names are offered.
+            let planted = testbed.home.appendingPathComponent("planted")
+            try FileManager.default.createDirectory(at: planted, withIntermediateDirectories: true)
+            let database = try DatabaseQueue(path: planted.appendingPathComponent("chappie.sqlite").path)
+            try await database.write { db in
+                try db.execute(sql: "CREATE TABLE accounts (name TEXT)")
+                try db.execute(sql: "INSERT INTO accounts (name) VALUES ('good'), ('$(touch pwned)'), ('`id`')")
+            }
+            try database.close()
+            let offered = try await runProcess(
+                chappie,
+                ["---completion", "accounts", "switch", "--", "positional@0", "5", "0", "chappie", "--home", planted.path, "accounts", "switch", ""])
+            #expect(offered.stdout.split(separator: "\n") == ["good"], "\(offered.stdout)")
         }
-        try database.close()
-        let offered = try await runProcess(
-            chappie,
-            ["---completion", "accounts", "switch", "--", "positional@0", "5", "0", "chappie", "--home", planted.path, "accounts", "switch", ""])
-        #expect(offered.stdout.split(separator: "\n") == ["good"], "\(offered.stdout)")
     }
 }

@@ -113,88 +113,91 @@ struct JSONShapesEndToEndTests {
     func everyCommand() async throws {
         let shapes = try DocumentedShapes()
         let testbed = try await ChappieTestbed.start()
-        defer { Task { await testbed.stop() } }
-        var failures: [String] = []
-        @discardableResult
-        func check(_ command: String, _ arguments: [String], environment: [String: String?] = [:], status: Int32 = 0) async throws -> String {
-            let result = try await testbed.chappie(arguments + ["--json"], environment: environment)
-            guard result.status == status else {
-                failures.append("\(arguments.joined(separator: " ")): exit \(result.status): \(result.stderr)")
+        try await whileRunning(testbed) {
+            var failures: [String] = []
+            @discardableResult
+            func check(_ command: String, _ arguments: [String], environment: [String: String?] = [:], status: Int32 = 0) async throws -> String {
+                let result = try await testbed.chappie(arguments + ["--json"], environment: environment)
+                guard result.status == status else {
+                    failures.append("\(arguments.joined(separator: " ")): exit \(result.status): \(result.stderr)")
+                    return result.stdout
+                }
+                let lines = command == "ask" ? result.stdout.split(separator: "\n").map(String.init) : [result.stdout]
+                for line in lines {
+                    do {
+                        failures += try shapes.problems(line, command: command).map { "\(arguments.joined(separator: " ")): \($0)" }
+                    } catch {
+                        failures.append("\(arguments.joined(separator: " ")): not JSON: \(line)")
+                    }
+                }
                 return result.stdout
             }
-            let lines = command == "ask" ? result.stdout.split(separator: "\n").map(String.init) : [result.stdout]
-            for line in lines {
-                do {
-                    failures += try shapes.problems(line, command: command).map { "\(arguments.joined(separator: " ")): \($0)" }
-                } catch {
-                    failures.append("\(arguments.joined(separator: " ")): not JSON: \(line)")
-                }
-            }
-            return result.stdout
-        }
 
-        try await check("accounts add", ["accounts", "add", "work"])
-        try await check("accounts add", ["accounts", "add", "home"])
-        try await check("accounts list", ["accounts", "list"])
-        try await check("accounts show", ["accounts", "show", "work"])
-        try await check("accounts current", ["accounts", "current"])
-        try await check("accounts set", ["accounts", "set", "work", "--reserve", "90"])
-        try await check("accounts rename", ["accounts", "rename", "home", "house"])
-        let codexHome = testbed.home.appendingPathComponent("codex")
-        try await check("accounts switch", ["accounts", "switch", "work", "--codex-home", codexHome.path])
-        let found = try await check(
-            "accounts switch", ["accounts", "switch", "house"], environment: ["CODEX_HOME": testbed.home.appendingPathComponent("codex-env").path])
-        #expect(found.contains(#""codexHomeFoundIn" : "$CODEX_HOME""#), "\(found)")
-        try await check("usage poll", ["usage", "poll", "--all"])
-        try await check("usage", ["usage"])
-        try await check("usage", ["usage", "--cached", "--forecast"])
-        try await check("usage history", ["usage", "history", "work"])
-        for grouping in ["day", "window", "machine"] {
-            try await check("usage report --format json", ["usage", "report", "--format", "json", "--by", grouping])
+            try await check("accounts add", ["accounts", "add", "work"])
+            try await check("accounts add", ["accounts", "add", "home"])
+            try await check("accounts list", ["accounts", "list"])
+            try await check("accounts show", ["accounts", "show", "work"])
+            try await check("accounts current", ["accounts", "current"])
+            try await check("accounts set", ["accounts", "set", "work", "--reserve", "90"])
+            try await check("accounts rename", ["accounts", "rename", "home", "house"])
+            let codexHome = testbed.home.appendingPathComponent("codex")
+            try await check("accounts switch", ["accounts", "switch", "work", "--codex-home", codexHome.path])
+            let found = try await check(
+                "accounts switch", ["accounts", "switch", "house"], environment: ["CODEX_HOME": testbed.home.appendingPathComponent("codex-env").path]
+            )
+            #expect(found.contains(#""codexHomeFoundIn" : "$CODEX_HOME""#), "\(found)")
+            try await check("usage poll", ["usage", "poll", "--all"])
+            try await check("usage", ["usage"])
+            try await check("usage", ["usage", "--cached", "--forecast"])
+            try await check("usage history", ["usage", "history", "work"])
+            for grouping in ["day", "window", "machine"] {
+                try await check("usage report --format json", ["usage", "report", "--format", "json", "--by", grouping])
+            }
+            try await check("usage prune", ["usage", "prune", "--older-than", "400d"])
+            try await check("token", ["token", "work"])
+            try await check("refresh", ["refresh", "work"])
+            let events = try await check("ask", ["ask", "hello there"]).split(separator: "\n")
+            #expect(events.count >= 3 && events.last?.contains(#""type":"done""#) == true, "\(events)")
+            // The error event: a full window.
+            let work = try JSONValue.parse(try await testbed.chappie(["accounts", "show", "work", "--json"]).stdout)
+            if case .object(let shown) = work, case .string(let accountID)? = shown["chatgptAccountID"] {
+                _ = try await testbed.control("/_emulator/accounts/\(accountID)/usage", method: "POST", body: #"{"weekly_used_percent":100}"#)
+            }
+            let failed = try await check("ask", ["ask", "more", "--account", "work"], status: 75)
+            #expect(failed.contains(#""type":"error""#), "\(failed)")
+            let lease = try await check("lease acquire", ["lease", "acquire", "--ttl", "1m"])
+            try await check("lease list", ["lease", "list"])
+            guard case .object(let granted) = try JSONValue.parse(lease), case .string(let id)? = granted["id"] else {
+                Issue.record("lease acquire --json has no id: \(lease)")
+                return
+            }
+            try await check("lease acquire", ["lease", "renew", id])
+            try await check("lease release", ["lease", "release", id])
+            try await check("log", ["log"])
+            try await check("key status", ["key", "status"])
+            try await check("config get", ["config", "set", "usage-retention", "90d"])
+            try await check("config get", ["config", "get", "codex-home"])
+            try await check("config get", ["config", "unset", "usage-retention"])
+            let elsewhere = try TestTokens.temporaryDirectory("chappie-json-backup")
+            defer { try? FileManager.default.removeItem(at: elsewhere) }
+            let backup = elsewhere.appendingPathComponent("all.backup").path
+            let passphrase: [String: String?] = ["CHAPPIE_BACKUP_PASSPHRASE": "a long passphrase for the backup"]
+            try await check("backup", ["backup", backup], environment: passphrase)
+            try await check("restore", ["restore", backup], environment: passphrase)
+            try await check("key rotate", ["key", "rotate"])
+            try await check("doctor", ["doctor"])
+            try await check("status", ["status"])
+            // A poll that fails: `ok` false, with the reason.
+            _ = try await testbed.control(
+                "/_emulator/faults", method: "POST", body: #"{"kind":"status","status":503,"path":"/backend-api/wham/usage"}"#)
+            try await check("usage poll", ["usage", "poll", "work"], status: 75)
+            // The daemon's view.
+            let daemon = try testbed.startDaemon([])
+            try await testbed.waitForSocket()
+            try await check("status", ["status"])
+            #expect(await testbed.stop(daemon) == 0)
+            try await check("accounts remove", ["accounts", "remove", "house", "--yes"])
+            #expect(failures.isEmpty, "\(failures.count) departures from docs/json.md:\n\(failures.joined(separator: "\n"))")
         }
-        try await check("usage prune", ["usage", "prune", "--older-than", "400d"])
-        try await check("token", ["token", "work"])
-        try await check("refresh", ["refresh", "work"])
-        let events = try await check("ask", ["ask", "hello there"]).split(separator: "\n")
-        #expect(events.count >= 3 && events.last?.contains(#""type":"done""#) == true, "\(events)")
-        // The error event: a full window.
-        let work = try JSONValue.parse(try await testbed.chappie(["accounts", "show", "work", "--json"]).stdout)
-        if case .object(let shown) = work, case .string(let accountID)? = shown["chatgptAccountID"] {
-            _ = try await testbed.control("/_emulator/accounts/\(accountID)/usage", method: "POST", body: #"{"weekly_used_percent":100}"#)
-        }
-        let failed = try await check("ask", ["ask", "more", "--account", "work"], status: 75)
-        #expect(failed.contains(#""type":"error""#), "\(failed)")
-        let lease = try await check("lease acquire", ["lease", "acquire", "--ttl", "1m"])
-        try await check("lease list", ["lease", "list"])
-        guard case .object(let granted) = try JSONValue.parse(lease), case .string(let id)? = granted["id"] else {
-            Issue.record("lease acquire --json has no id: \(lease)")
-            return
-        }
-        try await check("lease acquire", ["lease", "renew", id])
-        try await check("lease release", ["lease", "release", id])
-        try await check("log", ["log"])
-        try await check("key status", ["key", "status"])
-        try await check("config get", ["config", "set", "usage-retention", "90d"])
-        try await check("config get", ["config", "get", "codex-home"])
-        try await check("config get", ["config", "unset", "usage-retention"])
-        let elsewhere = try TestTokens.temporaryDirectory("chappie-json-backup")
-        defer { try? FileManager.default.removeItem(at: elsewhere) }
-        let backup = elsewhere.appendingPathComponent("all.backup").path
-        let passphrase: [String: String?] = ["CHAPPIE_BACKUP_PASSPHRASE": "a long passphrase for the backup"]
-        try await check("backup", ["backup", backup], environment: passphrase)
-        try await check("restore", ["restore", backup], environment: passphrase)
-        try await check("key rotate", ["key", "rotate"])
-        try await check("doctor", ["doctor"])
-        try await check("status", ["status"])
-        // A poll that fails: `ok` false, with the reason.
-        _ = try await testbed.control("/_emulator/faults", method: "POST", body: #"{"kind":"status","status":503,"path":"/backend-api/wham/usage"}"#)
-        try await check("usage poll", ["usage", "poll", "work"], status: 75)
-        // The daemon's view.
-        let daemon = try testbed.startDaemon([])
-        try await testbed.waitForSocket()
-        try await check("status", ["status"])
-        #expect(await testbed.stop(daemon) == 0)
-        try await check("accounts remove", ["accounts", "remove", "house", "--yes"])
-        #expect(failures.isEmpty, "\(failures.count) departures from docs/json.md:\n\(failures.joined(separator: "\n"))")
     }
 }

@@ -64,6 +64,10 @@ extension ChappieCommand {
         var tz: String?
         @Option(help: "Log format: text or json.") var logFormat: LogFormat = .text
         @Option(help: "Log level: trace, debug, info, notice, warning, error.") var logLevel: String = "info"
+        @Flag(
+            name: .customLong("stop-when-stdin-closes"),
+            help: "Stop (as on SIGTERM) when standard input ends: a supervisor that holds its other end and dies takes the daemon with it.")
+        var stopWhenStdinCloses = false
         @OptionGroup var global: GlobalOptions
 
         enum LogFormat: String, ExpressibleByArgument, CaseIterable { case text, json }
@@ -102,6 +106,7 @@ extension ChappieCommand {
             // One level for chappie's lines and its libraries' (requests, lock waits, refresh decisions).
             ProcessLogging.configure(level: global.verbose ? .debug : Logger.Level(rawValue: logLevel) ?? .info, json: logFormat == .json)
             let logger = Logger(label: "chappie.daemon")
+            if stopWhenStdinCloses { SignalRelay.terminateWhenStandardInputEnds() }
             // SIGTERM or SIGINT while the store opens (it may wait for a key lock) or while the
             // data directory is claimed stops the daemon cleanly before it starts; from then on
             // they stop the service group gracefully. One relay takes them from start to end, so

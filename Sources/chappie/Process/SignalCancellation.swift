@@ -49,6 +49,18 @@ final class SignalRelay: Sendable {
         if let received { handler(received) }
     }
 
+    /// Sends this process SIGTERM when standard input ends (its writer closed it, or died), on a
+    /// thread of its own: the read blocks until then. The relay takes the signal as any other.
+    static func terminateWhenStandardInputEnds() {
+        let thread = Thread {
+            var buffer = [UInt8](repeating: 0, count: 256)
+            while read(STDIN_FILENO, &buffer, buffer.count) > 0 {}
+            kill(getpid(), SIGTERM)
+        }
+        thread.name = "chappie-stdin-lifeline"
+        thread.start()
+    }
+
     /// Takes the handler away: a signal from now on has its default action.
     func release() {
         state.withLock { $0.handler = nil }
