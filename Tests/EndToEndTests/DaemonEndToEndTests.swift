@@ -325,6 +325,22 @@ struct DaemonEndToEndTests {
         }
     }
 
+    @Test("A client that sends no request within --request-timeout is closed; others are served meanwhile", .timeLimit(.minutes(10)))
+    func silentClientIsClosed() async throws {
+        let setup = try await setUp([], accounts: ["a"])
+        try await whileRunning(setup) {
+            let daemon = try setup.startDaemon(["--poll-interval", "1h", "--request-timeout", "1s"])
+            try await setup.waitForSocket()
+            let silent = try connectIdle(path: setup.home.appendingPathComponent("chappie.sock").path)
+            defer { close(silent) }
+            #expect(try await setup.chappie(["status"]).stdout.contains("Daemon: running"))
+            // Wait for the daemon to end the connection: the read sees the end of the stream.
+            var byte: UInt8 = 0
+            #expect(read(silent, &byte, 1) == 0)
+            #expect(await setup.stop(daemon) == 0)
+        }
+    }
+
     @Test("The socket answers status, metrics and usage; malformed requests get an error, not a crash")
     func socketAPI() async throws {
         let setup = try await setUp([], accounts: ["a"])
@@ -345,6 +361,8 @@ struct DaemonEndToEndTests {
                 #expect(answer.bool("ok") == false, "\(payload.prefix(20).debugDescription) → \(answer.root.map { "\($0)" } ?? "no JSON")")
                 #expect(answer.string("error")?.isEmpty == false)
             }
+            // A request whose sender closes its side without the newline is still the request.
+            #expect(JSONDocument(Data(try await raw(#"{"command":"status"}"#).utf8)).bool("ok") == true)
             // Clients that leave before their reply (the reply's write fails with EPIPE, no SIGPIPE).
             for _ in 0..<5 {
                 let descriptor = try connectIdle(path: socket)

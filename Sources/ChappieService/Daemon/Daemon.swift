@@ -55,22 +55,34 @@ public final class Daemon: Service {
                 "socket": "\(configuration.socket.path)", "refresh.margin_s": "\(configuration.refreshMargin.components.seconds)",
                 "poll.interval_s": "\(configuration.pollInterval.components.seconds)", "auto_switch": "\(configuration.autoSwitch)",
             ])
-        let server: SocketServer
+        let listening = UnixSocket.Identity(of: configuration.socket.path)
+        let server: DaemonSocketServer
         do {
-            server = try SocketServer(listener: listener, limits: SocketServer.Limits(requestDeadline: configuration.requestTimeout)) {
-                [api] request in
+            server = try await DaemonSocketServer.start(
+                listener: listener, limits: DaemonSocketServer.Limits(requestDeadline: configuration.requestTimeout)
+            ) { [api] request in
                 await api.answer(request)
             }
         } catch {
             close(listener)
             throw error
         }
-        server.start()
-        defer {
-            server.stop()
-            unlink(configuration.socket.path)
-            logger.info("daemon stopped")
+        defer { logger.info("daemon stopped") }
+        do {
+            try await serve()
+        } catch {
+            await server.stop()
+            listening?.unlinkIfUnchanged()
+            throw error
         }
+        await server.stop()
+        // The socket is removed only while it is still this daemon's: another daemon that has
+        // taken the path since keeps its socket.
+        listening?.unlinkIfUnchanged()
+    }
+
+    /// Everything the daemon does while its socket is served.
+    private func serve() async throws {
         var endpoint: MetricsEndpoint?
         if let listener = configuration.metrics {
             endpoint = try await MetricsEndpoint.start(

@@ -4,9 +4,6 @@ import Foundation
 /// The daemon's end of its Unix-domain socket (the client's is `UnixSocketClient`). One JSON
 /// request line in, one JSON reply line out, per connection.
 enum UnixSocket {
-    /// The most a request line may be.
-    static let maximumRequestBytes = 64 * 1024
-
     /// Binds and listens at `path` with mode 0600. An old socket there is replaced; anything else
     /// (a regular file, a link, a directory) is refused and left as it is: `--socket` pointed at
     /// the wrong path must not delete a file.
@@ -38,24 +35,25 @@ enum UnixSocket {
         return descriptor
     }
 
-    /// The user id of the process at the other end.
-    static func peerUserID(_ descriptor: Int32) -> uid_t? {
-        // Linux's `struct ucred` (pid, uid, gid) and SO_PEERCRED (17), which Glibc only declares
-        // under _GNU_SOURCE.
-        struct PeerCredentials {
-            var pid: Int32 = 0
-            var uid: UInt32 = 0
-            var gid: UInt32 = 0
-        }
-        var credentials = PeerCredentials()
-        var length = socklen_t(MemoryLayout<PeerCredentials>.size)
-        guard getsockopt(descriptor, SOL_SOCKET, 17, &credentials, &length) == 0 else { return nil }
-        return credentials.uid
-    }
+    /// A socket file as it was when this daemon made it (device and inode).
+    struct Identity: Sendable {
+        let path: String
+        let device: UInt64
+        let inode: UInt64
 
-    /// Makes a descriptor non-blocking and close-on-exec.
-    static func setNonBlocking(_ descriptor: Int32) {
-        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
-        _ = fcntl(descriptor, F_SETFD, fcntl(descriptor, F_GETFD) | FD_CLOEXEC)
+        /// The socket at `path` now; `nil` when there is none.
+        init?(of path: String) {
+            var status = stat()
+            guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFSOCK else { return nil }
+            self.path = path
+            device = UInt64(status.st_dev)
+            inode = UInt64(status.st_ino)
+        }
+
+        /// Removes the socket if it is still this one.
+        func unlinkIfUnchanged() {
+            guard let now = Identity(of: path), now.device == device, now.inode == inode else { return }
+            unlink(path)
+        }
     }
 }
