@@ -263,6 +263,12 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The command line's own output (charts, tables), tested without running the binary.
+        .testTarget(
+            name: "chappieTests",
+            dependencies: ["chappie", "ChappieCore"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "EndToEndTests",
             dependencies: [

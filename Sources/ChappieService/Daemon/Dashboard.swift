@@ -126,7 +126,7 @@ struct Dashboard: Sendable {
         let rows = rows(accounts, latest: try await store.latestUsage(), now: now)
         let since = now.addingTimeInterval(-7 * 86400)
         let series = try await UsageHTMLReport.gather(from: store, accounts: accounts, since: since, until: now)
-        let formatter = UsageHTMLReport.minuteFormatter(timeZone)
+        let formatter = MinuteFormat.formatter(timeZone)
         let escape = HTMLText.escaped
         let axis = UsageHTMLReport.TimeAxis(start: since, end: now, formatter: formatter)
         var body = """

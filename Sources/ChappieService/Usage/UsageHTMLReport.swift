@@ -71,7 +71,7 @@ enum UsageHTMLReport {
     static func render(
         accounts: [Account], series: [Int64: AccountSeries], since: Date?, until: Date?, timeZone: TimeZone, now: Date = Date()
     ) -> String {
-        let formatter = minuteFormatter(timeZone)
+        let formatter = MinuteFormat.formatter(timeZone)
         let first = accounts.compactMap { account in
             series[account.id].flatMap { [$0.fiveHour.points.first?.time, $0.weekly.points.first?.time].compactMap { $0 }.min() }
         }.min()
@@ -143,15 +143,6 @@ enum UsageHTMLReport {
         """
     }
 
-    /// Times in a zone, to the minute (`2026-11-24 08:00`) or in another `format`, in English.
-    static func minuteFormatter(_ timeZone: TimeZone, format: String = "yyyy-MM-dd HH:mm") -> DateFormatter {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = timeZone
-        formatter.dateFormat = format
-        return formatter
-    }
-
     /// Where the time axis is marked, and how: every 1, 2, 3, 6 or 12 hours of the zone's clock for
     /// a short period (`14:00`, a midnight as `Tue 24`), else every so many days at local midnight
     /// (`Tue 24` a day apart, `Nov 24` further): about seven marks, eight at most.
@@ -160,10 +151,10 @@ enum UsageHTMLReport {
         calendar.timeZone = timeZone
         let span = end.timeIntervalSince(start)
         guard span > 0 else { return [] }
-        let day = minuteFormatter(timeZone, format: "EEE d")
+        let day = MinuteFormat.formatter(timeZone, format: "EEE d")
         var ticks: [(date: Date, label: String)] = []
         if let hours = [1, 2, 3, 6, 12].first(where: { span / Double($0 * 3600) <= 7.5 }) {
-            let clock = minuteFormatter(timeZone, format: "HH:mm")
+            let clock = MinuteFormat.formatter(timeZone, format: "HH:mm")
             var date = calendar.dateInterval(of: .hour, for: start)?.start ?? start
             while date <= end {
                 if date >= start, calendar.component(.hour, from: date) % hours == 0 {
@@ -174,7 +165,7 @@ enum UsageHTMLReport {
             return ticks
         }
         let days = Int((span / (7.5 * 86400)).rounded(.up))
-        let label = days == 1 ? day : minuteFormatter(timeZone, format: "MMM d")
+        let label = days == 1 ? day : MinuteFormat.formatter(timeZone, format: "MMM d")
         var date = calendar.startOfDay(for: start)
         if date < start { date = calendar.date(byAdding: .day, value: 1, to: date) ?? end }
         while date <= end {
@@ -190,7 +181,7 @@ enum UsageHTMLReport {
     struct TimeAxis {
         let start: Date
         let end: Date
-        /// How times are written (``minuteFormatter(_:)`` in the page's zone).
+        /// How times are written (`MinuteFormat.formatter(_:format:)` in the page's zone).
         let formatter: DateFormatter
         /// ``ticks(from:to:timeZone:)`` of the period.
         let ticks: [(date: Date, label: String)]

@@ -9,11 +9,13 @@
 /// An idle window whose end the service keeps a window's length ahead is not a reset, even across a
 /// gap in the readings; nor is a small difference between readings from different sources. Readings
 /// without an end time are left out.
-struct WindowResets {
+package struct WindowResets {
     private var last: (time: Double, used: Double, resetsAt: Double)?
 
+    package init() {}
+
     /// Takes the next reading; returns when the window reset before it, if it did.
-    mutating func observe(time: Double, used: Double, resetsAt: Double?) -> Double? {
+    package mutating func observe(time: Double, used: Double, resetsAt: Double?) -> Double? {
         guard let resetsAt else { return nil }
         defer { last = (time, used, resetsAt) }
         guard let last, resetsAt > last.resetsAt + 60 else { return nil }

@@ -1,5 +1,5 @@
 import ChappieCore
-import ChappieService
+@testable import chappie
 import Foundation
 import Testing
 

@@ -1,5 +1,6 @@
-public import ChappieCore
-public import Foundation
+import ChappieCore
+import ChappieService
+import Foundation
 
 /// A usage window drawn over time for a terminal (`chappie usage history NAME --chart`): one bar
 /// per column, as high as the highest reading of its stretch of time (between readings, the last
@@ -15,9 +16,9 @@ public import Foundation
 ///     08:00            14:00
 ///     ^ = the window reset
 /// ```
-public struct UsageChart: Sendable {
+struct UsageChart: Sendable {
     /// How bars are drawn.
-    public enum Style: Sendable {
+    enum Style: Sendable {
         /// Unicode block characters, eight levels a row.
         case unicode
         /// Plain ASCII (`NO_COLOR`, a dumb terminal): `#` for a filled cell, `.` for a part-filled one.
@@ -25,18 +26,18 @@ public struct UsageChart: Sendable {
     }
 
     /// The window drawn.
-    public var window: ChappieUsageWindow.Kind
+    var window: ChappieUsageWindow.Kind
     /// The whole width, labels included (20 to 1000).
-    public var width: Int
+    var width: Int
     /// Rows of bars (2 to 100).
-    public var height: Int
+    var height: Int
     /// How bars are drawn.
-    public var style: Style
+    var style: Style
     /// How times are written.
-    public var timeZone: TimeZone
+    var timeZone: TimeZone
 
     /// A chart of one window; by default 8 rows high.
-    public init(window: ChappieUsageWindow.Kind, width: Int, height: Int = 8, style: Style, timeZone: TimeZone = .current) {
+    init(window: ChappieUsageWindow.Kind, width: Int, height: Int = 8, style: Style, timeZone: TimeZone = .current) {
         self.window = window
         self.width = min(1000, max(20, width))
         self.height = min(100, max(2, height))
@@ -45,13 +46,13 @@ public struct UsageChart: Sendable {
     }
 
     /// ASCII where `NO_COLOR` is set or the terminal is dumb; Unicode blocks otherwise.
-    public static func style(environment: [String: String] = ProcessInfo.processInfo.environment) -> Style {
+    static func style(environment: [String: String] = ProcessInfo.processInfo.environment) -> Style {
         if let noColor = environment["NO_COLOR"], !noColor.isEmpty { return .ascii }
         return environment["TERM"] == "dumb" ? .ascii : .unicode
     }
 
     /// The chart's lines, for the `codex` readings of `samples` (oldest first) that report the window.
-    public func lines(account: AccountName, samples: [UsageSample]) -> [String] {
+    func lines(account: AccountName, samples: [UsageSample]) -> [String] {
         let points: [(date: Date, used: Double, resetsAt: Date?)] = samples.compactMap { sample in
             guard sample.limitID == "codex" else { return nil }
             let reading = window == .fiveHour ? sample.snapshot.shortWindow : sample.snapshot.longWindow
@@ -84,8 +85,8 @@ public struct UsageChart: Sendable {
             if let peak = peaks[index] { held = peak } else { peaks[index] = held }
         }
 
-        let formatter = UsageHTMLReport.minuteFormatter(timeZone)
-        let axisFormatter = UsageHTMLReport.minuteFormatter(timeZone, format: span >= 86400 ? "MM-dd HH:mm" : "HH:mm")
+        let formatter = MinuteFormat.formatter(timeZone)
+        let axisFormatter = MinuteFormat.formatter(timeZone, format: span >= 86400 ? "MM-dd HH:mm" : "HH:mm")
         let title = "\(account): \(name) window, used %"
         let dated = title + "  (\(formatter.string(from: first.date)) → \(formatter.string(from: last.date)))"
         var lines = [dated.count <= width ? dated : String(title.prefix(width))]
