@@ -39,7 +39,7 @@ public enum DaemonClient {
         guard var line = try? JSONEncoder().encode(request) else { return nil }
         line.append(0x0A)
         UnixSocketClient.write(descriptor, line)
-        guard let answer = UnixSocketClient.readLine(descriptor, limit: UnixSocketClient.maximumReplyBytes) else { return nil }
+        guard let answer = UnixSocketClient.readLine(descriptor, limit: UnixSocketClient.maximumReplyBytes, timeout: timeout) else { return nil }
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .secondsSince1970
         return try? decoder.decode(DaemonReply.self, from: answer)

@@ -6,11 +6,15 @@ package enum UnixSocketClient {
     /// The most a reply line may be (a `metrics` or `accounts` reply of a large store fits).
     static let maximumReplyBytes = 64 << 20
 
-    /// Connects to `path`; `nil` when nothing listens there.
+    /// Connects to `path`; `nil` when nothing listens there, or the listener's queue stayed full
+    /// for `timeout` (the timeouts are set before connecting: a full queue blocks a connect).
     static func connect(to path: String, timeout: Duration) -> Int32? {
         guard var address = address(path) else { return nil }
-        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { return nil }
+        var value = timeval(tv_sec: max(1, Int(timeout.components.seconds)), tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
         let connected = withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
@@ -18,17 +22,17 @@ package enum UnixSocketClient {
             close(descriptor)
             return nil
         }
-        var value = timeval(tv_sec: Int(timeout.components.seconds), tv_usec: 0)
-        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
-        setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
         return descriptor
     }
 
-    /// Reads one line (without its LF), at most `limit` bytes; `nil` on error or overflow.
-    static func readLine(_ descriptor: Int32, limit: Int) -> Data? {
+    /// Reads one line (without its LF), at most `limit` bytes, within `timeout` in all; `nil` on
+    /// error, overflow or a line that takes longer (a peer that trickles bytes).
+    static func readLine(_ descriptor: Int32, limit: Int, timeout: Duration) -> Data? {
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
         var line = Data()
         var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
+        while clock.now < deadline {
             let count = read(descriptor, &buffer, buffer.count)
             guard count > 0 else { return line.isEmpty ? nil : line }
             if let newline = buffer[0..<count].firstIndex(of: 0x0A) {
@@ -38,6 +42,7 @@ package enum UnixSocketClient {
             line.append(contentsOf: buffer[0..<count])
             if line.count > limit { return nil }
         }
+        return nil
     }
 
     /// Writes all of `data`; a peer gone is an error here, never a SIGPIPE (MSG_NOSIGNAL).

@@ -361,6 +361,10 @@ struct DaemonEndToEndTests {
                 #expect(answer.bool("ok") == false, "\(payload.prefix(20).debugDescription) → \(answer.root.map { "\($0)" } ?? "no JSON")")
                 #expect(answer.string("error")?.isEmpty == false)
             }
+            // A well-formed request longer than 64 KiB is refused, however the reads split it.
+            let padded = JSONDocument(Data(try await raw(#"{"command":"status""# + String(repeating: " ", count: 100_000) + "}\n").utf8))
+            #expect(padded.bool("ok") == false)
+            #expect(padded.string("error")?.contains("at most 64 KiB") == true)
             // A request whose sender closes its side without the newline is still the request.
             #expect(JSONDocument(Data(try await raw(#"{"command":"status"}"#).utf8)).bool("ok") == true)
             // Clients that leave before their reply (the reply's write fails with EPIPE, no SIGPIPE).

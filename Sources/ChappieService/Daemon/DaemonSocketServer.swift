@@ -97,12 +97,16 @@ final class RequestLengthLimit: ChannelInboundHandler, RemovableChannelHandler {
             if dropped + buffer.readableBytes > 4 << 20 { context.close(promise: nil) }
             return
         }
-        if let newline = buffer.readableBytesView.lastIndex(of: 0x0A) {
-            sinceNewline = buffer.readableBytesView.endIndex - newline - 1
+        let bytes = buffer.readableBytesView
+        // The line carried over from earlier reads ends at this read's first newline, if any.
+        var tooLong = sinceNewline + (bytes.firstIndex(of: 0x0A).map { $0 - bytes.startIndex } ?? bytes.count) > maximum
+        if let last = bytes.lastIndex(of: 0x0A) {
+            sinceNewline = bytes.endIndex - last - 1
+            tooLong = tooLong || sinceNewline > maximum
         } else {
-            sinceNewline += buffer.readableBytes
+            sinceNewline += bytes.count
         }
-        guard sinceNewline <= maximum else {
+        guard !tooLong else {
             dropping = 0
             context.fireUserInboundEventTriggered(RequestTooLong())
             return
@@ -127,6 +131,9 @@ final class DaemonConnection: ChannelInboundHandler {
     private let handler: @Sendable (DaemonRequest) async -> DaemonReply
     private let open: OpenConnections
     private let deadline: TimeAmount
+    /// The longest an answer may take (a refresh waits up to 120 s for the issuer): past it the
+    /// connection is closed, so that a stuck answer cannot keep its slot for ever.
+    static let answeringLimit = TimeAmount.minutes(10)
     private var phase = Phase.reading
     private var closing: Scheduled<Void>?
 
@@ -140,15 +147,18 @@ final class DaemonConnection: ChannelInboundHandler {
         let channel = context.channel
         open.admit(ObjectIdentifier(self), channel)?.close(promise: nil)
         closeAfterDeadline(context)
-        // Only the daemon's own user: the peer's credentials, as the kernel gives them.
+        // Only the daemon's own user: the peer's credentials, as the kernel gives them (on the
+        // event loop, so the answer is in before any request is read). No answer is a refusal.
+        let refusal = DaemonReply.failure("this daemon serves its own user only", exitCode: ChappieExitCode.signInRequired)
         if let provider = channel as? any SocketOptionProvider {
             let bound = NIOLoopBound((connection: self, context: context), eventLoop: context.eventLoop)
             provider.unsafeGetSocketOption(level: .socket, name: NIOBSDSocket.Option(rawValue: 17)).whenComplete {
                 (result: Result<PeerCredentials, any Error>) in
                 guard (try? result.get().uid) != getuid() else { return }
-                bound.value.connection.reply(
-                    .failure("this daemon serves its own user only", exitCode: ChappieExitCode.signInRequired), context: bound.value.context)
+                bound.value.connection.reply(refusal, context: bound.value.context)
             }
+        } else {
+            reply(refusal, context: context)
         }
         context.fireChannelActive()
     }
@@ -167,7 +177,7 @@ final class DaemonConnection: ChannelInboundHandler {
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         switch event {
         case is RequestTooLong:
-            reply(Self.noRequestLine, context: context, thenDrain: true)
+            if case .reading = phase { reply(Self.noRequestLine, context: context, thenDrain: true) }
         case ChannelEvent.inputClosed:
             // Half-closed with nothing sent; what was sent without a newline comes as left-over bytes.
             if case .reading = phase { reply(Self.noRequestLine, context: context) }
@@ -178,8 +188,9 @@ final class DaemonConnection: ChannelInboundHandler {
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         // Half-closed after a line without its newline: that line is the request.
-        if let leftOver = error as? NIOExtrasErrors.LeftOverBytesError, case .reading = phase {
-            return answer(Data(leftOver.leftOverBytes.readableBytesView), context: context)
+        if let leftOver = error as? NIOExtrasErrors.LeftOverBytesError {
+            if case .reading = phase { answer(Data(leftOver.leftOverBytes.readableBytesView), context: context) }
+            return
         }
         context.close(promise: nil)
     }
@@ -193,6 +204,8 @@ final class DaemonConnection: ChannelInboundHandler {
         }
         phase = .answering
         closing?.cancel()
+        let channel = context.channel
+        closing = context.eventLoop.scheduleTask(in: Self.answeringLimit) { channel.close(promise: nil) }
         open.answering(ObjectIdentifier(self))
         let handler = self.handler
         let promise = context.eventLoop.makePromise(of: DaemonReply.self)
@@ -204,15 +217,19 @@ final class DaemonConnection: ChannelInboundHandler {
     /// Writes the reply and closes; the client has the request deadline to take it. With
     /// `thenDrain`, only the output is closed, and the connection ends when the client is done.
     private func reply(_ reply: DaemonReply, context: ChannelHandlerContext, thenDrain: Bool = false) {
-        guard case let previous = phase, !(previous == .replied), context.channel.isActive,
-            let line = DaemonSocketServer.line(reply, allocator: context.channel.allocator)
-        else { return }
+        guard phase != .replied, context.channel.isActive else { return }
         phase = .replied
+        // A reply that does not encode (a number JSON cannot carry) is a failure, never a silence.
+        let line =
+            DaemonSocketServer.line(reply, allocator: context.channel.allocator)
+            ?? DaemonSocketServer.line(
+                .failure("the daemon could not encode its answer; see its log", exitCode: ChappieExitCode.failure),
+                allocator: context.channel.allocator)!
         closing?.cancel()
         closeAfterDeadline(context)
         let channel = context.channel
         context.writeAndFlush(NIOAny(line)).whenComplete { _ in
-            // A client gone before its reply is an error here, never a SIGPIPE (NIO sends with MSG_NOSIGNAL).
+            // A client gone before its reply is an error here, never a SIGPIPE (NIO ignores SIGPIPE).
             channel.close(mode: thenDrain ? .output : .all, promise: nil)
         }
     }

@@ -18,7 +18,7 @@ enum UnixSocket {
             throw ServiceError(
                 .configuration, "the socket path \(path) is longer than \(UnixSocketClient.maximumPathBytes) bytes; choose a shorter --socket")
         }
-        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { throw ServiceError(.configuration, "cannot create a socket: \(String(cString: strerror(errno)))") }
         unlink(path)
         // The socket is created under a restrictive umask so that it is never, even briefly, open to others.

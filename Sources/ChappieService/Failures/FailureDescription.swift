@@ -43,6 +43,16 @@ public struct FailureDescription: Sendable, Equatable {
         }
     }
 
+    /// Whether the description of `error` names the account it concerns (the advice to sign it in
+    /// again), so that a caller finds out which account only when it is needed.
+    public static func namesAccount(_ error: any Error) -> Bool {
+        switch error {
+        case let error as ChappieAuthError: error.recovery == .signInAgain
+        case let error as ChappieClientError: error.recovery == .signInAgain
+        default: false
+        }
+    }
+
     /// The text ended as a sentence, so that advice after it reads as one.
     static func sentence(_ text: String) -> String {
         guard let last = text.last, !".!?".contains(last) else { return text }

@@ -175,7 +175,7 @@ extension ChappieCommand {
                 print(
                     "Refreshes: \(daemon.refreshes) (\(daemon.refreshFailures) failed); polls: \(daemon.polls) (\(daemon.pollFailures) failed); switches: \(daemon.switches)"
                 )
-                if let dashboard = daemon.dashboard { print("Dashboard: \(dashboard)") }
+                if let dashboard = daemon.dashboard { print("Dashboard: \(TerminalText.sanitized(dashboard))") }
             } else {
                 print("Daemon: not running (start it: chappie daemon; or cron: docs/operations.md)")
             }

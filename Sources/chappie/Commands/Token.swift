@@ -50,7 +50,9 @@ extension ChappieCommand {
                         account: token.name, accessToken: token.accessToken, expiresAt: token.expiresAt, chatgptAccountID: token.chatgptAccountID,
                         fedramp: token.fedramp, warning: token.warning))
             } else {
-                FileHandle.standardOutput.write(Data((token.accessToken + "\n").utf8))
+                // A token is printable text; whatever else is there (from a socket that is not a
+                // daemon's) does not reach the terminal as control characters.
+                FileHandle.standardOutput.write(Data((TerminalText.sanitized(token.accessToken) + "\n").utf8))
             }
         }
     }

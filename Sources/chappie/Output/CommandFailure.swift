@@ -25,7 +25,9 @@ struct CommandFailure: Error {
         do {
             return try await body()
         } catch let error where !(error is CommandFailure) {
-            throw CommandFailure(error, account: await account()) ?? error
+            // The account is looked up (it may take opening the store) only for a message that names it.
+            let name = FailureDescription.namesAccount(error) ? await account() : nil
+            throw CommandFailure(error, account: name) ?? error
         }
     }
 }

@@ -49,13 +49,23 @@ final class SignalRelay: Sendable {
         if let received { handler(received) }
     }
 
-    /// Sends this process SIGTERM when standard input ends (its writer closed it, or died), on a
-    /// thread of its own: the read blocks until then. The relay takes the signal as any other.
+    /// Stops this process as SIGTERM does when standard input ends (its writer closed it, or died),
+    /// on a thread of its own: the read waits until then. The stop goes through the relay directly,
+    /// so it works even where SIGTERM was ignored at start.
     static func terminateWhenStandardInputEnds() {
         let thread = Thread {
             var buffer = [UInt8](repeating: 0, count: 256)
-            while read(STDIN_FILENO, &buffer, buffer.count) > 0 {}
-            kill(getpid(), SIGTERM)
+            while true {
+                let count = read(STDIN_FILENO, &buffer, buffer.count)
+                if count > 0 || (count < 0 && errno == EINTR) { continue }
+                if count < 0, errno == EAGAIN || errno == EWOULDBLOCK {
+                    var ready = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
+                    _ = poll(&ready, 1, -1)
+                    continue
+                }
+                break
+            }
+            shared.deliver(SIGTERM)
         }
         thread.name = "chappie-stdin-lifeline"
         thread.start()
@@ -78,17 +88,21 @@ final class SignalRelay: Sendable {
                 for number in Self.numbers where !ProcessReplacement.ignoredAtStart(number) { signal(number, SIG_DFL) }
                 return
             }
-            let number = Int32(byte)
-            let handler = state.withLock { state in
-                state.received = number
-                return state.handler
-            }
-            if let handler {
-                handler(number)
-            } else {
-                signal(number, SIG_DFL)
-                kill(getpid(), number)
-            }
+            deliver(Int32(byte))
+        }
+    }
+
+    /// Does what signal `number` asks: the handler of the moment, else the default action.
+    private func deliver(_ number: Int32) {
+        let handler = state.withLock { state in
+            state.received = number
+            return state.handler
+        }
+        if let handler {
+            handler(number)
+        } else {
+            signal(number, SIG_DFL)
+            kill(getpid(), number)
         }
     }
 }
