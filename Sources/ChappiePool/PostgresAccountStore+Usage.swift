@@ -114,8 +114,10 @@ extension PostgresAccountStore {
         let client = database.client
         do {
             // No deadline: a report over millions of readings takes as long as it takes; rows stream.
-            return try await client.withConnection { connection in
+            // The connection's statement_timeout is lifted for this one transaction.
+            return try await client.withTransaction(logger: Self.logger) { connection in
                 var state = initial
+                try await connection.query("SET LOCAL statement_timeout = 0", logger: Self.logger)
                 let rows = try await connection.query(
                     """
                     SELECT account_id, observed_at, five_hour_used_percent, five_hour_resets_at, weekly_used_percent, weekly_resets_at, limit_reached

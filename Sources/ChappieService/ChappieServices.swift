@@ -149,7 +149,7 @@ public struct ChappieServices: Sendable {
         let instance = try services.claimDaemonInstance()
         let route = DaemonOrStore(options: options, socket: socket)
         if await route.daemonAnswers(timeout: .seconds(2)) {
-            throw ServiceError(.failed, "a daemon is already running on \(route.socket.path)")
+            throw ServiceError(.invalidInput, "a daemon is already running on \(route.socket.path)")
         }
         return (services, instance, route.socket)
     }

@@ -7,7 +7,7 @@ import Foundation
 import Synchronization
 import Testing
 
-@Suite("Lease waits on an injected clock: no slot until --wait has passed is exit 75; a slot freed meanwhile is taken")
+@Suite("Lease waits on an injected clock: no slot until --wait has passed is exit 75; a slot freed meanwhile is taken", .timeLimit(.minutes(10)))
 struct LeaseWaitTests {
     /// A store with one account, `busy`, whose one slot another holder has.
     private func busyStore() async throws -> (store: any AccountStore, account: Account, held: Lease, home: URL) {

@@ -8,7 +8,7 @@ package import Logging
 public import ServiceLifecycle
 
 /// `chappie daemon`, wiring its parts: the scheduler (``DaemonScheduler``: refresh and poll
-/// timing), the switcher (``AutoSwitcher``), the socket server (``SocketServer`` answering with
+/// timing), the switcher (``AutoSwitcher``), the socket server (``DaemonSocketServer`` answering with
 /// ``DaemonAPI``) and the metrics (``DaemonMetrics``). It keeps every account's tokens fresh
 /// (scheduled from each token's `exp`), polls usage on an interval, optionally switches away from
 /// an account that hit its limit, and answers a local API on a Unix socket. SIGTERM/SIGINT (through swift-service-lifecycle) stop it cleanly:

@@ -5,7 +5,7 @@ import ChappieCore
 import Foundation
 
 /// The daemon's local API: what each request on its socket gets (docs/daemon.md). The socket
-/// itself is ``SocketServer``'s.
+/// itself is ``DaemonSocketServer``'s.
 struct DaemonAPI: Sendable {
     let store: any AccountStore
     let usage: UsageService

@@ -8,7 +8,7 @@ public import Foundation
 ///
 /// ```swift
 /// let route = DaemonOrStore(options: ServiceOptions(home: "~/chappie-test"))
-/// let token = try await route.token(for: nil, margin: .seconds(300))
+/// let (daemon, accounts) = try await route.status()
 /// ```
 public struct DaemonOrStore: Sendable {
     /// The store's options, for when no daemon answers.

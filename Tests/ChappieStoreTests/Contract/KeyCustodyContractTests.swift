@@ -27,7 +27,7 @@ struct KeyCustodyContractTests {
     func keyChangesElsewhere(_ backend: StoreBackend) async throws {
         try await backend.withStore { contract in
             let store = try await contract.open()
-            #expect(store.keyChangesElsewhere == (backend == .postgres))
+            #expect(store.keyChangesElsewhere == backend.sharedByMachines)
         }
     }
 }

@@ -108,6 +108,21 @@ struct LeaseBookContractTests {
         }
     }
 
+    @Test(
+        "Polls claimed by one machine are left out for the others of a shared store until the period ends; one machine's store gives all",
+        arguments: StoreBackend.allCases)
+    func claimsAreShared(_ backend: StoreBackend) async throws {
+        try await backend.withStore { contract in
+            let first = try await contract.open()
+            let a = try await first.add(Identity("a@example.com", marker: "a"))
+            let b = try await first.add(Identity("b@example.com", marker: "b"))
+            #expect(try await first.claimPolls(of: [a.id], for: .seconds(600)) == [a.id])
+            let second = try await contract.open(machine: "contract-b")
+            let claimed = try await second.claimPolls(of: [a.id, b.id], for: .seconds(600))
+            #expect(claimed == (backend.sharedByMachines ? [b.id] : [a.id, b.id]))
+        }
+    }
+
     @Test("A first claim of polls gets every account asked for", arguments: StoreBackend.allCases)
     func claimPolls(_ backend: StoreBackend) async throws {
         try await backend.withStore { contract in

@@ -6,8 +6,9 @@ import ChappieVault
 import Foundation
 import Testing
 
-/// The backends every role of ``AccountStore`` is held to. A third backend joins by adding a case
-/// here and opening in ``open(home:)``: the contract suites then run against it unchanged.
+/// The backends every role of ``AccountStore`` is held to. A third backend joins by adding a case,
+/// saying whether machines share it (``sharedByMachines``) and how it opens (``open(home:address:machine:)``):
+/// the contract suites then run against it unchanged.
 enum StoreBackend: String, CaseIterable, Sendable, CustomTestStringConvertible {
     /// This machine's SQLite database.
     case sqlite
@@ -15,6 +16,29 @@ enum StoreBackend: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case postgres
 
     var testDescription: String { rawValue }
+
+    /// Whether several machines share the store: then the key can change where this process cannot
+    /// follow, and a poll one machine claimed is left out for the others. A new backend says which
+    /// it is here; the suites hold it to the promises of its kind.
+    var sharedByMachines: Bool {
+        switch self {
+        case .sqlite: false
+        case .postgres: true
+        }
+    }
+
+    /// Opens this backend's store in `home` (at `address`, for a shared one) as machine `machine`.
+    func open(home: URL, address: String?, machine: String) async throws -> any AccountStore {
+        switch self {
+        case .sqlite:
+            return try await StoreOpener.open(StoreOptions(home: home.path, environment: [:], storeURL: "")).store
+        case .postgres:
+            var options = StoreOptions(home: home.path, environment: [:], storeURL: address, machine: machine)
+            // In-process, beside every other test of the suite, an operation can wait its turn for long.
+            options.poolBackend = TeamPool(deadline: .seconds(300))
+            return try await StoreOpener.open(options).store
+        }
+    }
 
     /// A fresh, empty store of this backend, opened as chappie opens one (``StoreOpener``), with a
     /// data directory of its own; `body` may open the same store again (another process's view).
@@ -64,21 +88,25 @@ struct ContractStore: Sendable {
     /// The machine name the store is opened with.
     static let machine = "contract-a"
 
-    var options: StoreOptions {
-        var options = StoreOptions(home: home.path, environment: [:], storeURL: address ?? "", machine: Self.machine)
-        // In-process, beside every other test of the suite, an operation can wait its turn for long.
-        options.poolBackend = TeamPool(deadline: .seconds(300))
-        return options
-    }
-
     /// Opens the store; every call is another open of the same store, as another process makes.
-    func open() async throws -> any AccountStore {
-        try await StoreOpener.open(options).store
+    /// With `machine`, a shared store is opened as another machine (its own data directory).
+    func open(machine: String = Self.machine) async throws -> any AccountStore {
+        guard machine != Self.machine else { return try await backend.open(home: home, address: address, machine: machine) }
+        let other = home.appendingPathComponent(machine)
+        try FileManager.default.createDirectory(at: other, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        // The store's key, which every machine of a shared store must have.
+        let key = home.appendingPathComponent("chappie.key")
+        if !FileManager.default.fileExists(atPath: other.appendingPathComponent("chappie.key").path) {
+            try FileManager.default.copyItem(at: key, to: other.appendingPathComponent("chappie.key"))
+        }
+        return try await backend.sharedByMachines
+            ? backend.open(home: other, address: address, machine: machine) : backend.open(home: home, address: address, machine: machine)
     }
 
-    /// The name usage by machine reports for this store's readings.
+    /// The name usage by machine reports for this store's readings: the machine's on a shared
+    /// store, the host's on one machine's.
     var machineName: String {
-        backend == .postgres ? Self.machine : StoreOptions(environment: [:]).machineName
+        backend.sharedByMachines ? Self.machine : StoreOptions(environment: [:]).machineName
     }
 }
 
