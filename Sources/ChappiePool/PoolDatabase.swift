@@ -59,7 +59,9 @@ package final class PoolDatabase: Sendable {
     /// - Throws: ``StoreError``: `.poolAddress` for an unusable address, `.unavailable` when the
     ///   server cannot be reached, `.newerSchema` for a pool a newer chappie migrated, `.database`
     ///   for what the server refuses (a role without rights, say).
-    package static func connect(address: PoolAddress, machine: String, deadline: Duration = .seconds(20)) async throws(StoreError) -> PoolDatabase {
+    package static func connect(
+        address: PoolAddress, machine: String, deadline: Duration = .seconds(20), statementTimeout: Duration? = nil
+    ) async throws(StoreError) -> PoolDatabase {
         // One connection of its own first: it reports why a pool cannot be used (no such database,
         // a refused login, TLS) at once, where the connection pool would only keep trying.
         let setup: StoreDatabase.KeySetup
@@ -73,7 +75,7 @@ package final class PoolDatabase: Sendable {
         } catch {
             throw Self.storeError(error, address: address, doing: "opening the pool")
         }
-        var configuration = try address.clientConfiguration(statementTimeout: Self.statementTimeout(for: deadline))
+        var configuration = try address.clientConfiguration(statementTimeout: statementTimeout ?? Self.statementTimeout(for: deadline))
         configuration.options.maximumConnections = 8
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         let runner = Task { await client.run() }

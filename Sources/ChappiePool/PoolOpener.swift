@@ -14,19 +14,23 @@ import PostgresNIO
 public struct TeamPool: PoolBackend {
     /// How long one operation may wait for the database before it is "try again later".
     let deadline: Duration
+    /// How long one statement may run on the server (default: three quarters of the deadline).
+    let statementTimeout: Duration?
 
     public init() {
         deadline = .seconds(20)
+        statementTimeout = nil
     }
 
-    /// A pool whose operations may take up to `deadline` (tests that share a busy process with
-    /// hundreds of others).
-    package init(deadline: Duration) {
+    /// A pool whose operations may take up to `deadline`, and its statements `statementTimeout`
+    /// (tests that share a busy process with hundreds of others).
+    package init(deadline: Duration, statementTimeout: Duration? = nil) {
         self.deadline = deadline
+        self.statementTimeout = statementTimeout
     }
 
     public func open(_ address: PoolAddress, options: StoreOptions) async throws -> StoreOpener.Opened {
-        try await PoolOpener.open(address, options: options, deadline: deadline)
+        try await PoolOpener.open(address, options: options, deadline: deadline, statementTimeout: statementTimeout)
     }
 }
 
@@ -34,10 +38,13 @@ public struct TeamPool: PoolBackend {
 /// (docs/security.md, "Where the key comes from"), proved against the pool's key check. The first machine to open a new pool
 /// sets its key; every other machine must have that key (docs/team-pool.md).
 enum PoolOpener {
-    static func open(_ address: PoolAddress, options: StoreOptions, deadline: Duration) async throws -> StoreOpener.Opened {
+    static func open(_ address: PoolAddress, options: StoreOptions, deadline: Duration, statementTimeout: Duration?) async throws
+        -> StoreOpener.Opened
+    {
         let location = options.location
         try FilePermissions.ensurePrivateDirectory(location.directory)
-        let database = try await PoolDatabase.connect(address: address, machine: options.machineName, deadline: deadline)
+        let database = try await PoolDatabase.connect(
+            address: address, machine: options.machineName, deadline: deadline, statementTimeout: statementTimeout)
         let setup = database.keySetup
         var preferPassphrase = false
         if case .passphrase = setup { preferPassphrase = true }

@@ -112,8 +112,10 @@ public final class PostgresServer: Sendable {
 
     /// Ends the session ``lock(_:in:)`` started, which releases its lock.
     public func release(_ holder: ChildProcess, in url: String) async throws {
+        // Only this database's holder: other tests share the server, and may hold locks of their own.
         _ = try await psql(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(600)%' AND pid <> pg_backend_pid()", in: url)
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(600)%' AND pid <> pg_backend_pid() AND datname = current_database()",
+            in: url)
         holder.waitUntilExit()
     }
 
