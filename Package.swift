@@ -258,8 +258,8 @@ let package = Package(
         .testTarget(
             name: "ChappieServiceTests",
             dependencies: [
-                "ChappieService", "ChappieStore", "ChappieVault", "ChappieCore", "Chappie", "ChappieTestSupport", "ChappieEmulator", "ChappieDaemonClient",
-                "ChappieNet", "ChappieFuzzing", .product(name: "SwiftCSV", package: "SwiftCSV"),
+                "ChappieService", "ChappieStore", "ChappieVault", "ChappieCore", "Chappie", "ChappieTestSupport", "ChappieEmulator",
+                "ChappieDaemonClient", "ChappieNet", "ChappieFuzzing", .product(name: "SwiftCSV", package: "SwiftCSV"),
             ],
             swiftSettings: swiftSettings
         ),
