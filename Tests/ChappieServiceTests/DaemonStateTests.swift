@@ -65,11 +65,11 @@ struct DaemonStateTests {
     func recentAttempts() async {
         let now = Now()
         let state = state(now)
-        #expect(await state.recentAttempt(3) == nil)
+        #expect(await state.recentAttempts()[3] == nil)
         await state.attempted(3)
         now.advance(59)
-        #expect(await state.recentAttempt(3) != nil)
+        #expect(await state.recentAttempts()[3] != nil)
         now.advance(1)
-        #expect(await state.recentAttempt(3) == nil)
+        #expect(await state.recentAttempts()[3] == nil)
     }
 }

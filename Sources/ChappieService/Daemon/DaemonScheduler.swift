@@ -12,24 +12,23 @@ struct DaemonScheduler: Sendable {
     let configuration: DaemonConfiguration
     let state: DaemonState
     let logger: Logger
+    /// The time now: the system's, or a test's (the same as ``DaemonState``'s).
+    var now: @Sendable () -> Date = { Date() }
+
+    var refreshPlan: RefreshPlan { RefreshPlan(margin: configuration.refreshMargin, rescanInterval: configuration.rescanInterval) }
 
     // MARK: Refreshing
 
     /// Sleeps until the next account is due (its `exp` minus the margin and a per-account jitter,
     /// or the end of its backoff), refreshes the due ones, and looks again at least every rescan interval.
     func refreshLoop() async {
+        let plan = refreshPlan
         while !Task.isCancelled {
-            let now = Date()
-            var due: [Account] = []
-            var next = now.addingTimeInterval(Double(configuration.rescanInterval.components.seconds))
+            let now = self.now()
+            var (due, next) = ([Account](), now.addingTimeInterval(Double(configuration.rescanInterval.components.seconds)))
             do {
-                for account in try await store.accounts() where account.status == .ok {
-                    var when = refreshTime(for: account)
-                    if let until = await state.backoffUntil(account.id) { when = max(when, until) }
-                    // Never look at the same account twice within a few seconds, whatever its token says.
-                    if let recent = await state.recentAttempt(account.id) { when = max(when, recent.addingTimeInterval(5)) }
-                    if when <= now { due.append(account) } else { next = min(next, when) }
-                }
+                (due, next) = plan.due(
+                    try await store.accounts(), backoffUntil: await state.backingOff(), lastAttempts: await state.recentAttempts(), now: now)
             } catch {
                 logger.warning("cannot read the accounts; trying again", metadata: ["error": "\(error)"])
             }
@@ -37,21 +36,8 @@ struct DaemonScheduler: Sendable {
                 await refresh(due)
                 continue
             }
-            try? await Task.sleep(for: .milliseconds(max(50, Int(next.timeIntervalSinceNow * 1000))))
+            try? await Task.sleep(for: .milliseconds(max(50, Int(next.timeIntervalSince(self.now()) * 1000))))
         }
-    }
-
-    /// Up to 30 s more than the margin, fixed per account, so that accounts do not all refresh at once.
-    func jitter(for account: Account) -> Int64 {
-        Int64(account.id.magnitude % 31)
-    }
-
-    /// When an account should be refreshed: `exp` − (margin + its jitter); without a readable `exp`,
-    /// 8 days after the last refresh (as the refresher itself decides).
-    func refreshTime(for account: Account) -> Date {
-        let lead = Double(configuration.refreshMargin.components.seconds + jitter(for: account))
-        if let expiry = account.accessTokenExpiresAt { return expiry.addingTimeInterval(-lead) }
-        return (account.lastRefreshAt ?? .distantPast).addingTimeInterval(8 * 86400 - lead)
     }
 
     private func refresh(_ accounts: [Account]) async {
@@ -60,7 +46,7 @@ struct DaemonScheduler: Sendable {
             guard !Task.isCancelled else { return }
             await state.attempted(account.id)
             // The refresher's margin includes this account's jitter, so that a due account is refreshed.
-            let refresher = usage.tokens.refresher(margin: configuration.refreshMargin + .seconds(jitter(for: account)))
+            let refresher = usage.tokens.refresher(margin: configuration.refreshMargin + .seconds(refreshPlan.jitter(for: account)))
             do {
                 let fresh = try await refresher.validCredentials(for: account)
                 if fresh.outcome != .stillValid { await state.refreshed(account.id) }
@@ -106,7 +92,7 @@ struct DaemonScheduler: Sendable {
             for account in try await store.accounts() where account.status == .ok {
                 if await state.backoffUntil(account.id) == nil { accounts.append(account) }
             }
-            if !everyAccount { accounts = plan.due(accounts, latest: try await store.latestUsage(), now: Date()) }
+            if !everyAccount { accounts = plan.due(accounts, latest: try await store.latestUsage(), now: now()) }
         } catch {
             logger.warning("cannot read the accounts; trying again", metadata: ["error": "\(error)"])
             return

@@ -47,9 +47,9 @@ actor DaemonState {
         attempts[id] = now()
     }
 
-    /// When the refresher last looked at the account, if within the last minute.
-    func recentAttempt(_ id: Int64) -> Date? {
-        attempts[id].flatMap { now().timeIntervalSince($0) < 60 ? $0 : nil }
+    /// When the refresher last looked at each account, for those it looked at within the last minute.
+    func recentAttempts() -> [Int64: Date] {
+        attempts.filter { now().timeIntervalSince($0.value) < 60 }
     }
 
     /// A refresh by the refresh loop that got fresh tokens (its metrics are counted by the refresher's events).
