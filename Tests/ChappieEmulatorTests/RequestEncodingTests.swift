@@ -87,15 +87,15 @@ struct WebSocketEndpointTests {
             let headers: ChappieHTTPHeaders = ["Authorization": "Bearer \(tokens.accessToken)", "OpenAI-Beta": "responses_websockets=2026-02-06"]
             var withoutBeta = headers
             withoutBeta["OpenAI-Beta"] = nil
-            await #expect { try await WebSocketClient().connect(url: url.url!, headers: withoutBeta) { _ in } } throws: { error in
+            await #expect { try await ChappieWebSocketClient().connect(url: url.url!, headers: withoutBeta) { _ in } } throws: { error in
                 (error as? WebSocketUpgradeRefused)?.status == 400
             }
             var badBearer = headers
             badBearer["Authorization"] = "Bearer not-a-token"
-            await #expect { try await WebSocketClient().connect(url: url.url!, headers: badBearer) { _ in } } throws: { error in
+            await #expect { try await ChappieWebSocketClient().connect(url: url.url!, headers: badBearer) { _ in } } throws: { error in
                 (error as? WebSocketUpgradeRefused)?.status == 401
             }
-            let replies = try await WebSocketClient().connect(url: url.url!, headers: headers) { session -> [String] in
+            let replies = try await ChappieWebSocketClient().connect(url: url.url!, headers: headers) { session -> [String] in
                 var replies: [String] = []
                 for frame in ["not json", #"{"type":"response.append","input":[]}"#] {
                     try await session.send(frame)

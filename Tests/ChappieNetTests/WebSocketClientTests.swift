@@ -7,7 +7,7 @@ import Testing
 struct WebSocketClientTests {
     @Test("Credentials over plain ws are refused unless the host is loopback; only ws and wss URLs are accepted")
     func plainWebSocketRefused() async throws {
-        let client = WebSocketClient()
+        let client = ChappieWebSocketClient()
         let headers: ChappieHTTPHeaders = ["Authorization": "Bearer secret-token-value"]
         await #expect {
             try await client.connect(url: URL(string: "ws://chatgpt.example/backend-api/codex/responses")!, headers: headers) { _ in }
@@ -23,7 +23,8 @@ struct WebSocketClientTests {
     @Test("A refused connection fails with connectFailed and names the host only")
     func refusedConnection() async throws {
         let port = try closedLoopbackPort()
-        await #expect { try await WebSocketClient().connect(url: URL(string: "ws://127.0.0.1:\(port)/x")!, headers: [:]) { _ in } } throws: { error in
+        await #expect { try await ChappieWebSocketClient().connect(url: URL(string: "ws://127.0.0.1:\(port)/x")!, headers: [:]) { _ in } } throws: {
+            error in
             (error as? ChappieHTTPClientError)?.code == .connectFailed
         }
     }

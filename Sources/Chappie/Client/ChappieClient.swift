@@ -30,7 +30,7 @@ public final class ChappieClient: Sendable {
     /// Which transport streams (from the configuration).
     public var streamingTransportPolicy: ChappieStreamingTransportPolicy { configuration.streamingTransportPolicy }
     let http: ChappieHTTPClient
-    let webSocket: WebSocketClient
+    let webSocket: ChappieWebSocketClient
     let sessionID = UUID().uuidString.lowercased()
     let tools: HostToolRunner
     private let transport: Mutex<TransportChoice>
@@ -40,7 +40,7 @@ public final class ChappieClient: Sendable {
     public init(configuration: ChappieConfiguration = ChappieConfiguration()) {
         self.configuration = configuration
         self.http = ChappieHTTPClient(configuration: ChappieHTTPClientConfiguration(idleTimeout: .seconds(300)))
-        self.webSocket = WebSocketClient()
+        self.webSocket = ChappieWebSocketClient()
         self.tools = HostToolRunner(configuration: configuration)
         self.store = StoreHandle(configuration.store)
         self.transport = Mutex(

@@ -75,6 +75,16 @@ package final class OpenConnections: Sendable {
         }
     }
 
+    /// Closes every open connection (the server stops): answers still being worked on find their
+    /// connection gone, and write nowhere.
+    package func closeAll() {
+        let all = entries.withLock { entries in
+            defer { entries.removeAll() }
+            return entries
+        }
+        all.forEach { $0.channel.close(promise: nil) }
+    }
+
     /// The connection closed: a slot is free, so the listener accepts again.
     package func remove(_ id: ObjectIdentifier) {
         let free = entries.withLock { entries in

@@ -10,7 +10,7 @@ import Synchronization
 import WSCompression
 import WSCore
 
-/// The open connection, inside ``WebSocketClient/connect(url:headers:_:)``'s body.
+/// The open connection, inside ``ChappieWebSocketClient/connect(url:headers:_:)``'s body.
 public struct WebSocketSession {
     /// The headers of the server's `101 Switching Protocols` answer.
     public let responseHeaders: ChappieHTTPHeaders
@@ -38,7 +38,7 @@ public struct WebSocketSession {
     /// The next whole message; `nil` once the server closed the connection (or it broke).
     ///
     /// - Throws: ``ChappieHTTPClientError`` with `timedOut` when nothing arrived within the idle timeout.
-    public mutating func receive() async throws -> WebSocketMessage? {
+    public mutating func receive() async throws -> ChappieWebSocketMessage? {
         let message = try await inbound.next()
         if message == nil, idle.expired == .idle {
             throw ChappieHTTPClientError(code: .timedOut, message: "no WebSocket message from \(host) within the idle timeout")

@@ -29,9 +29,11 @@ final class DaemonSocketServer: Sendable {
     static let maximumRequestBytes = 64 * 1024
 
     private let channel: any Channel
+    private let open: OpenConnections
 
-    private init(channel: any Channel) {
+    private init(channel: any Channel, open: OpenConnections) {
         self.channel = channel
+        self.open = open
     }
 
     /// Serves the listening socket `listener` (bound and listening, made by `UnixSocket.listen`,
@@ -54,12 +56,14 @@ final class DaemonSocketServer: Sendable {
             }
         let channel = try await bootstrap.withBoundSocket(listener).get()
         open.listening(on: channel)
-        return DaemonSocketServer(channel: channel)
+        return DaemonSocketServer(channel: channel, open: open)
     }
 
-    /// Stops accepting and closes the listener; connections being answered finish.
+    /// Stops accepting, closes the listener and every connection still open: a stopped daemon
+    /// answers nobody.
     func stop() async {
         try? await channel.close()
+        open.closeAll()
     }
 
     /// A reply as its line on the wire.

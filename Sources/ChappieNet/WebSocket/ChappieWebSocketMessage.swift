@@ -11,7 +11,7 @@ import WSCompression
 import WSCore
 
 /// One message of a WebSocket session.
-public enum WebSocketMessage: Sendable, Equatable {
+public enum ChappieWebSocketMessage: Sendable, Equatable {
     /// A text message.
     case text(String)
     /// A binary message.

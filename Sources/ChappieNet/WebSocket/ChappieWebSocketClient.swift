@@ -21,17 +21,17 @@ import WSCompression
 /// WSCompression). `wss` verifies the server's certificate against the system's trust store.
 ///
 /// ```swift
-/// let reply = try await WebSocketClient().connect(url: url, headers: headers) { session in
+/// let reply = try await ChappieWebSocketClient().connect(url: url, headers: headers) { session in
 ///     try await session.send("hello")
 ///     return try await session.receive()
 /// }
 /// ```
-public struct WebSocketClient: Sendable {
+public struct ChappieWebSocketClient: Sendable {
     /// Timeouts, limits and extensions.
-    public var configuration: WebSocketClientConfiguration
+    public var configuration: ChappieWebSocketClientConfiguration
 
     /// Creates a client.
-    public init(configuration: WebSocketClientConfiguration = WebSocketClientConfiguration()) {
+    public init(configuration: ChappieWebSocketClientConfiguration = ChappieWebSocketClientConfiguration()) {
         self.configuration = configuration
     }
 

@@ -10,8 +10,8 @@ import Synchronization
 import WSCompression
 import WSCore
 
-/// How a ``WebSocketClient`` connects and how long it waits.
-public struct WebSocketClientConfiguration: Sendable {
+/// How a ``ChappieWebSocketClient`` connects and how long it waits.
+public struct ChappieWebSocketClientConfiguration: Sendable {
     /// The longest the TCP connect, TLS handshake and upgrade may take together. Default: 15 seconds.
     public var connectTimeout: Duration
     /// The longest the connection may go without receiving anything. Default: 300 seconds.
