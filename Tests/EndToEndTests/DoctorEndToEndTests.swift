@@ -47,9 +47,8 @@ struct DoctorEndToEndTests {
 
     @Test("doctor with services that do not answer exits 69 and says so")
     func doctorUnreachable() async throws {
-        let emulator = try await EmulatorProcess()
-        let issuer = emulator.issuer
-        await emulator.stop()
+        // A port held closed for the run: nothing, not another test's emulator, answers there.
+        let issuer = "http://127.0.0.1:\(try closedLoopbackPort())"
         let result = try await chappie(["doctor", "--home", try temporaryHome().path, "--issuer", issuer, "--backend", issuer + "/backend-api"])
         #expect(result.status == 69)
         #expect(result.stdout.contains("UNREACHABLE"))

@@ -19,6 +19,8 @@ struct MessagesEndToEndTests {
             // The service goes away.
             await testbed.emulator.stop()
             let closed = try #require(URL(string: testbed.emulator.issuer)?.port)
+            // Held at once, where it can be, so that another test's emulator does not answer on it.
+            holdLoopbackPort(closed)
             let refresh = try await testbed.chappie(["refresh", "work"])
             #expect(refresh.status == 75)
             #expect(refresh.stderr.contains("work: FAILED: "), "\(refresh.stderr)")
