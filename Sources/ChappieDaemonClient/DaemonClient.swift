@@ -12,10 +12,26 @@ public enum DaemonClient {
         location.directory.appendingPathComponent("chappie.sock")
     }
 
-    /// Sends a request; `nil` when no daemon listens at `socket`, it did not answer within
-    /// `timeout`, or the task was cancelled (the connection is shut down at once). The socket is
-    /// used on a thread of its own: no call blocks Swift's cooperative pool.
+    /// What asking a daemon came to.
+    public enum Outcome: Sendable {
+        /// The daemon's reply.
+        case replied(DaemonReply)
+        /// Nothing listens at the socket (no file, or nobody accepts there).
+        case noDaemon
+        /// Something accepted the connection but gave no reply that reads as one within the
+        /// timeout (a daemon overloaded or stuck, or a socket that is not a daemon's), or the task
+        /// was cancelled.
+        case noAnswer
+    }
+
+    /// Sends a request; `nil` when no daemon answered (``ask(_:to:timeout:)`` says which way).
     public static func send(_ request: DaemonRequest, to socket: URL, timeout: Duration = .seconds(60)) async -> DaemonReply? {
+        if case .replied(let reply) = await ask(request, to: socket, timeout: timeout) { reply } else { nil }
+    }
+
+    /// Sends a request and says what came of it. The socket is used on a thread of its own (no call
+    /// blocks Swift's cooperative pool); cancelling the task shuts the connection down at once.
+    public static func ask(_ request: DaemonRequest, to socket: URL, timeout: Duration = .seconds(60)) async -> Outcome {
         let connection = OpenConnection()
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
@@ -28,21 +44,22 @@ public enum DaemonClient {
         }
     }
 
-    /// ``send(_:to:timeout:)`` on the calling thread.
-    static func sendNow(_ request: DaemonRequest, to socket: URL, timeout: Duration, connection: OpenConnection) -> DaemonReply? {
+    /// ``ask(_:to:timeout:)`` on the calling thread.
+    static func sendNow(_ request: DaemonRequest, to socket: URL, timeout: Duration, connection: OpenConnection) -> Outcome {
         guard FileManager.default.fileExists(atPath: socket.path), let descriptor = UnixSocketClient.connect(to: socket.path, timeout: timeout)
         else {
-            return nil
+            return .noDaemon
         }
         defer { connection.close() }
-        guard connection.open(descriptor) else { return nil }
-        guard var line = try? JSONEncoder().encode(request) else { return nil }
+        guard connection.open(descriptor), var line = try? JSONEncoder().encode(request) else { return .noAnswer }
         line.append(0x0A)
         UnixSocketClient.write(descriptor, line)
-        guard let answer = UnixSocketClient.readLine(descriptor, limit: UnixSocketClient.maximumReplyBytes, timeout: timeout) else { return nil }
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .secondsSince1970
-        return try? decoder.decode(DaemonReply.self, from: answer)
+        guard let answer = UnixSocketClient.readLine(descriptor, limit: UnixSocketClient.maximumReplyBytes, timeout: timeout),
+            let reply = try? decoder.decode(DaemonReply.self, from: answer)
+        else { return .noAnswer }
+        return .replied(reply)
     }
 }
 

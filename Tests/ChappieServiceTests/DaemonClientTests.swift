@@ -31,6 +31,10 @@ struct DaemonClientTests {
     func noDaemon() async throws {
         let missing = try TestTokens.temporaryDirectory("chappie-nodaemon").appendingPathComponent("chappie.sock")
         #expect(await DaemonClient.send(DaemonRequest(command: "status"), to: missing) == nil)
+        guard case .noDaemon = await DaemonClient.ask(DaemonRequest(command: "status"), to: missing) else {
+            Issue.record("a missing socket is no daemon")
+            return
+        }
     }
 
     @Test("A daemon that never answers is left when the task is cancelled, without waiting for the timeout", .timeLimit(.minutes(10)))
@@ -57,7 +61,11 @@ struct DaemonClientTests {
             close(client)
         }
         answering.start()
-        #expect(await DaemonClient.send(DaemonRequest(command: "status"), to: URL(fileURLWithPath: listener.path), timeout: .seconds(3600)) == nil)
+        let outcome = await DaemonClient.ask(DaemonRequest(command: "status"), to: URL(fileURLWithPath: listener.path), timeout: .seconds(3600))
+        guard case .noAnswer = outcome else {
+            Issue.record("a socket that answers junk gave \(outcome), not .noAnswer")
+            return
+        }
         withExtendedLifetime(listener) {}
     }
 }

@@ -341,6 +341,29 @@ struct DaemonEndToEndTests {
         }
     }
 
+    @Test("status with something at the socket that never answers: the store's view, and a warning that says so")
+    func statusWithASilentSocket() async throws {
+        let setup = try await setUp([], accounts: ["a"])
+        try await whileRunning(setup) {
+            let path = setup.home.appendingPathComponent("chappie.sock").path
+            let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+            defer { close(listener) }
+            var address = sockaddr_un()
+            address.sun_family = sa_family_t(AF_UNIX)
+            withUnsafeMutableBytes(of: &address.sun_path) { raw in raw.copyBytes(from: Array(path.utf8).prefix(raw.count - 1)) }
+            let bound = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            }
+            #expect(bound == 0 && listen(listener, 8) == 0)
+            let status = try await setup.chappie(["status"])
+            #expect(status.status == 0)
+            #expect(status.stdout.contains("Daemon: not running"), "\(status.stdout)")
+            let json = try await setup.chappie(["status", "--json"])
+            #expect(JSONDocument(Data(json.stdout.utf8)).string("accounts", 0, "name") == "a", "the store's accounts are shown: \(json.stdout)")
+            #expect(status.stderr.contains("gave no answer within 10 s"), "\(status.stderr)")
+        }
+    }
+
     @Test("The socket answers status, metrics and usage; malformed requests get an error, not a crash")
     func socketAPI() async throws {
         let setup = try await setUp([], accounts: ["a"])

@@ -48,13 +48,23 @@ public struct DaemonOrStore: Sendable {
     }
 
     /// What `status` shows: the daemon's own state and its view of the accounts, or, when no daemon
-    /// answers (within `timeout`), the store's accounts and no daemon.
-    public func status(timeout: Duration = .seconds(10)) async throws -> (daemon: DaemonReply.Status?, accounts: [Account]) {
-        if let reply = await DaemonClient.send(DaemonRequest(command: "status"), to: socket, timeout: timeout), reply.ok {
-            return (reply.status, reply.accounts ?? [])
+    /// answers (within `timeout`), the store's accounts and no daemon, with why when something is
+    /// at the socket that did not answer.
+    public func status(timeout: Duration = .seconds(10)) async throws -> (daemon: DaemonReply.Status?, accounts: [Account], note: String?) {
+        let note: String?
+        switch await DaemonClient.ask(DaemonRequest(command: "status"), to: socket, timeout: timeout) {
+        case .replied(let reply) where reply.ok:
+            return (reply.status, reply.accounts ?? [], nil)
+        case .replied(let reply):
+            note = "the daemon at \(socket.path) refused the status request (\(reply.error ?? "no reason given")); showing the store's view"
+        case .noAnswer:
+            note =
+                "something accepts connections at \(socket.path) but gave no answer within \(timeout.components.seconds) s; showing the store's view"
+        case .noDaemon:
+            note = nil
         }
         try Task.checkCancellation()
-        return (nil, try await ChappieServices.open(options).accounts.all())
+        return (nil, try await ChappieServices.open(options).accounts.all(), note)
     }
 
     /// Whether a daemon answers on the socket (another data directory's may use the same path).

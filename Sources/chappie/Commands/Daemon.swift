@@ -155,7 +155,9 @@ extension ChappieCommand {
         }
 
         func run() async throws {
-            let (daemon, accounts) = try await DaemonOrStore(options: try global.serviceOptions(), socket: socket.map { expandedPath($0) }).status()
+            let (daemon, accounts, note) = try await DaemonOrStore(options: try global.serviceOptions(), socket: socket.map { expandedPath($0) })
+                .status()
+            if let note { FileHandle.standardError.write(Data("warning: \(TerminalText.sanitized(note))\n".utf8)) }
             let output = Output(daemon: daemon, accounts: accounts)
             if global.json {
                 struct StatusJSON: Encodable {
