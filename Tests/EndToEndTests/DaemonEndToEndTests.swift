@@ -331,6 +331,8 @@ struct DaemonEndToEndTests {
         try await whileRunning(setup) {
             let daemon = try setup.startDaemon(["--poll-interval", "1h", "--request-timeout", "1s"])
             try await setup.waitForSocket()
+            // Serving: the daemon answers (the socket's file exists a moment before it listens).
+            while !(try await setup.chappie(["status"]).stdout.contains("Daemon: running")) { try await Task.sleep(for: .milliseconds(100)) }
             let silent = try connectIdle(path: setup.home.appendingPathComponent("chappie.sock").path)
             defer { close(silent) }
             #expect(try await setup.chappie(["status"]).stdout.contains("Daemon: running"))

@@ -395,7 +395,9 @@ struct TeamPoolEndToEndTests {
             let machines = Set((0..<(rows.array()?.count ?? 0)).compactMap { rows.string($0, "machine") })
             #expect(!machines.isEmpty && machines.isSubset(of: ["m1", "m2", "m3"]), "\(report.stdout)")
             let reported = (0..<(rows.array()?.count ?? 0)).compactMap { rows.int($0, "samples") }.reduce(0, +)
-            #expect(reported >= polls, "the report counts \(reported) readings, the emulator answered \(polls) polls")
+            // A poll the emulator answered as SIGTERM came may be dropped (a reading is not kept at
+            // shutdown, unlike a refresh): at most one per daemon.
+            #expect(reported >= polls - 3, "the report counts \(reported) readings, the emulator answered \(polls) polls")
             // The polls are recorded with the machine that made them.
             let log = JSONDocument(Data(try await fleet.chappie(1, ["log", "--limit", "500", "--json"]).stdout.utf8))
             let pollers = Set(

@@ -14,22 +14,30 @@ enum UnixSocket {
                 throw ServiceError(.configuration, "\(path) exists and is not a socket; chappie will not replace it: choose another --socket path")
             }
         }
-        guard var address = UnixSocketClient.address(path) else {
+        guard UnixSocketClient.address(path) != nil else {
             throw ServiceError(
                 .configuration, "the socket path \(path) is longer than \(UnixSocketClient.maximumPathBytes) bytes; choose a shorter --socket")
         }
+        // Bound and listening under a name of its own first, then renamed into place: the path
+        // appears only once a client can connect.
+        let staging = path + ".\(getpid()).new"
+        guard var stagingAddress = UnixSocketClient.address(staging) else {
+            throw ServiceError(
+                .configuration, "the socket path \(path) is longer than \(UnixSocketClient.maximumPathBytes - 16) bytes; choose a shorter --socket")
+        }
         let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { throw ServiceError(.configuration, "cannot create a socket: \(String(cString: strerror(errno)))") }
-        unlink(path)
+        unlink(staging)
         // The socket is created under a restrictive umask so that it is never, even briefly, open to others.
         let oldMask = umask(0o177)
-        let bound = withUnsafePointer(to: &address) { pointer in
+        let bound = withUnsafePointer(to: &stagingAddress) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
         umask(oldMask)
-        guard bound == 0, chmod(path, 0o600) == 0, Glibc.listen(descriptor, 64) == 0 else {
+        guard bound == 0, chmod(staging, 0o600) == 0, Glibc.listen(descriptor, 64) == 0, rename(staging, path) == 0 else {
             let reason = String(cString: strerror(errno))
             close(descriptor)
+            unlink(staging)
             throw ServiceError(.configuration, "cannot listen on \(path): \(reason)")
         }
         return descriptor
