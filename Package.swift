@@ -138,6 +138,7 @@ let package = Package(
             dependencies: [
                 "Chappie", "ChappieService", "ChappieNet", "ChappieCore", "ChappieDaemonClient",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOExtras", package: "swift-nio-extras"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),

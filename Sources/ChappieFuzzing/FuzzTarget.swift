@@ -7,6 +7,7 @@ import ChappieService
 package import Foundation
 import NIOCore
 import NIOEmbedded
+import NIOExtras
 import NIOHTTP1
 import NIOWebSocket
 
@@ -149,6 +150,24 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
             if let request = DaemonRequest.decode(line: data) {
                 _ = try? AccountName(request.account ?? "")
                 _ = Duration.seconds(request.marginSeconds ?? 300)
+            }
+            // The bytes through the daemon socket's framing, as the server reads them: no line it
+            // passes on is longer than the limit, in whatever pieces the bytes come.
+            let channel = EmbeddedChannel()
+            defer { _ = try? channel.finish() }
+            let limit = DaemonSocketServer.maximumRequestBytes
+            guard
+                (try? channel.pipeline.syncOperations.addHandlers(
+                    RequestLengthLimit(maximum: limit), ByteToMessageHandler(LineBasedFrameDecoder()))) != nil
+            else {
+                return ["the socket's framing could not be set up"]
+            }
+            let cut = data.isEmpty ? 0 : Int(data[data.startIndex]) % (data.count + 1)
+            for piece in [data.prefix(cut), data.dropFirst(cut)] where !piece.isEmpty {
+                _ = try? channel.writeInbound(channel.allocator.buffer(bytes: piece))
+            }
+            while let line = try? channel.readInbound(as: ByteBuffer.self) {
+                require(line.readableBytes <= limit, "a line of \(line.readableBytes) bytes passed the \(limit)-byte limit")
             }
         case .issuerKeys:
             let (set, jwt) = text.firstIndex(of: "\n").map { (Data(text[..<$0].utf8), String(text[text.index(after: $0)...])) } ?? (data, "")

@@ -88,7 +88,12 @@ struct DecoderPropertyTests {
                     #"{"version":1,"createdAt":"2026-11-23T00:00:00Z","chappieVersion":"t","accounts":[{"name":"a","idToken":"i","accessToken":"a","refreshToken":"r","createdAt":"2026-11-23T00:00:00Z","lastRefreshAt":"2026-11-23T00:00:00Z","reservePercent":10}],"settings":{}}"#
                         .utf8),
             ]
-        case .socketRequest: return [Data(#"{"command":"token","account":"work","marginSeconds":300}"#.utf8)]
+        case .socketRequest:
+            return [
+                Data(#"{"command":"token","account":"work","marginSeconds":300}"#.utf8),
+                // A well-formed request padded past the socket's 64 KiB line limit.
+                Data((#"{"command":"status""# + String(repeating: " ", count: 70_000) + "}\n").utf8),
+            ]
         case .issuerKeys:
             // A 2048-bit modulus (odd, top bit set), named as the fixture's tokens name their key.
             let modulus = Data([0xC1] + [UInt8](repeating: 0x5A, count: 254) + [0x01]).base64EncodedString()

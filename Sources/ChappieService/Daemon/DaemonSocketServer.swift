@@ -2,7 +2,7 @@ import ChappieCore
 import ChappieDaemonClient
 import ChappieNet
 import Foundation
-import NIOCore
+package import NIOCore
 import NIOExtras
 import NIOPosix
 
@@ -16,7 +16,7 @@ import NIOPosix
 /// accepting pauses until a slot is free); a request line must arrive within the request deadline
 /// and its reply be taken within the same time, or the connection is closed. Only the daemon's
 /// own user is served (the peer's uid, from `SO_PEERCRED`).
-final class DaemonSocketServer: Sendable {
+package final class DaemonSocketServer: Sendable {
     /// How much the server allows each client.
     struct Limits: Sendable {
         /// Open connections at most. Default: 64.
@@ -26,7 +26,7 @@ final class DaemonSocketServer: Sendable {
     }
 
     /// The most a request line may be.
-    static let maximumRequestBytes = 64 * 1024
+    package static let maximumRequestBytes = 64 * 1024
 
     private let channel: any Channel
     private let open: OpenConnections
@@ -82,19 +82,19 @@ struct RequestTooLong: Sendable {}
 /// Passes bytes on until a line runs longer than `maximum` without a newline; then tells the
 /// connection (``RequestTooLong``) and drops everything after, up to 4 MiB, so that the client can
 /// finish sending and read its reply instead of being reset.
-final class RequestLengthLimit: ChannelInboundHandler, RemovableChannelHandler {
-    typealias InboundIn = ByteBuffer
-    typealias InboundOut = ByteBuffer
+package final class RequestLengthLimit: ChannelInboundHandler, RemovableChannelHandler {
+    package typealias InboundIn = ByteBuffer
+    package typealias InboundOut = ByteBuffer
 
     private let maximum: Int
     private var sinceNewline = 0
     private var dropping: Int?
 
-    init(maximum: Int) {
+    package init(maximum: Int) {
         self.maximum = maximum
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let buffer = unwrapInboundIn(data)
         if let dropped = dropping {
             dropping = dropped + buffer.readableBytes
