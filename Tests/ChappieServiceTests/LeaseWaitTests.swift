@@ -4,7 +4,6 @@ import ChappieCore
 import ChappieStore
 import ChappieTestSupport
 import Foundation
-import Synchronization
 import Testing
 
 @Suite("Lease waits on an injected clock: no slot until --wait has passed is exit 75; a slot freed meanwhile is taken", .timeLimit(.minutes(10)))
@@ -68,11 +67,4 @@ struct LeaseWaitTests {
         #expect(granted.account.id == account.id)
         #expect(clock.now.offset == .seconds(2))
     }
-}
-
-/// An ordered record shared by tasks.
-final class Log: Sendable {
-    private let storage = Mutex<[String]>([])
-    func append(_ entry: String) { storage.withLock { $0.append(entry) } }
-    var entries: [String] { storage.withLock { $0 } }
 }

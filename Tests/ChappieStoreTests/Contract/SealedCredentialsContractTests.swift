@@ -2,7 +2,7 @@ import ChappieCore
 import ChappieStore
 import ChappieVault
 import Foundation
-import Synchronization
+import ChappieTestSupport
 import Testing
 
 @Suite("Contract: sealed credentials and the refresh lock (SealedCredentials), on every backend")
@@ -144,13 +144,6 @@ struct SealedCredentialsContractTests {
             #expect(try await second.withRefreshLock(on: account) { true })
         }
     }
-}
-
-/// An ordered record of what happened, shared by tasks.
-final class Log: Sendable {
-    private let storage = Mutex<[String]>([])
-    func append(_ entry: String) { storage.withLock { $0.append(entry) } }
-    var entries: [String] { storage.withLock { $0 } }
 }
 
 /// Whether a file is readable and writable by its owner only.
