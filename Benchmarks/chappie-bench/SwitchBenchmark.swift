@@ -41,7 +41,8 @@ func runSwitch(port: Int) async throws -> [String] {
     let daemon = try ChildProcess(chappie, ["daemon", "--auto-switch", "--log-level", "warning"] + service)
     defer {
         if daemon.isRunning { daemon.terminate() }
-        daemon.waitUntilExit()
+        // A defer cannot wait asynchronously; the daemon stops in a moment, and nothing else runs.
+        while daemon.isRunning { usleep(5000) }
     }
     // The daemon polls at start: wait until it has the 85 % reading.
     for _ in 0..<600 {

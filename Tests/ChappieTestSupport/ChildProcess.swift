@@ -89,15 +89,28 @@ public final class ChildProcess: Sendable {
         if isRunning { kill(processIdentifier, SIGTERM) }
     }
 
-    /// Waits until it has exited (polling, so that it never holds a thread of the cooperative pool for long).
-    public func waitUntilExit() {
-        while isRunning { usleep(5000) }
+    /// Waits until it has exited, sleeping between looks: a blocking wait would hold one of the
+    /// cooperative pool's threads (two on a 2-core machine) and stall every other test meanwhile.
+    public func waitUntilExit() async {
+        var pause = 2
+        while isRunning {
+            try? await Task.sleep(for: .milliseconds(pause))
+            pause = min(pause * 2, 50)
+        }
     }
 
-    /// The exit status, or the number of the signal that ended it (as Foundation's `Process` says).
+    /// The exit status, or the number of the signal that ended it (as Foundation's `Process` says),
+    /// once it has exited; waits for that.
     public var terminationStatus: Int32 {
-        waitUntilExit()
-        let raw = reaped.withLock { $0 } ?? 0
+        get async {
+            await waitUntilExit()
+            return exitStatus ?? 0
+        }
+    }
+
+    /// The exit status (or the signal that ended it) if it has exited, without waiting.
+    public var exitStatus: Int32? {
+        guard !isRunning, let raw = reaped.withLock({ $0 }) else { return nil }
         let signal = raw & 0x7f
         return signal == 0 ? (raw >> 8) & 0xff : signal
     }
@@ -118,5 +131,37 @@ public struct ChildPipe: Sendable {
         for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
         reading = FileHandle(fileDescriptor: ends[0], closeOnDealloc: true)
         writing = FileHandle(fileDescriptor: ends[1], closeOnDealloc: true)
+    }
+}
+
+extension FileHandle {
+    /// Reads on a thread of its own until `done` says the bytes so far are enough, or the other
+    /// end closes; what was read. A blocking read on the cooperative pool (two threads on a
+    /// 2-core machine) would stall every other test while a slow child runs.
+    public func read(until done: @escaping @Sendable (Data) -> Bool = { _ in false }) async -> Data {
+        await withCheckedContinuation { continuation in
+            Thread {
+                var data = Data()
+                while !done(data) {
+                    // What is there now, not a full buffer: `read(upToCount:)` waits for all of it.
+                    let chunk = self.availableData
+                    if chunk.isEmpty { break }
+                    data.append(chunk)
+                }
+                continuation.resume(returning: data)
+            }.start()
+        }
+    }
+
+    /// The first line a child writes here (without its newline), read one byte at a time so that
+    /// nothing after it is taken; empty when the other end closes first.
+    public func firstLine() async -> String {
+        await withCheckedContinuation { continuation in
+            Thread {
+                var bytes: [UInt8] = []
+                while let byte = try? self.read(upToCount: 1)?.first, byte != 0x0A { bytes.append(byte) }
+                continuation.resume(returning: String(decoding: bytes, as: UTF8.self))
+            }.start()
+        }
     }
 }

@@ -7,5 +7,7 @@ public let canMountPrivately: Bool = {
         let process = try? ChildProcess(
             URL(fileURLWithPath: "/usr/bin/unshare"), ["-m", "sh", "-c", "mount --bind /dev/null /dev/null && mount -t tmpfs -o size=1m tmpfs /mnt"])
     else { return false }
-    return process.terminationStatus == 0
+    // A global's initializer cannot wait asynchronously; `unshare` is done in a moment.
+    while process.isRunning { usleep(1000) }
+    return process.exitStatus == 0
 }()

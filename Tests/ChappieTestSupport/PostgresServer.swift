@@ -116,7 +116,7 @@ public final class PostgresServer: Sendable {
         _ = try await psql(
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(600)%' AND pid <> pg_backend_pid() AND datname = current_database()",
             in: url)
-        holder.waitUntilExit()
+        await holder.waitUntilExit()
     }
 
     /// Stops the server (fast: sessions are ended) and starts it again on the same socket, as an

@@ -55,8 +55,8 @@ public func runProcess(
         try? stdin.writing.close()
     }
     // Read both pipes while the process runs, so a full pipe cannot block it.
-    async let out = readToEnd(output.reading)
-    async let err = readToEnd(error.reading)
+    async let out = output.reading.read()
+    async let err = error.reading.read()
     let deadline = ContinuousClock.now + timeout
     while process.isRunning {
         if ContinuousClock.now > deadline {
@@ -65,19 +65,10 @@ public func runProcess(
         }
         try await Task.sleep(for: .milliseconds(20))
     }
-    process.waitUntilExit()
+    await process.waitUntilExit()
     return ProcessResult(
-        status: process.terminationStatus, stdout: String(decoding: await out, as: UTF8.self),
+        status: await process.terminationStatus, stdout: String(decoding: await out, as: UTF8.self),
         stderr: String(decoding: await err, as: UTF8.self))
-}
-
-/// Everything a pipe gives until it closes, read on a thread of its own: a blocking read on the
-/// cooperative pool (two threads on a 2-core machine) would stall every other test while a
-/// long-running child runs.
-private func readToEnd(_ handle: FileHandle) async -> Data {
-    await withCheckedContinuation { continuation in
-        Thread { continuation.resume(returning: handle.readDataToEndOfFile()) }.start()
-    }
 }
 
 /// Emulator processes still running, killed when the test process exits however the tests ended,
@@ -107,15 +98,8 @@ public final class EmulatorProcess: Sendable {
             stdin: .descriptor(lifeline.reading.fileDescriptor), stdout: .descriptor(output.writing.fileDescriptor), stderr: .inherit)
         try output.writing.close()
         try lifeline.reading.close()
-        let line = Task.detached { () -> String in
-            var bytes: [UInt8] = []
-            while let byte = try? output.reading.read(upToCount: 1), let first = byte.first, first != 0x0A {
-                bytes.append(first)
-            }
-            return String(decoding: bytes, as: UTF8.self)
-        }
         let firstLine = try await withThrowingTaskGroup(of: String?.self) { group in
-            group.addTask { await line.value }
+            group.addTask { await output.reading.firstLine() }
             group.addTask {
                 try await Task.sleep(for: .seconds(20))
                 return nil
@@ -128,7 +112,7 @@ public final class EmulatorProcess: Sendable {
             let port = Int(firstLine.split(separator: ":").last ?? "")
         else {
             kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            await process.waitUntilExit()
             throw EmulatorHarnessError(message: "chappie-emulator did not print its address; first line: \(firstLine ?? "none")")
         }
         self.process = process
@@ -148,9 +132,9 @@ public final class EmulatorProcess: Sendable {
         if process.isRunning { process.terminate() }
         for _ in 0..<500 where process.isRunning { try? await Task.sleep(for: .milliseconds(20)) }
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+        await process.waitUntilExit()
         _ = liveEmulators.withLock { $0.remove(process.processIdentifier) }
-        return process.terminationStatus
+        return await process.terminationStatus
     }
 
     deinit {

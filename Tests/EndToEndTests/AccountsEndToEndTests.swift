@@ -260,7 +260,7 @@ struct AccountsEndToEndTests {
             } else {
                 delay = max(.milliseconds(5), delay / 2)
             }
-            process.waitUntilExit()
+            await process.waitUntilExit()
             try await after(attempt)
         }
         return killed

@@ -123,7 +123,7 @@ struct BackupEndToEndTests {
             #expect(fromPipe.status == 0, "\(fromPipe.stderr)")
             // Had chappie not read it, the writer would wait for a reader: give it one, so it ends.
             if writer.isRunning { try? FileHandle(forReadingAtPath: fifo.path)?.close() }
-            writer.waitUntilExit()
+            await writer.waitUntilExit()
             // A first line longer than 4096 bytes is refused, not cut to another passphrase.
             try Data((String(repeating: "x", count: 5000) + "\n").utf8).write(to: passphraseFile)
             let long = try await chappie(third, ["restore", file.path, "--passphrase-file", passphraseFile.path], ["CHAPPIE_BACKUP_PASSPHRASE": nil])

@@ -65,7 +65,7 @@ struct DaemonEndToEndTests {
             #expect(daemon.isRunning)
             try lifeline.writing.close()
             while daemon.isRunning { try await Task.sleep(for: .milliseconds(20)) }
-            #expect(daemon.terminationStatus == 0)
+            #expect(await daemon.terminationStatus == 0)
             #expect(!FileManager.default.fileExists(atPath: setup.home.appendingPathComponent("chappie.sock").path))
         }
     }
@@ -269,8 +269,8 @@ struct DaemonEndToEndTests {
             let running = daemons.filter(\.isRunning)
             try #require(running.count == 1, "exactly one daemon must keep running")
             let loser = try #require(daemons.firstIndex { !$0.isRunning })
-            daemons[loser].waitUntilExit()
-            #expect(daemons[loser].terminationStatus == 1)
+            await daemons[loser].waitUntilExit()
+            #expect(await daemons[loser].terminationStatus == 1)
             let log = try String(contentsOf: setup.home.appendingPathComponent("daemon-\(loser + 1).log"), encoding: .utf8)
             // The data directory's lock, not the old socket probe: the message names the first daemon's pid.
             #expect(log.contains("already running for \(setup.home.path) (pid \(running[0].processIdentifier))"), "\(log)")
@@ -456,8 +456,8 @@ extension ChappieTestbed {
         if daemon.isRunning { daemon.terminate() }
         for _ in 0..<1200 where daemon.isRunning { try? await Task.sleep(for: .milliseconds(25)) }
         if daemon.isRunning { kill(daemon.processIdentifier, SIGKILL) }
-        daemon.waitUntilExit()
-        return daemon.terminationStatus
+        await daemon.waitUntilExit()
+        return await daemon.terminationStatus
     }
 }
 

@@ -13,9 +13,7 @@ struct EmulatorLifelineTests {
         try lifeline.reading.close()
         try output.writing.close()
         // It serves while the pipe is open.
-        var line: [UInt8] = []
-        while let byte = try output.reading.read(upToCount: 1)?.first, byte != 0x0A { line.append(byte) }
-        let first = String(decoding: line, as: UTF8.self)
+        let first = await output.reading.firstLine()
         #expect(first.hasPrefix("listening on http://127.0.0.1:"))
         try await Task.sleep(for: .milliseconds(300))
         #expect(emulator.isRunning)
@@ -23,6 +21,6 @@ struct EmulatorLifelineTests {
         for _ in 0..<600 where emulator.isRunning { try await Task.sleep(for: .milliseconds(50)) }
         #expect(!emulator.isRunning, "the emulator kept running after its standard input closed")
         if emulator.isRunning { kill(emulator.processIdentifier, SIGKILL) }
-        #expect(emulator.terminationStatus == 0)
+        #expect(await emulator.terminationStatus == 0)
     }
 }

@@ -372,7 +372,7 @@ struct TeamPoolEndToEndTests {
             }
             try await Task.sleep(for: .seconds(15))
             for daemon in daemons { daemon.terminate() }
-            for daemon in daemons { daemon.waitUntilExit() }
+            for daemon in daemons { await daemon.waitUntilExit() }
             let elapsed = Double((clock.now - started).components.seconds)
             let polls = (try await fleet.testbed.control("/_emulator/stats").int("requests", "/backend-api/wham/usage") ?? 0) - before
             // A claim lasts 0.8 of the 3-second interval: at most one poll per account per 2.4 s fleet-wide,
@@ -496,7 +496,7 @@ struct TeamPoolEndToEndTests {
                 } else {
                     span = span / 2
                 }
-                process.waitUntilExit()
+                await process.waitUntilExit()
                 let local = try await testbed.chappie(["token", name])
                 let pooled = try await testbed.chappie(["--store", url, "token", name])
                 #expect(local.status != 0 || pooled.status != 0, "round \(round): usable in both stores")
@@ -550,7 +550,7 @@ struct TeamPoolEndToEndTests {
             var process = try ChildProcess(try BuiltProducts.executable("chappie"), migrate)
             try await waitFor("the mark") { try await sqlite("SELECT count(*) FROM pool_moves") == "1" }
             kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            await process.waitUntilExit()
             try await server.release(lock, in: url)
             let marked = try await testbed.chappie(["token", "one"])
             #expect(marked.status == 78 && marked.stderr.contains("chappie pool migrate --from-sqlite"), "\(marked.stderr)")
@@ -581,10 +581,10 @@ struct TeamPoolEndToEndTests {
                 try await server.psql("SELECT count(*) FROM accounts WHERE name = 'two'", in: url).stdout.contains("1")
             }
             kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            await process.waitUntilExit()
             send("ROLLBACK;\n.quit\n")
             close(fds[1])
-            writer.waitUntilExit()
+            await writer.waitUntilExit()
             let local = try await testbed.chappie(["token", "two"])
             #expect(local.status == 78, "the local copy is not used: \(local.stderr)")
             #expect(try await testbed.chappie(["--store", url, "token", "two"]).status == 0, "the pool's is")
@@ -634,7 +634,7 @@ struct TeamPoolEndToEndTests {
             let status = try await fleet.chappie(1, ["status", "--json"])
             #expect(status.status == 0, "\(status.stderr)")
             daemon.terminate()
-            daemon.waitUntilExit()
+            await daemon.waitUntilExit()
             // A command on this machine is refused with the key's story, and nothing was written.
             let refused = try await fleet.chappie(1, ["token", "work"])
             #expect(refused.status == 78)

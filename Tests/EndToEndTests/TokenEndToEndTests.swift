@@ -115,21 +115,16 @@ struct TokenEndToEndTests {
             // The parent's copy of the pipe's write end must go, or reading never sees the end.
             try errors.writing.close()
             // Wait until the code is shown, then press Ctrl-C.
-            var shown = ""
             let reader = errors.reading
-            while !shown.contains("enter the code") {
-                let chunk = reader.availableData
-                if chunk.isEmpty { break }
-                shown += String(decoding: chunk, as: UTF8.self)
-            }
+            let shown = String(decoding: await reader.read { String(decoding: $0, as: UTF8.self).contains("enter the code") }, as: UTF8.self)
             #expect(shown.contains("/codex/device"))
             kill(process.processIdentifier, SIGINT)
             // Without the interrupt it would wait for approval for 15 minutes; 60 s is only a backstop.
             for _ in 0..<600 where process.isRunning { try await Task.sleep(for: .milliseconds(100)) }
             if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 77)
-            let rest = String(decoding: reader.readDataToEndOfFile(), as: UTF8.self)
+            await process.waitUntilExit()
+            #expect(await process.terminationStatus == 77)
+            let rest = String(decoding: await reader.read(), as: UTF8.self)
             #expect(rest.contains("cancelled"))
             let list = try await setup.chappie(["accounts", "list", "--json"])
             #expect(JSONDocument(Data(list.stdout.utf8)).array()?.isEmpty == true)
@@ -216,7 +211,7 @@ struct TokenEndToEndTests {
                 let process = try ChildProcess(try BuiltProducts.executable("chappie"), ["refresh", "work"] + setup.service)
                 try await Task.sleep(for: .milliseconds(Int.random(in: 0...80)))
                 kill(process.processIdentifier, round.isMultiple(of: 2) ? SIGTERM : SIGINT)
-                process.waitUntilExit()
+                await process.waitUntilExit()
                 let after = try await setup.chappie(["refresh", "work"])
                 #expect(after.status == 0, "round \(round): \(after.stderr)")
                 if after.status != 0 { break }
@@ -245,7 +240,7 @@ struct TokenEndToEndTests {
                 let process = try ChildProcess(try BuiltProducts.executable("chappie"), ["refresh", "work"] + setup.service)
                 try await Task.sleep(for: .milliseconds(Int.random(in: 0...80)))
                 kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
+                await process.waitUntilExit()
                 // Let a request the dead process left at the server finish there (30 ms of latency, and
                 // a loaded machine).
                 try await Task.sleep(for: .milliseconds(300))
