@@ -161,30 +161,37 @@ struct TeamPoolEndToEndTests {
             #expect(added.status == 0, "\(added.stderr)")
             let clock = ContinuousClock()
             let end = clock.now + .seconds(20)
-            let (failures, calls) = try await withThrowingTaskGroup(of: ([String], Int).self) { group in
+            // Nearly every call refreshes (2-second tokens, a 1-second margin), so the 32 processes
+            // queue for the account's lock. On a loaded machine a wait may pass its limit: that is
+            // a temporary failure (75, "try again"), as designed. Anything else is a failure.
+            let (failures, waits, calls) = try await withThrowingTaskGroup(of: ([String], Int, Int).self) { group in
                 for machine in 1...4 {
                     for worker in 0..<8 {
                         group.addTask {
                             var failures: [String] = []
-                            var calls = 0
+                            var (waits, calls) = (0, 0)
                             while clock.now < end {
                                 let result = try await fleet.chappie(machine, ["token", "work", "--margin", "1s"])
-                                if result.status != 0 || result.stdout.split(separator: ".").count != 3 {
+                                if result.status == 75, result.stderr.contains("in flight"), result.stdout.isEmpty {
+                                    waits += 1
+                                } else if result.status != 0 || result.stdout.split(separator: ".").count != 3 {
                                     failures.append("m\(machine) worker \(worker): exit \(result.status) \(result.stderr)")
                                 }
                                 calls += 1
                                 try await Task.sleep(for: .milliseconds(Int.random(in: 200...800)))
                             }
-                            return (failures, calls)
+                            return (failures, waits, calls)
                         }
                     }
                 }
-                return try await group.reduce(into: ([String](), 0)) {
+                return try await group.reduce(into: ([String](), 0, 0)) {
                     $0.0 += $1.0
                     $0.1 += $1.1
+                    $0.2 += $1.2
                 }
             }
             #expect(failures.isEmpty, "\(failures.prefix(5))")
+            #expect(waits * 4 <= calls, "most calls get a token: \(waits) of \(calls) waited too long")
             let stats = try await fleet.testbed.control("/_emulator/stats")
             #expect(stats.int("refresh", "reuse_detected") == 0)
             #expect(stats.int("refresh", "tokens_presented_more_than_once") == 0)

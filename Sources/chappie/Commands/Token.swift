@@ -63,28 +63,22 @@ extension ChappieCommand {
             commandName: "refresh",
             abstract: "Refresh accounts' tokens (cron-friendly).",
             discussion: """
-                Refreshes the named accounts, or every account with --all, 8 at a time. With \
+                Refreshes the named accounts (else $CHAPPIE_ACCOUNT's), or every account with --all, 8 at a time. With \
                 --if-expiring-within, only tokens that expire within that time are refreshed. Prints one \
                 line per account (nothing with --quiet unless something failed). Exit codes: 0 all fine, \
                 75 some failed for now (try later), 77 some must be signed in again.
                 """)
 
-        @Argument(help: "The accounts.", completion: .accountNames, transform: parseAccountName) var names: [AccountName] = []
-        @Flag(help: "Refresh every account.") var all = false
+        @OptionGroup var accounts: AccountBatchOptions
         @Option(help: ArgumentHelp("Only refresh tokens that expire within this (30s, 5m, 1h, 2d).", valueName: "duration"), transform: parseDuration)
         var ifExpiringWithin: Duration?
         @Flag(help: "Print nothing unless something failed.") var quiet = false
-        @Option(help: "How many accounts to refresh at once.") var concurrency = 8
         @OptionGroup var global: GlobalOptions
 
-        func validate() throws {
-            guard all != !names.isEmpty else { throw ValidationError("name accounts to refresh, or pass --all (not both)") }
-            guard (1...64).contains(concurrency) else { throw ValidationError("--concurrency must be between 1 and 64") }
-        }
-
         func run() async throws {
+            let names = try accounts.chosen(global, verb: "refresh")
             let service = try await global.services().tokens
-            let (names, within, concurrency) = (self.names, ifExpiringWithin, self.concurrency)
+            let (within, concurrency) = (ifExpiringWithin, accounts.concurrency)
             let reports = try await cancellingOnSignals {
                 try await service.refresh(names, onlyIfExpiringWithin: within, concurrency: concurrency)
             }

@@ -127,30 +127,20 @@ extension ChappieCommand.Usage {
     }
 
     struct Poll: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "poll", abstract: "Poll accounts' usage now and store it (8 at a time).")
+        static let configuration = CommandConfiguration(
+            commandName: "poll", abstract: "Poll accounts' usage now and store it (8 at a time).",
+            discussion: "Polls the named accounts (else $CHAPPIE_ACCOUNT's), or with --all every signed-in account.")
 
-        @Argument(help: "The accounts.", completion: .accountNames, transform: parseAccountName) var names: [AccountName] = []
-        @Flag(help: "Poll every usable account.") var all = false
-        @Option(help: "How many accounts to poll at once.") var concurrency = 8
+        @OptionGroup var accounts: AccountBatchOptions
         @OptionGroup var global: GlobalOptions
 
-        func validate() throws {
-            if all, !names.isEmpty { throw ValidationError("name accounts to poll, or pass --all (not both)") }
-            guard (1...64).contains(concurrency) else { throw ValidationError("--concurrency must be between 1 and 64") }
-        }
-
         func run() async throws {
-            var names = self.names
-            if !all, names.isEmpty {
-                guard let named = try global.account(nil) else {
-                    throw CommandFailure(
-                        message: "name accounts to poll, set CHAPPIE_ACCOUNT, or pass --all", exitCode: ExitCode(ChappieExitCode.usage))
-                }
-                names = [named]
-            }
+            let names = try self.accounts.chosen(global, verb: "poll")
             let service = try await global.services().usage
-            let accounts = all ? try await service.accounts(named: []).filter { $0.status == .ok } : try await service.accounts(named: names)
-            let concurrency = self.concurrency
+            // --all: every account that can be polled (signed in); a named one is polled whatever its state.
+            let accounts =
+                self.accounts.all ? try await service.accounts(named: []).filter { $0.status == .ok } : try await service.accounts(named: names)
+            let concurrency = self.accounts.concurrency
             let results = try await cancellingOnSignals { await service.pollAll(accounts, maxAge: .zero, concurrency: concurrency) }
             var failed = false
             for result in results {
