@@ -122,6 +122,13 @@ CURLcode ccurl_easy_setopt_data_callback(CURL *handle, CURLoption option, ccurl_
 CURLcode ccurl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {
     return curl.easy_getinfo(handle, info, value);
 }
+CURLcode ccurl_easy_getinfo_string(CURL *handle, CURLINFO info, const char **value) {
+    return curl.easy_getinfo(handle, info, value);
+}
+CURLcode ccurl_easy_setopt_blob(CURL *handle, CURLoption option, const void *data, size_t length) {
+    struct curl_blob blob = {(void *)data, length, CURL_BLOB_COPY};
+    return curl.easy_setopt(handle, option, &blob);
+}
 
 struct curl_slist *ccurl_slist_append(struct curl_slist *list, const char *value) { return curl.slist_append(list, value); }
 void ccurl_slist_free_all(struct curl_slist *list) { curl.slist_free_all(list); }

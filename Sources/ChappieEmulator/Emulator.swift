@@ -56,7 +56,7 @@ public final class Emulator: Sendable {
         let webSocket = WebSocketRoutes(state: state, backend: backend)
         let app = Application(
             router: makeRouter(backend: backend),
-            server: EmulatorChannel.builder(webSocket: webSocket),
+            server: EmulatorChannel.builder(webSocket: webSocket, tls: try configuration.tls?.serverContext()),
             configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port)),
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },
             logger: logger)
@@ -85,7 +85,7 @@ public final class Emulator: Sendable {
         let control = ControlRoutes(state: state)
 
         route(router, .get, "/.well-known/openid-configuration") { request, _, _ in
-            issuer.discovery(origin: Self.origin(of: request))
+            issuer.discovery(origin: self.origin(of: request))
         }
         route(router, .get, "/.well-known/jwks.json") { _, _, _ in
             .json(200, await self.state.jwks)
@@ -100,7 +100,7 @@ public final class Emulator: Sendable {
             await issuer.authorize(query: Self.query(of: request))
         }
         route(router, .post, "/oauth/token") { request, body, _ in
-            await issuer.token(RequestFields(body: body, contentType: request.headers[.contentType]), origin: Self.origin(of: request))
+            await issuer.token(RequestFields(body: body, contentType: request.headers[.contentType]), origin: self.origin(of: request))
         }
         route(router, .post, "/oauth/revoke") { request, body, _ in
             await issuer.revoke(RequestFields(body: body, contentType: request.headers[.contentType]))
@@ -110,6 +110,14 @@ public final class Emulator: Sendable {
                 authorization: request.headers[.authorization], accountHeader: request.headers[Self.accountIDHeader])
             {
             case .success(let account): backend.usage(account: account)
+            case .failure(let refusal): refusal.reply
+            }
+        }
+        route(router, .get, "/backend-api/wham/accounts/check") { request, _, _ in
+            switch await backend.authenticate(
+                authorization: request.headers[.authorization], accountHeader: request.headers[Self.accountIDHeader])
+            {
+            case .success(let account): backend.accountCheck(account: account, origin: self.origin(of: request))
             case .failure(let refusal): refusal.reply
             }
         }
@@ -151,6 +159,10 @@ public final class Emulator: Sendable {
         route(router, .get, "/_emulator/accounts", control: true) { _, _, _ in await control.accounts() }
         route(router, .post, "/_emulator/accounts/:account/usage", control: true) { request, body, _ in
             await control.setUsage(
+                accountID: Self.pathComponent(of: request, at: 3), RequestFields(body: body, contentType: "application/json"))
+        }
+        route(router, .post, "/_emulator/accounts/:account/routing", control: true) { request, body, _ in
+            await control.setRouting(
                 accountID: Self.pathComponent(of: request, at: 3), RequestFields(body: body, contentType: "application/json"))
         }
         route(router, .post, "/_emulator/faults", control: true) { _, body, _ in
@@ -232,8 +244,8 @@ public final class Emulator: Sendable {
     }
 
     /// `http://host:port` as the client addressed the emulator.
-    private static func origin(of request: Request) -> String {
-        "http://" + (request.head.authority ?? "127.0.0.1")
+    private func origin(of request: Request) -> String {
+        "\(configuration.scheme)://" + (request.head.authority ?? "127.0.0.1")
     }
 
     private static func pathComponent(of request: Request, at index: Int) -> String {

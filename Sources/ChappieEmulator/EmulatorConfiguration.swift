@@ -26,6 +26,8 @@ public struct EmulatorConfiguration: Sendable {
     public var primaryCostPerResponse: Double
     /// Percentage points of the weekly window each streamed response uses. Default: 0.5.
     public var secondaryCostPerResponse: Double
+    /// Serve HTTPS and `wss` with these certificates instead of plain HTTP. Default: none.
+    public var tls: EmulatorTLS?
 
     /// Creates a configuration; every parameter has the default documented on its property.
     public init(
@@ -38,7 +40,8 @@ public struct EmulatorConfiguration: Sendable {
         autoApprove: Bool = false,
         autoApproveDelay: Duration = .seconds(2),
         primaryCostPerResponse: Double = 2,
-        secondaryCostPerResponse: Double = 0.5
+        secondaryCostPerResponse: Double = 0.5,
+        tls: EmulatorTLS? = nil
     ) {
         self.host = host
         self.port = port
@@ -50,7 +53,11 @@ public struct EmulatorConfiguration: Sendable {
         self.autoApproveDelay = autoApproveDelay
         self.primaryCostPerResponse = primaryCostPerResponse
         self.secondaryCostPerResponse = secondaryCostPerResponse
+        self.tls = tls
     }
+
+    /// `https` with ``tls``, else `http`.
+    public var scheme: String { tls == nil ? "http" : "https" }
 }
 
 extension Duration {

@@ -10,9 +10,18 @@ struct EmulatorCommand: AsyncParsableCommand {
         commandName: "chappie-emulator",
         abstract: "A local stand-in for auth.openai.com and chatgpt.com/backend-api.",
         discussion: """
-            Prints "listening on http://HOST:PORT" as its first line, then serves until SIGTERM or SIGINT.
-            Point chappie at it with --issuer http://HOST:PORT --backend http://HOST:PORT/backend-api.
+            Prints "listening on http://HOST:PORT" (https with --tls) as its first line, then serves \
+            until SIGTERM or SIGINT. Point chappie at it with --issuer http://HOST:PORT \
+            --backend http://HOST:PORT/backend-api. With --tls it makes a certificate authority and \
+            a server certificate for 127.0.0.1, ::1 and localhost at start-up; give clients the \
+            authority (--tls-ca-out FILE) to trust.
             """)
+
+    @Flag(help: "Serve HTTPS and wss instead of plain HTTP, with certificates made at start-up.")
+    var tls = false
+
+    @Option(name: .customLong("tls-ca-out"), help: ArgumentHelp("Write the certificate authority's PEM here (with --tls).", valueName: "file"))
+    var tlsAuthorityOut: String?
 
     @Option(help: "The loopback address to listen on.")
     var host = "127.0.0.1"
@@ -51,6 +60,7 @@ struct EmulatorCommand: AsyncParsableCommand {
             throw ValidationError("--host must be a loopback address (127.0.0.1, ::1 or localhost): the emulator is for this machine only.")
         }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535.") }
+        if tlsAuthorityOut != nil, !tls { throw ValidationError("--tls-ca-out needs --tls.") }
         guard accessTokenTTL > 0, refreshTokenTTL > 0, deviceCodeLifetime > 0, deviceCodeInterval >= 0, autoApproveDelay >= 0 else {
             throw ValidationError("lifetimes must be positive, and the interval and delay not negative.")
         }
@@ -63,7 +73,12 @@ struct EmulatorCommand: AsyncParsableCommand {
             host: host, port: port,
             accessTokenLifetime: .seconds(accessTokenTTL), refreshTokenLifetime: .seconds(refreshTokenTTL),
             deviceCodeLifetime: .seconds(deviceCodeLifetime), deviceCodePollInterval: deviceCodeInterval,
-            autoApprove: autoApprove, autoApproveDelay: .milliseconds(Int(autoApproveDelay * 1000)))
+            autoApprove: autoApprove, autoApproveDelay: .milliseconds(Int(autoApproveDelay * 1000)),
+            tls: tls ? try EmulatorTLS.generate() : nil)
+        if let authority = configuration.tls?.authorityPEM, let tlsAuthorityOut {
+            // Written before the address is printed: a client that reads the first line finds it.
+            try Data(authority.utf8).write(to: URL(fileURLWithPath: tlsAuthorityOut), options: .atomic)
+        }
         let host = self.host.contains(":") ? "[\(self.host)]" : self.host
         if stopWhenStdinCloses {
             // A thread of its own: the read blocks until the parent's end of the pipe is closed.
@@ -74,7 +89,7 @@ struct EmulatorCommand: AsyncParsableCommand {
             }.start()
         }
         try await Emulator(configuration: configuration, logger: logger).run(stopsOnSignals: true) { port in
-            FileHandle.standardOutput.write(Data("listening on http://\(host):\(port)\n".utf8))
+            FileHandle.standardOutput.write(Data("listening on \(configuration.scheme)://\(host):\(port)\n".utf8))
         }
     }
 }

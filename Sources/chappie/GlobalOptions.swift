@@ -34,6 +34,13 @@ struct GlobalOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("This machine's name in a team pool (default: $CHAPPIE_MACHINE, else the host name).", valueName: "name"))
     var machine: String?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Also trust the certificate authorities in this PEM file, for HTTPS and wss (default: $CHAPPIE_CA_FILE; SSL_CERT_FILE replaces the system's).",
+            valueName: "file"))
+    var caFile: String?
+
     @Flag(name: .long, help: "Print JSON instead of a table.")
     var json = false
 
@@ -42,6 +49,11 @@ struct GlobalOptions: ParsableArguments {
 
     func validate() throws {
         _ = try endpoints()
+        if let caFile {
+            // Every client reads its trust from the environment when it is made, and a chappie that
+            // `exec` starts inherits it.
+            setenv("CHAPPIE_CA_FILE", URL(fileURLWithPath: (caFile as NSString).expandingTildeInPath).path, 1)
+        }
     }
 
     /// The services, from --issuer and --backend, else `$CHAPPIE_ISSUER` and `$CHAPPIE_BACKEND`.

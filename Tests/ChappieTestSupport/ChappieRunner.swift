@@ -40,7 +40,9 @@ public struct ChappieRunner: Sendable {
     public func callAsFunction(_ arguments: [String], environment: [String: String?] = [:], timeout: Duration? = nil) async throws -> ProcessResult {
         var merged = self.environment
         for (key, value) in environment { merged.updateValue(value, forKey: key) }
-        merged.unsetting("CHAPPIE_PASSPHRASE", "CHAPPIE_KEY_FILE", "CHAPPIE_ACCOUNT", "CHAPPIE_CHECK_ONLY", "CODEX_HOME", "CHAPPIE_STORE_URL")
+        merged.unsetting(
+            "CHAPPIE_PASSPHRASE", "CHAPPIE_KEY_FILE", "CHAPPIE_ACCOUNT", "CHAPPIE_CHECK_ONLY", "CODEX_HOME", "CHAPPIE_STORE_URL", "SSL_CERT_FILE",
+            "CHAPPIE_CA_FILE")
         var arguments = arguments
         arguments.insert(contentsOf: serviceArguments, at: arguments.firstIndex(of: "--") ?? arguments.endIndex)
         return try await runProcess(try BuiltProducts.executable("chappie"), arguments, environment: merged, timeout: timeout ?? self.timeout)

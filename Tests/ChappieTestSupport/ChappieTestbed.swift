@@ -36,7 +36,8 @@ public struct ChappieTestbed: Sendable {
     public func control(_ path: String, method: String = "GET", body: String? = nil) async throws -> JSONDocument {
         let result = try await runProcess(
             URL(fileURLWithPath: "/usr/bin/curl"),
-            ["-s", "-X", method, "-H", "Content-Type: application/json"] + (body.map { ["-d", $0] } ?? []) + [emulator.issuer + path])
+            ["-s", "-X", method, "-H", "Content-Type: application/json"] + (emulator.authorityFile.map { ["--cacert", $0.path] } ?? [])
+                + (body.map { ["-d", $0] } ?? []) + [emulator.issuer + path])
         return JSONDocument(Data(result.stdout.utf8))
     }
 

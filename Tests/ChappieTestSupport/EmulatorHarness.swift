@@ -28,18 +28,36 @@ public func withEmulator<T: Sendable>(
         _ = try await server.value
         throw EmulatorHarnessError(message: "the emulator did not start listening")
     }
-    return try await body(RunningEmulator(port: port))
+    return try await body(try RunningEmulator(port: port, tls: configuration.tls))
 }
 
 /// An emulator started by ``withEmulator(_:_:)``.
 public struct RunningEmulator: Sendable {
     /// The port it listens on, on 127.0.0.1.
     public let port: Int
-    /// A client to talk to it.
-    public let client = ChappieHTTPClient()
+    /// `https` when it serves TLS, else `http`.
+    public let scheme: String
+    /// With TLS: a PEM file of its certificate authority, for clients to trust.
+    public let authorityFile: URL?
+    /// A client to talk to it (trusting its authority).
+    public let client: ChappieHTTPClient
 
-    /// `http://127.0.0.1:PORT`: the issuer base URL.
-    public var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
+    init(port: Int, tls: EmulatorTLS?) throws {
+        self.port = port
+        scheme = tls == nil ? "http" : "https"
+        if let tls {
+            let file = try TestTokens.temporaryDirectory("chappie-emulator-ca").appendingPathComponent("ca.pem")
+            try Data(tls.authorityPEM.utf8).write(to: file)
+            authorityFile = file
+        } else {
+            authorityFile = nil
+        }
+        client = ChappieHTTPClient(
+            configuration: ChappieHTTPClientConfiguration(trust: ChappieTLSTrust(additionalFiles: authorityFile.map { [$0.path] } ?? [])))
+    }
+
+    /// `http://127.0.0.1:PORT` (https with TLS): the issuer base URL.
+    public var baseURL: URL { URL(string: "\(scheme)://127.0.0.1:\(port)")! }
 
     /// `http://127.0.0.1:PORT/backend-api`: the backend base URL.
     public var backendURL: URL { baseURL.appendingPathComponent("backend-api") }

@@ -86,13 +86,23 @@ public final class EmulatorProcess: Sendable {
     public let process: ChildProcess
     /// The port it printed on its first line.
     public let port: Int
+    /// `https` when it was started with `--tls`, else `http`.
+    public let scheme: String
+    /// With `--tls`: the PEM file of its certificate authority, for clients to trust.
+    public let authorityFile: URL?
     /// The writing end of the emulator's standard input, held for its life: when this process
     /// ends, however it ends, the kernel closes it and the emulator stops.
     private let lifeline: FileHandle
 
-    /// Starts the emulator with extra arguments and waits (at most 20 s) for its first line.
+    /// Starts the emulator with extra arguments and waits (at most 20 s) for its first line. With
+    /// `--tls`, its authority is written to a temporary file (``authorityFile``).
     public init(arguments: [String] = []) async throws {
         let output = try ChildPipe(), lifeline = try ChildPipe()
+        var arguments = arguments
+        let authorityFile: URL? =
+            arguments.contains("--tls") ? try TestTokens.temporaryDirectory("chappie-emulator-ca").appendingPathComponent("ca.pem") : nil
+        if let authorityFile { arguments += ["--tls-ca-out", authorityFile.path] }
+        let scheme = authorityFile == nil ? "http" : "https"
         let process = try ChildProcess(
             try BuiltProducts.executable("chappie-emulator"), ["--port", "0", "--stop-when-stdin-closes"] + arguments,
             stdin: .descriptor(lifeline.reading.fileDescriptor), stdout: .descriptor(output.writing.fileDescriptor), stderr: .inherit)
@@ -108,7 +118,7 @@ public final class EmulatorProcess: Sendable {
             group.cancelAll()
             return first
         }
-        guard let firstLine, firstLine.hasPrefix("listening on http://127.0.0.1:"),
+        guard let firstLine, firstLine.hasPrefix("listening on \(scheme)://127.0.0.1:"),
             let port = Int(firstLine.split(separator: ":").last ?? "")
         else {
             kill(process.processIdentifier, SIGKILL)
@@ -117,14 +127,16 @@ public final class EmulatorProcess: Sendable {
         }
         self.process = process
         self.port = port
+        self.scheme = scheme
+        self.authorityFile = authorityFile
         self.lifeline = lifeline.writing
         _ = liveEmulators.withLock { $0.insert(process.processIdentifier) }
     }
 
     /// `http://127.0.0.1:PORT`.
-    public var issuer: String { "http://127.0.0.1:\(port)" }
-    /// `http://127.0.0.1:PORT/backend-api`.
-    public var backend: String { "http://127.0.0.1:\(port)/backend-api" }
+    public var issuer: String { "\(scheme)://127.0.0.1:\(port)" }
+    /// `http://127.0.0.1:PORT/backend-api` (https with `--tls`).
+    public var backend: String { "\(issuer)/backend-api" }
 
     /// Sends SIGTERM and waits (at most 10 s) for the process to exit; returns its status.
     @discardableResult

@@ -30,6 +30,9 @@ CURLcode ccurl_easy_setopt_pointer(CURL *handle, CURLoption option, void *value)
 CURLcode ccurl_easy_setopt_slist(CURL *handle, CURLoption option, struct curl_slist *value);
 CURLcode ccurl_easy_setopt_data_callback(CURL *handle, CURLoption option, ccurl_data_callback value);
 CURLcode ccurl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value);
+CURLcode ccurl_easy_getinfo_string(CURL *handle, CURLINFO info, const char **value);
+/// Sets a blob option (such as CURLOPT_CAINFO_BLOB) to a copy of `length` bytes at `data`.
+CURLcode ccurl_easy_setopt_blob(CURL *handle, CURLoption option, const void *data, size_t length);
 
 struct curl_slist *ccurl_slist_append(struct curl_slist *list, const char *value);
 void ccurl_slist_free_all(struct curl_slist *list);

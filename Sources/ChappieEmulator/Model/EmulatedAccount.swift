@@ -24,6 +24,10 @@ struct EmulatedAccount: Sendable {
     var codexIncluded: Bool
     var fiveHour: Window
     var weekly: Window
+    /// Workspace routing (`wham/accounts/check`): `NO_CONSTRAINT`, `us` or `us_cr`.
+    var routingOverride = "NO_CONSTRAINT"
+    /// The origin its Responses requests go to (`wham/accounts/check`); `nil` for the emulator's own.
+    var workspaceOrigin: String?
 
     /// Whether either window is full.
     var limitReached: Bool { fiveHour.usedPercent >= 100 || weekly.usedPercent >= 100 }

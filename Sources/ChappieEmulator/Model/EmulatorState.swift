@@ -442,6 +442,15 @@ actor EmulatorState {
         return account
     }
 
+    /// Sets an account's workspace routing; `origin` `nil` is the emulator's own.
+    func setRouting(accountID: String, override: String, origin: String?) -> EmulatedAccount? {
+        guard var account = accounts[accountID] else { return nil }
+        account.routingOverride = override
+        account.workspaceOrigin = origin
+        accounts[accountID] = account
+        return account
+    }
+
     func addFault(_ fault: Fault) {
         faults.append(fault)
     }

@@ -23,6 +23,29 @@ struct BackendRoutes: Sendable {
         }
     }
 
+    /// `GET /backend-api/wham/accounts/check`: workspace routing discovery (docs/protocol.md,
+    /// "Workspace routing"). One entry, the token's account, in the list form, with where its
+    /// Responses requests go: `origin` (the emulator's own) unless the account was given another.
+    func accountCheck(account: EmulatedAccount, origin: String) -> Reply {
+        let entry = JSON.object([
+            ("id", .string(account.accountID)),
+            ("name", .string(account.email)),
+            ("plan_type", .string(account.plan)),
+            ("structure", .string("personal")),
+            ("workspace_backend_origin", .string(account.workspaceOrigin ?? origin)),
+            ("account_routing_override", .string(account.routingOverride)),
+            ("account_user_role", .string("account-owner")),
+            ("can_access_with_session", .bool(true)),
+        ])
+        return .json(
+            200,
+            .object([
+                ("accounts", .array([entry])),
+                ("account_ordering", .array([.string(account.accountID)])),
+                ("default_account_id", .string(account.accountID)),
+            ]))
+    }
+
     /// `GET /backend-api/wham/usage`: the account's windows in `RateLimitStatusPayload` shape.
     func usage(account: EmulatedAccount) -> Reply {
         let now = Int(Date().timeIntervalSince1970)

@@ -74,6 +74,24 @@ struct ControlRoutes: Sendable {
         return .json(200, describe(account))
     }
 
+    /// `POST /_emulator/accounts/ID/routing` with `{"override": "NO_CONSTRAINT"|"us"|"us_cr",
+    /// "origin"?: "https://HOST:PORT"}`: what `wham/accounts/check` says of the account.
+    func setRouting(accountID: String, _ fields: RequestFields?) async -> Reply {
+        guard let fields, let override = fields.string("override"), ["NO_CONSTRAINT", "us", "us_cr"].contains(override) else {
+            return .openAIError(400, message: "override must be NO_CONSTRAINT, us or us_cr.", code: "invalid_request")
+        }
+        let origin = fields.string("origin")
+        if let origin {
+            guard let url = URL(string: origin), url.scheme == "https", url.host != nil, url.path.isEmpty, url.query == nil, url.user == nil else {
+                return .openAIError(400, message: "origin must be a bare https origin (https://HOST[:PORT]).", code: "invalid_request")
+            }
+        }
+        guard let account = await state.setRouting(accountID: accountID, override: override, origin: origin) else {
+            return .openAIError(404, message: "No such account.", code: "not_found")
+        }
+        return .json(200, describe(account))
+    }
+
     /// `POST /_emulator/faults` with `{"kind", "count"?, "path"?, …}`; see docs/emulator.md.
     func addFault(_ fields: RequestFields?) async -> Reply {
         guard let fields, let kindName = fields.string("kind") else {
@@ -196,6 +214,8 @@ struct ControlRoutes: Sendable {
             ("codex_included", .bool(account.codexIncluded)),
             ("five_hour_used_percent", .double(account.fiveHour.usedPercent)),
             ("weekly_used_percent", .double(account.weekly.usedPercent)),
+            ("routing_override", .string(account.routingOverride)),
+            ("workspace_origin", account.workspaceOrigin.map { .string($0) } ?? .null),
         ])
     }
 }

@@ -5,6 +5,7 @@ import NIOCore
 import NIOHTTP1
 import NIOHTTPTypes
 import NIOHTTPTypesHTTP1
+import NIOSSL
 import NIOWebSocket
 import Synchronization
 import WSCompression
@@ -33,14 +34,18 @@ struct EmulatorChannel: ServerChildChannel, HTTPChannelHandler {
 
     let responder: HTTPChannelHandler.Responder
     let webSocket: WebSocketRoutes
+    /// TLS in front of HTTP, when the emulator serves HTTPS.
+    let tls: NIOSSLContext?
 
     /// The server builder for `Application(server:)`.
-    static func builder(webSocket: WebSocketRoutes) -> HTTPServerBuilder {
-        HTTPServerBuilder { responder in EmulatorChannel(responder: responder, webSocket: webSocket) }
+    static func builder(webSocket: WebSocketRoutes, tls: NIOSSLContext?) -> HTTPServerBuilder {
+        HTTPServerBuilder { responder in EmulatorChannel(responder: responder, webSocket: webSocket, tls: tls) }
     }
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
+            if let tls { try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls)) }
+            let secure = tls != nil
             let decision = UpgradeDecision()
             let webSocket = self.webSocket
             let upgrader = NIOTypedWebSocketServerUpgrader<Outcome>(
@@ -76,7 +81,7 @@ struct EmulatorChannel: ServerChildChannel, HTTPChannelHandler {
                 upgraders: [upgrader],
                 notUpgradingCompletionHandler: { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandler(HTTP1ToHTTPServerCodec(secure: false))
+                        try channel.pipeline.syncOperations.addHandler(HTTP1ToHTTPServerCodec(secure: secure))
                         try channel.pipeline.syncOperations.addHandler(HTTPConnectionStateHandler(idleTimeout: nil, logger: logger))
                         let http = try NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>(
                             wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))

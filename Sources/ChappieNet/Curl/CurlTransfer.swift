@@ -72,6 +72,7 @@ final class CurlTransfer: @unchecked Sendable {
         if let total = request.totalTimeout {
             try set(CURLOPT_TIMEOUT_MS, total.wholeMilliseconds)
         }
+        try trust(configuration.trust)
         if let proxy = configuration.proxy { try set(CURLOPT_PROXY, proxy) }
         if let noProxy = configuration.noProxy { try set(CURLOPT_NOPROXY, noProxy) }
         try check(ccurl_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer), "CURLOPT_ERRORBUFFER")
@@ -200,6 +201,24 @@ final class CurlTransfer: @unchecked Sendable {
         headContinuation = nil
     }
 
+    /// The authorities to trust. A roots file alone replaces libcurl's bundle and directory;
+    /// additions go in one bundle with the roots (libcurl takes one), the system's read from the
+    /// bundle libcurl was built with.
+    private func trust(_ trust: ChappieTLSTrust) throws {
+        guard !trust.isSystem else { return }
+        if trust.rootsFile != nil { try check(ccurl_easy_setopt_pointer(easy, CURLOPT_CAPATH, nil), "CURLOPT_CAPATH") }
+        guard !trust.additionalFiles.isEmpty else {
+            try set(CURLOPT_CAINFO, trust.rootsFile ?? "")
+            return
+        }
+        var system: UnsafePointer<CChar>?
+        let systemBundle = ccurl_easy_getinfo_string(easy, CURLINFO_CAINFO, &system) == CURLE_OK ? system.map { String(cString: $0) } : nil
+        let bundle = try trust.bundle(systemBundle: systemBundle)
+        try bundle.withUnsafeBytes { bytes in
+            try check(ccurl_easy_setopt_blob(easy, CURLOPT_CAINFO_BLOB, bytes.baseAddress, bytes.count), "CURLOPT_CAINFO_BLOB")
+        }
+    }
+
     private func error(for code: CURLcode) -> ChappieHTTPClientError {
         let detail = String(cString: errorBuffer)
         let reason = detail.isEmpty ? String(cString: ccurl_easy_strerror(code)) : detail
@@ -224,6 +243,7 @@ final class CurlTransfer: @unchecked Sendable {
             case .resolveFailed: "could not find the host \(server): check the network, and the address in the URL (\(target))"
             case .connectFailed: "could not connect to \(server): nothing answered (the service is down, or the network or a firewall blocks it)"
             case .timedOut: "\(target): no answer in time (the network is slow or down)"
+            case .tlsFailed: "TLS with \(server) failed: \(reason). \(ChappieHTTPClientError.trustAdvice)"
             default: "\(target): \(reason)"
             }
         return ChappieHTTPClientError(code: kind, message: message, curlCode: Int(code.rawValue))

@@ -23,6 +23,9 @@ public struct ChappieHTTPClientConfiguration: Sendable {
     public var noProxy: String?
     /// The largest body ``ChappieHTTPClient/execute(_:)`` buffers. Default: 32 MiB.
     public var maximumBufferedBodySize: Int
+    /// The certificate authorities HTTPS trusts. Default: the environment's
+    /// (``ChappieTLSTrust/environment``: `SSL_CERT_FILE`, `CHAPPIE_CA_FILE`, else the system's).
+    public var trust: ChappieTLSTrust
 
     /// Creates a configuration; every parameter has the default documented on its property.
     public init(
@@ -31,7 +34,8 @@ public struct ChappieHTTPClientConfiguration: Sendable {
         userAgent: String = "chappie/\(ChappieVersion.current)",
         proxy: String? = nil,
         noProxy: String? = nil,
-        maximumBufferedBodySize: Int = 32 << 20
+        maximumBufferedBodySize: Int = 32 << 20,
+        trust: ChappieTLSTrust = .environment
     ) {
         self.connectTimeout = connectTimeout
         self.idleTimeout = idleTimeout
@@ -39,5 +43,6 @@ public struct ChappieHTTPClientConfiguration: Sendable {
         self.proxy = proxy
         self.noProxy = noProxy
         self.maximumBufferedBodySize = maximumBufferedBodySize
+        self.trust = trust
     }
 }

@@ -11,6 +11,10 @@
 /// }
 /// ```
 public struct ChappieHTTPClientError: Error, Sendable, CustomStringConvertible {
+    /// What to do when a certificate does not verify: chappie never skips verification.
+    static let trustAdvice =
+        "If a proxy or your company's certificate authority signs that server's certificate, trust it with --ca-file FILE (or CHAPPIE_CA_FILE); SSL_CERT_FILE replaces the system's authorities"
+
     /// What kind of failure this is.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Sendable {
@@ -77,6 +81,13 @@ public struct ChappieHTTPClientError: Error, Sendable, CustomStringConvertible {
         case .invalidURL, .insecureAuthorization, .responseTooLarge, .tlsFailed, .libraryUnavailable: false
         default: true
         }
+    }
+
+    /// Whether `text` holds the description of a TLS failure, as errors that keep only text
+    /// (``ChappieCore/ChappieAuthError/networkFailure(_:)``) carry it: a certificate that does not
+    /// verify will not verify on a retry either, and the command line says so.
+    public static func describesTLSFailure(_ text: String) -> Bool {
+        text.contains("\(Code.tlsFailed.description): ")
     }
 
     /// The message, prefixed by the code unless it starts with it.

@@ -113,7 +113,7 @@ public struct ChappieWebSocketClient: Sendable {
         let extensionBuilders =
             configuration.permessageDeflate
             ? [WebSocketExtensionFactory.perMessageDeflate(maxDecompressedFrameSize: configuration.maximumMessageSize).build()] : []
-        let tls = try target.secure ? Self.tlsContext() : nil
+        let tls = try target.secure ? Self.tlsContext(configuration.trust) : nil
         let deadline = NIODeadline.now() + TimeAmount(configuration.connectTimeout)
         let bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .connectTimeout(TimeAmount(configuration.connectTimeout))
@@ -188,17 +188,28 @@ public struct ChappieWebSocketClient: Sendable {
         }
     }
 
-    /// One TLS context for every connection: loading the system's trust store is not cheap.
-    private static func tlsContext() throws -> NIOSSLContext {
-        try sharedTLS.get()
-    }
-
-    private static let sharedTLS: Swift.Result<NIOSSLContext, any Error> = Swift.Result {
+    /// One TLS context per trust, kept for every connection: loading a trust store is not cheap.
+    private static func tlsContext(_ trust: ChappieTLSTrust) throws -> NIOSSLContext {
+        if let kept = tlsContexts.withLock({ $0[trust] }) { return kept }
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.certificateVerification = .fullVerification
-        tls.trustRoots = .default
-        return try NIOSSLContext(configuration: tls)
+        // The files are checked as libcurl's are, so that both clients fail alike on a bad one.
+        if let roots = trust.rootsFile {
+            _ = try ChappieTLSTrust.certificates(in: roots)
+            tls.trustRoots = .file(roots)
+        } else {
+            tls.trustRoots = .default
+        }
+        for file in trust.additionalFiles {
+            _ = try ChappieTLSTrust.certificates(in: file)
+            tls.additionalTrustRoots.append(.file(file))
+        }
+        let context = try NIOSSLContext(configuration: tls)
+        tlsContexts.withLock { $0[trust] = context }
+        return context
     }
+
+    private static let tlsContexts = Mutex<[ChappieTLSTrust: NIOSSLContext]>([:])
 
     private static let logger = Logger(label: "chappie.websocket", factory: { _ in SwiftLogNoOpLogHandler() })
 
@@ -206,7 +217,7 @@ public struct ChappieWebSocketClient: Sendable {
     private static func describe(_ error: any Error, host: String, during phase: String) -> ChappieHTTPClientError {
         switch error {
         case is NIOSSLError, is NIOSSLExtraError, is BoringSSLError:
-            return ChappieHTTPClientError(code: .tlsFailed, message: "TLS with \(host) failed: \(error)")
+            return ChappieHTTPClientError(code: .tlsFailed, message: "TLS with \(host) failed: \(error). \(ChappieHTTPClientError.trustAdvice)")
         case let error as NIOConnectionError:
             return ChappieHTTPClientError(
                 code: .connectFailed, message: "could not connect to \(host): \(error.connectionErrors.first.map { "\($0.error)" } ?? "no address")")

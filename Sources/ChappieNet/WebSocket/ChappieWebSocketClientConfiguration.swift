@@ -26,12 +26,15 @@ public struct ChappieWebSocketClientConfiguration: Sendable {
     public var permessageDeflate: Bool
     /// The `User-Agent` of the upgrade request. Default: `chappie/<version>`.
     public var userAgent: String
+    /// The certificate authorities `wss` trusts. Default: the environment's, as for HTTPS
+    /// (``ChappieTLSTrust/environment``).
+    public var trust: ChappieTLSTrust
 
     /// Creates a configuration; every parameter has the default documented on its property.
     public init(
         connectTimeout: Duration = .seconds(15), idleTimeout: Duration = .seconds(300), closeTimeout: Duration = .seconds(2),
         maximumMessageSize: Int = 16 << 20, maximumFrameSize: Int = 16 << 20, permessageDeflate: Bool = true,
-        userAgent: String = ChappieHTTPClientConfiguration().userAgent
+        userAgent: String = ChappieHTTPClientConfiguration().userAgent, trust: ChappieTLSTrust = .environment
     ) {
         self.connectTimeout = connectTimeout
         self.idleTimeout = idleTimeout
@@ -40,6 +43,7 @@ public struct ChappieWebSocketClientConfiguration: Sendable {
         self.maximumFrameSize = maximumFrameSize
         self.permessageDeflate = permessageDeflate
         self.userAgent = userAgent
+        self.trust = trust
     }
 }
 

@@ -1,6 +1,7 @@
 import Chappie
 public import ChappieCore
 import ChappieDaemonClient
+import ChappieNet
 import ChappieStore
 import ChappieVault
 
@@ -26,13 +27,11 @@ public struct FailureDescription: Sendable, Equatable {
             // The store's, the vault's and the services' errors carry their own recovery.
             self.init(message: error.message, exitCode: error.recovery.exitCode)
         case let error as ChappieAuthError:
-            self.init(
-                message: Self.sentence(error.errorDescription ?? "\(error)") + Self.advice(error.recovery, account: account),
-                exitCode: error.recovery.exitCode)
+            self.init(text: error.errorDescription ?? "\(error)", recovery: error.recovery, account: account)
         case let error as ChappieClientError:
-            self.init(
-                message: Self.sentence(error.errorDescription ?? "\(error)") + Self.advice(error.recovery, account: account),
-                exitCode: error.recovery.exitCode)
+            self.init(text: error.errorDescription ?? "\(error)", recovery: error.recovery, account: account)
+        case let error as ChappieHTTPClientError where error.code == .tlsFailed:
+            self.init(text: error.description, recovery: .retry(.now), account: account)
         case let error as DaemonRefusal:
             // The daemon described its failure already.
             self.init(message: error.message, exitCode: error.exitCode)
@@ -40,6 +39,17 @@ public struct FailureDescription: Sendable, Equatable {
             self.init(message: error.description, exitCode: ChappieExitCode.usage)
         default:
             return nil
+        }
+    }
+
+    /// A described error with its recovery's advice and exit code; a TLS failure (a certificate
+    /// that does not verify) is the service being unavailable to chappie (69), whatever the
+    /// recovery says, and retrying is not the advice: the message says what to trust.
+    private init(text: String, recovery: ChappieErrorRecovery, account: AccountName?) {
+        if ChappieHTTPClientError.describesTLSFailure(text) {
+            self.init(message: Self.sentence(text), exitCode: ChappieExitCode.serviceUnavailable)
+        } else {
+            self.init(message: Self.sentence(text) + Self.advice(recovery, account: account), exitCode: recovery.exitCode)
         }
     }
 
