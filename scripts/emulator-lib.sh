@@ -34,7 +34,7 @@ start_emulator() {
   done
   [ -n "$emulator_address" ] || { echo "the emulator did not start within 10 seconds" >&2; exit 1; }
   case "$emulator_address" in
-    http://127.0.0.1:*) ;;
+    http://127.0.0.1:* | https://127.0.0.1:*) ;;
     *) echo "the emulator is not on loopback: $emulator_address" >&2; exit 1 ;;
   esac
 }

