@@ -54,15 +54,30 @@ public final class Emulator: Sendable {
     ) async throws {
         let backend = BackendRoutes(state: state)
         let webSocket = WebSocketRoutes(state: state, backend: backend)
+        let tls = try configuration.tls?.serverContext()
+        let router = makeRouter(backend: backend)
         let app = Application(
-            router: makeRouter(backend: backend),
-            server: EmulatorChannel.builder(webSocket: webSocket, tls: try configuration.tls?.serverContext()),
+            router: router,
+            server: EmulatorChannel.builder(webSocket: webSocket, tls: tls),
             configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port)),
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },
             logger: logger)
+        var services: [any Service] = [app]
+        if tls != nil {
+            // A second listener, as a region-pinned workspace's origin: `wham/accounts/check` names
+            // it for an account given a routing override (POST /_emulator/accounts/ID/routing).
+            let state = self.state, host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
+            services.append(
+                Application(
+                    router: router,
+                    server: EmulatorChannel.builder(webSocket: webSocket, tls: tls),
+                    configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: 0)),
+                    onServerRunning: { channel in await state.setRegionalOrigin("https://\(host):\(channel.localAddress?.port ?? 0)") },
+                    logger: logger))
+        }
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
-                services: [app], gracefulShutdownSignals: stopsOnSignals ? [.sigterm, .sigint] : [], logger: logger))
+                services: services, gracefulShutdownSignals: stopsOnSignals ? [.sigterm, .sigint] : [], logger: logger))
         // Run the group outside this task's cancellation, so that cancelling means "shut down
         // gracefully" rather than tearing every connection down mid-response.
         let running = Task { try await group.run() }
@@ -118,6 +133,14 @@ public final class Emulator: Sendable {
                 authorization: request.headers[.authorization], accountHeader: request.headers[Self.accountIDHeader])
             {
             case .success(let account): backend.accountCheck(account: account, origin: self.origin(of: request))
+            case .failure(let refusal): refusal.reply
+            }
+        }
+        route(router, .get, "/backend-api/wham/profiles/me") { request, _, _ in
+            switch await backend.authenticate(
+                authorization: request.headers[.authorization], accountHeader: request.headers[Self.accountIDHeader])
+            {
+            case .success(let account): await backend.profile(account: account)
             case .failure(let refusal): refusal.reply
             }
         }
@@ -199,6 +222,11 @@ public final class Emulator: Sendable {
         let state = self.state
         router.on(RouterPath(path), method: method) { request, context -> Response in
             var request = request
+            if !control {
+                await state.note(
+                    path: request.uri.path, originator: request.headers[HTTPField.Name("originator")!],
+                    routingOverride: request.headers[HTTPField.Name("x-openai-account-routing-override")!], authority: request.head.authority)
+            }
             let fault = control ? nil : await state.admit(path: request.uri.path, clientPort: context.clientPort)
             switch fault {
             case .latency(let seconds)?:

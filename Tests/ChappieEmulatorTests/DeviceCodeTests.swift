@@ -69,18 +69,21 @@ struct DeviceCodeTests {
         }
     }
 
-    @Test("A poll with a wrong user code or unknown id is refused, not pending")
+    @Test("A poll with a wrong user code or unknown id is 404 deviceauth_not_found, not pending")
     func pollUnknown() async throws {
         try await withEmulator { emulator in
             let started = try await emulator.json(emulator.request("/api/accounts/deviceauth/usercode", method: .post, json: start)).json
             let wrongCode = RunningEmulator.encode(["device_auth_id": try #require(started.string("device_auth_id")), "user_code": "ZZZZ-99999"])
-            #expect(try await emulator.json(emulator.request("/api/accounts/deviceauth/token", method: .post, json: wrongCode)).status == 400)
             let unknownID = RunningEmulator.encode(["device_auth_id": "deviceauth_nope", "user_code": "ZZZZ-99999"])
-            #expect(try await emulator.json(emulator.request("/api/accounts/deviceauth/token", method: .post, json: unknownID)).status == 400)
+            for poll in [wrongCode, unknownID] {
+                let answer = try await emulator.json(emulator.request("/api/accounts/deviceauth/token", method: .post, json: poll))
+                #expect(answer.status == 404)
+                #expect(answer.json.string("error", "code") == "deviceauth_not_found")
+            }
         }
     }
 
-    @Test("A device code expires: polling and approving fail once its lifetime has passed")
+    @Test("A device code expires: polling answers 403 deviceauth_user_code_expired and approving fails; an unknown id is 404 deviceauth_not_found")
     func expiry() async throws {
         var configuration = EmulatorConfiguration()
         configuration.deviceCodeLifetime = .milliseconds(500)
@@ -90,8 +93,19 @@ struct DeviceCodeTests {
             let poll = RunningEmulator.encode(["device_auth_id": try #require(started.string("device_auth_id")), "user_code": userCode])
             try await Task.sleep(for: .milliseconds(700))
             let expired = try await emulator.json(emulator.request("/api/accounts/deviceauth/token", method: .post, json: poll))
-            #expect(expired.status == 400)
-            #expect(expired.json.string("error", "code") == "deviceauth_expired")
+            #expect(expired.status == 403)
+            #expect(expired.json.string("error", "code") == "deviceauth_user_code_expired")
+            let unknown = try await emulator.json(
+                emulator.request(
+                    "/api/accounts/deviceauth/token", method: .post,
+                    json: RunningEmulator.encode(["device_auth_id": "deviceauth_unknown", "user_code": userCode])))
+            #expect(unknown.status == 404)
+            #expect(unknown.json.string("error", "code") == "deviceauth_not_found")
+            let withoutCode = try await emulator.json(
+                emulator.request(
+                    "/api/accounts/deviceauth/token", method: .post,
+                    json: RunningEmulator.encode(["device_auth_id": try #require(started.string("device_auth_id"))])))
+            #expect(withoutCode.status == 400)
             let approval = try await emulator.json(
                 emulator.request(
                     "/_emulator/device/approve", method: .post, json: RunningEmulator.encode(["user_code": userCode])))

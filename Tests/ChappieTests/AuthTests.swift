@@ -72,11 +72,16 @@ struct AuthTests {
             #expect(lifetime < .seconds(60))
             await #expect(throws: ChappieAuthError.expiredDeviceCode) { _ = try await DeviceCodeSignIn(oauth: oauth).run() }
         }
-        try await withEmulator { emulator in
-            let body = #"{"error":{"message":"Device authorization has expired.","code":"deviceauth_expired"}}"#
-            try await emulator.failNext("/api/accounts/deviceauth/token", status: 403, body: body)
-            let oauth = OAuthClient(endpoints: try endpoints(emulator), http: emulator.client)
-            await #expect(throws: ChappieAuthError.expiredDeviceCode) { _ = try await DeviceCodeSignIn(oauth: oauth).run() }
+        // The service's answers (docs/protocol.md §1): an expired code, and one it no longer knows.
+        for (status, code) in [(403, "deviceauth_user_code_expired"), (404, "deviceauth_not_found"), (400, "deviceauth_expired")] {
+            try await withEmulator { emulator in
+                let body = #"{"error":{"message":"Device authorization code has expired.","code":"\#(code)"}}"#
+                try await emulator.failNext("/api/accounts/deviceauth/token", status: status, body: body)
+                let oauth = OAuthClient(endpoints: try endpoints(emulator), http: emulator.client)
+                await #expect(throws: ChappieAuthError.expiredDeviceCode, "\(code)") { _ = try await DeviceCodeSignIn(oauth: oauth).run() }
+                // At once: the first poll's answer ends the sign-in.
+                #expect(try await emulator.json(emulator.request("/_emulator/stats")).json.int("requests", "/api/accounts/deviceauth/token") == 1)
+            }
         }
     }
 

@@ -98,16 +98,17 @@ package struct OAuthClient: Sendable {
 
     /// Polls once (§1.3): 403 and 404 are pending; 2xx carries the code.
     ///
-    /// Whatever the status, an error code that says the code expired (`deviceauth_expired`,
-    /// `expired_token`, …) is `.expiredDeviceCode`, and one of ``refusalCodes`` is
-    /// `.authorizationDenied`: the real codes for those two are not documented (docs/emulator.md
-    /// lists what the emulator sends).
+    /// Whatever the status, an error code that says the code expired
+    /// (`deviceauth_user_code_expired`, as the service sends it, or another `…expired…` form) or
+    /// that the server does not know it (`deviceauth_not_found`) is `.expiredDeviceCode`: polling
+    /// on cannot succeed, and a new code is the way on. One of ``refusalCodes`` is
+    /// `.authorizationDenied` (the real code for a refusal is not documented, docs/emulator.md).
     package func poll(_ code: DeviceCode) async throws(ChappieAuthError) -> PollResult {
         let response = try await send(json: ["device_auth_id": code.deviceAuthID, "user_code": code.userCode], to: endpoints.deviceTokenURL)
         if !response.isSuccess {
             let error = OAuthErrorBody(response.body)
             if let code = error.code {
-                if code.contains("expired") { throw .expiredDeviceCode }
+                if code.contains("expired") || code == "deviceauth_not_found" { throw .expiredDeviceCode }
                 if Self.refusalCodes.contains(code) {
                     throw .authorizationDenied(error.description ?? code)
                 }

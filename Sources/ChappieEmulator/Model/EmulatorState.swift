@@ -104,6 +104,18 @@ actor EmulatorState {
     private var deviceCodesIssued = 0
     private var deviceCodesApproved = 0
     private var responsesStreamed = 0
+    /// Tokens of the turns served, by account and UTC day (`yyyy-MM-dd`), and turns by account
+    /// (`wham/profiles/me`).
+    private var dailyTokens: [String: [String: Int]] = [:]
+    /// Requests by their `originator` header ("none" without one).
+    private var originators: [String: Int] = [:]
+    /// The second TLS listener's origin, which an account's `wham/accounts/check` may name.
+    private(set) var regionalOrigin: String?
+    /// Requests that arrived at the second listener, by path.
+    private var regionalRequests: [String: Int] = [:]
+    /// Responses requests (HTTP and WebSocket upgrades) by their `x-openai-account-routing-override`.
+    private var routingOverrideHeaders: [String: Int] = [:]
+    private var turnsServed: [String: Int] = [:]
     private var dripsStarted = 0
     private var dripsCompleted = 0
     private var dripsAborted = 0
@@ -422,6 +434,32 @@ actor EmulatorState {
         return account
     }
 
+    /// Sets the second TLS listener's origin, once it listens.
+    func setRegionalOrigin(_ origin: String) {
+        regionalOrigin = origin
+    }
+
+    /// Notes who sent a request (`originator`), which listener it came to (the `Host` it names),
+    /// and, for the Responses path, its routing header.
+    func note(path: String, originator: String?, routingOverride: String?, authority: String?) {
+        originators[originator ?? "none", default: 0] += 1
+        if let regionalOrigin, let authority, regionalOrigin.hasSuffix("//" + authority) { regionalRequests[path, default: 0] += 1 }
+        if path.hasSuffix("/codex/responses"), let routingOverride { routingOverrideHeaders[routingOverride, default: 0] += 1 }
+    }
+
+    /// Counts a turn's tokens for its account, on today's UTC date.
+    func recordTokens(accountID: String, tokens: Int, at date: Date = Date()) {
+        let day = date.formatted(.iso8601.year().month().day())
+        dailyTokens[accountID, default: [:]][day, default: 0] += tokens
+        turnsServed[accountID, default: 0] += 1
+    }
+
+    /// An account's tokens by day, oldest first, and how many turns it had.
+    func tokenHistory(accountID: String) -> (days: [(day: String, tokens: Int)], turns: Int) {
+        let days = (dailyTokens[accountID] ?? [:]).sorted { $0.key < $1.key }.map { (day: $0.key, tokens: $0.value) }
+        return (days, turnsServed[accountID] ?? 0)
+    }
+
     // MARK: Control API
 
     func account(id: String) -> EmulatedAccount? {
@@ -541,6 +579,15 @@ actor EmulatorState {
                 ])
             ),
             ("responses_streamed", .int(responsesStreamed)),
+            ("originators", .object(originators.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) })),
+            (
+                "routing",
+                .object([
+                    ("regional_origin", regionalOrigin.map { .string($0) } ?? .null),
+                    ("regional_requests", .object(regionalRequests.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) })),
+                    ("override_headers", .object(routingOverrideHeaders.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) })),
+                ])
+            ),
             ("streams_aborted", .int(streamsAborted)),
             (
                 "drips",

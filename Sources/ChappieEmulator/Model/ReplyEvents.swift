@@ -44,6 +44,10 @@ struct ReplyEvents {
         self.words = words
     }
 
+    /// The input and output tokens the reply's usage reports: a token per four characters of the
+    /// prompt (at least one), and one per word streamed.
+    var tokens: (input: Int, output: Int) { (max(1, inputCharacters / 4), words.count) }
+
     /// The whole successful reply.
     func events() -> [StreamEvent] {
         var events = opening() + words.map(delta)
@@ -61,8 +65,7 @@ struct ReplyEvents {
                         ])
                     ),
                 ]))
-        let inputTokens = max(1, inputCharacters / 4)
-        let outputTokens = words.count
+        let (inputTokens, outputTokens) = tokens
         events.append(
             event(
                 "response.completed",

@@ -46,6 +46,28 @@ struct BackendRoutes: Sendable {
             ]))
     }
 
+    /// `GET /backend-api/wham/profiles/me`: the account's token history as Codex's `/usage` view
+    /// reads it (docs/protocol.md §6), built from the turns this emulator served: a bucket per UTC
+    /// day that had any, oldest first.
+    func profile(account: EmulatedAccount) async -> Reply {
+        let (days, turns) = await state.tokenHistory(accountID: account.accountID)
+        let buckets = days.map { JSON.object([("start_date", .string($0.day)), ("tokens", .int($0.tokens))]) }
+        return .json(
+            200,
+            .object([
+                (
+                    "stats",
+                    .object([
+                        ("lifetime_tokens", .int(days.reduce(0) { $0 + $1.tokens })),
+                        ("peak_daily_tokens", .int(days.map(\.tokens).max() ?? 0)),
+                        ("daily_usage_buckets", .array(buckets)),
+                        ("total_threads", .int(turns)),
+                    ])
+                ),
+                ("metadata", .object([("stats_as_of", .string(Date().formatted(.iso8601)))])),
+            ]))
+    }
+
     /// `GET /backend-api/wham/usage`: the account's windows in `RateLimitStatusPayload` shape.
     func usage(account: EmulatedAccount) -> Reply {
         let now = Int(Date().timeIntervalSince1970)
@@ -186,6 +208,7 @@ struct BackendRoutes: Sendable {
         if case .answer(let answer)? = step { text = answer }
         if rewordedReplay { text = text.replacingOccurrences(of: "You said", with: "You sent") }
         let generator = ReplyEvents(model: model, text: text, inputCharacters: prompt?.count ?? 0, account: charged)
+        await state.recordTokens(accountID: account.accountID, tokens: generator.tokens.input + generator.tokens.output)
         var events = generator.events()
         if case .call(let callID, let name, let arguments)? = step {
             // A divergent replay streams the arguments in two deltas: its events fall at other positions.

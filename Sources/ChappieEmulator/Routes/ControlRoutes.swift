@@ -80,7 +80,9 @@ struct ControlRoutes: Sendable {
         guard let fields, let override = fields.string("override"), ["NO_CONSTRAINT", "us", "us_cr"].contains(override) else {
             return .openAIError(400, message: "override must be NO_CONSTRAINT, us or us_cr.", code: "invalid_request")
         }
-        let origin = fields.string("origin")
+        // A pinned region without an origin of its own is served by the second listener.
+        var origin = fields.string("origin")
+        if origin == nil, override != "NO_CONSTRAINT" { origin = await state.regionalOrigin }
         if let origin {
             guard let url = URL(string: origin), url.scheme == "https", url.host != nil, url.path.isEmpty, url.query == nil, url.user == nil else {
                 return .openAIError(400, message: "origin must be a bare https origin (https://HOST[:PORT]).", code: "invalid_request")

@@ -58,9 +58,10 @@ struct IssuerRoutes: Sendable {
             // The real code for a refusal is not documented (docs/emulator.md): this one is a guess.
             return .openAIError(403, message: reason, code: "deviceauth_authorization_denied")
         case .expired:
-            return .openAIError(400, message: "Device authorization has expired. Start again.", code: "deviceauth_expired")
+            return .openAIError(
+                403, message: "Device authorization code has expired. Please request a new code.", code: "deviceauth_user_code_expired")
         case .unknown:
-            return .openAIError(400, message: "Unknown device authorization.", code: "deviceauth_not_found")
+            return .openAIError(404, message: "Device authorization not found.", code: "deviceauth_not_found")
         }
     }
 

@@ -39,6 +39,9 @@ struct WebSocketRoutes: Sendable {
             return .failure(ReplyError(.openAIError(404, message: "No WebSocket endpoint at this path.", code: "not_found")))
         }
         let refusal: Reply
+        await state.note(
+            path: Self.path, originator: head.headers["originator"].first, routingOverride: head.headers["x-openai-account-routing-override"].first,
+            authority: head.headers["host"].first)
         let fault = await state.admit(path: Self.path, clientPort: clientPort, scope: .webSocketUpgrade)
         if case .refuseUpgrade(let status)? = fault {
             refusal = .openAIError(status, message: "Injected upgrade refusal (status \(status)).", type: "server_error", code: nil)
