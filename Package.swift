@@ -280,7 +280,8 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "ChappieTestSupport", "ChappieEmulator", "ChappieNet", "ChappieStore", "ChappieVault", "ChappieCore", .product(name: "GRDB", package: "GRDB.swift"),
+                "ChappieTestSupport", "ChappieEmulator", "ChappieNet", "ChappieStore", "ChappieVault", "ChappieCore",
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: swiftSettings
         ),
