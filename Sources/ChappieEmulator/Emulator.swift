@@ -224,7 +224,7 @@ public final class Emulator: Sendable {
             var request = request
             if !control {
                 await state.note(
-                    path: request.uri.path, originator: request.headers[HTTPField.Name("originator")!],
+                    path: request.uri.path, originator: request.headers[HTTPField.Name("originator")!], userAgent: request.headers[.userAgent],
                     routingOverride: request.headers[HTTPField.Name("x-openai-account-routing-override")!], authority: request.head.authority)
             }
             let fault = control ? nil : await state.admit(path: request.uri.path, clientPort: context.clientPort)

@@ -328,6 +328,20 @@ package final class PostgresAccountStore: AccountStore {
         }
     }
 
+    package func trafficSetting(_ setting: TrafficSetting) async throws(StoreError) -> String? {
+        try await database.read { connection in
+            try await PoolDatabase.setting(setting.key, connection).map { String(decoding: $0, as: UTF8.self) }
+        }
+    }
+
+    package func setTrafficSetting(_ setting: TrafficSetting, _ value: String?) async throws(StoreError) {
+        try await database.write { connection in
+            try await PoolDatabase.setSetting(setting.key, value.map { Data($0.utf8) }, connection)
+            try await self.audit(
+                .settingChanged, account: nil, detail: value.map { "\(setting.rawValue) = \($0)" } ?? "\(setting.rawValue) cleared", connection)
+        }
+    }
+
     // MARK: Helpers
 
     func record(named name: AccountName, _ connection: PostgresConnection, forUpdate: Bool = false) async throws -> AccountRecord? {

@@ -37,6 +37,21 @@ public struct ServiceOptions: Sendable {
         self.interactive = interactive ?? PassphrasePrompt.isInteractive
     }
 
+    /// These options with the store's traffic settings where nothing overrides them: the
+    /// `originator` setting, and the `ca-file` setting unless `CHAPPIE_CA_FILE` (or `--ca-file`)
+    /// names one. Clients read their trust from the environment when they are made, so the
+    /// setting is put there before any is made.
+    func applyingSettings(of store: any StoreSettings) async throws -> ServiceOptions {
+        var options = self
+        if options.endpoints.originator == ChappieEndpoints.defaultOriginator, let originator = try await store.trafficSetting(.originator) {
+            options.endpoints.originator = originator
+        }
+        if (ProcessInfo.processInfo.environment["CHAPPIE_CA_FILE"] ?? "").isEmpty, let file = try await store.trafficSetting(.caFile) {
+            setenv("CHAPPIE_CA_FILE", file, 1)
+        }
+        return options
+    }
+
     /// The data directory these options name.
     public var dataDirectory: URL { location.directory }
 
@@ -101,7 +116,7 @@ public struct ChappieServices: Sendable {
     /// - Throws: ``StoreError`` or ``VaultError`` (configuration or key problems).
     public static func open(_ options: ServiceOptions) async throws -> ChappieServices {
         let opened = try await StoreOpener.open(options.storeOptions)
-        return ChappieServices(opened: opened, options: options)
+        return ChappieServices(opened: opened, options: try await options.applyingSettings(of: opened.store))
     }
 
     private init(opened: StoreOpener.Opened, options: ServiceOptions) {

@@ -84,7 +84,8 @@ extension ChappieClient {
     /// The headers of §8.1/§8.3 that both transports send.
     private func handshakeHeaders(_ turn: ResponseTurn) -> ChappieHTTPHeaders {
         var headers: ChappieHTTPHeaders = [
-            "originator": "chappie", "version": ChappieVersion.current, "session-id": sessionID, "x-client-request-id": sessionID,
+            "originator": configuration.endpoints.originator, "version": ChappieVersion.current, "session-id": sessionID,
+            "x-client-request-id": sessionID,
         ]
         headers["Authorization"] = "Bearer \(turn.credentials.credentials.accessToken)"
         headers["ChatGPT-Account-Id"] = turn.credentials.account.info.accountID

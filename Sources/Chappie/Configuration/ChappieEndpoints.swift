@@ -20,6 +20,13 @@ public struct ChappieEndpoints: Sendable, Equatable {
     public let issuer: URL
     /// The backend's base URL, ending in `/backend-api`.
     public let backend: URL
+    /// The `originator` header chappie's own backend requests carry (usage polls, Responses
+    /// turns): how it names itself to the service, never as the Codex CLI. Default: `chappie`.
+    /// The browser sign-in keeps the one its OAuth client is registered with (docs/protocol.md §2).
+    public var originator = Self.defaultOriginator
+
+    /// The `originator` chappie sends unless told otherwise.
+    public static let defaultOriginator = "chappie"
 
     /// The real service's endpoints.
     public init() {

@@ -109,6 +109,8 @@ actor EmulatorState {
     private var dailyTokens: [String: [String: Int]] = [:]
     /// Requests by their `originator` header ("none" without one).
     private var originators: [String: Int] = [:]
+    /// Requests by their `User-Agent`'s product (`chappie/0.1.0`, `codex_cli_rs/0.163.0`, …).
+    private var userAgents: [String: Int] = [:]
     /// The second TLS listener's origin, which an account's `wham/accounts/check` may name.
     private(set) var regionalOrigin: String?
     /// Requests that arrived at the second listener, by path.
@@ -441,8 +443,9 @@ actor EmulatorState {
 
     /// Notes who sent a request (`originator`), which listener it came to (the `Host` it names),
     /// and, for the Responses path, its routing header.
-    func note(path: String, originator: String?, routingOverride: String?, authority: String?) {
+    func note(path: String, originator: String?, userAgent: String?, routingOverride: String?, authority: String?) {
         originators[originator ?? "none", default: 0] += 1
+        userAgents[userAgent.map { String($0.prefix { $0 != " " }) } ?? "none", default: 0] += 1
         if let regionalOrigin, let authority, regionalOrigin.hasSuffix("//" + authority) { regionalRequests[path, default: 0] += 1 }
         if path.hasSuffix("/codex/responses"), let routingOverride { routingOverrideHeaders[routingOverride, default: 0] += 1 }
     }
@@ -580,6 +583,7 @@ actor EmulatorState {
             ),
             ("responses_streamed", .int(responsesStreamed)),
             ("originators", .object(originators.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) })),
+            ("user_agents", .object(userAgents.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) })),
             (
                 "routing",
                 .object([

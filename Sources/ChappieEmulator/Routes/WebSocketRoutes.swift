@@ -40,7 +40,8 @@ struct WebSocketRoutes: Sendable {
         }
         let refusal: Reply
         await state.note(
-            path: Self.path, originator: head.headers["originator"].first, routingOverride: head.headers["x-openai-account-routing-override"].first,
+            path: Self.path, originator: head.headers["originator"].first, userAgent: head.headers["user-agent"].first,
+            routingOverride: head.headers["x-openai-account-routing-override"].first,
             authority: head.headers["host"].first)
         let fault = await state.admit(path: Self.path, clientPort: clientPort, scope: .webSocketUpgrade)
         if case .refuseUpgrade(let status)? = fault {

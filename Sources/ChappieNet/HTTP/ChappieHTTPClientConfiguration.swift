@@ -13,7 +13,7 @@ public struct ChappieHTTPClientConfiguration: Sendable {
     /// The longest the client waits for the next byte of a response before failing with
     /// ``ChappieHTTPClientError/Code/timedOut``. Whole seconds; default: 60 seconds. A request can override it.
     public var idleTimeout: Duration
-    /// The `User-Agent` sent when a request sets none. Default: `chappie/<version>`.
+    /// The `User-Agent` sent when a request sets none. Default: `chappie/<version> (<os>; <arch>)`.
     public var userAgent: String
     /// A proxy URL for every request, such as `http://proxy.internal:3128`. Default `nil`: libcurl's
     /// environment rules apply (`https_proxy`/`HTTPS_PROXY`, `http_proxy`, `ALL_PROXY`).
@@ -31,7 +31,7 @@ public struct ChappieHTTPClientConfiguration: Sendable {
     public init(
         connectTimeout: Duration = .seconds(10),
         idleTimeout: Duration = .seconds(60),
-        userAgent: String = "chappie/\(ChappieVersion.current)",
+        userAgent: String = ChappieVersion.userAgent,
         proxy: String? = nil,
         noProxy: String? = nil,
         maximumBufferedBodySize: Int = 32 << 20,

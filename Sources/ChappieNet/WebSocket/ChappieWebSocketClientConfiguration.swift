@@ -24,7 +24,7 @@ public struct ChappieWebSocketClientConfiguration: Sendable {
     public var maximumFrameSize: Int
     /// Whether to offer permessage-deflate (RFC 7692). Default: `true`.
     public var permessageDeflate: Bool
-    /// The `User-Agent` of the upgrade request. Default: `chappie/<version>`.
+    /// The `User-Agent` of the upgrade request. Default: `chappie/<version> (<os>; <arch>)`.
     public var userAgent: String
     /// The certificate authorities `wss` trusts. Default: the environment's, as for HTTPS
     /// (``ChappieTLSTrust/environment``).

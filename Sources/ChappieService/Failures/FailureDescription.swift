@@ -1,6 +1,7 @@
 import Chappie
 public import ChappieCore
 import ChappieDaemonClient
+import Foundation
 import ChappieNet
 import ChappieStore
 import ChappieVault
@@ -28,6 +29,9 @@ public struct FailureDescription: Sendable, Equatable {
             self.init(message: error.message, exitCode: error.recovery.exitCode)
         case let error as ChappieAuthError:
             self.init(text: error.errorDescription ?? "\(error)", recovery: error.recovery, account: account)
+        case ChappieClientError.httpError(let status, let body) where EdgeRefusal.matches(status: status, body: Data(body.utf8)):
+            self.init(
+                message: Self.sentence("The backend: " + EdgeRefusal.explanation(originator: nil)), exitCode: ChappieExitCode.serviceUnavailable)
         case let error as ChappieClientError:
             self.init(text: error.errorDescription ?? "\(error)", recovery: error.recovery, account: account)
         case let error as ChappieHTTPClientError where error.code == .tlsFailed:

@@ -10,6 +10,10 @@ public struct SettingsService: Sendable {
         case codexHome = "codex-home"
         /// How long usage readings are kept.
         case usageRetention = "usage-retention"
+        /// The `originator` chappie's backend requests carry.
+        case originator
+        /// A PEM file of certificate authorities trusted besides the system's.
+        case caFile = "ca-file"
     }
 
     /// The store.
@@ -38,5 +42,38 @@ public struct SettingsService: Sendable {
     /// Sets (or with `nil` clears) how long usage readings are kept.
     public func setUsageRetention(_ retention: Duration?) async throws {
         try await store.setUsageRetention(retention.map { Double($0.components.seconds) })
+    }
+
+    /// The `originator` set for chappie's backend requests, if any (else `chappie`).
+    public func originator() async throws -> String? {
+        try await store.trafficSetting(.originator)
+    }
+
+    /// Sets (or with `nil` clears) the `originator`: letters, digits, `_`, `-` and `.`, at most 64.
+    public func setOriginator(_ value: String?) async throws {
+        if let value {
+            guard (1...64).contains(value.count), value.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "_-.".contains($0)) }) else {
+                throw ServiceError(.invalidInput, "an originator is 1 to 64 letters, digits, '_', '-' or '.'")
+            }
+        }
+        try await store.setTrafficSetting(.originator, value)
+    }
+
+    /// The certificate-authority file set to trust, if any.
+    public func caFile() async throws -> String? {
+        try await store.trafficSetting(.caFile)
+    }
+
+    /// Sets (or with `nil` clears) the certificate-authority file: an absolute path to a readable
+    /// PEM file with at least one certificate, checked now so that a mistake shows at once.
+    public func setCAFile(_ path: String?) async throws {
+        if let path {
+            guard path.hasPrefix("/"), let text = FileManager.default.contents(atPath: path).map({ String(decoding: $0, as: UTF8.self) }),
+                text.contains("-----BEGIN CERTIFICATE-----")
+            else {
+                throw ServiceError(.invalidInput, "\(path) is not a readable PEM file of certificates (-----BEGIN CERTIFICATE-----)")
+            }
+        }
+        try await store.setTrafficSetting(.caFile, path)
     }
 }

@@ -60,6 +60,9 @@ public struct UsageService: Sendable {
         let snapshots: [ChappieUsageLimitSnapshot]
         do throws(ServiceError) {
             guard response.isSuccess else {
+                if EdgeRefusal.matches(status: response.status, body: response.body) {
+                    throw ServiceError(.unavailable, "the usage endpoint: " + EdgeRefusal.explanation(originator: tokens.oauth.endpoints.originator))
+                }
                 let passes = response.status == 429 || response.status >= 500
                 throw ServiceError(passes ? .unavailable : .invalidInput, "the usage endpoint answered HTTP \(response.status)")
             }
@@ -81,6 +84,7 @@ public struct UsageService: Sendable {
         var request = ChappieHTTPRequest(url: tokens.oauth.endpoints.usageURL, headers: ["Accept": "application/json"])
         request.headers["Authorization"] = "Bearer \(token)"
         if let id = account.info.accountID { request.headers["ChatGPT-Account-Id"] = id }
+        request.headers["originator"] = tokens.oauth.endpoints.originator
         if account.info.isFedRAMPAccount { request.headers["X-OpenAI-Fedramp"] = "true" }
         request.totalTimeout = .seconds(30)
         let clock = ContinuousClock()

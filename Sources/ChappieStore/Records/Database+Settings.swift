@@ -9,6 +9,8 @@ package enum SettingKey: String {
     case passphraseKDF = "passphrase_kdf"
     case codexHome = "codex_home"
     case usageRetention = "usage_retention_seconds"
+    case originator = "originator"
+    case caFile = "ca_file"
     /// The id of the key a rotation in progress is writing (cleared when it commits).
     case pendingKeyID = "pending_key_id"
     /// Set by migration 0004 when credentials were sealed bound to row ids; cleared once they are

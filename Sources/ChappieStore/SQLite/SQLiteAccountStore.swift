@@ -237,6 +237,17 @@ public final class SQLiteAccountStore: AccountStore {
         }
     }
 
+    package func trafficSetting(_ setting: TrafficSetting) async throws(StoreError) -> String? {
+        try await read { db in try db.setting(setting.key).map { String(decoding: $0, as: UTF8.self) } }
+    }
+
+    package func setTrafficSetting(_ setting: TrafficSetting, _ value: String?) async throws(StoreError) {
+        try await write { db in
+            try db.setSetting(setting.key, value.map { Data($0.utf8) })
+            try db.record(.settingChanged, account: nil, detail: value.map { "\(setting.rawValue) = \($0)" } ?? "\(setting.rawValue) cleared")
+        }
+    }
+
     // MARK: Serialisation
 
     nonisolated(nonsending) public func withRefreshLock<T>(onAccounts ids: [Int64], _ body: () async throws -> T) async throws -> T {

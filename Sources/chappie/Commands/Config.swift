@@ -9,7 +9,7 @@ extension ChappieCommand {
         static let configuration = CommandConfiguration(
             commandName: "config",
             abstract:
-                "Read and change settings: codex-home (where `accounts switch` writes auth.json), usage-retention (how long `usage prune` keeps readings).",
+                "Read and change settings: codex-home (where `accounts switch` writes auth.json), usage-retention (how long `usage prune` keeps readings), originator (how chappie names itself to the backend), ca-file (certificate authorities to trust as well).",
             subcommands: [Get.self, Set.self, Unset.self])
     }
 }
@@ -17,7 +17,7 @@ extension ChappieCommand {
 extension ChappieCommand.Config {
     struct Get: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "get", abstract: "Print a setting (empty when unset).")
-        @Argument(help: "The setting: codex-home.") var setting: SettingsService.Key
+        @Argument(help: "The setting: codex-home, usage-retention, originator or ca-file.") var setting: SettingsService.Key
         @OptionGroup var global: GlobalOptions
 
         func run() async throws {
@@ -26,6 +26,8 @@ extension ChappieCommand.Config {
                 switch setting {
                 case .codexHome: try await settings.defaultCodexHome()
                 case .usageRetention: try await settings.usageRetention().map(DurationText.format)
+                case .originator: try await settings.originator()
+                case .caFile: try await settings.caFile()
                 }
             if global.json { try JSONOutput.print(SettingJSON(setting: setting.rawValue, value: value)) } else { print(value ?? "") }
         }
@@ -33,7 +35,7 @@ extension ChappieCommand.Config {
 
     struct Set: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "set", abstract: "Change a setting.")
-        @Argument(help: "The setting: codex-home.") var setting: SettingsService.Key
+        @Argument(help: "The setting: codex-home, usage-retention, originator or ca-file.") var setting: SettingsService.Key
         @Argument(help: "Its value.") var value: String
         @OptionGroup var global: GlobalOptions
 
@@ -48,6 +50,12 @@ extension ChappieCommand.Config {
                 let duration = try parseDuration(value)
                 try await settings.setUsageRetention(duration)
                 shown = value
+            case .originator:
+                try await settings.setOriginator(value)
+                shown = value
+            case .caFile:
+                shown = expandedPath(value).standardizedFileURL.path
+                try await settings.setCAFile(shown)
             }
             if !global.json {
                 print("\(setting.rawValue) = \(shown)")
@@ -59,7 +67,7 @@ extension ChappieCommand.Config {
 
     struct Unset: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "unset", abstract: "Clear a setting.")
-        @Argument(help: "The setting: codex-home.") var setting: SettingsService.Key
+        @Argument(help: "The setting: codex-home, usage-retention, originator or ca-file.") var setting: SettingsService.Key
         @OptionGroup var global: GlobalOptions
 
         func run() async throws {
@@ -67,6 +75,8 @@ extension ChappieCommand.Config {
             switch setting {
             case .codexHome: try await settings.setDefaultCodexHome(nil)
             case .usageRetention: try await settings.setUsageRetention(nil)
+            case .originator: try await settings.setOriginator(nil)
+            case .caFile: try await settings.setCAFile(nil)
             }
             if !global.json { print("\(setting.rawValue) cleared") } else { try JSONOutput.print(SettingJSON(setting: setting.rawValue, value: nil)) }
         }

@@ -25,4 +25,27 @@ struct StoreSettingsContractTests {
             #expect(changes.allSatisfy { $0.accountName == nil })
         }
     }
+
+    @Test(
+        "Traffic settings (originator, ca-file) start unset, round-trip through another open, are independent, and clear",
+        arguments: StoreBackend.allCases)
+    func trafficSettings(_ backend: StoreBackend) async throws {
+        try await backend.withStore { contract in
+            let store = try await contract.open()
+            for setting in TrafficSetting.allCases { #expect(try await store.trafficSetting(setting) == nil) }
+            try await store.setTrafficSetting(.originator, "my-harness")
+            try await store.setTrafficSetting(.caFile, "/etc/company/ca.pem")
+            let other = try await contract.open()
+            #expect(try await other.trafficSetting(.originator) == "my-harness")
+            #expect(try await other.trafficSetting(.caFile) == "/etc/company/ca.pem")
+            try await other.setTrafficSetting(.originator, nil)
+            #expect(try await store.trafficSetting(.originator) == nil)
+            #expect(try await store.trafficSetting(.caFile) == "/etc/company/ca.pem")
+            let changes = try await store.events(limit: 10).filter { $0.kind == AuditEventKind.settingChanged.rawValue }
+            // The pool adds the machine to each detail: "(on NAME)".
+            let expected = ["originator cleared", "ca-file = /etc/company/ca.pem", "originator = my-harness"]
+            #expect(changes.count == 3)
+            #expect(zip(changes, expected).allSatisfy { $0.detail.hasPrefix($1) }, "\(changes.map(\.detail))")
+        }
+    }
 }

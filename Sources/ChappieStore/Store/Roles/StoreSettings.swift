@@ -8,4 +8,24 @@ package protocol StoreSettings: Sendable {
     func usageRetention() async throws(StoreError) -> Double?
     /// Sets (or with `nil` clears) how long usage readings are kept.
     func setUsageRetention(_ seconds: Double?) async throws(StoreError)
+    /// A setting of chappie's traffic, when set.
+    func trafficSetting(_ setting: TrafficSetting) async throws(StoreError) -> String?
+    /// Sets (or with `nil` clears) a setting of chappie's traffic.
+    func setTrafficSetting(_ setting: TrafficSetting, _ value: String?) async throws(StoreError)
+}
+
+/// Settings of how chappie talks to the services, kept as text.
+package enum TrafficSetting: String, Sendable, CaseIterable {
+    /// The `originator` chappie's backend requests name (default `chappie`).
+    case originator
+    /// A PEM file of certificate authorities trusted besides the system's.
+    case caFile = "ca-file"
+
+    /// Its row in `settings`.
+    package var key: SettingKey {
+        switch self {
+        case .originator: .originator
+        case .caFile: .caFile
+        }
+    }
 }

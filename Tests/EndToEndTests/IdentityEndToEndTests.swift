@@ -1,0 +1,74 @@
+import ChappieTestSupport
+import Foundation
+import Testing
+
+@Suite("chappie names itself: its originator and User-Agent, the originator and ca-file settings, an edge's HTML 403 explained", .tags(.slow))
+struct IdentityEndToEndTests {
+    @Test("Usage polls and turns over wss and SSE say originator: chappie and a chappie User-Agent; the originator setting changes it")
+    func originator() async throws {
+        let testbed = try await ChappieTestbed.start()
+        try await whileRunning(testbed) {
+            #expect(try await testbed.chappie(["accounts", "add", "work"]).status == 0)
+            #expect(try await testbed.chappie(["usage", "poll", "work"]).status == 0)
+            #expect(try await testbed.chappie(["ask", "--transport", "websocket", "hello"]).status == 0)
+            #expect(try await testbed.chappie(["ask", "--transport", "sse", "hello"]).status == 0)
+            var stats = try await testbed.control("/_emulator/stats")
+            #expect(stats.int("originators", "chappie") == 3, "a poll, an upgrade and an SSE turn")
+            #expect(stats.int("originators", "codex_cli_rs") == nil)
+            #expect((stats.int("user_agents", "chappie/0.1.0") ?? 0) >= 3)
+            #expect(stats.int("user_agents", "codex_cli_rs") == nil)
+
+            let refused = try await testbed.chappie(["config", "set", "originator", "not valid!"])
+            #expect(refused.status != 0)
+            #expect(refused.stderr.contains("originator"))
+            #expect(try await testbed.chappie(["config", "set", "originator", "my-harness"]).status == 0)
+            #expect(try await testbed.chappie(["config", "get", "originator"]).stdout == "my-harness\n")
+            #expect(try await testbed.chappie(["usage", "poll", "work"]).status == 0)
+            stats = try await testbed.control("/_emulator/stats")
+            #expect(stats.int("originators", "my-harness") == 1)
+            #expect(try await testbed.chappie(["config", "unset", "originator"]).status == 0)
+            #expect(try await testbed.chappie(["usage", "poll", "work"]).status == 0)
+            #expect(try await testbed.control("/_emulator/stats").int("originators", "chappie") == 4)
+        }
+    }
+
+    @Test("An HTML 403 from the edge is explained: a proxy or the service refused, and the originator setting is the way to change chappie's")
+    func edgeRefusal() async throws {
+        let testbed = try await ChappieTestbed.start()
+        try await whileRunning(testbed) {
+            #expect(try await testbed.chappie(["accounts", "add", "work"]).status == 0)
+            let page = "<!DOCTYPE html><html><head><title>Attention Required</title></head><body>Sorry, you have been blocked</body></html>"
+            let fault = try JSONSerialization.data(withJSONObject: [
+                "kind": "status", "status": 403, "path": "/backend-api/", "count": 2, "body": page,
+            ])
+            _ = try await testbed.control("/_emulator/faults", method: "POST", body: String(decoding: fault, as: UTF8.self))
+            let poll = try await testbed.chappie(["usage", "poll", "work"])
+            #expect(poll.status == 75, "\(poll.stderr)")
+            #expect(poll.stderr.contains("a web page came back"), "\(poll.stderr)")
+            #expect(poll.stderr.contains("chappie config set originator NAME"))
+            #expect(!poll.stderr.contains("Attention Required"), "the page itself is not shown")
+            let ask = try await testbed.chappie(["ask", "--transport", "sse", "hello"])
+            #expect(ask.status == 69, "\(ask.stderr)")
+            #expect(ask.stderr.contains("chappie config set originator NAME"), "\(ask.stderr)")
+        }
+    }
+
+    @Test("The ca-file setting is trusted by every command of the store, and is checked when set")
+    func caFileSetting() async throws {
+        let testbed = try await ChappieTestbed.start(emulatorArguments: [
+            "--tls", "--auto-approve", "--auto-approve-delay", "0", "--device-code-interval", "1",
+        ])
+        try await whileRunning(testbed) {
+            let authority = try #require(testbed.emulator.authorityFile).path
+            #expect(try await testbed.chappie(["accounts", "add", "work", "--ca-file", authority]).status == 0)
+            #expect(try await testbed.chappie(["refresh", "work"]).status == 69)
+            let notPEM = try await testbed.chappie(["config", "set", "ca-file", "/etc/hostname"])
+            #expect(notPEM.status != 0)
+            #expect(notPEM.stderr.contains("not a readable PEM file"))
+            #expect(try await testbed.chappie(["config", "set", "ca-file", authority]).status == 0)
+            let refreshed = try await testbed.chappie(["refresh", "work"])
+            #expect(refreshed.status == 0, "\(refreshed.stderr)")
+            #expect(try await testbed.chappie(["ask", "--transport", "websocket", "hi"]).status == 0)
+        }
+    }
+}
