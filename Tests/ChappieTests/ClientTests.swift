@@ -86,6 +86,25 @@ struct ClientTests {
         }
     }
 
+    @Test("Workspace discovery is asked once per account and access token: two turns ask once, a refreshed token asks again")
+    func discoveryKept() async throws {
+        try await withSetup { setup in
+            func asked() async throws -> Int { try await setup.stats().int("requests", "/backend-api/wham/accounts/check") ?? 0 }
+            let client = setup.client()
+            #expect(try await client.send("one") == "You said: one")
+            #expect(try await asked() == 1)
+            #expect(try await client.send("two") == "You said: two")
+            #expect(try await asked() == 1, "kept for the same token")
+            // The access token revoked: the turn gets 401, the client refreshes, and asks again.
+            let stored = try await setup.store.credentials(for: try await setup.store.account(named: AccountName("work")))
+            _ = try await setup.emulator.client.execute(
+                setup.emulator.request(
+                    "/oauth/revoke", method: .post, json: #"{"token":"\#(stored.accessToken)","token_type_hint":"access_token"}"#))
+            #expect(try await client.send("three") == "You said: three")
+            #expect(try await asked() == 2)
+        }
+    }
+
     @Test("A full request carries model, instructions, roles, effort and tier")
     func fullRequest() async throws {
         try await withSetup { setup in

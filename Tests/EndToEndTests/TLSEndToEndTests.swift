@@ -41,6 +41,40 @@ struct TLSEndToEndTests {
         }
     }
 
+    @Test(
+        "A region-pinned account: ask asks where its workspace is and sends its turns there with the routing header; without an answer, to the configured origin"
+    )
+    func pinnedWorkspace() async throws {
+        let testbed = try await ChappieTestbed.start(emulatorArguments: [
+            "--tls", "--auto-approve", "--auto-approve-delay", "0", "--device-code-interval", "1",
+        ])
+        try await whileRunning(testbed) {
+            let authority = try #require(testbed.emulator.authorityFile).path
+            #expect(try await testbed.chappie(["accounts", "add", "work", "--ca-file", authority]).status == 0)
+            let id = try #require(
+                JSONDocument(Data(try await testbed.chappie(["accounts", "show", "work", "--json"]).stdout.utf8)).string("chatgptAccountID"))
+            let pinned = try await testbed.control("/_emulator/accounts/\(id)/routing", method: "POST", body: #"{"override":"us_cr"}"#)
+            let regional = try #require(pinned.string("workspace_origin"))
+            for transport in ["websocket", "sse"] {
+                let asked = try await testbed.chappie(["ask", "--transport", transport, "hello", "--ca-file", authority])
+                #expect(asked.status == 0, "\(transport): \(asked.stderr)")
+                #expect(asked.stdout.contains("You said: hello"))
+            }
+            var stats = try await testbed.control("/_emulator/stats")
+            #expect(stats.string("routing", "regional_origin") == regional)
+            #expect(stats.int("routing", "regional_requests", "/backend-api/codex/responses") == 2, "both turns went to the pinned region")
+            #expect(stats.int("routing", "override_headers", "us_cr") == 2)
+            // Discovery failing: the turn goes to the configured origin, without the header.
+            _ = try await testbed.control(
+                "/_emulator/faults", method: "POST", body: #"{"kind":"status","status":503,"path":"/backend-api/wham/accounts/check","count":5}"#)
+            let fallback = try await testbed.chappie(["ask", "--transport", "sse", "again", "--ca-file", authority])
+            #expect(fallback.status == 0, "\(fallback.stderr)")
+            stats = try await testbed.control("/_emulator/stats")
+            #expect(stats.int("routing", "regional_requests", "/backend-api/codex/responses") == 2)
+            #expect(stats.int("routing", "override_headers", "us_cr") == 2)
+        }
+    }
+
     @Test("Without the authority, or with another one: exit 69 naming the host and what to trust; the account keeps working")
     func untrusted() async throws {
         let testbed = try await ChappieTestbed.start(emulatorArguments: [

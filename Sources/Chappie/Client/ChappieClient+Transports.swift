@@ -10,7 +10,10 @@ extension ChappieClient {
     func streamOverSSE(_ turn: inout ResponseTurn) async throws {
         let response: ChappieHTTPStreamingResponse
         do {
-            var request = ChappieHTTPRequest(url: configuration.endpoints.responsesURL, method: .post, headers: handshakeHeaders(turn))
+            let route = await workspaceRoute(turn)
+            var request = ChappieHTTPRequest(
+                url: route.applied(to: configuration.endpoints.responsesURL), method: .post, headers: handshakeHeaders(turn))
+            request.headers[WorkspaceRoute.routingHeader] = route.routingOverride
             request.headers["Content-Type"] = "application/json"
             request.headers["Accept"] = "text/event-stream"
             request.body = try ResponsesRequestBody.json(turn, tools: tools.definitions, sessionID: sessionID)
@@ -40,8 +43,10 @@ extension ChappieClient {
     /// One attempt over a WebSocket of its own (docs/sdk.md): the upgrade with the handshake headers,
     /// one `response.create` text frame, then the server's frames through the same event reading.
     func streamOverWebSocket(_ turn: inout ResponseTurn) async throws {
+        let route = await workspaceRoute(turn)
         var headers = handshakeHeaders(turn)
         headers["OpenAI-Beta"] = "responses_websockets=2026-02-06"
+        headers[WorkspaceRoute.routingHeader] = route.routingOverride
         let frame = try ResponsesRequestBody.webSocketFrame(turn, tools: tools.definitions, sessionID: sessionID)
         // The session body is a @Sendable closure (WSCore's handler): lend it the turn and take it
         // back; it runs within this call, so the turn is never used by two tasks at once.
@@ -49,7 +54,7 @@ extension ChappieClient {
         defer { turn = box.turn }
         let client = self
         do {
-            try await webSocket.connect(url: configuration.endpoints.responsesWebSocketURL, headers: headers) { session in
+            try await webSocket.connect(url: route.applied(to: configuration.endpoints.responsesWebSocketURL), headers: headers) { session in
                 var turn = box.turn
                 defer { box.turn = turn }
                 await client.recordHeaderUsage(session.responseHeaders, &turn)
@@ -80,6 +85,21 @@ extension ChappieClient {
     }
 
     // MARK: Shared
+
+    /// Where this turn's account is served (workspace routing discovery, asked once per account
+    /// and access token, 15 seconds at most); the configured origin when the answer cannot be had
+    /// or breaks a rule.
+    func workspaceRoute(_ turn: ResponseTurn) async -> WorkspaceRoute {
+        guard let accountID = turn.credentials.account.info.accountID else { return .configured }
+        let token = turn.credentials.credentials.accessToken
+        return await routes.route(accountID: accountID, accessToken: token) {
+            var request = ChappieHTTPRequest(url: configuration.endpoints.accountCheckURL, headers: handshakeHeaders(turn))
+            request.headers["Accept"] = "application/json"
+            request.totalTimeout = .seconds(15)
+            guard let response = try? await http.execute(request), response.isSuccess else { return .configured }
+            return WorkspaceRoute.parse(response.body, accountID: accountID) ?? .configured
+        }
+    }
 
     /// The headers of §8.1/§8.3 that both transports send.
     private func handshakeHeaders(_ turn: ResponseTurn) -> ChappieHTTPHeaders {

@@ -33,6 +33,8 @@ public final class ChappieClient: Sendable {
     let webSocket: ChappieWebSocketClient
     let sessionID = UUID().uuidString.lowercased()
     let tools: HostToolRunner
+    /// Workspace routing answers, by account and credential generation.
+    let routes = WorkspaceRoutes()
     private let transport: Mutex<TransportChoice>
     private let store: StoreHandle
 

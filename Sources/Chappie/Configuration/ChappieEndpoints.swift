@@ -64,6 +64,8 @@ public struct ChappieEndpoints: Sendable, Equatable {
     public var revokeURL: URL { issuer.appendingPathComponent("oauth/revoke") }
     /// The usage-limit windows of an account.
     public var usageURL: URL { backend.appendingPathComponent("wham/usage") }
+    /// Workspace routing discovery: where an account's Responses requests go.
+    public var accountCheckURL: URL { backend.appendingPathComponent("wham/accounts/check") }
     /// The streaming Responses endpoint.
     public var responsesURL: URL { backend.appendingPathComponent("codex/responses") }
     /// The same endpoint for WebSocket: `wss://` for an `https` backend, `ws://` for (loopback) `http`.
