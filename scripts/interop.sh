@@ -280,10 +280,15 @@ for package in "${codex_packages[@]}"; do
 done
 
 # ---------------------------------------------------------------------------------------------
-# Codex 0.147.0 treats a token that expires soon as expired and refreshes in a loop with short
-# tokens (docs/protocol.md §8), so Codex stays out of this part and its emulator is separate.
-step "5. chappie daemon --auto-switch with 10-second access tokens: 3 switches, 20 refreshes"
-start_tls_emulator emulator5 --access-token-ttl 10
+# The daemon refreshes every account about every 10 seconds: 1-hour access tokens, refreshed
+# once less than 3590 s of them are left. A running Codex refreshes on its own only within 5
+# minutes of its token's expiry (docs/protocol.md §3), so, as with the default 10-minute margin, the
+# daemon always refreshes first and Codex takes the new tokens from auth.json; the newest Codex
+# (installed last) runs a turn in H5 after each switch, as the account the daemon switched to.
+# (With tokens shorter than Codex's 5-minute window, Codex refreshes before every request and
+# races any other refresher: tested, it redeems a token the daemon had just redeemed.)
+step "5. chappie daemon --auto-switch, refreshing about every 10 s: 3 switches, 20 refreshes, a Codex $codex_version turn after each switch"
+start_tls_emulator emulator5
 use_service "$emulator_address" "$work/home5" "$emulator_authority"
 emulator_log="$work/emulator5.err"
 logs=("$work/daemon.log" "$emulator_log")
@@ -298,7 +303,7 @@ for name in a b c; do
 done
 "${chappie[@]}" accounts switch a --codex-home "$H5" "${service[@]}" > /dev/null || fail "chappie accounts switch a --codex-home H5"
 baseline=$(stats 'd["refresh"]["redemptions"]')
-"${chappie[@]}" daemon --auto-switch --codex-home "$H5" --refresh-margin 2s --poll-interval 2s "${service[@]}" > "$work/daemon.log" 2>&1 &
+"${chappie[@]}" daemon --auto-switch --codex-home "$H5" --refresh-margin 3590s --poll-interval 2s "${service[@]}" > "$work/daemon.log" 2>&1 &
 daemon_pid=$!
 for _ in $(seq 100); do [ -S "$CHAPPIE_HOME/chappie.sock" ] && break; kill -0 "$daemon_pid" 2>/dev/null || break; sleep 0.1; done
 [ -S "$CHAPPIE_HOME/chappie.sock" ] || fail "the daemon did not open its socket within 10 seconds"
@@ -350,13 +355,16 @@ for round in 1 2 3; do
   done
   [ -n "$switched" ] || fail "switch $round: the daemon did not switch from $from to $to within 30 s (active: $("${chappie[@]}" accounts current))"
   check_codex_home "switch $round"
+  to_used=$(five_hour_used "${ids[$to]}")
+  codex_exec "$H5" "exec5-$round"
+  greater "$(five_hour_used "${ids[$to]}")" "$to_used" || fail "switch $round: Codex's turn did not run as $to"
   switched_access=$(auth_field "$H5" access_token)
   at_switch=$(refreshes_so_far)
   wait_for_refreshes $((at_switch + 6))
   check_codex_home "switch $round, $((refreshes - at_switch)) refreshes later"
   [ "$(auth_field "$H5" access_token)" != "$switched_access" ] || fail "switch $round: the daemon refreshed, but H5/auth.json still holds the token of the switch"
   no_reuse "switch $round"
-  pass "5.$round daemon switched $from → $to; H5/auth.json holds $to, kept live through refreshes $at_switch → $refreshes; reuse_detected 0"
+  pass "5.$round daemon switched $from → $to; Codex $codex_version ran a turn as $to; H5/auth.json holds $to, kept live through refreshes $at_switch → $refreshes; reuse_detected 0"
 done
 
 wait_for_refreshes 20

@@ -41,14 +41,16 @@ public struct ServiceOptions: Sendable {
     /// `originator` setting, and the `ca-file` setting unless `CHAPPIE_CA_FILE` (or `--ca-file`)
     /// names one. Clients read their trust from the environment when they are made, so the
     /// setting is put there before any is made.
+    ///
+    /// The reads run outside the caller's cancellation: a signal that stops a command while it
+    /// opens the store must not make them a failure (the command stops cleanly at its next step).
     func applyingSettings(of store: any StoreSettings) async throws -> ServiceOptions {
+        let (originator, caFile) = try await Task.detached {
+            (try await store.trafficSetting(.originator), try await store.trafficSetting(.caFile))
+        }.value
         var options = self
-        if options.endpoints.originator == ChappieEndpoints.defaultOriginator, let originator = try await store.trafficSetting(.originator) {
-            options.endpoints.originator = originator
-        }
-        if (ProcessInfo.processInfo.environment["CHAPPIE_CA_FILE"] ?? "").isEmpty, let file = try await store.trafficSetting(.caFile) {
-            setenv("CHAPPIE_CA_FILE", file, 1)
-        }
+        if options.endpoints.originator == ChappieEndpoints.defaultOriginator, let originator { options.endpoints.originator = originator }
+        if (ProcessInfo.processInfo.environment["CHAPPIE_CA_FILE"] ?? "").isEmpty, let caFile { setenv("CHAPPIE_CA_FILE", caFile, 1) }
         return options
     }
 

@@ -73,3 +73,18 @@ struct DaemonStateTests {
         #expect(await state.recentAttempts()[3] == nil)
     }
 }
+
+@Suite("The daemon warns when its refresh margin would race a running Codex")
+struct CodexRaceWarningTests {
+    @Test("Margins inside Codex's 5-minute window are warned of; the default and longer ones are not")
+    func warning() {
+        let socket = URL(fileURLWithPath: "/tmp/chappie.sock")
+        #expect(DaemonConfiguration(socket: socket).codexRaceWarning == nil)
+        #expect(DaemonConfiguration(socket: socket, refreshMargin: .seconds(301)).codexRaceWarning == nil)
+        for margin in [2, 60, 300] {
+            let warning = DaemonConfiguration(socket: socket, refreshMargin: .seconds(margin)).codexRaceWarning
+            #expect(warning?.contains("\(margin) s") == true)
+            #expect(warning?.contains("--refresh-margin above 5m") == true)
+        }
+    }
+}

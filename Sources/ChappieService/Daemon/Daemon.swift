@@ -55,6 +55,7 @@ public final class Daemon: Service {
                 "socket": "\(configuration.socket.path)", "refresh.margin_s": "\(configuration.refreshMargin.components.seconds)",
                 "poll.interval_s": "\(configuration.pollInterval.components.seconds)", "auto_switch": "\(configuration.autoSwitch)",
             ])
+        if let warning = configuration.codexRaceWarning { logger.warning("\(warning)") }
         let listening = UnixSocket.Identity(of: configuration.socket.path)
         let server: DaemonSocketServer
         do {

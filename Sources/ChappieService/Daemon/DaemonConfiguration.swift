@@ -3,7 +3,23 @@ public import Foundation
 /// How `chappie daemon` schedules its work.
 public struct DaemonConfiguration: Sendable {
     /// Refresh an account this long before its access token expires. Default: 10 minutes.
+    ///
+    /// Keep it above ``codexRefreshWindow``: a running Codex CLI refreshes on its own within that
+    /// window of its token's expiry, and two refreshers in the same window can redeem one refresh
+    /// token twice (Codex takes no lock). Refreshing earlier, chappie writes the new tokens into the
+    /// Codex home first, and Codex adopts them instead of redeeming its own.
     public var refreshMargin: Duration
+
+    /// How long before its access token's expiry the Codex CLI (0.13x and later) refreshes by itself.
+    public static let codexRefreshWindow = Duration.seconds(300)
+
+    /// Why this configuration may hurt a running Codex, if it may: a refresh margin inside
+    /// ``codexRefreshWindow``.
+    public var codexRaceWarning: String? {
+        guard refreshMargin <= Self.codexRefreshWindow else { return nil }
+        return
+            "a refresh margin of \(refreshMargin.components.seconds) s is inside the 5 minutes before expiry in which a running Codex refreshes by itself: both may redeem the same refresh token, and the account would have to sign in again. Keep --refresh-margin above 5m (the default is 10m) while Codex runs with these accounts"
+    }
     /// Poll an account's usage when its latest reading (whoever stored it) is this old. Default: 10 minutes.
     public var pollInterval: Duration
     /// Poll it this often once its binding window is at ``nearLimitPercent`` or more. Default: 60 seconds.
