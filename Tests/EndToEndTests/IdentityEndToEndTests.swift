@@ -13,9 +13,10 @@ struct IdentityEndToEndTests {
             #expect(try await testbed.chappie(["ask", "--transport", "websocket", "hello"]).status == 0)
             #expect(try await testbed.chappie(["ask", "--transport", "sse", "hello"]).status == 0)
             var stats = try await testbed.control("/_emulator/stats")
-            #expect(stats.int("originators", "chappie") == 3, "a poll, an upgrade and an SSE turn")
+            // A poll; and for each ask, the workspace discovery and the turn (an upgrade, a POST).
+            #expect(stats.int("originators", "chappie") == 5)
             #expect(stats.int("originators", "codex_cli_rs") == nil)
-            #expect((stats.int("user_agents", "chappie/0.1.0") ?? 0) >= 3)
+            #expect((stats.int("user_agents", "chappie/0.1.0") ?? 0) >= 5)
             #expect(stats.int("user_agents", "codex_cli_rs") == nil)
 
             let refused = try await testbed.chappie(["config", "set", "originator", "not valid!"])
@@ -28,7 +29,7 @@ struct IdentityEndToEndTests {
             #expect(stats.int("originators", "my-harness") == 1)
             #expect(try await testbed.chappie(["config", "unset", "originator"]).status == 0)
             #expect(try await testbed.chappie(["usage", "poll", "work"]).status == 0)
-            #expect(try await testbed.control("/_emulator/stats").int("originators", "chappie") == 4)
+            #expect(try await testbed.control("/_emulator/stats").int("originators", "chappie") == 6)
         }
     }
 
@@ -39,7 +40,7 @@ struct IdentityEndToEndTests {
             #expect(try await testbed.chappie(["accounts", "add", "work"]).status == 0)
             let page = "<!DOCTYPE html><html><head><title>Attention Required</title></head><body>Sorry, you have been blocked</body></html>"
             let fault = try JSONSerialization.data(withJSONObject: [
-                "kind": "status", "status": 403, "path": "/backend-api/", "count": 2, "body": page,
+                "kind": "status", "status": 403, "path": "/backend-api/", "count": 3, "body": page,
             ])
             _ = try await testbed.control("/_emulator/faults", method: "POST", body: String(decoding: fault, as: UTF8.self))
             let poll = try await testbed.chappie(["usage", "poll", "work"])
@@ -47,6 +48,7 @@ struct IdentityEndToEndTests {
             #expect(poll.stderr.contains("a web page came back"), "\(poll.stderr)")
             #expect(poll.stderr.contains("chappie config set originator NAME"))
             #expect(!poll.stderr.contains("Attention Required"), "the page itself is not shown")
+            // The ask's discovery gets the page too (and keeps the configured origin), then its turn.
             let ask = try await testbed.chappie(["ask", "--transport", "sse", "hello"])
             #expect(ask.status == 69, "\(ask.stderr)")
             #expect(ask.stderr.contains("chappie config set originator NAME"), "\(ask.stderr)")
