@@ -56,11 +56,14 @@ public final class Emulator: Sendable {
         let webSocket = WebSocketRoutes(state: state, backend: backend)
         let tls = try configuration.tls?.serverContext()
         let router = makeRouter(backend: backend)
+        // The address is announced once every listener listens: a client that reads it may use
+        // the second one's origin at once.
+        let announcement = Announcement(listeners: tls == nil ? 1 : 2, onListening: onListening)
         let app = Application(
             router: router,
             server: EmulatorChannel.builder(webSocket: webSocket, tls: tls),
             configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port)),
-            onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },
+            onServerRunning: { channel in await announcement.up(port: channel.localAddress?.port ?? 0) },
             logger: logger)
         var services: [any Service] = [app]
         if tls != nil {
@@ -72,7 +75,10 @@ public final class Emulator: Sendable {
                     router: router,
                     server: EmulatorChannel.builder(webSocket: webSocket, tls: tls),
                     configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: 0)),
-                    onServerRunning: { channel in await state.setRegionalOrigin("https://\(host):\(channel.localAddress?.port ?? 0)") },
+                    onServerRunning: { channel in
+                        await state.setRegionalOrigin("https://\(host):\(channel.localAddress?.port ?? 0)")
+                        await announcement.up(port: nil)
+                    },
                     logger: logger))
         }
         let group = ServiceGroup(
@@ -279,5 +285,24 @@ public final class Emulator: Sendable {
     private static func pathComponent(of request: Request, at index: Int) -> String {
         let parts = request.uri.path.split(separator: "/")
         return parts.count > index - 1 ? String(parts[index - 1]).removingPercentEncoding ?? "" : ""
+    }
+}
+
+/// Calls `onListening` with the main listener's port once every listener is up.
+private actor Announcement {
+    private var waiting: Int
+    private var port: Int?
+    private let onListening: @Sendable (Int) async -> Void
+
+    init(listeners: Int, onListening: @escaping @Sendable (Int) async -> Void) {
+        waiting = listeners
+        self.onListening = onListening
+    }
+
+    /// One listener is up: the main one with its port, another with `nil`.
+    func up(port: Int?) async {
+        if let port { self.port = port }
+        waiting -= 1
+        if waiting == 0, let main = self.port { await onListening(main) }
     }
 }

@@ -40,6 +40,8 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
     case httpRequest = "http-request"
     /// The issuer's key set, then (after the first newline) a JWT checked against it.
     case issuerKeys = "issuer-keys"
+    /// A `wham/accounts/check` reply (workspace routing discovery), read for the account `a`.
+    case accountCheck = "accounts-check"
 
     /// Feeds `data` to the target's decoders; returns the promises an accepted value broke.
     package func run(_ data: Data) -> [String] {
@@ -178,6 +180,16 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
                     // Made of fuzz bytes, a signature cannot be a real key's over its own input.
                     require(!token.isSigned(by: key), "a token made of arbitrary bytes does not verify")
                 }
+            }
+        case .accountCheck:
+            let responses = URL(string: "https://chatgpt.com/backend-api/codex/responses")!
+            for id in ["a", "4b0e8a46-6f3a-4d3e-9c1b-0c0de0f1a2b3", "9d2f6c1e-2b7a-4e44-8f0a-5a6b7c8d9e0f"] {
+                guard let route = WorkspaceRoute.parse(data, accountID: id) else { continue }
+                require(route.routingOverride.map { ["us", "us_cr"].contains($0) } ?? true, "an accepted override is us or us_cr")
+                let url = route.applied(to: responses)
+                require(url?.scheme == "https", "an accepted origin is https")
+                require(url?.path == "/backend-api/codex/responses", "the Responses path is kept")
+                require(url?.user == nil && url?.password == nil, "an accepted origin carries no credentials")
             }
         case .httpRequest:
             // NIO's HTTP/1 parser as the listener configures it, then what chappie reads of each head.

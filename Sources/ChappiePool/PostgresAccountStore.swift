@@ -328,15 +328,25 @@ package final class PostgresAccountStore: AccountStore {
         }
     }
 
+    /// The originator is the pool's; a certificate file is a path on one machine, so it is that
+    /// machine's, as `codex-home` is.
     package func trafficSetting(_ setting: TrafficSetting) async throws(StoreError) -> String? {
         try await database.read { connection in
-            try await PoolDatabase.setting(setting.key, connection).map { String(decoding: $0, as: UTF8.self) }
+            let value =
+                setting.isPerMachine
+                ? try await PoolDatabase.machineSetting(setting.key, machine: self.machine, connection)
+                : try await PoolDatabase.setting(setting.key, connection)
+            return value.map { String(decoding: $0, as: UTF8.self) }
         }
     }
 
     package func setTrafficSetting(_ setting: TrafficSetting, _ value: String?) async throws(StoreError) {
         try await database.write { connection in
-            try await PoolDatabase.setSetting(setting.key, value.map { Data($0.utf8) }, connection)
+            if setting.isPerMachine {
+                try await PoolDatabase.setMachineSetting(setting.key, machine: self.machine, value.map { Data($0.utf8) }, connection)
+            } else {
+                try await PoolDatabase.setSetting(setting.key, value.map { Data($0.utf8) }, connection)
+            }
             try await self.audit(
                 .settingChanged, account: nil, detail: value.map { "\(setting.rawValue) = \($0)" } ?? "\(setting.rawValue) cleared", connection)
         }

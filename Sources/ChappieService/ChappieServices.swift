@@ -38,9 +38,8 @@ public struct ServiceOptions: Sendable {
     }
 
     /// These options with the store's traffic settings where nothing overrides them: the
-    /// `originator` setting, and the `ca-file` setting unless `CHAPPIE_CA_FILE` (or `--ca-file`)
-    /// names one. Clients read their trust from the environment when they are made, so the
-    /// setting is put there before any is made.
+    /// `originator` setting, and the `ca-file` setting unless `--ca-file` or `CHAPPIE_CA_FILE`
+    /// named a file (every client of the services is made from ``endpoints`` afterwards).
     ///
     /// The reads run outside the caller's cancellation: a signal that stops a command while it
     /// opens the store must not make them a failure (the command stops cleanly at its next step).
@@ -48,9 +47,13 @@ public struct ServiceOptions: Sendable {
         let (originator, caFile) = try await Task.detached {
             (try await store.trafficSetting(.originator), try await store.trafficSetting(.caFile))
         }.value
+        // Checked again as they are read: a team pool's database is not trusted with more than it
+        // is given (a value written around `config set` is not used).
         var options = self
-        if options.endpoints.originator == ChappieEndpoints.defaultOriginator, let originator { options.endpoints.originator = originator }
-        if (ProcessInfo.processInfo.environment["CHAPPIE_CA_FILE"] ?? "").isEmpty, let caFile { setenv("CHAPPIE_CA_FILE", caFile, 1) }
+        if options.endpoints.originator == ChappieEndpoints.defaultOriginator, let originator, ChappieEndpoints.isValidOriginator(originator) {
+            options.endpoints.originator = originator
+        }
+        if options.endpoints.trust.additionalFiles.isEmpty, let caFile, caFile.hasPrefix("/") { options.endpoints.trust.additionalFiles = [caFile] }
         return options
     }
 

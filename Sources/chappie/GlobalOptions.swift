@@ -49,20 +49,17 @@ struct GlobalOptions: ParsableArguments {
 
     func validate() throws {
         _ = try endpoints()
-        if let caFile {
-            // Every client reads its trust from the environment when it is made, and a chappie that
-            // `exec` starts inherits it.
-            setenv("CHAPPIE_CA_FILE", URL(fileURLWithPath: (caFile as NSString).expandingTildeInPath).path, 1)
-        }
     }
 
     /// The services, from --issuer and --backend, else `$CHAPPIE_ISSUER` and `$CHAPPIE_BACKEND`.
     func endpoints() throws -> ChappieEndpoints {
         let environment = ProcessInfo.processInfo.environment
         do {
-            return try ChappieEndpoints(
+            var endpoints = try ChappieEndpoints(
                 issuer: issuer ?? environment["CHAPPIE_ISSUER"].flatMap { $0.isEmpty ? nil : $0 },
                 backend: backend ?? environment["CHAPPIE_BACKEND"].flatMap { $0.isEmpty ? nil : $0 })
+            if let caFile { endpoints.trust.additionalFiles = [URL(fileURLWithPath: (caFile as NSString).expandingTildeInPath).path] }
+            return endpoints
         } catch {
             throw ValidationError(error.description)
         }

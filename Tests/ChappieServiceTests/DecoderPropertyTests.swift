@@ -100,6 +100,9 @@ struct DecoderPropertyTests {
                 .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
             let set = #"{"keys":[{"kty":"RSA","use":"sig","kid":"fixture","n":"\#(modulus)","e":"AQAB"}]}"#
             return ["id_token", "access_token"].compactMap { token[$0] as? String }.map { Data((set + "\n" + $0).utf8) }
+        case .accountCheck:
+            return ["wham-accounts-check.json", "wham-accounts-check-map.json"].compactMap { try? Fixtures.data($0) }
+                + [Data(#"{"accounts":[{"id":"a","workspace_backend_origin":"https://[::1]:8443","account_routing_override":"us_cr"}]}"#.utf8)]
         case .httpRequest:
             return [
                 Data("GET /metrics?x=1 HTTP/1.1\r\nHost: localhost:9464\r\nAuthorization: Bearer x\r\n\r\n".utf8),

@@ -1,3 +1,4 @@
+import ChappieCore
 public import ChappieEmulator
 public import ChappieNet
 public import Foundation

@@ -1,6 +1,7 @@
 import Chappie
 import ChappieTestSupport
 import Foundation
+import Synchronization
 import Testing
 
 @Suite("Workspace routing discovery read as Codex reads it: the account's entry, its override and origin, and every rule that rejects an answer")
@@ -19,12 +20,20 @@ struct WorkspaceRouteTests {
         #expect(map.routingOverride == "us_cr")
         // The path is kept; the scheme, host and port are the origin's.
         #expect(
-            map.applied(to: URL(string: "https://chatgpt.com/backend-api/codex/responses")!).absoluteString
+            map.applied(to: URL(string: "https://chatgpt.com/backend-api/codex/responses")!)?.absoluteString
                 == "https://us-cr.chatgpt.example:8443/backend-api/codex/responses")
         #expect(
-            map.applied(to: URL(string: "wss://chatgpt.com/backend-api/codex/responses")!).absoluteString
+            map.applied(to: URL(string: "wss://chatgpt.com/backend-api/codex/responses")!)?.absoluteString
                 == "wss://us-cr.chatgpt.example:8443/backend-api/codex/responses")
-        #expect(WorkspaceRoute.configured.applied(to: URL(string: "https://chatgpt.com/x")!).absoluteString == "https://chatgpt.com/x")
+        // An IPv6 origin keeps its brackets.
+        let v6 = try #require(
+            WorkspaceRoute.parse(
+                Data(#"{"accounts":[{"id":"a","workspace_backend_origin":"https://[::1]:8443/","account_routing_override":"us"}]}"#.utf8),
+                accountID: "a"))
+        #expect(
+            v6.applied(to: URL(string: "wss://chatgpt.com/backend-api/codex/responses")!)?.absoluteString
+                == "wss://[::1]:8443/backend-api/codex/responses")
+        #expect(WorkspaceRoute.configured.applied(to: URL(string: "https://chatgpt.com/x")!)?.absoluteString == "https://chatgpt.com/x")
     }
 
     @Test(
@@ -57,8 +66,41 @@ struct WorkspaceRouteTests {
                 "an origin with credentials",
                 #"{"accounts":[{"id":"a","workspace_backend_origin":"https://u:p@us.example","account_routing_override":"us"}]}"#
             ),
+            (
+                "a port out of range",
+                #"{"accounts":[{"id":"a","workspace_backend_origin":"https://us.example:99999","account_routing_override":"us"}]}"#
+            ),
         ])
     func rejected(_ case: (String, String)) {
         #expect(WorkspaceRoute.parse(Data(`case`.1.utf8), accountID: "a") == nil, "\(`case`.0)")
+    }
+}
+
+@Suite("Workspace routes kept by account and token: an answer for the token's life, no answer for a minute")
+struct WorkspaceRoutesTests {
+    @Test("No answer: the configured origin, asked again a minute later; an answer: kept until the token changes")
+    func keeping() async throws {
+        let start = ContinuousClock.now
+        let elapsed = Mutex(Duration.zero)
+        let routes = WorkspaceRoutes(now: { start + elapsed.withLock { $0 } })
+        let asked = Mutex(0)
+        let pinned = WorkspaceRoute(origin: URL(string: "https://us.example")!, routingOverride: "us")
+        func route(_ token: String, answer: WorkspaceRoute?) async -> WorkspaceRoute {
+            await routes.route(accountID: "a", accessToken: token) {
+                asked.withLock { $0 += 1 }
+                return answer
+            }
+        }
+        #expect(await route("t1", answer: nil) == .configured)
+        #expect(await route("t1", answer: pinned) == .configured, "within the minute, no answer is not asked again")
+        #expect(asked.withLock { $0 } == 1)
+        elapsed.withLock { $0 = WorkspaceRoutes.retryAfterNoAnswer + .seconds(1) }
+        #expect(await route("t1", answer: pinned) == pinned)
+        #expect(asked.withLock { $0 } == 2)
+        elapsed.withLock { $0 += .seconds(86_400) }
+        #expect(await route("t1", answer: nil) == pinned, "an answer is kept for the token's life")
+        #expect(asked.withLock { $0 } == 2)
+        #expect(await route("t2", answer: .configured) == .configured, "a new token asks again")
+        #expect(asked.withLock { $0 } == 3)
     }
 }

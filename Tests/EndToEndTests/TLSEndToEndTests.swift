@@ -1,3 +1,4 @@
+import ChappieCore
 import ChappieEmulator
 import ChappieNet
 import ChappieTestSupport
@@ -97,10 +98,20 @@ struct TLSEndToEndTests {
                 let asked = try await testbed.chappie(["ask", "--transport", "websocket", "hello"] + arguments, environment: environment)
                 #expect(asked.status == 69, "\(what): \(asked.stderr)")
                 #expect(asked.stderr.contains("--ca-file"), "\(what)")
+                #expect(!asked.stderr.contains(".c:"), "no BoringSSL source paths: \(asked.stderr)")
+                let polled = try await testbed.chappie(["usage", "poll", "work"] + arguments, environment: environment)
+                #expect(polled.status == 69, "\(what): \(polled.stderr)")
             }
-            let unreadable = try await testbed.chappie(["refresh", "work", "--ca-file", "/nonexistent/ca.pem"])
-            #expect(unreadable.status == 69)
-            #expect((unreadable.stdout + unreadable.stderr).contains("/nonexistent/ca.pem cannot be read"))
+            // A file that is not a usable list of authorities is the configuration's fault (78), never an empty trust.
+            let fifo = testbed.home.appendingPathComponent("fifo.pem").path
+            #expect(mkfifo(fifo, 0o600) == 0)
+            for (file, reason) in [("/nonexistent/ca.pem", "cannot be read"), (fifo, "cannot be read"), ("/etc/hostname", "holds no PEM certificate")] {
+                let unusable = try await testbed.chappie(["refresh", "work", "--ca-file", file])
+                #expect(unusable.status == 78, "\(file): \(unusable.stderr)")
+                #expect((unusable.stdout + unusable.stderr).contains("\(file) \(reason)"), "\(unusable.stdout + unusable.stderr)")
+            }
+            let fifoRoots = try await testbed.chappie(["ask", "--transport", "sse", "hello"], environment: ["SSL_CERT_FILE": fifo])
+            #expect(fifoRoots.status == 78, "\(fifoRoots.stderr)")
             // Nothing was redeemed or lost: the account refreshes once trusted.
             #expect(try await testbed.control("/_emulator/stats").int("refresh", "redemptions") == 0)
             #expect(try await testbed.chappie(["refresh", "work", "--ca-file", authority]).status == 0)
@@ -123,7 +134,7 @@ struct TLSEndToEndTests {
                 ["accounts", "add", "work", "--issuer", emulator.baseURL.absoluteString, "--backend", emulator.backendURL.absoluteString],
                 environment: ["SSL_CERT_FILE": authority])
             #expect(added.status == 69, "\(added.stderr)")
-            #expect(added.stderr.contains("TLS with 127.0.0.1"), "\(added.stderr)")
+            #expect(added.stderr.contains("the certificate of 127.0.0.1"), "\(added.stderr)")
             var url = URLComponents(url: emulator.backendURL.appendingPathComponent("codex/responses"), resolvingAgainstBaseURL: false)!
             url.scheme = "wss"
             let client = ChappieWebSocketClient(
@@ -131,7 +142,7 @@ struct TLSEndToEndTests {
             await #expect {
                 try await client.connect(url: url.url!, headers: ["Authorization": "Bearer x"]) { _ in }
             } throws: { error in
-                (error as? ChappieHTTPClientError)?.code == .tlsFailed
+                (error as? ChappieHTTPClientError)?.code == .certificateRejected
             }
         }
     }

@@ -138,8 +138,29 @@ struct TokenEndToEndTests {
             let result = try await setup.chappie(["token"])
             #expect(result.status == 1)
             #expect(result.stderr.contains("none is active"))
-            #expect(try await setup.chappie(["refresh"]).status == 2)
+            let unnamed = try await setup.chappie(["refresh"])
+            #expect(unnamed.status == 2)
+            #expect(unnamed.stderr.contains("name accounts to refresh, set CHAPPIE_ACCOUNT, or pass --all"))
             #expect(try await setup.chappie(["refresh", "--all", "--if-expiring-within", "soon"]).status == 2)
+        }
+    }
+
+    @Test("refresh and usage poll choose alike: names, --all (not both), else $CHAPPIE_ACCOUNT")
+    func batchChoice() async throws {
+        let setup = try await setUp()
+        try await whileRunning(setup) {
+            #expect(try await setup.chappie(["accounts", "add", "work"]).status == 0)
+            #expect(try await setup.chappie(["accounts", "add", "home"]).status == 0)
+            for command in [["refresh"], ["usage", "poll"]] {
+                let both = try await setup.chappie(command + ["work", "--all"])
+                #expect(both.status == 2, "\(command)")
+                #expect(both.stderr.contains("not both"), "\(command)")
+                let fromEnvironment = try await setup.chappie(command, environment: ["CHAPPIE_ACCOUNT": "home"])
+                #expect(fromEnvironment.status == 0, "\(command): \(fromEnvironment.stderr)")
+                #expect(fromEnvironment.stdout.hasPrefix("home:"), "\(command): \(fromEnvironment.stdout)")
+                #expect(!fromEnvironment.stdout.contains("work"), "\(command)")
+                #expect(try await setup.chappie(command + ["--concurrency", "65", "--all"]).status == 2)
+            }
         }
     }
 

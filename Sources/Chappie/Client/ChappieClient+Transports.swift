@@ -11,8 +11,8 @@ extension ChappieClient {
         let response: ChappieHTTPStreamingResponse
         do {
             let route = await workspaceRoute(turn)
-            var request = ChappieHTTPRequest(
-                url: route.applied(to: configuration.endpoints.responsesURL), method: .post, headers: handshakeHeaders(turn))
+            let url = route.applied(to: configuration.endpoints.responsesURL) ?? configuration.endpoints.responsesURL
+            var request = ChappieHTTPRequest(url: url, method: .post, headers: handshakeHeaders(turn))
             request.headers[WorkspaceRoute.routingHeader] = route.routingOverride
             request.headers["Content-Type"] = "application/json"
             request.headers["Accept"] = "text/event-stream"
@@ -54,7 +54,8 @@ extension ChappieClient {
         defer { turn = box.turn }
         let client = self
         do {
-            try await webSocket.connect(url: route.applied(to: configuration.endpoints.responsesWebSocketURL), headers: headers) { session in
+            let url = route.applied(to: configuration.endpoints.responsesWebSocketURL) ?? configuration.endpoints.responsesWebSocketURL
+            try await webSocket.connect(url: url, headers: headers) { session in
                 var turn = box.turn
                 defer { box.turn = turn }
                 await client.recordHeaderUsage(session.responseHeaders, &turn)
@@ -96,8 +97,8 @@ extension ChappieClient {
             var request = ChappieHTTPRequest(url: configuration.endpoints.accountCheckURL, headers: handshakeHeaders(turn))
             request.headers["Accept"] = "application/json"
             request.totalTimeout = .seconds(15)
-            guard let response = try? await http.execute(request), response.isSuccess else { return .configured }
-            return WorkspaceRoute.parse(response.body, accountID: accountID) ?? .configured
+            guard let response = try? await http.execute(request), response.isSuccess else { return nil }
+            return WorkspaceRoute.parse(response.body, accountID: accountID)
         }
     }
 

@@ -41,8 +41,8 @@ public final class ChappieClient: Sendable {
     /// Creates a client.
     public init(configuration: ChappieConfiguration = ChappieConfiguration()) {
         self.configuration = configuration
-        self.http = ChappieHTTPClient(configuration: ChappieHTTPClientConfiguration(idleTimeout: .seconds(300)))
-        self.webSocket = ChappieWebSocketClient()
+        self.http = configuration.endpoints.httpClient(ChappieHTTPClientConfiguration(idleTimeout: .seconds(300)))
+        self.webSocket = ChappieWebSocketClient(configuration: ChappieWebSocketClientConfiguration(trust: configuration.endpoints.trust))
         self.tools = HostToolRunner(configuration: configuration)
         self.store = StoreHandle(configuration.store)
         self.transport = Mutex(

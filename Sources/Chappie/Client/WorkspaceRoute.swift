@@ -10,10 +10,17 @@ import Synchronization
 /// business workspace as Codex does; any answer that breaks a rule is not used, and the configured
 /// origin is.
 package struct WorkspaceRoute: Sendable, Equatable {
-    /// The origin (`https://host[:port]`) to send Responses requests to; `nil` for the configured one.
+    /// The origin (`https://host[:port]`, as the answer spelled it) to send Responses requests to;
+    /// `nil` for the configured one.
     package var origin: URL?
     /// `us` or `us_cr`, sent as `x-openai-account-routing-override`; `nil` for `NO_CONSTRAINT`.
     package var routingOverride: String?
+
+    /// A route to `origin` (`nil`: the configured one) with the region header `routingOverride`.
+    package init(origin: URL?, routingOverride: String?) {
+        self.origin = origin
+        self.routingOverride = routingOverride
+    }
 
     /// The configured origin, with no header.
     package static let configured = WorkspaceRoute(origin: nil, routingOverride: nil)
@@ -54,10 +61,14 @@ package struct WorkspaceRoute: Sendable, Equatable {
         case "NO_CONSTRAINT":
             return WorkspaceRoute(origin: nil, routingOverride: routingOverride)
         case let text?:
-            guard let origin = URL(string: text), origin.scheme == "https", let host = origin.host, !host.isEmpty,
-                origin.path.isEmpty || origin.path == "/", origin.query == nil, origin.fragment == nil, origin.user == nil, origin.password == nil
+            guard let origin = URL(string: text.hasSuffix("/") ? String(text.dropLast()) : text), origin.scheme == "https",
+                let host = origin.host, !host.isEmpty, origin.path.isEmpty, origin.query == nil, origin.fragment == nil, origin.user == nil,
+                origin.password == nil, origin.port.map({ (1...65535).contains($0) }) ?? true
             else { return nil }
-            return WorkspaceRoute(origin: origin, routingOverride: routingOverride)
+            let route = WorkspaceRoute(origin: origin, routingOverride: routingOverride)
+            // An origin that cannot carry the Responses path is no answer at all.
+            guard route.applied(to: URL(string: "https://chatgpt.com/backend-api/codex/responses")!) != nil else { return nil }
+            return route
         case nil:
             return nil
         }
@@ -67,29 +78,48 @@ package struct WorkspaceRoute: Sendable, Equatable {
         (entry["id"] as? String) ?? (entry["account_id"] as? String)
     }
 
-    /// `url` sent to this route's origin: its scheme (`wss` for `https`), host and port replaced,
-    /// its path kept; unchanged for the configured origin.
-    package func applied(to url: URL) -> URL {
-        guard let origin, var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url }
-        components.scheme = ["ws", "wss"].contains(url.scheme?.lowercased() ?? "") ? "wss" : "https"
-        components.host = origin.host
-        components.port = origin.port
-        return components.url ?? url
+    /// `url` sent to this route's origin: its scheme (`wss` for a WebSocket), host and port
+    /// replaced, its path kept; unchanged for the configured origin; `nil` when they do not make a
+    /// URL. Built from the origin's text, so that an IPv6 host keeps its brackets.
+    package func applied(to url: URL) -> URL? {
+        guard let origin else { return url }
+        let webSocket = ["ws", "wss"].contains(url.scheme?.lowercased() ?? "")
+        let authority = origin.absoluteString.dropFirst("https://".count)
+        let query = url.query.map { "?" + $0 } ?? ""
+        return URL(string: (webSocket ? "wss://" : "https://") + authority + url.path + query)
     }
 }
 
 /// Discovery answers kept in memory for a client's life, by account and credential generation
 /// (the access token they were asked with): a refreshed token asks again, as Codex does after
-/// every refresh.
-final class WorkspaceRoutes: Sendable {
-    private let kept = Mutex<[String: (generation: Int, route: WorkspaceRoute)]>([:])
+/// every refresh. No answer (a failure, a timeout, one that breaks a rule) is kept a minute only,
+/// so that a region-pinned account is not sent to the wrong origin for a token's whole life.
+package final class WorkspaceRoutes: Sendable {
+    /// The token's hash, not the token: the process's hash seed is fixed for its life, and a
+    /// collision would only reuse another generation's route.
+    private let kept = Mutex<[String: (generation: Int, route: WorkspaceRoute, expires: ContinuousClock.Instant?)]>([:])
+    private let now: @Sendable () -> ContinuousClock.Instant
 
-    /// The route for `accountID` asked with `accessToken`, asking `fetch` the first time.
-    func route(accountID: String, accessToken: String, fetch: () async -> WorkspaceRoute) async -> WorkspaceRoute {
+    /// How long the configured origin is used after a discovery gave no answer.
+    package static let retryAfterNoAnswer = Duration.seconds(60)
+
+    /// Routes kept by the time `now` tells.
+    package init(now: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }) {
+        self.now = now
+    }
+
+    /// The route for `accountID` asked with `accessToken`, asking `fetch` the first time (`nil`:
+    /// no answer, the configured origin for now).
+    package func route(accountID: String, accessToken: String, fetch: () async -> WorkspaceRoute?) async -> WorkspaceRoute {
         let generation = accessToken.hashValue
-        if let known = kept.withLock({ $0[accountID] }), known.generation == generation { return known.route }
-        let route = await fetch()
-        kept.withLock { $0[accountID] = (generation, route) }
-        return route
+        if let known = kept.withLock({ $0[accountID] }), known.generation == generation, known.expires.map({ now() < $0 }) ?? true {
+            return known.route
+        }
+        let answer = await fetch()
+        // A cancelled ask is no answer to remember.
+        guard !Task.isCancelled else { return answer ?? .configured }
+        let expires = answer == nil ? now() + Self.retryAfterNoAnswer : nil
+        kept.withLock { $0[accountID] = (generation, answer ?? .configured, expires) }
+        return answer ?? .configured
     }
 }

@@ -1,4 +1,5 @@
-import ChappieNet
+package import ChappieNet
+import ChappieCore
 public import Foundation
 
 /// The two services chappie talks to: the OAuth issuer and the ChatGPT backend.
@@ -27,6 +28,22 @@ public struct ChappieEndpoints: Sendable, Equatable {
 
     /// The `originator` chappie sends unless told otherwise.
     public static let defaultOriginator = "chappie"
+
+    /// Whether `value` may be sent as the `originator`: 1 to 64 ASCII letters, digits, `_`, `-`
+    /// and `.` (a header value that cannot carry anything else).
+    public static func isValidOriginator(_ value: String) -> Bool {
+        (1...64).contains(value.count) && value.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "_-.".contains($0)) }
+    }
+    /// The certificate authorities chappie's connections to both services trust. Default: the
+    /// environment's (`SSL_CERT_FILE`, `CHAPPIE_CA_FILE`, else the system's).
+    public var trust = ChappieTLSTrust.environment
+
+    /// A client for these services: HTTPS trusting ``trust``.
+    package func httpClient(_ configuration: ChappieHTTPClientConfiguration = ChappieHTTPClientConfiguration()) -> ChappieHTTPClient {
+        var configuration = configuration
+        configuration.trust = trust
+        return ChappieHTTPClient(configuration: configuration)
+    }
 
     /// The real service's endpoints.
     public init() {

@@ -81,10 +81,20 @@ struct ControlRoutes: Sendable {
             return .openAIError(400, message: "override must be NO_CONSTRAINT, us or us_cr.", code: "invalid_request")
         }
         // A pinned region without an origin of its own is served by the second listener.
+        if fields.values["origin"] != nil, fields.string("origin") == nil {
+            return .openAIError(400, message: "origin must be a string.", code: "invalid_request")
+        }
         var origin = fields.string("origin")
-        if origin == nil, override != "NO_CONSTRAINT" { origin = await state.regionalOrigin }
+        if origin == nil, override != "NO_CONSTRAINT" {
+            guard let regional = await state.regionalOrigin else {
+                return .openAIError(409, message: "No second listener (start with --tls), and no origin given.", code: "no_regional_listener")
+            }
+            origin = regional
+        }
         if let origin {
-            guard let url = URL(string: origin), url.scheme == "https", url.host != nil, url.path.isEmpty, url.query == nil, url.user == nil else {
+            guard let url = URL(string: origin), url.scheme == "https", url.host != nil, url.path.isEmpty, url.query == nil, url.user == nil,
+                url.port.map({ (1...65535).contains($0) }) ?? true
+            else {
                 return .openAIError(400, message: "origin must be a bare https origin (https://HOST[:PORT]).", code: "invalid_request")
             }
         }

@@ -72,7 +72,8 @@ final class CurlTransfer: @unchecked Sendable {
         if let total = request.totalTimeout {
             try set(CURLOPT_TIMEOUT_MS, total.wholeMilliseconds)
         }
-        try trust(configuration.trust)
+        // Trust matters to TLS only: a plain-http (loopback) request never reads a certificate file.
+        if request.url.scheme?.lowercased() == "https" { try trust(configuration.trust) }
         if let proxy = configuration.proxy { try set(CURLOPT_PROXY, proxy) }
         if let noProxy = configuration.noProxy { try set(CURLOPT_NOPROXY, noProxy) }
         try check(ccurl_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer), "CURLOPT_ERRORBUFFER")
@@ -206,10 +207,13 @@ final class CurlTransfer: @unchecked Sendable {
     /// bundle libcurl was built with.
     private func trust(_ trust: ChappieTLSTrust) throws {
         guard !trust.isSystem else { return }
-        if trust.rootsFile != nil { try check(ccurl_easy_setopt_pointer(easy, CURLOPT_CAPATH, nil), "CURLOPT_CAPATH") }
-        guard !trust.additionalFiles.isEmpty else {
-            try set(CURLOPT_CAINFO, trust.rootsFile ?? "")
-            return
+        try trust.checkFiles()
+        if let roots = trust.rootsFile {
+            try check(ccurl_easy_setopt_pointer(easy, CURLOPT_CAPATH, nil), "CURLOPT_CAPATH")
+            guard !trust.additionalFiles.isEmpty else {
+                try set(CURLOPT_CAINFO, roots)
+                return
+            }
         }
         var system: UnsafePointer<CChar>?
         let systemBundle = ccurl_easy_getinfo_string(easy, CURLINFO_CAINFO, &system) == CURLE_OK ? system.map { String(cString: $0) } : nil
@@ -228,9 +232,9 @@ final class CurlTransfer: @unchecked Sendable {
             case CURLE_COULDNT_RESOLVE_PROXY: .proxyFailed
             case CURLE_COULDNT_CONNECT: .connectFailed
             case CURLE_OPERATION_TIMEDOUT: .timedOut
-            case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM,
-                CURLE_SSL_CIPHER, CURLE_SSL_CACERT_BADFILE:
-                .tlsFailed
+            // The server's certificate did not verify, or the authorities to verify it with could not be loaded.
+            case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE: .certificateRejected
+            case CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER: .tlsFailed
             case CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE,
                 CURLE_HTTP2, CURLE_HTTP2_STREAM:
                 .connectionLost
@@ -243,7 +247,8 @@ final class CurlTransfer: @unchecked Sendable {
             case .resolveFailed: "could not find the host \(server): check the network, and the address in the URL (\(target))"
             case .connectFailed: "could not connect to \(server): nothing answered (the service is down, or the network or a firewall blocks it)"
             case .timedOut: "\(target): no answer in time (the network is slow or down)"
-            case .tlsFailed: "TLS with \(server) failed: \(reason). \(ChappieHTTPClientError.trustAdvice)"
+            case .certificateRejected: "the certificate of \(server) did not verify: \(reason). \(ChappieHTTPClientError.trustAdvice)"
+            case .tlsFailed: "TLS with \(server) failed: \(reason)"
             default: "\(target): \(reason)"
             }
         return ChappieHTTPClientError(code: kind, message: message, curlCode: Int(code.rawValue))

@@ -24,6 +24,8 @@ public struct ChappieHTTPClientError: Error, Sendable, CustomStringConvertible {
             case proxyFailed = "proxy failed"
             case connectFailed = "could not connect"
             case tlsFailed = "TLS failed"
+            case certificateRejected = "certificate rejected"
+            case untrustedFile = "certificate file unusable"
             case timedOut = "timed out"
             case connectionLost = "connection lost"
             case responseTooLarge = "response too large"
@@ -44,8 +46,13 @@ public struct ChappieHTTPClientError: Error, Sendable, CustomStringConvertible {
         public static let proxyFailed = Code(.proxyFailed)
         /// No connection could be made (refused, unreachable, or the connect timeout passed).
         public static let connectFailed = Code(.connectFailed)
-        /// The TLS handshake or the certificate check failed.
+        /// The TLS handshake failed (a reset, no common cipher): not the certificate.
         public static let tlsFailed = Code(.tlsFailed)
+        /// The server's certificate did not verify against the trusted authorities, or names
+        /// another host: retrying will not help; trusting the right authority may.
+        public static let certificateRejected = Code(.certificateRejected)
+        /// A certificate file chappie was told to trust cannot be read or holds no certificate.
+        public static let untrustedFile = Code(.untrustedFile)
         /// No byte arrived within the idle timeout, or the total timeout passed.
         public static let timedOut = Code(.timedOut)
         /// The connection closed or broke before the response was complete.
@@ -78,16 +85,17 @@ public struct ChappieHTTPClientError: Error, Sendable, CustomStringConvertible {
     /// Whether trying the same request again later could succeed.
     public var isTransient: Bool {
         switch code {
-        case .invalidURL, .insecureAuthorization, .responseTooLarge, .tlsFailed, .libraryUnavailable: false
+        case .invalidURL, .insecureAuthorization, .responseTooLarge, .certificateRejected, .untrustedFile, .libraryUnavailable: false
         default: true
         }
     }
 
-    /// Whether `text` holds the description of a TLS failure, as errors that keep only text
-    /// (``ChappieCore/ChappieAuthError/networkFailure(_:)``) carry it: a certificate that does not
-    /// verify will not verify on a retry either, and the command line says so.
-    public static func describesTLSFailure(_ text: String) -> Bool {
-        text.contains("\(Code.tlsFailed.description): ")
+    /// The code of the error whose ``description`` `text` is, when it is one of the two that are
+    /// not the service's doing: a rejected certificate or an unusable certificate file. For the
+    /// errors that keep only a client error's text (``ChappieCore/ChappieAuthError/networkFailure(_:)``):
+    /// a description starts with its code, and no server text comes before it.
+    public static func trustCode(describedBy text: String) -> Code? {
+        [Code.certificateRejected, .untrustedFile].first { text.hasPrefix("\($0.description): ") }
     }
 
     /// The message, prefixed by the code unless it starts with it.

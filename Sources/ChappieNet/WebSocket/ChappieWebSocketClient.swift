@@ -1,3 +1,4 @@
+import ChappieCore
 public import Foundation
 import HTTPTypes
 import Logging
@@ -194,16 +195,9 @@ public struct ChappieWebSocketClient: Sendable {
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.certificateVerification = .fullVerification
         // The files are checked as libcurl's are, so that both clients fail alike on a bad one.
-        if let roots = trust.rootsFile {
-            _ = try ChappieTLSTrust.certificates(in: roots)
-            tls.trustRoots = .file(roots)
-        } else {
-            tls.trustRoots = .default
-        }
-        for file in trust.additionalFiles {
-            _ = try ChappieTLSTrust.certificates(in: file)
-            tls.additionalTrustRoots.append(.file(file))
-        }
+        try trust.checkFiles()
+        tls.trustRoots = trust.rootsFile.map { .file($0) } ?? .default
+        tls.additionalTrustRoots = trust.additionalFiles.map { .file($0) }
         let context = try NIOSSLContext(configuration: tls)
         tlsContexts.withLock { $0[trust] = context }
         return context
@@ -216,8 +210,16 @@ public struct ChappieWebSocketClient: Sendable {
     /// A NIO or TLS failure as an ``ChappieHTTPClientError`` naming the host only.
     private static func describe(_ error: any Error, host: String, during phase: String) -> ChappieHTTPClientError {
         switch error {
+        case let error as NIOSSLExtraError where error == .failedToValidateHostname:
+            return ChappieHTTPClientError(
+                code: .certificateRejected, message: "the certificate of \(host) did not verify: it names another host. \(ChappieHTTPClientError.trustAdvice)")
+        case let error where "\(error)".contains("CERTIFICATE_VERIFY_FAILED"):
+            // BoringSSL's own text carries its build paths: only what happened is said.
+            return ChappieHTTPClientError(
+                code: .certificateRejected,
+                message: "the certificate of \(host) did not verify (unknown authority, expired, or not yet valid). \(ChappieHTTPClientError.trustAdvice)")
         case is NIOSSLError, is NIOSSLExtraError, is BoringSSLError:
-            return ChappieHTTPClientError(code: .tlsFailed, message: "TLS with \(host) failed: \(error). \(ChappieHTTPClientError.trustAdvice)")
+            return ChappieHTTPClientError(code: .tlsFailed, message: "TLS with \(host) failed: \(error)")
         case let error as NIOConnectionError:
             return ChappieHTTPClientError(
                 code: .connectFailed, message: "could not connect to \(host): \(error.connectionErrors.first.map { "\($0.error)" } ?? "no address")")

@@ -1,3 +1,4 @@
+public import ChappieCore
 public import Foundation
 import HTTPTypes
 import Logging

@@ -29,11 +29,11 @@ public struct TokenService: Sendable {
 
     /// Creates the service.
     package init(
-        store: any AccountStore, endpoints: ChappieEndpoints, http: ChappieHTTPClient = ChappieHTTPClient(),
+        store: any AccountStore, endpoints: ChappieEndpoints, http: ChappieHTTPClient? = nil,
         refreshEvents: @escaping @Sendable (TokenRefresher.Event) -> Void = { _ in }
     ) {
         self.store = store
-        self.oauth = OAuthClient(endpoints: endpoints, http: http)
+        self.oauth = OAuthClient(endpoints: endpoints, http: http ?? endpoints.httpClient())
         self.refreshEvents = refreshEvents
     }
 

@@ -39,7 +39,7 @@ public struct Doctor: Sendable {
         self.location = location
         self.storeOptions = storeOptions ?? StoreOptions(home: location.directory.path)
         self.timeout = timeout
-        self.client = client ?? ChappieHTTPClient(configuration: ChappieHTTPClientConfiguration(connectTimeout: .seconds(5)))
+        self.client = client ?? endpoints.httpClient(ChappieHTTPClientConfiguration(connectTimeout: .seconds(5)))
     }
 
     /// A check of what these options name: their services and data directory.

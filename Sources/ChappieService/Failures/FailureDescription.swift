@@ -23,19 +23,28 @@ public struct FailureDescription: Sendable, Equatable {
     /// The description of an error chappie's libraries throw; `nil` for any other. With the
     /// account it concerns, the advice names it (the command to sign it in again is spelled out).
     public init?(_ error: any Error, account: AccountName? = nil) {
+        if let (code, text) = Self.trustFailure(error) {
+            // Not the service's doing, and retrying will not help: what to trust, or which file to fix.
+            self.init(
+                message: Self.sentence(text),
+                exitCode: code == .untrustedFile ? ChappieExitCode.configuration : ChappieExitCode.serviceUnavailable)
+            return
+        }
         switch error {
         case let error as any ChappieFailure:
             // The store's, the vault's and the services' errors carry their own recovery.
             self.init(message: error.message, exitCode: error.recovery.exitCode)
         case let error as ChappieAuthError:
-            self.init(text: error.errorDescription ?? "\(error)", recovery: error.recovery, account: account)
+            self.init(
+                message: Self.sentence(error.errorDescription ?? "\(error)") + Self.advice(error.recovery, account: account),
+                exitCode: error.recovery.exitCode)
         case ChappieClientError.httpError(let status, let body) where EdgeRefusal.matches(status: status, body: Data(body.utf8)):
             self.init(
                 message: Self.sentence("The backend: " + EdgeRefusal.explanation(originator: nil)), exitCode: ChappieExitCode.serviceUnavailable)
         case let error as ChappieClientError:
-            self.init(text: error.errorDescription ?? "\(error)", recovery: error.recovery, account: account)
-        case let error as ChappieHTTPClientError where error.code == .tlsFailed:
-            self.init(text: error.description, recovery: .retry(.now), account: account)
+            self.init(
+                message: Self.sentence(error.errorDescription ?? "\(error)") + Self.advice(error.recovery, account: account),
+                exitCode: error.recovery.exitCode)
         case let error as DaemonRefusal:
             // The daemon described its failure already.
             self.init(message: error.message, exitCode: error.exitCode)
@@ -46,15 +55,20 @@ public struct FailureDescription: Sendable, Equatable {
         }
     }
 
-    /// A described error with its recovery's advice and exit code; a TLS failure (a certificate
-    /// that does not verify) is the service being unavailable to chappie (69), whatever the
-    /// recovery says, and retrying is not the advice: the message says what to trust.
-    private init(text: String, recovery: ChappieErrorRecovery, account: AccountName?) {
-        if ChappieHTTPClientError.describesTLSFailure(text) {
-            self.init(message: Self.sentence(text), exitCode: ChappieExitCode.serviceUnavailable)
-        } else {
-            self.init(message: Self.sentence(text) + Self.advice(recovery, account: account), exitCode: recovery.exitCode)
+    /// A rejected certificate or an unusable certificate file behind `error`, with its text. The
+    /// SDK's errors keep a client error only as its description (the seeds' shapes), so the cases
+    /// that carry one are read: a network failure, a status-0 HTTP error, a refresh that failed so.
+    /// A server's words never count: they are in other cases (`tokenExchangeFailed`, a status).
+    static func trustFailure(_ error: any Error) -> (ChappieHTTPClientError.Code, String)? {
+        let text: String
+        switch error {
+        case let error as ChappieHTTPClientError: text = error.description
+        case ChappieAuthError.networkFailure(let message): text = message
+        case ChappieClientError.httpError(0, let body): text = body
+        case ChappieClientError.tokenRefreshFailed(.networkFailure(let message)): text = message
+        default: return nil
         }
+        return ChappieHTTPClientError.trustCode(describedBy: text).map { ($0, text) }
     }
 
     /// Whether the description of `error` names the account it concerns (the advice to sign it in

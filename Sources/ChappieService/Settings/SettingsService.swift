@@ -1,3 +1,4 @@
+import Chappie
 package import ChappieStore
 import Foundation
 
@@ -52,7 +53,7 @@ public struct SettingsService: Sendable {
     /// Sets (or with `nil` clears) the `originator`: letters, digits, `_`, `-` and `.`, at most 64.
     public func setOriginator(_ value: String?) async throws {
         if let value {
-            guard (1...64).contains(value.count), value.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "_-.".contains($0)) }) else {
+            guard ChappieEndpoints.isValidOriginator(value) else {
                 throw ServiceError(.invalidInput, "an originator is 1 to 64 letters, digits, '_', '-' or '.'")
             }
         }

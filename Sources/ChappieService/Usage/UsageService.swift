@@ -36,9 +36,10 @@ public struct UsageService: Sendable {
 
     /// Creates the service; `refreshEvents` is told of every refresh its token service makes.
     package init(
-        store: any AccountStore, endpoints: ChappieEndpoints, http: ChappieHTTPClient = ChappieHTTPClient(),
+        store: any AccountStore, endpoints: ChappieEndpoints, http: ChappieHTTPClient? = nil,
         refreshEvents: @escaping @Sendable (TokenRefresher.Event) -> Void = { _ in }
     ) {
+        let http = http ?? endpoints.httpClient()
         self.store = store
         self.http = http
         self.tokens = TokenService(store: store, endpoints: endpoints, http: http, refreshEvents: refreshEvents)

@@ -142,12 +142,12 @@ extension ChappieCommand.Usage {
                 self.accounts.all ? try await service.accounts(named: []).filter { $0.status == .ok } : try await service.accounts(named: names)
             let concurrency = self.accounts.concurrency
             let results = try await cancellingOnSignals { await service.pollAll(accounts, maxAge: .zero, concurrency: concurrency) }
-            var failed = false
+            var codes: [Int32] = []
             for result in results {
                 if let error = result.error {
-                    failed = true
-                    FileHandle.standardError.write(
-                        Data("\(result.account.name): FAILED: \(CommandFailure(error, account: result.account.name)?.message ?? "\(error)")\n".utf8))
+                    let failure = CommandFailure(error, account: result.account.name)
+                    codes.append(failure?.exitCode.rawValue ?? ChappieExitCode.temporaryFailure)
+                    FileHandle.standardError.write(Data("\(result.account.name): FAILED: \(failure?.message ?? "\(error)")\n".utf8))
                 } else if !global.json, let main = result.snapshots.first {
                     print("\(result.account.name): 5-hour \(describeWindow(main.shortWindow)); weekly \(describeWindow(main.longWindow))")
                 }
@@ -169,7 +169,8 @@ extension ChappieCommand.Usage {
                         )
                     })
             }
-            if failed { throw ExitStatus.temporaryFailure }
+            let exit = ChappieExitCode.mostSerious(codes)
+            if exit != ChappieExitCode.success { throw ExitCode(exit) }
         }
     }
 

@@ -48,4 +48,19 @@ struct StoreSettingsContractTests {
             #expect(zip(changes, expected).allSatisfy { $0.detail.hasPrefix($1) }, "\(changes.map(\.detail))")
         }
     }
+
+    @Test("On a store machines share, the originator is everyone's and a certificate file (a local path) each machine's own", arguments: StoreBackend.allCases)
+    func trafficSettingsAcrossMachines(_ backend: StoreBackend) async throws {
+        try await backend.withStore { contract in
+            let one = try await contract.open()
+            try await one.setTrafficSetting(.originator, "fleet")
+            try await one.setTrafficSetting(.caFile, "/etc/one/ca.pem")
+            let two = try await contract.open(machine: "contract-b")
+            #expect(try await two.trafficSetting(.originator) == "fleet")
+            // One machine's store is one machine's: the other "machine" is the same one.
+            #expect(try await two.trafficSetting(.caFile) == (backend.sharedByMachines ? nil : "/etc/one/ca.pem"))
+            try await two.setTrafficSetting(.caFile, "/etc/two/ca.pem")
+            #expect(try await one.trafficSetting(.caFile) == (backend.sharedByMachines ? "/etc/one/ca.pem" : "/etc/two/ca.pem"))
+        }
+    }
 }

@@ -21,6 +21,10 @@ package enum TrafficSetting: String, Sendable, CaseIterable {
     /// A PEM file of certificate authorities trusted besides the system's.
     case caFile = "ca-file"
 
+    /// Whether machines sharing a store each have their own (a path on the machine), as
+    /// `codex-home` is; otherwise one value serves every machine.
+    package var isPerMachine: Bool { self == .caFile }
+
     /// Its row in `settings`.
     package var key: SettingKey {
         switch self {
