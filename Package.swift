@@ -220,7 +220,7 @@ let package = Package(
         // Tests.
         .target(
             name: "ChappieTestSupport",
-            dependencies: ["ChappieEmulator", "ChappieNet", "ChappieVault", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["ChappieEmulator", "ChappieNet", "ChappieVault", "ChappieCore", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Tests/ChappieTestSupport",
             swiftSettings: swiftSettings
         ),

@@ -105,7 +105,9 @@ struct TLSEndToEndTests {
             // A file that is not a usable list of authorities is the configuration's fault (78), never an empty trust.
             let fifo = testbed.home.appendingPathComponent("fifo.pem").path
             #expect(mkfifo(fifo, 0o600) == 0)
-            for (file, reason) in [("/nonexistent/ca.pem", "cannot be read"), (fifo, "cannot be read"), ("/etc/hostname", "holds no PEM certificate")] {
+            for (file, reason) in [
+                ("/nonexistent/ca.pem", "cannot be read"), (fifo, "cannot be read"), ("/etc/hostname", "holds no PEM certificate"),
+            ] {
                 let unusable = try await testbed.chappie(["refresh", "work", "--ca-file", file])
                 #expect(unusable.status == 78, "\(file): \(unusable.stderr)")
                 #expect((unusable.stdout + unusable.stderr).contains("\(file) \(reason)"), "\(unusable.stdout + unusable.stderr)")

@@ -42,7 +42,8 @@ public final class ChappieAuthSession {
     public init(configuration: ChappieConfiguration = ChappieConfiguration()) {
         self.configuration = configuration
         (states, continuation) = AsyncStream.makeStream(of: ChappieAuthState.self, bufferingPolicy: .bufferingNewest(16))
-        oauth = OAuthClient(endpoints: configuration.endpoints, http: configuration.endpoints.httpClient(), exchangeTimeout: configuration.callbackTimeout)
+        oauth = OAuthClient(
+            endpoints: configuration.endpoints, http: configuration.endpoints.httpClient(), exchangeTimeout: configuration.callbackTimeout)
         do {
             store = try StoreOpener.openNow(configuration.store).local
         } catch {

@@ -212,12 +212,14 @@ public struct ChappieWebSocketClient: Sendable {
         switch error {
         case let error as NIOSSLExtraError where error == .failedToValidateHostname:
             return ChappieHTTPClientError(
-                code: .certificateRejected, message: "the certificate of \(host) did not verify: it names another host. \(ChappieHTTPClientError.trustAdvice)")
+                code: .certificateRejected,
+                message: "the certificate of \(host) did not verify: it names another host. \(ChappieHTTPClientError.trustAdvice)")
         case let error where "\(error)".contains("CERTIFICATE_VERIFY_FAILED"):
             // BoringSSL's own text carries its build paths: only what happened is said.
             return ChappieHTTPClientError(
                 code: .certificateRejected,
-                message: "the certificate of \(host) did not verify (unknown authority, expired, or not yet valid). \(ChappieHTTPClientError.trustAdvice)")
+                message:
+                    "the certificate of \(host) did not verify (unknown authority, expired, or not yet valid). \(ChappieHTTPClientError.trustAdvice)")
         case is NIOSSLError, is NIOSSLExtraError, is BoringSSLError:
             return ChappieHTTPClientError(code: .tlsFailed, message: "TLS with \(host) failed: \(error)")
         case let error as NIOConnectionError:

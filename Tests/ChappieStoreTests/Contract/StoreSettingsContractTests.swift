@@ -49,7 +49,9 @@ struct StoreSettingsContractTests {
         }
     }
 
-    @Test("On a store machines share, the originator is everyone's and a certificate file (a local path) each machine's own", arguments: StoreBackend.allCases)
+    @Test(
+        "On a store machines share, the originator is everyone's and a certificate file (a local path) each machine's own",
+        arguments: StoreBackend.allCases)
     func trafficSettingsAcrossMachines(_ backend: StoreBackend) async throws {
         try await backend.withStore { contract in
             let one = try await contract.open()
