@@ -17,6 +17,9 @@ struct UsageDecodingTests {
         #expect(main.longWindow?.windowMinutes == 10080)
         #expect(main.bindingWindow == main.longWindow)
         #expect(main.credits == ChappieCredits(hasCredits: false, unlimited: false, balance: "0"))
+        // The seeds' names: primary is the 5-hour window, secondary the weekly one.
+        #expect(main.primary == main.shortWindow)
+        #expect(main.secondary == main.longWindow)
     }
 
     @Test("A weekly-only plan sends its weekly window in primary_window: it is the long window")
@@ -27,6 +30,9 @@ struct UsageDecodingTests {
         #expect(main.longWindow?.usedPercent == 12)
         #expect(main.plan == .free)
         #expect(main.bindingWindow == main.longWindow)
+        // As the service sends it: the week is primary, and there is no secondary.
+        #expect(main.primary == main.longWindow)
+        #expect(main.secondary == nil)
     }
 
     @Test("Limit reached: the reached type, credits with a balance, and the additional limit as its own id")

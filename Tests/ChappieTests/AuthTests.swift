@@ -101,6 +101,17 @@ struct AuthTests {
             }
             await #expect(throws: ChappieAuthError.authorizationDenied("Not me.")) { _ = try await denier.value }
         }
+        // The documented rule: access_denied, or any code ending in denied or declined; others are pending.
+        for code in ["access_denied", "deviceauth_user_declined", "consent_denied"] {
+            try await withEmulator(configuration) { emulator in
+                let body = #"{"error":{"message":"The user said no.","code":"\#(code)"}}"#
+                try await emulator.failNext("/api/accounts/deviceauth/token", status: 403, body: body)
+                let oauth = OAuthClient(endpoints: try endpoints(emulator), http: emulator.client)
+                await #expect(throws: ChappieAuthError.authorizationDenied("The user said no."), "\(code)") {
+                    _ = try await DeviceCodeSignIn(oauth: oauth).run()
+                }
+            }
+        }
     }
 
     @Test("A code exchange that outlasts its limit is .callbackTimeout (start a new flow), not a network failure")

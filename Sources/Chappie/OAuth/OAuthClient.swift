@@ -89,27 +89,27 @@ package struct OAuthClient: Sendable {
         return DeviceCode(deviceAuthID: id, userCode: code, interval: .seconds(max(1, seconds)), lifetime: lifetime)
     }
 
-    /// The poll's error codes that say the user refused the code: RFC 8628's `access_denied` and
-    /// the `deviceauth_` forms a refusal may take (unconfirmed, docs/emulator.md). Any other 403 or
-    /// 404 is still pending.
-    static let refusalCodes: Set<String> = [
-        "access_denied", "authorization_declined", "deviceauth_authorization_denied", "deviceauth_denied", "deviceauth_authorization_declined",
-    ]
+    /// Whether a poll's error code says the user refused the code: RFC 8628's `access_denied`, or
+    /// any code ending in `denied` or `declined` (the `deviceauth_` forms a refusal may take are
+    /// unconfirmed, docs/emulator.md). Any other 403 or 404 is still pending.
+    static func isRefusal(_ code: String) -> Bool {
+        code == "access_denied" || code.hasSuffix("denied") || code.hasSuffix("declined")
+    }
 
     /// Polls once (§1.3): 403 and 404 are pending; 2xx carries the code.
     ///
     /// Whatever the status, an error code that says the code expired
     /// (`deviceauth_user_code_expired`, as the service sends it, or another `…expired…` form) or
     /// that the server does not know it (`deviceauth_not_found`) is `.expiredDeviceCode`: polling
-    /// on cannot succeed, and a new code is the way on. One of ``refusalCodes`` is
-    /// `.authorizationDenied` (the real code for a refusal is not documented, docs/emulator.md).
+    /// on cannot succeed, and a new code is the way on. A refusal (``isRefusal(_:)``) is
+    /// `.authorizationDenied`.
     package func poll(_ code: DeviceCode) async throws(ChappieAuthError) -> PollResult {
         let response = try await send(json: ["device_auth_id": code.deviceAuthID, "user_code": code.userCode], to: endpoints.deviceTokenURL)
         if !response.isSuccess {
             let error = OAuthErrorBody(response.body)
             if let code = error.code {
                 if code.contains("expired") || code == "deviceauth_not_found" { throw .expiredDeviceCode }
-                if Self.refusalCodes.contains(code) {
+                if Self.isRefusal(code) {
                     throw .authorizationDenied(error.description ?? code)
                 }
             }

@@ -112,6 +112,13 @@ public struct ChappieUsageLimitSnapshot: Sendable, Hashable, Codable {
         self.rateLimitReachedType = rateLimitReachedType
     }
 
+    /// The primary window, as the service and the seeds name it: the 5-hour window, or the weekly
+    /// one for a plan that has no 5-hour window (the service then sends its week as primary).
+    public var primary: ChappieUsageWindow? { shortWindow ?? longWindow }
+
+    /// The secondary window: the weekly one when a 5-hour window is the primary, else none.
+    public var secondary: ChappieUsageWindow? { shortWindow == nil ? nil : longWindow }
+
     /// The window that limits first: the more used of the two (ties: the one that resets later).
     public var bindingWindow: ChappieUsageWindow? {
         switch (shortWindow, longWindow) {
