@@ -244,6 +244,20 @@ struct ClientTests {
         }
     }
 
+    @Test("A handle streams a message or a full request as well as a prompt")
+    func handles() async throws {
+        try await withSetup { setup in
+            let client = setup.client()
+            let fromMessage = client.streamHandle(ChappieInputMessage(text: "from a message"))
+            let fromRequest = client.streamHandle(ChappieResponseRequest(input: [ChappieInputMessage(text: "from a request")]))
+            for (handle, text) in [(fromMessage, "from a message"), (fromRequest, "from a request")] {
+                var completed: ChappieResponse?
+                for try await event in handle.events { if case .completed(let response) = event { completed = response } }
+                #expect(completed?.text == "You said: \(text)")
+            }
+        }
+    }
+
     @Test("Cancelling a handle mid-stream ends it with CancellationError and the emulator sees the connection closed")
     func cancellation() async throws {
         try await withSetup { setup in

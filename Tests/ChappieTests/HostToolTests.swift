@@ -193,7 +193,8 @@ struct HostToolTests {
     @Test(
         "A denied call reports a denied result, then throws toolDenied(name, reason); the handler never runs",
         arguments: [
-            ("ask-denied", "not now"), ("ask-without-handler", "no toolApprovalHandler is registered to approve it"),
+            ("ask-denied", "not now"), ("ask-denied-without-reason", ChappieApprovalDecision.defaultDenialReason),
+            ("ask-without-handler", "no toolApprovalHandler is registered to approve it"),
             ("deny", "the tool's policy is deny"),
         ])
     func denied(case name: String, reason: String) async throws {
@@ -203,6 +204,8 @@ struct HostToolTests {
             let client =
                 switch name {
                 case "ask-denied": Self.client(setup, tools: [Self.clock(log, policy: .ask)]) { _ in .denied("not now") }
+                // As seed 001 writes it: `.denied()` with no reason.
+                case "ask-denied-without-reason": Self.client(setup, tools: [Self.clock(log, policy: .ask)]) { _ in .denied() }
                 case "ask-without-handler": Self.client(setup, tools: [Self.clock(log, policy: .ask)])
                 default: Self.client(setup, tools: [Self.clock(log, policy: .deny)])
                 }

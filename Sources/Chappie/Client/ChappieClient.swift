@@ -93,7 +93,17 @@ public final class ChappieClient: Sendable {
 
     /// Streams the reply to a prompt, with a handle to cancel it from elsewhere.
     public func streamHandle(_ prompt: String) -> ChappieStreamHandle {
-        let (events, task) = start(ChappieResponseRequest(input: [ChappieInputMessage(text: prompt)]))
+        streamHandle(ChappieResponseRequest(input: [ChappieInputMessage(text: prompt)]))
+    }
+
+    /// Streams the reply to one message, with a handle to cancel it from elsewhere.
+    public func streamHandle(_ message: ChappieInputMessage) -> ChappieStreamHandle {
+        streamHandle(ChappieResponseRequest(input: [message]))
+    }
+
+    /// Streams the reply to a full request, with a handle to cancel it from elsewhere.
+    public func streamHandle(_ request: ChappieResponseRequest) -> ChappieStreamHandle {
+        let (events, task) = start(request)
         return ChappieStreamHandle(events: events, task: task)
     }
 

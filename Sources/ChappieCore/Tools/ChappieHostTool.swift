@@ -157,8 +157,11 @@ public enum ChappieApprovalDecision: Sendable, Hashable {
     /// asking.
     case approved(remember: Bool = false)
     /// Do not run it; the reason is reported in the result and in
-    /// ``ChappieClientError/toolDenied(_:_:)``.
-    case denied(String)
+    /// ``ChappieClientError/toolDenied(_:_:)``. `.denied()` gives ``defaultDenialReason``.
+    case denied(String = ChappieApprovalDecision.defaultDenialReason)
+
+    /// The reason of a `.denied()` that gives none.
+    public static let defaultDenialReason = "the user declined it"
 }
 
 /// Answers approval requests for `.ask` tools; it may wait as long as it needs (for a person at a
