@@ -126,47 +126,16 @@ public final class Emulator: Sendable {
         route(router, .post, "/oauth/revoke") { request, body, _ in
             await issuer.revoke(RequestFields(body: body, contentType: request.headers[.contentType]))
         }
-        route(router, .get, "/backend-api/wham/usage") { request, _, _ in
-            switch await backend.authenticate(
-                authorization: request.headers[.authorization], accountHeader: request.headers[Self.accountIDHeader])
-            {
-            case .success(let account): backend.usage(account: account)
-            case .failure(let refusal): refusal.reply
-            }
+        authenticatedRoute(router, backend, .get, "/backend-api/wham/usage") { _, account, _, _ in backend.usage(account: account) }
+        authenticatedRoute(router, backend, .get, "/backend-api/wham/accounts/check") { request, account, _, _ in
+            backend.accountCheck(account: account, origin: self.origin(of: request))
         }
-        route(router, .get, "/backend-api/wham/accounts/check") { request, _, _ in
-            switch await backend.authenticate(
-                authorization: request.headers[.authorization], accountHeader: request.headers[Self.accountIDHeader])
-            {
-            case .success(let account): backend.accountCheck(account: account, origin: self.origin(of: request))
-            case .failure(let refusal): refusal.reply
-            }
-        }
-        route(router, .get, "/backend-api/wham/profiles/me") { request, _, _ in
-            switch await backend.authenticate(
-                authorization: request.headers[.authorization], accountHeader: request.headers[Self.accountIDHeader])
-            {
-            case .success(let account): await backend.profile(account: account)
-            case .failure(let refusal): refusal.reply
-            }
-        }
-        route(router, .post, "/backend-api/codex/responses") { request, body, fault in
-            switch await backend.authenticate(
-                authorization: request.headers[.authorization], accountHeader: request.headers[Self.accountIDHeader])
-            {
-            case .success(let account): await backend.responses(account: account, body: body, fault: fault)
-            case .failure(let refusal): refusal.reply
-            }
+        authenticatedRoute(router, backend, .get, "/backend-api/wham/profiles/me") { _, account, _, _ in await backend.profile(account: account) }
+        authenticatedRoute(router, backend, .post, "/backend-api/codex/responses") { _, account, body, fault in
+            await backend.responses(account: account, body: body, fault: fault)
         }
 
-        route(router, .get, "/backend-api/codex/models") { request, _, _ in
-            switch await backend.authenticate(
-                authorization: request.headers[.authorization], accountHeader: request.headers[Self.accountIDHeader])
-            {
-            case .success: backend.models()
-            case .failure(let refusal): refusal.reply
-            }
-        }
+        authenticatedRoute(router, backend, .get, "/backend-api/codex/models") { _, _, _, _ in backend.models() }
 
         route(router, .post, "/_emulator/device/approve", control: true) { request, body, _ in
             await control.approve(RequestFields(body: body, contentType: "application/json"))
@@ -221,6 +190,22 @@ public final class Emulator: Sendable {
     }
 
     /// Registers a handler behind the fault injector (control routes are never faulted).
+    /// A backend route that needs a live access token and, if sent, the matching
+    /// `ChatGPT-Account-Id`; anything else gets the backend's refusal.
+    private func authenticatedRoute(
+        _ router: Router<EmulatorRequestContext>, _ backend: BackendRoutes, _ method: HTTPRequest.Method, _ path: String,
+        _ handler: @escaping @Sendable (Request, EmulatedAccount, Data, Fault.Kind?) async -> Reply
+    ) {
+        route(router, method, path) { request, body, fault in
+            switch await backend.authenticate(
+                authorization: request.headers[.authorization], accountHeader: request.headers[Self.accountIDHeader])
+            {
+            case .success(let account): await handler(request, account, body, fault)
+            case .failure(let refusal): refusal.reply
+            }
+        }
+    }
+
     private func route(
         _ router: Router<EmulatorRequestContext>, _ method: HTTPRequest.Method, _ path: String, control: Bool = false,
         _ handler: @escaping @Sendable (Request, Data, Fault.Kind?) async -> Reply

@@ -8,10 +8,11 @@ public struct ChappieTestbed: Sendable {
     /// The data directory (`--home`).
     public let home: URL
 
+    /// The emulator's arguments by default: device codes approve themselves at once.
+    public static let autoApproving = ["--auto-approve", "--auto-approve-delay", "0", "--device-code-interval", "1"]
+
     /// Starts an emulator (auto-approving device codes unless other arguments are given) and makes a home.
-    public static func start(
-        emulatorArguments: [String] = ["--auto-approve", "--auto-approve-delay", "0", "--device-code-interval", "1"]
-    ) async throws -> ChappieTestbed {
+    public static func start(emulatorArguments: [String] = autoApproving) async throws -> ChappieTestbed {
         ChappieTestbed(emulator: try await EmulatorProcess(arguments: emulatorArguments), home: try TestTokens.temporaryDirectory("chappie-e2e"))
     }
 

@@ -204,7 +204,7 @@ struct HostToolTests {
             let client =
                 switch name {
                 case "ask-denied": Self.client(setup, tools: [Self.clock(log, policy: .ask)]) { _ in .denied("not now") }
-                // As seed 001 writes it: `.denied()` with no reason.
+                // As docs/sdk.md allows: `.denied()` with no reason.
                 case "ask-denied-without-reason": Self.client(setup, tools: [Self.clock(log, policy: .ask)]) { _ in .denied() }
                 case "ask-without-handler": Self.client(setup, tools: [Self.clock(log, policy: .ask)])
                 default: Self.client(setup, tools: [Self.clock(log, policy: .deny)])

@@ -57,9 +57,7 @@ struct IdentityEndToEndTests {
 
     @Test("The ca-file setting is trusted by every command of the store, and is checked when set")
     func caFileSetting() async throws {
-        let testbed = try await ChappieTestbed.start(emulatorArguments: [
-            "--tls", "--auto-approve", "--auto-approve-delay", "0", "--device-code-interval", "1",
-        ])
+        let testbed = try await ChappieTestbed.start(emulatorArguments: ["--tls"] + ChappieTestbed.autoApproving)
         try await whileRunning(testbed) {
             let authority = try #require(testbed.emulator.authorityFile).path
             #expect(try await testbed.chappie(["accounts", "add", "work", "--ca-file", authority]).status == 0)

@@ -16,9 +16,7 @@ struct TLSEndToEndTests {
 
     @Test("With the emulator's authority in SSL_CERT_FILE, --ca-file or CHAPPIE_CA_FILE: sign-in, refresh, a usage poll, ask over wss and over SSE")
     func trusted() async throws {
-        let testbed = try await ChappieTestbed.start(emulatorArguments: [
-            "--tls", "--auto-approve", "--auto-approve-delay", "0", "--device-code-interval", "1",
-        ])
+        let testbed = try await ChappieTestbed.start(emulatorArguments: ["--tls"] + ChappieTestbed.autoApproving)
         try await whileRunning(testbed) {
             let authority = try #require(testbed.emulator.authorityFile).path
             #expect(testbed.emulator.issuer.hasPrefix("https://127.0.0.1:"))
@@ -46,9 +44,7 @@ struct TLSEndToEndTests {
         "A region-pinned account: ask asks where its workspace is and sends its turns there with the routing header; without an answer, to the configured origin"
     )
     func pinnedWorkspace() async throws {
-        let testbed = try await ChappieTestbed.start(emulatorArguments: [
-            "--tls", "--auto-approve", "--auto-approve-delay", "0", "--device-code-interval", "1",
-        ])
+        let testbed = try await ChappieTestbed.start(emulatorArguments: ["--tls"] + ChappieTestbed.autoApproving)
         try await whileRunning(testbed) {
             let authority = try #require(testbed.emulator.authorityFile).path
             #expect(try await testbed.chappie(["accounts", "add", "work", "--ca-file", authority]).status == 0)
@@ -78,9 +74,7 @@ struct TLSEndToEndTests {
 
     @Test("Without the authority, or with another one: exit 69 naming the host and what to trust; the account keeps working")
     func untrusted() async throws {
-        let testbed = try await ChappieTestbed.start(emulatorArguments: [
-            "--tls", "--auto-approve", "--auto-approve-delay", "0", "--device-code-interval", "1",
-        ])
+        let testbed = try await ChappieTestbed.start(emulatorArguments: ["--tls"] + ChappieTestbed.autoApproving)
         try await whileRunning(testbed) {
             let authority = try #require(testbed.emulator.authorityFile).path
             #expect(try await testbed.chappie(["accounts", "add", "work"], environment: ["SSL_CERT_FILE": authority]).status == 0)

@@ -582,14 +582,14 @@ actor EmulatorState {
                 ])
             ),
             ("responses_streamed", .int(responsesStreamed)),
-            ("originators", .object(originators.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) })),
-            ("user_agents", .object(userAgents.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) })),
+            ("originators", .counts(originators)),
+            ("user_agents", .counts(userAgents)),
             (
                 "routing",
                 .object([
                     ("regional_origin", regionalOrigin.map { .string($0) } ?? .null),
-                    ("regional_requests", .object(regionalRequests.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) })),
-                    ("override_headers", .object(routingOverrideHeaders.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) })),
+                    ("regional_requests", .counts(regionalRequests)),
+                    ("override_headers", .counts(routingOverrideHeaders)),
                 ])
             ),
             ("streams_aborted", .int(streamsAborted)),
@@ -618,9 +618,9 @@ actor EmulatorState {
                     ("last_declared_tools", .array(toolScripts.declaredTools.map(JSON.string))),
                 ])
             ),
-            ("encoded_request_bodies", .object(encodedBodies.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) })),
+            ("encoded_request_bodies", .counts(encodedBodies)),
             ("connections", .int(clientPorts.count)),
-            ("requests", .object(requestCounts.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) })),
+            ("requests", .counts(requestCounts)),
             ("held", .int(held.count)),
         ])
     }

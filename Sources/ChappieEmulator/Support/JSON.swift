@@ -11,6 +11,11 @@ enum JSON: Sendable, Equatable {
     case array([JSON])
     case object([(String, JSON)])
 
+    /// Counters as an object, keys in order (the stats' form).
+    static func counts(_ counts: [String: Int]) -> JSON {
+        .object(counts.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) })
+    }
+
     static func == (lhs: JSON, rhs: JSON) -> Bool {
         lhs.serialized() == rhs.serialized()
     }
