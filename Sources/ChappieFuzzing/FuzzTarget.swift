@@ -121,6 +121,10 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
                 for event in decoder.decode(Data(chunk)) {
                     if let object = (try? JSONSerialization.jsonObject(with: Data(event.data.utf8))) as? [String: Any] {
                         check(ChappieUsageLimitSnapshot.fromRateLimitsEvent(object))
+                        if let usage = ChappieTokenUsage(wire: (object["response"] as? [String: Any])?["usage"]) {
+                            let counts = [usage.inputTokens, usage.cachedInputTokens, usage.outputTokens, usage.reasoningTokens, usage.totalTokens]
+                            require(counts.allSatisfy { $0 >= 0 }, "token counts are not negative")
+                        }
                     }
                 }
                 offset += size

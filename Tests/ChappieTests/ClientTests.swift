@@ -209,7 +209,7 @@ struct ClientTests {
             }
             #expect(ChappieRateLimitBackoffPolicy.default.delay(forAttempt: 6, retryAfter: nil) == 30)
             #expect(ChappieRateLimitBackoffPolicy.default.delay(forAttempt: 2, retryAfter: nil) == 2)
-            #expect(ChappieRateLimitBackoffPolicy.default.delay(forAttempt: 1, retryAfter: 90) == 30)
+            #expect(ChappieRateLimitBackoffPolicy.default.delay(forAttempt: 1, retryAfter: 90) == 90)
         }
     }
 

@@ -22,6 +22,7 @@ struct ErrorTableTests {
         case .responseFailed: "responseFailed"
         case .streamingTransportReplayDiverged: "streamingTransportReplayDiverged"
         case .httpError: "httpError"
+        case .networkFailure: "networkFailure"
         case .invalidResponse: "invalidResponse"
         case .invalidConfiguration: "invalidConfiguration"
         case .tokenRefreshFailed: "tokenRefreshFailed"
@@ -73,13 +74,15 @@ struct ErrorTableTests {
             ("responseFailed(response) \(code)", ChappieClientError.responseFailed(response(code)))
         } + [
             ("streamingTransportReplayDiverged(partial)", .streamingTransportReplayDiverged("part")),
-            ("httpError(status: 0, body) (no response)", .httpError(status: 0, body: "")),
+            ("networkFailure(message) (no response)", .networkFailure("connection lost: …")),
+            ("networkFailure(message) certificate rejected", .networkFailure("certificate rejected: …")),
             ("httpError(status: 429, body)", .httpError(status: 429, body: "")),
             ("httpError(status: 5xx, body)", .httpError(status: 503, body: "")),
             ("httpError(status: other 4xx, body)", .httpError(status: 400, body: "")),
             ("invalidResponse(reason)", .invalidResponse("x")),
             ("invalidConfiguration(reason)", .invalidConfiguration("x")),
             ("tokenRefreshFailed(networkFailure)", .tokenRefreshFailed(.networkFailure("down"))),
+            ("tokenRefreshFailed(networkFailure certificate rejected)", .tokenRefreshFailed(.networkFailure("certificate rejected: …"))),
             (
                 "tokenRefreshFailed(tokenExchangeFailed 429/5xx or no OAuth code)",
                 .tokenRefreshFailed(.tokenExchangeFailed(statusCode: 502, body: "<html>"))
@@ -97,6 +100,7 @@ struct ErrorTableTests {
             ("expiredDeviceCode", .expiredDeviceCode),
             ("cancelledSignIn", .cancelledSignIn),
             ("networkFailure(message)", .networkFailure("down")),
+            ("networkFailure(message) certificate rejected or file unusable", .networkFailure("certificate file unusable: …")),
             ("pollingTimeout", .pollingTimeout),
             ("callbackTimeout", .callbackTimeout),
             ("authorizationDenied(message)", .authorizationDenied("no")),
@@ -112,6 +116,10 @@ struct ErrorTableTests {
             ("tokenExchangeFailed 4xx plain text", .tokenExchangeFailed(statusCode: 401, body: "invalid_grant")),
             ("tokenExchangeFailed 429 invalid_grant", .tokenExchangeFailed(statusCode: 429, body: #"{"error":"invalid_grant"}"#)),
             ("tokenExchangeFailed 5xx", .tokenExchangeFailed(statusCode: 503, body: "")),
+            (
+                "tokenExchangeFailed 429 or 5xx with Retry-After: 120",
+                .tokenExchangeFailed(statusCode: 503, body: ChappieAuthError.body("", retryAfter: 120))
+            ),
             ("missingRefreshToken", .missingRefreshToken),
             ("secureRandomFailed(statusCode)", .secureRandomFailed(statusCode: -1)),
             ("invalidResponse", .invalidResponse),
@@ -134,7 +142,7 @@ struct ErrorTableTests {
     @Test("Every ChappieClientError case has a row, and each row's recovery and exit code are the code's")
     func clientTable() throws {
         let named = Set(Self.clientSamples.map { Self.name($0.1) })
-        #expect(named.count == 16, "a case has no sample: \(named.sorted())")
+        #expect(named.count == 17, "a case has no sample: \(named.sorted())")
         let expected = Self.rows(Self.clientSamples) { $0.recovery }
         #expect(try Self.documentedRows("client-errors") == expected, "docs/sdk.md should read:\n\(expected.joined(separator: "\n"))")
     }

@@ -23,7 +23,12 @@ extension ChappieClient {
         }
         guard response.isSuccess else {
             var body = Data()
-            for try await chunk in response.body where body.count < 1 << 20 { body.append(chunk) }
+            do {
+                for try await chunk in response.body where body.count < 1 << 20 { body.append(chunk) }
+            } catch let error as ChappieHTTPClientError {
+                // The connection broke while the error's body arrived: a network failure like any other.
+                throw AttemptFailure.network(error.description)
+            }
             throw AttemptFailure.status(response.status, headers: response.headers, body: body, onUpgrade: false)
         }
         await recordHeaderUsage(response.headers, &turn)
@@ -32,9 +37,15 @@ extension ChappieClient {
                 if try await turn.events.read(event.data, type: event.type, replay: &turn.replay) == .completed { return }
             }
         } catch let error as ChappieHTTPClientError {
+            // Before any output a broken stream is retried as a failed connection is (docs/errors.md);
+            // after it, the reply is cut and the text so far is the caller's.
+            guard turn.replay.hasDelivered else { throw AttemptFailure.network(error.description) }
             throw turn.events.closedEarly(turn.replay, code: "connection_lost", message: error.description)
         }
         try Task.checkCancellation()
+        guard turn.replay.hasDelivered else {
+            throw AttemptFailure.network("the stream closed before response.completed, before any output")
+        }
         throw turn.events.closedEarly(turn.replay, code: "stream_closed", message: "stream closed before response.completed")
     }
 
@@ -80,7 +91,7 @@ extension ChappieClient {
             throw AttemptFailure.webSocket(
                 reason: error.description,
                 error: box.turn.replay.delivered.isEmpty
-                    ? .httpError(status: 0, body: error.description)
+                    ? .networkFailure(error.description)
                     : box.turn.events.closedEarly(box.turn.replay, code: "connection_lost", message: error.description))
         }
     }

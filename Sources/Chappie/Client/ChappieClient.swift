@@ -70,18 +70,14 @@ public final class ChappieClient: Sendable {
         for try await event in stream(prompt) {
             if case .textDelta(let delta) = event { text += delta }
         }
-        // A task cancelled between two events sees the loop end without an error (AsyncThrowingStream
-        // ends on cancellation before it asks for the next event): a cancelled send never returns part.
-        try Task.checkCancellation()
         return text
     }
 
     /// Streams the reply to a prompt.
     ///
     /// Cancelling the task that iterates stops the transfer at once and the loop throws
-    /// `CancellationError` — unless the cancellation lands between two events, where
-    /// `AsyncThrowingStream` ends the loop without an error: check `Task.isCancelled` after it
-    /// (``send(_:)`` does).
+    /// `CancellationError`, wherever the cancellation lands (events already buffered come first).
+    /// A loop that ends without an error has seen the whole reply.
     public func stream(_ prompt: String) -> AsyncThrowingStream<ChappieStreamEvent, any Error> {
         streamResponse(ChappieResponseRequest(input: [ChappieInputMessage(text: prompt)]))
     }
@@ -114,19 +110,19 @@ public final class ChappieClient: Sendable {
 
     // MARK: The request
 
-    /// Starts the request in a task of its own; the events throw `CancellationError` to a consumer
-    /// whose task is cancelled (a plain `AsyncThrowingStream` would just end, like a finished reply).
+    /// Starts the request in a task of its own. A consumer whose task is cancelled gets
+    /// `CancellationError`, also when the cancellation lands between two events: a plain
+    /// `AsyncThrowingStream` would then just end, as a whole reply does, and a partial reply would
+    /// pass for a complete one. Events already buffered are delivered before the error.
     private func start(_ request: ChappieResponseRequest) -> (events: AsyncThrowingStream<ChappieStreamEvent, any Error>, task: Task<Void, Never>) {
         let (events, continuation) = AsyncThrowingStream.makeStream(of: ChappieStreamEvent.self)
         let task = Task { await self.run(request, into: continuation) }
-        continuation.onTermination = { _ in task.cancel() }
-        let source = EventSource(events.makeAsyncIterator())
-        let consumed = AsyncThrowingStream<ChappieStreamEvent, any Error> {
-            let event = try await source.next()
-            if event == nil, Task.isCancelled { throw CancellationError() }
-            return event
+        continuation.onTermination = { termination in
+            // Runs before the stream records its own end, so this error is the one the consumer sees.
+            if case .cancelled = termination { continuation.finish(throwing: CancellationError()) }
+            task.cancel()
         }
-        return (consumed, task)
+        return (events, task)
     }
 
     private func run(_ request: ChappieResponseRequest, into continuation: AsyncThrowingStream<ChappieStreamEvent, any Error>.Continuation) async {
@@ -156,6 +152,7 @@ public final class ChappieClient: Sendable {
         var credentials = try await credentials(refresher, account, force: false)
         var input = request.input.map(ConversationItem.message)
         var text = ""
+        var usage: ChappieTokenUsage?
         var rounds = 0
         while true {
             var turn = ResponseTurn(
@@ -163,9 +160,13 @@ public final class ChappieClient: Sendable {
                 events: ResponseEventReader(store: store, account: credentials.account, emit: emit))
             try await stream(&turn, refresher: refresher)
             text += turn.replay.deliveredText
+            if let used = turn.events.usage { usage = usage.map { $0 + used } ?? used }
             let calls = turn.events.functionCalls
             guard !calls.isEmpty else {
-                emit(.completed(ChappieResponse(id: turn.events.responseID, status: "completed", text: text, errorCode: nil, errorMessage: nil)))
+                emit(
+                    .completed(
+                        ChappieResponse(id: turn.events.responseID, status: "completed", text: text, errorCode: nil, errorMessage: nil, usage: usage))
+                )
                 return
             }
             guard rounds < configuration.toolLoopLimit else { throw ChappieClientError.toolLoopLimitExceeded(configuration.toolLoopLimit) }
@@ -236,11 +237,13 @@ public final class ChappieClient: Sendable {
                     // Not a failure (§8.2): a new socket, without spending the budget; bounded all the same.
                     connectionLimitReopens += 1
                     guard connectionLimitReopens <= Self.maximumConnectionLimitReopens else {
-                        throw ChappieClientError.httpError(status: 0, body: "the WebSocket kept reaching its connection limit")
+                        throw ChappieClientError.networkFailure("the WebSocket kept reaching its connection limit")
                     }
                 case .network(let message):
                     retries += 1
-                    guard retries <= rateLimitBackoff.maxRetries else { throw ChappieClientError.httpError(status: 0, body: message) }
+                    guard retries <= rateLimitBackoff.maxRetries, !ChappieTLSTrust.isTrustFailure(message) else {
+                        throw ChappieClientError.networkFailure(message)
+                    }
                     try await Task.sleep(for: .seconds(rateLimitBackoff.delay(forAttempt: retries, retryAfter: nil)))
                 }
             }
@@ -340,20 +343,6 @@ struct TransportChoice {
     /// Never back to WebSocket (docs/sdk.md).
     mutating func fallBack(because reason: String) {
         if fallbackReason == nil { fallbackReason = reason }
-    }
-}
-
-/// The producer's iterator, shared with the consumer's stream (one consumer at a time, as an
-/// `AsyncThrowingStream` allows).
-private final class EventSource: @unchecked Sendable {
-    private var iterator: AsyncThrowingStream<ChappieStreamEvent, any Error>.AsyncIterator
-
-    init(_ iterator: AsyncThrowingStream<ChappieStreamEvent, any Error>.AsyncIterator) {
-        self.iterator = iterator
-    }
-
-    func next() async throws -> ChappieStreamEvent? {
-        try await iterator.next()
     }
 }
 

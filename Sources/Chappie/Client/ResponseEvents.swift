@@ -1,4 +1,4 @@
-import ChappieCore
+package import ChappieCore
 import ChappieNet
 import ChappieStore
 import Foundation
@@ -19,6 +19,10 @@ struct ReplayGuard {
 
     /// The text delivered so far.
     var deliveredText: String { String(decoding: delivered, as: UTF8.self) }
+
+    /// Whether any text or event of the turn reached the consumer (the usage headers aside): until
+    /// then a broken attempt is a network failure, retried as one.
+    var hasDelivered: Bool { !delivered.isEmpty || deliveredEvents > 0 }
 
     /// Whether the current attempt is still repeating delivered text.
     var isReplaying: Bool { position < delivered.count }
@@ -88,6 +92,8 @@ struct ResponseEventReader {
     let account: Account
     let emit: (ChappieStreamEvent) -> Void
     private(set) var responseID: String?
+    /// The usage `response.completed` reported for this turn.
+    private(set) var usage: ChappieTokenUsage?
     /// The `function_call` items of the current attempt, in order: only the attempt that reaches
     /// `response.completed` decides which calls run (a replay may call with another `call_id`).
     private(set) var functionCalls: [FunctionCall] = []
@@ -110,16 +116,24 @@ struct ResponseEventReader {
         let type = object["type"] as? String ?? eventType ?? ""
         let body = object["response"] as? [String: Any]
         responseID = body?["id"] as? String ?? responseID
+        // Every event reaches the consumer as `.raw` too, before what the SDK reads from it (once:
+        // a replay's repeats are not delivered again).
         switch type {
         case "response.output_text.delta":
             if let delta = object["delta"] as? String, !delta.isEmpty {
                 let fresh = try replay.accept(delta)
-                if !fresh.isEmpty { emit(.textDelta(fresh)) }
+                if !fresh.isEmpty {
+                    emit(.raw(type: type, payload: data))
+                    emit(.textDelta(fresh))
+                }
             }
         case "codex.rate_limits":
-            if replay.acceptEvent(), let snapshot = ChappieUsageLimitSnapshot.fromRateLimitsEvent(object) {
-                try? await store.recordUsage([snapshot], for: account, source: .stream)
-                emit(.usageLimits(snapshot))
+            if replay.acceptEvent() {
+                emit(.raw(type: type, payload: data))
+                if let snapshot = ChappieUsageLimitSnapshot.fromRateLimitsEvent(object) {
+                    try? await store.recordUsage([snapshot], for: account, source: .stream)
+                    emit(.usageLimits(snapshot))
+                }
             }
         case "response.output_item.done" where (object["item"] as? [String: Any])?["type"] as? String == "function_call":
             let item = object["item"] as? [String: Any] ?? [:]
@@ -132,6 +146,8 @@ struct ResponseEventReader {
         case "response.completed":
             // A replay that stops short of the delivered text does not complete it.
             guard !replay.isReplaying else { throw ChappieClientError.streamingTransportReplayDiverged(replay.deliveredText) }
+            usage = ChappieTokenUsage(wire: body?["usage"])
+            emit(.raw(type: type, payload: data))
             return .completed
         case _
         where (object["error"] as? [String: Any])?["code"] as? String == "websocket_connection_limit_reached"
@@ -148,12 +164,14 @@ struct ResponseEventReader {
             let errorBody = (try? JSONSerialization.data(withJSONObject: ["error": error])) ?? Data()
             throw AttemptFailure.status(status, headers: headers, body: errorBody, onUpgrade: false)
         case "response.failed", "error":
+            emit(.raw(type: type, payload: data))
             let error = body?["error"] as? [String: Any] ?? object["error"] as? [String: Any]
             throw ChappieClientError.responseFailed(
                 ChappieResponse(
                     id: responseID, status: "failed", text: replay.deliveredText, errorCode: error?["code"] as? String,
                     errorMessage: error?["message"] as? String))
         case "response.incomplete":
+            emit(.raw(type: type, payload: data))
             let reason = (body?["incomplete_details"] as? [String: Any])?["reason"] as? String
             throw ChappieClientError.responseFailed(
                 ChappieResponse(
@@ -168,10 +186,26 @@ struct ResponseEventReader {
     /// A new attempt streams the turn from its start: its calls are collected afresh.
     mutating func beginAttempt() {
         functionCalls = []
+        usage = nil
     }
 
     /// The error of an attempt that ended before `response.completed`.
     func closedEarly(_ replay: ReplayGuard, code: String, message: String) -> ChappieClientError {
         .responseFailed(ChappieResponse(id: responseID, status: "incomplete", text: replay.deliveredText, errorCode: code, errorMessage: message))
+    }
+}
+
+extension ChappieTokenUsage {
+    /// `response.usage` (§8.1): input, cached, output and reasoning tokens; `nil` when absent or not
+    /// an object. A count that is not a whole number from 0 to 2³¹−1 reads as 0.
+    package init?(wire value: Any?) {
+        guard let usage = value as? [String: Any] else { return nil }
+        func count(_ value: Any?) -> Int { WireNumber.integer(value, in: 0...Int(Int32.max)) ?? 0 }
+        let input = count(usage["input_tokens"])
+        let output = count(usage["output_tokens"])
+        self.init(
+            inputTokens: input, cachedInputTokens: count((usage["input_tokens_details"] as? [String: Any])?["cached_tokens"]),
+            outputTokens: output, reasoningTokens: count((usage["output_tokens_details"] as? [String: Any])?["reasoning_tokens"]),
+            totalTokens: usage["total_tokens"] == nil ? input + output : count(usage["total_tokens"]))
     }
 }

@@ -1,5 +1,5 @@
 package import ChappieNet
-import ChappieCore
+public import ChappieCore
 public import Foundation
 
 /// The two services chappie talks to: the OAuth issuer and the ChatGPT backend.
@@ -108,11 +108,17 @@ public struct ChappieEndpoints: Sendable, Equatable {
 }
 
 /// A base URL given on the command line or in a configuration cannot be used.
-public enum ChappieEndpointError: Error, Equatable, CustomStringConvertible {
+public enum ChappieEndpointError: Error, Sendable, Equatable, CustomStringConvertible, LocalizedError, ChappieRecoverableError {
     /// Not an absolute http(s) URL without query, fragment or user info.
     case invalidURL(option: String, value: String)
     /// Plain http to a host that is not this machine.
     case insecureURL(option: String, host: String)
+
+    /// A URL is configured wrongly: fix it.
+    public var recovery: ChappieErrorRecovery { .permanent(.fixConfiguration) }
+
+    /// What is wrong and how to fix it (as ``description``).
+    public var errorDescription: String? { description }
 
     /// What is wrong and how to fix it.
     public var description: String {

@@ -218,9 +218,13 @@ package struct OAuthClient: Sendable {
         (try? JSONSerialization.jsonObject(with: body)) as? [String: Any]
     }
 
-    /// The failure for a non-2xx answer: its status and its body, token-like values redacted.
+    /// The failure for a non-2xx answer: its status and its body, token-like values redacted; a
+    /// 429's or 5xx's `Retry-After` is kept for the error's recovery.
     static func failure(_ response: ChappieHTTPResponse) -> ChappieAuthError {
-        .tokenExchangeFailed(statusCode: response.status, body: OAuthErrorBody.redacted(response.body))
+        let body = OAuthErrorBody.redacted(response.body)
+        let waits = response.status == 429 || response.status >= 500
+        let retryAfter = waits ? response.headers["Retry-After"].flatMap { ChappieHTTPHeaders.retryAfter($0) } : nil
+        return .tokenExchangeFailed(statusCode: response.status, body: ChappieAuthError.body(body, retryAfter: retryAfter))
     }
 
     /// A value percent-encoded for a form or a query: everything but letters, digits and `-._~`.

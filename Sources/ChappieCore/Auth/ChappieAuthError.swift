@@ -9,7 +9,7 @@ public import Foundation
 ///     // the session moved to .reauthenticationRequired: show sign-in
 /// }
 /// ```
-public enum ChappieAuthError: Error, Sendable, Hashable, LocalizedError {
+public enum ChappieAuthError: Error, Sendable, Hashable, LocalizedError, ChappieRecoverableError {
     /// The user did not approve the device code before it expired.
     case expiredDeviceCode
     /// Sign-in was cancelled by the program or the user.
@@ -23,7 +23,9 @@ public enum ChappieAuthError: Error, Sendable, Hashable, LocalizedError {
     /// OpenAI denied the authorisation (for example: device-code login not enabled).
     case authorizationDenied(String)
     /// The token endpoint answered an HTTP error: its status and its body (at most 2,000
-    /// characters, every token-like value redacted; see ``OAuthErrorBody/redacted(_:)``).
+    /// characters, every token-like value redacted; see ``OAuthErrorBody/redacted(_:)``). A 429 or
+    /// 5xx that carried `Retry-After` has it as the body's last line, `Retry-After: SECONDS`
+    /// (``retryAfter`` reads it): the seeds' case has no other place for it.
     case tokenExchangeFailed(statusCode: Int, body: String)
     /// No refresh token is stored: sign in from scratch.
     case missingRefreshToken
@@ -56,7 +58,30 @@ public enum ChappieAuthError: Error, Sendable, Hashable, LocalizedError {
     /// the answer carried none (HTML from a proxy, plain text, an empty or non-JSON body).
     public var oauthErrorCode: String? {
         guard case .tokenExchangeFailed(_, let body) = self else { return nil }
-        return OAuthErrorBody(Data(body.utf8)).code
+        return OAuthErrorBody(Data(Self.split(body).body.utf8)).code
+    }
+
+    /// The seconds a token-endpoint 429 or 5xx asked to wait (its `Retry-After`), when it said.
+    public var retryAfter: TimeInterval? {
+        guard case .tokenExchangeFailed(_, let body) = self else { return nil }
+        return Self.split(body).retryAfter
+    }
+
+    /// How the server's `Retry-After` is kept at the end of a body.
+    private static let retryAfterLine = "\nRetry-After: "
+
+    /// A body with the server's `Retry-After` (whole seconds) as its last line.
+    public static func body(_ body: String, retryAfter: TimeInterval?) -> String {
+        guard let retryAfter, retryAfter.isFinite, retryAfter >= 0 else { return body }
+        return body + retryAfterLine + String(Int(min(retryAfter, 86_400).rounded(.up)))
+    }
+
+    /// The body without its `Retry-After` line, and the seconds that line says.
+    private static func split(_ body: String) -> (body: String, retryAfter: TimeInterval?) {
+        guard let range = body.range(of: retryAfterLine, options: .backwards), let seconds = Int(body[range.upperBound...]) else {
+            return (body, nil)
+        }
+        return (String(body[..<range.lowerBound]), TimeInterval(seconds))
     }
 
     /// What to do about it.
@@ -67,10 +92,10 @@ public enum ChappieAuthError: Error, Sendable, Hashable, LocalizedError {
     /// an empty body) and every 429 and 5xx mean the path to the issuer failed: retry later.
     public var recovery: ChappieErrorRecovery {
         switch self {
-        case .networkFailure: return .retry(.now)
+        case .networkFailure(let message): return ChappieTLSTrust.isTrustFailure(message) ? .permanent(.fixConfiguration) : .retry(.now)
         case .expiredDeviceCode, .cancelledSignIn, .missingRefreshToken, .pollingTimeout, .callbackTimeout: return .signInAgain
         case .tokenExchangeFailed(let status, _):
-            guard status != 429, (400..<500).contains(status), let code = oauthErrorCode else { return .retry(.after(seconds: 5)) }
+            guard status != 429, (400..<500).contains(status), let code = oauthErrorCode else { return .retry(.after(seconds: retryAfter ?? 5)) }
             return OAuthErrorCode.recovery(for: code) ?? .permanent(.inspectCause)
         case .secureRandomFailed: return .permanent(.platformLimitation)
         case .authorizationDenied, .invalidResponse, .unknown: return .permanent(.inspectCause)
@@ -111,7 +136,8 @@ public enum ChappieAuthError: Error, Sendable, Hashable, LocalizedError {
         case .callbackTimeout: "The sign-in callback did not arrive in time."
         case .authorizationDenied(let message): "OpenAI denied the sign-in: \(message)"
         case .tokenExchangeFailed(let status, let body):
-            "The token endpoint answered HTTP \(status): \(OAuthErrorBody(Data(body.utf8)).summary(bodySize: body.utf8.count))"
+            "The token endpoint answered HTTP \(status): "
+                + OAuthErrorBody(Data(Self.split(body).body.utf8)).summary(bodySize: Self.split(body).body.utf8.count)
         case .missingRefreshToken: "No refresh token is stored; sign in again."
         case .secureRandomFailed(let status): "The system's random number generator failed (status \(status))."
         case .invalidResponse: "The server's response could not be understood."

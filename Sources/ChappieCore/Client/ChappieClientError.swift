@@ -9,7 +9,7 @@ public import Foundation
 ///     print(limit.plan?.displayName ?? "Unknown", limit.resetsAt as Any)
 /// }
 /// ```
-public enum ChappieClientError: Error, Sendable, Hashable, LocalizedError {
+public enum ChappieClientError: Error, Sendable, Hashable, LocalizedError, ChappieRecoverableError {
     /// No account is stored for the configured slot: sign in first.
     case missingCredential
     /// The stored credential has no refresh token.
@@ -33,9 +33,12 @@ public enum ChappieClientError: Error, Sendable, Hashable, LocalizedError {
     case responseFailed(ChappieResponse)
     /// A reconnected stream replayed different text; the string is what was already delivered.
     case streamingTransportReplayDiverged(String)
-    /// An HTTP error with no more specific meaning: the status and the body. Status 0 means no
-    /// response arrived (the network failed).
+    /// An HTTP error with no more specific meaning: the status and the body.
     case httpError(status: Int, body: String)
+    /// No response arrived, or the connection broke before any output: the host, and what failed
+    /// (never a header or a body). Not in docs/sdk.md's original list, which reported these as
+    /// `httpError(status: 0, …)`. A certificate that does not verify is not retryable.
+    case networkFailure(String)
     /// The reply could not be understood; the string says what was wrong.
     case invalidResponse(String)
     /// The client's configuration cannot work (a host tool's name, a transport the environment
@@ -60,7 +63,8 @@ public enum ChappieClientError: Error, Sendable, Hashable, LocalizedError {
             ["context_length_exceeded", "insufficient_quota", "usage_not_included", "cyber_policy", "invalid_prompt"].contains(
                 response.errorCode ?? "")
                 ? .permanent(.inspectCause) : .retry(.now)
-        case .httpError(let status, _): status == 0 || status == 429 || status >= 500 ? .retry(.now) : .permanent(.inspectCause)
+        case .httpError(let status, _): status == 429 || status >= 500 ? .retry(.now) : .permanent(.inspectCause)
+        case .networkFailure(let message): ChappieTLSTrust.isTrustFailure(message) ? .permanent(.fixConfiguration) : .retry(.now)
         case .streamingTransportReplayDiverged: .retry(.now)
         case .tokenRefreshFailed(let error): error.recovery
         case .toolNotRegistered, .toolLoopLimitExceeded, .invalidConfiguration, .credentialStoreUnavailable: .permanent(.fixConfiguration)
@@ -86,8 +90,8 @@ public enum ChappieClientError: Error, Sendable, Hashable, LocalizedError {
             "The response \(response.status == "failed" ? "failed" : "ended early")"
                 + (response.errorCode.map { " (\($0))" } ?? "") + (response.errorMessage.map { ": \($0)" } ?? "")
         case .streamingTransportReplayDiverged: "The reconnected stream did not match what was already delivered."
-        case .httpError(let status, let body):
-            status == 0 ? "No response: \(body)" : "HTTP \(status): \(body.prefix(300))"
+        case .httpError(let status, let body): "HTTP \(status): \(body.prefix(300))"
+        case .networkFailure(let message): "No response: \(message)"
         case .invalidResponse(let reason): "The reply could not be understood: \(reason)"
         case .invalidConfiguration(let reason): "The client's configuration cannot work: \(reason)"
         case .tokenRefreshFailed(let error): "The access token could not be refreshed. \(error.errorDescription ?? "\(error)")"

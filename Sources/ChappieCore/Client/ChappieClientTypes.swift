@@ -14,15 +14,23 @@ public struct ChappieRateLimitBackoffPolicy: Sendable, Hashable {
     /// The longest wait between retries, in seconds. Default 30.
     public var maximumDelay: TimeInterval
     /// Use the server's `Retry-After` (seconds or an HTTP date) instead of the computed delay when it
-    /// sends one, never above `maximumDelay`. Default true.
+    /// sends one. `maximumDelay` bounds only the computed delay; ``maximumRetryAfter`` bounds this one.
+    /// Default true.
     public var respectsRetryAfterHeader: Bool
+    /// The longest `Retry-After` the client waits out, in seconds: a longer one is waited only this
+    /// long (a server asking for an hour is not kept to inside one request). Default 300 (5 minutes).
+    public var maximumRetryAfter: TimeInterval
 
     /// Creates a policy; the defaults are the documented ones.
-    public init(maxRetries: Int = 2, initialDelay: TimeInterval = 1, maximumDelay: TimeInterval = 30, respectsRetryAfterHeader: Bool = true) {
+    public init(
+        maxRetries: Int = 2, initialDelay: TimeInterval = 1, maximumDelay: TimeInterval = 30, respectsRetryAfterHeader: Bool = true,
+        maximumRetryAfter: TimeInterval = 300
+    ) {
         self.maxRetries = maxRetries
         self.initialDelay = initialDelay
         self.maximumDelay = maximumDelay
         self.respectsRetryAfterHeader = respectsRetryAfterHeader
+        self.maximumRetryAfter = maximumRetryAfter
     }
 
     /// The default policy.
@@ -30,10 +38,10 @@ public struct ChappieRateLimitBackoffPolicy: Sendable, Hashable {
     /// No retries: the first failure surfaces.
     public static let disabled = ChappieRateLimitBackoffPolicy(maxRetries: 0)
 
-    /// The wait before retry `attempt` (1-based): the server's `Retry-After` when allowed and given,
-    /// else `initialDelay × 2^(attempt−1)`, never above `maximumDelay`.
+    /// The wait before retry `attempt` (1-based): the server's `Retry-After` when allowed and given
+    /// (at most ``maximumRetryAfter``), else `initialDelay × 2^(attempt−1)`, at most `maximumDelay`.
     public func delay(forAttempt attempt: Int, retryAfter: TimeInterval?) -> TimeInterval {
-        if respectsRetryAfterHeader, let retryAfter { return min(max(0, retryAfter), maximumDelay) }
+        if respectsRetryAfterHeader, let retryAfter { return min(max(0, retryAfter), maximumRetryAfter) }
         return min(initialDelay * pow(2, Double(max(0, attempt - 1))), maximumDelay)
     }
 }

@@ -50,13 +50,51 @@ public struct ChappieResponse: Sendable, Hashable {
     public var errorCode: String?
     /// The error message, when failed.
     public var errorMessage: String?
+    /// The tokens the model used, from `response.completed` (summed over a request's tool rounds);
+    /// `nil` when the server did not say.
+    public var usage: ChappieTokenUsage?
 
     /// Creates a response.
-    public init(id: String?, status: String, text: String, errorCode: String?, errorMessage: String?) {
+    public init(id: String?, status: String, text: String, errorCode: String?, errorMessage: String?, usage: ChappieTokenUsage? = nil) {
         self.id = id
         self.status = status
         self.text = text
         self.errorCode = errorCode
         self.errorMessage = errorMessage
+        self.usage = usage
+    }
+}
+
+/// The tokens a response used, as `response.completed` reports them (docs/protocol.md §8.1): what a
+/// client counts per account.
+public struct ChappieTokenUsage: Sendable, Hashable, Codable {
+    /// Tokens of the input, cached ones included.
+    public var inputTokens: Int
+    /// Of the input tokens, those served from the prompt cache.
+    public var cachedInputTokens: Int
+    /// Tokens the model wrote, reasoning included.
+    public var outputTokens: Int
+    /// Of the output tokens, those spent reasoning.
+    public var reasoningTokens: Int
+    /// Input and output together.
+    public var totalTokens: Int
+
+    /// Creates a usage.
+    public init(inputTokens: Int = 0, cachedInputTokens: Int = 0, outputTokens: Int = 0, reasoningTokens: Int = 0, totalTokens: Int? = nil) {
+        self.inputTokens = inputTokens
+        self.cachedInputTokens = cachedInputTokens
+        self.outputTokens = outputTokens
+        self.reasoningTokens = reasoningTokens
+        self.totalTokens = totalTokens ?? inputTokens + outputTokens
+    }
+
+    /// Two turns' usage together (a request with tool rounds is several turns). Saturating: a
+    /// hostile count cannot trap.
+    public static func + (lhs: ChappieTokenUsage, rhs: ChappieTokenUsage) -> ChappieTokenUsage {
+        func sum(_ a: Int, _ b: Int) -> Int { a.addingReportingOverflow(b).overflow ? .max : a + b }
+        return ChappieTokenUsage(
+            inputTokens: sum(lhs.inputTokens, rhs.inputTokens), cachedInputTokens: sum(lhs.cachedInputTokens, rhs.cachedInputTokens),
+            outputTokens: sum(lhs.outputTokens, rhs.outputTokens), reasoningTokens: sum(lhs.reasoningTokens, rhs.reasoningTokens),
+            totalTokens: sum(lhs.totalTokens, rhs.totalTokens))
     }
 }

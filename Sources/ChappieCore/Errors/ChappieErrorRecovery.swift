@@ -1,12 +1,16 @@
-/// What to do about a failure: the one classification every chappie error maps to (docs/sdk.md).
+import Foundation
+
+/// What to do about a failure: the one classification every error the SDK throws maps to
+/// (docs/sdk.md). ``classify(_:)`` takes any error, so one `catch` can triage them all.
 ///
 /// ```swift
-/// switch error.recovery {
+/// switch ChappieErrorRecovery.classify(error) {
 /// case .retry(.now): retryWithBackoff()
 /// case .retry(.after(let seconds)): schedule(in: seconds)
 /// case .signInAgain: showSignIn()
 /// case .permanent(.fixConfiguration): showSettings(error)
 /// case .permanent: showFailure(error)
+/// case .cancelled: break
 /// }
 /// ```
 public enum ChappieErrorRecovery: Sendable, Hashable, CustomStringConvertible {
@@ -35,11 +39,35 @@ public enum ChappieErrorRecovery: Sendable, Hashable, CustomStringConvertible {
     case signInAgain
     /// Retrying does not help; the action says what does.
     case permanent(PermanentAction)
+    /// The caller cancelled (`CancellationError`, `URLError.cancelled`): not a failure, nothing to do.
+    case cancelled
+
+    /// The class of any error: the SDK's own errors by their ``ChappieRecoverableError/recovery``,
+    /// a cancellation as ``cancelled``, `URLError`s by their code, and anything else as
+    /// `.permanent(.inspectCause)`, since nothing is known that a retry would fix.
+    public static func classify(_ error: any Error) -> ChappieErrorRecovery {
+        switch error {
+        case is CancellationError: .cancelled
+        case let error as any ChappieRecoverableError: error.recovery
+        case let error as URLError:
+            switch error.code {
+            case .cancelled: .cancelled
+            case .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot:
+                .permanent(.fixConfiguration)
+            case .timedOut, .cannotConnectToHost, .networkConnectionLost, .notConnectedToInternet, .dnsLookupFailed, .cannotFindHost:
+                .retry(.now)
+            default: .permanent(.inspectCause)
+            }
+        default: .permanent(.inspectCause)
+        }
+    }
 
     /// The exit code a command-line tool reports for this class (docs/errors.md): 75 for retry
-    /// later, 77 for sign in again, 78 for a configuration to fix, 1 for other permanent failures.
+    /// later, 77 for sign in again, 78 for a configuration to fix, 1 for other permanent failures,
+    /// 130 for a cancellation (as a shell reports Ctrl-C).
     public var exitCode: Int32 {
         switch self {
+        case .cancelled: ChappieExitCode.interrupted
         case .retry: ChappieExitCode.temporaryFailure
         case .signInAgain: ChappieExitCode.signInRequired
         case .permanent(.fixConfiguration): ChappieExitCode.configuration
@@ -54,8 +82,15 @@ public enum ChappieErrorRecovery: Sendable, Hashable, CustomStringConvertible {
         case .retry(.after(let seconds)): "retry after \(Int(seconds.rounded())) s"
         case .signInAgain: "sign in again"
         case .permanent(let action): "permanent: \(action.rawValue)"
+        case .cancelled: "cancelled"
         }
     }
+}
+
+/// An error that knows its class: every error type the SDK throws.
+public protocol ChappieRecoverableError: Error {
+    /// What to do about it.
+    var recovery: ChappieErrorRecovery { get }
 }
 
 /// The OAuth error codes chappie knows, with the response each calls for.

@@ -15,6 +15,8 @@ public enum ChappieExitCode {
     public static let signInRequired: Int32 = 77
     /// A configuration or key problem (EX_CONFIG).
     public static let configuration: Int32 = 78
+    /// Interrupted: cancelled by Ctrl-C or a signal, as a shell reports SIGINT (128 + 2).
+    public static let interrupted: Int32 = 130
 
     /// The exit code of a run with several results (`refresh --all`): the most serious decides,
     /// sign in again (77) over try later (75) over any other failure (the first of those).

@@ -1,3 +1,5 @@
+public import ChappieCore
+
 /// A failure of an HTTP exchange that happened before or instead of a response.
 ///
 /// A response with an error status (404, 500, …) is not an `ChappieHTTPClientError`: it is returned as a
@@ -10,7 +12,7 @@
 ///     // try again later
 /// }
 /// ```
-public struct ChappieHTTPClientError: Error, Sendable, CustomStringConvertible {
+public struct ChappieHTTPClientError: Error, Sendable, CustomStringConvertible, ChappieRecoverableError {
     /// What to do when a certificate does not verify: chappie never skips verification.
     static let trustAdvice =
         "If a proxy or your company's certificate authority signs that server's certificate, trust it with --ca-file FILE (or CHAPPIE_CA_FILE); SSL_CERT_FILE replaces the system's authorities"
@@ -90,12 +92,24 @@ public struct ChappieHTTPClientError: Error, Sendable, CustomStringConvertible {
         }
     }
 
+    /// What to do about it: retry a transient failure; fix the configuration for a bad URL, plain
+    /// http or a certificate; libcurl missing is this machine's limitation.
+    public var recovery: ChappieErrorRecovery {
+        switch code {
+        case .invalidURL, .insecureAuthorization, .certificateRejected, .untrustedFile: .permanent(.fixConfiguration)
+        case .libraryUnavailable: .permanent(.platformLimitation)
+        case .responseTooLarge: .permanent(.inspectCause)
+        default: .retry(.now)
+        }
+    }
+
     /// The code of the error whose ``description`` `text` is, when it is one of the two that are
     /// not the service's doing: a rejected certificate or an unusable certificate file. For the
     /// errors that keep only a client error's text (``ChappieCore/ChappieAuthError/networkFailure(_:)``):
     /// a description starts with its code, and no server text comes before it.
     public static func trustCode(describedBy text: String) -> Code? {
-        [Code.certificateRejected, .untrustedFile].first { text.hasPrefix("\($0.description): ") }
+        guard ChappieTLSTrust.isTrustFailure(text) else { return nil }
+        return [Code.certificateRejected, .untrustedFile].first { text.hasPrefix("\($0.description): ") }
     }
 
     /// The message, prefixed by the code unless it starts with it.

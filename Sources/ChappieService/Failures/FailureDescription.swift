@@ -57,14 +57,14 @@ public struct FailureDescription: Sendable, Equatable {
 
     /// A rejected certificate or an unusable certificate file behind `error`, with its text. The
     /// SDK's errors keep a client error only as its description (the seeds' shapes), so the cases
-    /// that carry one are read: a network failure, a status-0 HTTP error, a refresh that failed so.
+    /// that carry one are read: a network failure (the auth error's or the client's), a refresh that failed so.
     /// A server's words never count: they are in other cases (`tokenExchangeFailed`, a status).
     static func trustFailure(_ error: any Error) -> (ChappieHTTPClientError.Code, String)? {
         let text: String
         switch error {
         case let error as ChappieHTTPClientError: text = error.description
         case ChappieAuthError.networkFailure(let message): text = message
-        case ChappieClientError.httpError(0, let body): text = body
+        case ChappieClientError.networkFailure(let message): text = message
         case ChappieClientError.tokenRefreshFailed(.networkFailure(let message)): text = message
         default: return nil
         }
@@ -98,7 +98,7 @@ public struct FailureDescription: Sendable, Equatable {
             }
         case .retry: " Try again later."
         case .permanent(.fixConfiguration): " Fix the configuration; retrying as it is will not help."
-        case .permanent: ""
+        case .permanent, .cancelled: ""
         }
     }
 }

@@ -53,10 +53,12 @@ extension ChappieCommand {
                 model: model, input: [ChappieInputMessage(text: text)],
                 reasoningEffort: effort.flatMap { ChappieResponseRequest.ReasoningEffort(rawValue: $0.rawValue) })
             let usage: ChappieUsageLimitSnapshot?
+            let tokens: ChappieTokenUsage?
             let json = global.json
             do {
-                usage = try await cancellingOnSignals {
+                (usage, tokens) = try await cancellingOnSignals {
                     var latest: ChappieUsageLimitSnapshot?
+                    var tokens: ChappieTokenUsage?
                     for try await event in client.streamResponse(request) {
                         switch event {
                         case .textDelta(let delta):
@@ -64,10 +66,11 @@ extension ChappieCommand {
                         case .usageLimits(let snapshot) where snapshot.limitID == "codex":
                             latest = snapshot
                             if json { try AskEvent.usage(snapshot).print() }
+                        case .completed(let response): tokens = response.usage
                         default: break
                         }
                     }
-                    return latest
+                    return (latest, tokens)
                 }
             } catch {
                 // One message for both outputs; with --json it is also the stream's last event.
@@ -89,7 +92,8 @@ extension ChappieCommand {
             }
             if json {
                 try AskEvent.done(
-                    account: name.rawValue, model: model, transport: transport == .sse || client.transportFallbackReason != nil ? "sse" : "websocket"
+                    account: name.rawValue, model: model, transport: transport == .sse || client.transportFallbackReason != nil ? "sse" : "websocket",
+                    tokens: tokens
                 ).print()
                 return
             }
@@ -100,7 +104,8 @@ extension ChappieCommand {
             let windows = [("5-hour", usage?.shortWindow), ("weekly", usage?.longWindow)].compactMap { label, window in
                 window.map { "\(label) \(UsageSummary.percent($0.usedPercent)) %" }
             }
-            FileHandle.standardError.write(Data("— \(name), \(model)\(windows.isEmpty ? "" : ": " + windows.joined(separator: ", "))\n".utf8))
+            let used = tokens.map { ", \($0.totalTokens) tokens" } ?? ""
+            FileHandle.standardError.write(Data("— \(name), \(model)\(used)\(windows.isEmpty ? "" : ": " + windows.joined(separator: ", "))\n".utf8))
         }
 
         private func readPrompt() throws -> String {
@@ -121,6 +126,8 @@ struct AskEvent: Encodable {
     var account: String?
     var model: String?
     var transport: String?
+    /// The tokens the reply used (`done` only, when the server said).
+    var tokens: ChappieTokenUsage?
     var message: String?
     var exitCode: Int32?
 
@@ -132,8 +139,8 @@ struct AskEvent: Encodable {
             limitReached: snapshot.limitReached)
     }
 
-    static func done(account: String, model: String, transport: String) -> AskEvent {
-        AskEvent(type: "done", account: account, model: model, transport: transport)
+    static func done(account: String, model: String, transport: String, tokens: ChappieTokenUsage?) -> AskEvent {
+        AskEvent(type: "done", account: account, model: model, transport: transport, tokens: tokens)
     }
 
     static func error(_ message: String, exitCode: Int32) -> AskEvent {
