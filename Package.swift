@@ -258,7 +258,7 @@ let package = Package(
         .testTarget(
             name: "ChappieTests",
             dependencies: [
-                "Chappie", "ChappieStore", "ChappieVault", "ChappieNet", "ChappieEmulator", "ChappieTestSupport",
+                "Chappie", "ChappiePool", "ChappieStore", "ChappieVault", "ChappieNet", "ChappieEmulator", "ChappieTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: swiftSettings

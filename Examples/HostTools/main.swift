@@ -66,7 +66,8 @@ struct ExampleError: LocalizedError {
 /// Signs the configured slot in with the device code unless it is signed in already.
 @MainActor
 func signInIfNeeded(_ configuration: ChappieConfiguration) async throws {
-    let session = Chappie.authSession(configuration: configuration)
+    // Opened asynchronously: the stored session is read before the state is looked at.
+    let session = await Chappie.openAuthSession(configuration: configuration)
     if case .signedIn = session.state {
         say("Signed in as \(session.accountInfo?.email ?? "an account").")
         return

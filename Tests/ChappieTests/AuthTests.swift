@@ -444,7 +444,7 @@ enum SessionReauthentication {
         #expect(session.state == .reauthenticationRequired)
         #expect(session.accountInfo == nil)
         #expect(session.lastError?.oauthErrorCode == "invalid_grant")
-        let restored = Chappie.authSession(configuration: configuration)
+        let restored = await Chappie.openAuthSession(configuration: configuration)
         #expect(restored.state == .reauthenticationRequired)
         #expect(restored.accountInfo == nil)
         // The account, its name and its sealed tokens stay for `chappie refresh NAME` to try again.
@@ -459,29 +459,52 @@ enum SessionReauthentication {
 @MainActor
 enum SessionScenario {
     static func run(_ configuration: ChappieConfiguration) async throws {
-        let session = Chappie.authSession(configuration: configuration)
+        let session = await Chappie.openAuthSession(configuration: configuration)
         #expect(session.state == .signedOut)
+        // Two observers, subscribed before the sign-in: each sees every state from the current one,
+        // once (no split between them, no repeated .signedOut).
+        func observe() -> Task<[ChappieAuthState], Never> {
+            let states = session.states
+            return Task {
+                var seen: [ChappieAuthState] = []
+                for await state in states {
+                    seen.append(state)
+                    if case .signedIn = state { break }
+                }
+                return seen
+            }
+        }
+        let (first, second) = (observe(), observe())
         try await session.startDeviceCodeSignIn()
         guard case .signedIn = session.state else {
             Issue.record("state \(session.state)")
             return
         }
         #expect(session.accountInfo?.email == "user1@example.com")
+        for observer in [first, second] {
+            let seen = await observer.value
+            #expect(seen.first == .signedOut)
+            #expect(seen.filter { $0 == .signedOut }.count == 1)
+            #expect(seen.contains(.signingIn))
+            #expect(seen.contains { if case .awaitingDeviceCode = $0 { true } else { false } })
+        }
+        // A late observer starts from the current state.
+        for await state in session.states {
+            #expect(state == session.state)
+            break
+        }
         #expect(session.deviceLinkState == .completed)
+        // The seeds' synchronous init reads the stored session in the background.
         let restored = Chappie.authSession(configuration: configuration)
+        await restored.restored()
+        #expect(!restored.isRestoring)
         #expect(restored.accountInfo?.email == "user1@example.com")
         try await restored.refreshAuth()
         restored.signOut()
         #expect(restored.state == .signedOut)
-        #expect(Chappie.authSession(configuration: configuration).state == .signedOut)
+        await restored.signedOut()
+        #expect(await Chappie.openAuthSession(configuration: configuration).state == .signedOut)
         await #expect(throws: ChappieAuthError.missingRefreshToken) { try await restored.refreshAuth() }
-        var seen: [ChappieAuthState] = []
-        for await state in session.states {
-            seen.append(state)
-            if case .signedIn = state { break }
-        }
-        #expect(seen.contains(.signingIn))
-        #expect(seen.contains { if case .awaitingDeviceCode = $0 { true } else { false } })
     }
 }
 

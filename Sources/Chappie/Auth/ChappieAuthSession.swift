@@ -9,10 +9,15 @@ public import Observation
 /// (docs/sdk.md). Tokens never leave the store through it.
 ///
 /// It is `@Observable` (Swift Observation) and also publishes every state on ``states`` for command
-/// lines and services. It restores a stored session when created.
+/// lines and services. It restores the slot's stored session when created: ``open(configuration:)``
+/// returns once that is read; the synchronous `init` (the seeds' `Chappie.authSession()`) returns at
+/// once and reads it in the background, so that opening the store (an Argon2id derivation, a wait
+/// for another process's lock) never holds the main actor. ``isRestoring`` says when it is done.
+/// Any ``ChappieConfiguration`` works: a local store, or a team pool when the program links
+/// `ChappiePool` and sets `StoreOptions.poolBackend`.
 ///
 /// ```swift
-/// let session = Chappie.authSession(configuration: configuration)
+/// let session = await ChappieAuthSession.open(configuration: configuration)
 /// try await session.startDeviceCodeSignIn()
 /// if case .signedIn = session.state { print(session.accountInfo?.email ?? "") }
 /// ```
@@ -21,47 +26,79 @@ public import Observation
 public final class ChappieAuthSession {
     /// The sign-in lifecycle stage.
     public private(set) var state: ChappieAuthState = .signedOut {
-        didSet { continuation.yield(state) }
+        didSet { if state != oldValue { observers.publish(state) } }
     }
     /// Progress of a device-code sign-in.
     public private(set) var deviceLinkState: ChappieDeviceLinkState = .idle
     /// Who the signed-in account is.
     public private(set) var accountInfo: ChappieAccountInfo?
-    /// The most recent failure, or `nil`.
+    /// The most recent failure, or `nil`. A sign-in the caller cancelled is not a failure.
     public private(set) var lastError: ChappieAuthError?
+    /// Whether the stored session is still being read (after the synchronous `init`); ``state`` is
+    /// `.signedOut` meanwhile. ``restored()`` waits for the end.
+    public private(set) var isRestoring = true
 
-    /// Every state, starting with the current one.
-    @ObservationIgnored public let states: AsyncStream<ChappieAuthState>
-    @ObservationIgnored private let continuation: AsyncStream<ChappieAuthState>.Continuation
+    /// Every state from the current one: each access is a stream of its own, so any number of
+    /// observers each see every change (a state set again unchanged is not a change).
+    public nonisolated var states: AsyncStream<ChappieAuthState> { observers.subscribe() }
+
+    @ObservationIgnored private nonisolated let observers = StateBroadcast(.signedOut)
     @ObservationIgnored private let configuration: ChappieConfiguration
-    @ObservationIgnored private let store: SQLiteAccountStore?
+    @ObservationIgnored private let store: StoreHandle
     @ObservationIgnored private let oauth: OAuthClient
     @ObservationIgnored private var signIn: Task<Void, any Error>?
+    @ObservationIgnored private var restoring: Task<Void, Never>?
+    /// The removals of ``signOut()``, in order: each waits for the one before it.
+    @ObservationIgnored private var removal: Task<Void, Never>?
+    /// Counts sign-outs: an answer that arrives after one (a restore, a sign-in's save) is not shown.
+    @ObservationIgnored private var signOuts = 0
 
-    /// Creates a session and restores the stored account of the configured slot, if any.
+    /// Creates a session and starts reading the stored account of the configured slot, if any, in
+    /// the background (see ``isRestoring``).
     public init(configuration: ChappieConfiguration = ChappieConfiguration()) {
         self.configuration = configuration
-        (states, continuation) = AsyncStream.makeStream(of: ChappieAuthState.self, bufferingPolicy: .bufferingNewest(16))
+        store = StoreHandle(configuration.store)
         oauth = OAuthClient(
             endpoints: configuration.endpoints, http: configuration.endpoints.httpClient(), exchangeTimeout: configuration.callbackTimeout)
-        do {
-            store = try StoreOpener.openNow(configuration.store).local
-        } catch {
-            store = nil
-            state = .failed("the credential store cannot be opened: \(error)")
-            return
-        }
-        restore()
+        restoring = Task { await self.restore() }
+    }
+
+    /// A session whose stored account has been read: ``state`` and ``accountInfo`` are the slot's
+    /// when this returns. The store is opened off the main actor.
+    public static func open(configuration: ChappieConfiguration = ChappieConfiguration()) async -> ChappieAuthSession {
+        let session = ChappieAuthSession(configuration: configuration)
+        await session.restored()
+        return session
+    }
+
+    /// Returns once the stored session has been read (at once when it has).
+    public func restored() async {
+        await restoring?.value
     }
 
     /// Reads the slot's stored account into ``state`` and ``accountInfo`` (none for an account that
     /// must be signed in again: its tokens are kept in the store, but the session has no credential).
-    private func restore() {
-        let account = store.flatMap { try? $0.accountNow(named: configuration.account) }
+    private func restore() async {
+        defer { isRestoring = false }
+        let signOuts = self.signOuts
+        let opened: any AccountStore
+        do {
+            opened = try await store.opened()
+        } catch {
+            state = .failed("the credential store cannot be opened: \(error.localizedDescription)")
+            return
+        }
+        let account = try? await opened.account(named: configuration.account)
+        // Signed out meanwhile: that is the newer answer.
+        guard signOuts == self.signOuts else { return }
+        show(account)
+    }
+
+    /// The session as the store has the account.
+    private func show(_ account: Account?) {
         guard let account else {
             accountInfo = nil
             state = .signedOut
-            continuation.yield(state)
             return
         }
         guard account.status != .reauthRequired else {
@@ -73,6 +110,17 @@ public final class ChappieAuthSession {
         state = .signedIn(expiresAt: account.accessTokenExpiresAt)
     }
 
+    /// The open store, or the failure as an auth error (recorded in ``lastError``).
+    private func openedStore() async throws(ChappieAuthError) -> any AccountStore {
+        do {
+            return try await store.opened()
+        } catch {
+            let failure = ChappieAuthError.unknown("the credential store cannot be opened: \(error.localizedDescription)")
+            fail(failure)
+            throw failure
+        }
+    }
+
     /// Signs in with the device-code flow and stores the account in the configured slot.
     ///
     /// ``state`` moves to `.signingIn`, `.awaitingDeviceCode` (show its code and URL), then
@@ -82,18 +130,21 @@ public final class ChappieAuthSession {
     ///   `.pollingTimeout` (after ``ChappieConfiguration/deviceCodePollingTimeout``),
     ///   `.callbackTimeout` (after ``ChappieConfiguration/callbackTimeout``), `.cancelledSignIn`, …
     public func startDeviceCodeSignIn() async throws(ChappieAuthError) {
-        guard let store else { throw ChappieAuthError.unknown("the credential store cannot be opened") }
+        await restored()
+        let store = try await openedStore()
         signIn?.cancel()
         lastError = nil
         state = .signingIn
         let flow = DeviceCodeSignIn(oauth: oauth, pollingTimeout: configuration.deviceCodePollingTimeout)
         let slot = configuration.account
+        let signOuts = self.signOuts
         let task = Task { @MainActor in
             let result = try await flow.run { [weak self] progress in
                 await MainActor.run {
-                    self?.deviceLinkState = progress
+                    guard let self, self.signOuts == signOuts else { return }
+                    self.deviceLinkState = progress
                     if case .waitingForApproval(let code, let url, _, _) = progress {
-                        self?.state = .awaitingDeviceCode(userCode: code, verificationURL: url)
+                        self.state = .awaitingDeviceCode(userCode: code, verificationURL: url)
                     }
                 }
             }
@@ -105,6 +156,8 @@ public final class ChappieAuthSession {
                         refreshedAt: Date(), name: slot, event: .signedIn)
                 }
             }.value
+            // A signOut() during the save wins: its removal waits for this task, then removes the account.
+            guard self.signOuts == signOuts else { throw ChappieAuthError.cancelledSignIn }
             self.accountInfo = saved.account.info
             self.state = .signedIn(expiresAt: saved.account.accessTokenExpiresAt)
         }
@@ -115,6 +168,14 @@ public final class ChappieAuthSession {
             } onCancel: {
                 task.cancel()
             }
+        } catch ChappieAuthError.cancelledSignIn {
+            // The caller's choice, not a failure (``lastError`` stays): back to what the store holds
+            // (signed in, signed out, or to be signed in again), unless a sign-out said it already.
+            // Read in a task of its own: this one is cancelled, and the read would be too.
+            deviceLinkState = .idle
+            let account = await Task { try? await store.account(named: slot) }.value
+            if signOuts == self.signOuts { show(account) }
+            throw ChappieAuthError.cancelledSignIn
         } catch let error as ChappieAuthError {
             fail(error)
             throw error
@@ -126,15 +187,30 @@ public final class ChappieAuthSession {
     }
 
     /// Forgets the slot's stored credentials and cancels a sign-in in progress.
+    ///
+    /// The session is signed out when this returns; the account is removed from the store in the
+    /// background, after a sign-in's save that was already under way (so that it ends signed out).
     public func signOut() {
-        signIn?.cancel()
+        let pending = signIn
+        pending?.cancel()
         signIn = nil
-        if let store, (try? store.accountNow(named: configuration.account)) != nil {
-            try? store.removeNow(configuration.account)
-        }
+        signOuts += 1
         accountInfo = nil
         deviceLinkState = .idle
         state = .signedOut
+        let before = removal
+        let (store, slot) = (store, configuration.account)
+        removal = Task {
+            await before?.value
+            _ = await pending?.result
+            guard let opened = try? await store.opened(), (try? await opened.account(named: slot)) != nil else { return }
+            try? await opened.remove(slot)
+        }
+    }
+
+    /// Returns once every ``signOut()`` so far has removed the account from the store.
+    public func signedOut() async {
+        await removal?.value
     }
 
     /// Revokes the slot's refresh token at the issuer (§3.5), then signs out as ``signOut()`` does.
@@ -144,7 +220,9 @@ public final class ChappieAuthSession {
     ///   or the stored credential unreadable): then nothing is signed out or removed, and
     ///   ``lastError`` says why. An empty slot has nothing to revoke.
     public func signOut(revoking: Bool) async throws(ChappieAuthError) {
-        if revoking, let store {
+        if revoking {
+            await restored()
+            let store = try await openedStore()
             do {
                 let account = try await store.account(named: configuration.account)
                 try await oauth.revoke(refreshToken: try await store.credentials(for: account).refreshToken)
@@ -157,6 +235,7 @@ public final class ChappieAuthSession {
             }
         }
         signOut()
+        await signedOut()
     }
 
     /// Refreshes the tokens now; a success clears ``lastError``.
@@ -166,10 +245,8 @@ public final class ChappieAuthSession {
     ///   ``accountInfo`` first. The stored account (its sealed tokens, name and usage history) stays,
     ///   so `chappie refresh NAME` can try once more.
     public func refreshAuth() async throws(ChappieAuthError) {
-        guard let store else {
-            fail(.unknown("the credential store cannot be opened"))
-            throw ChappieAuthError.unknown("the credential store cannot be opened")
-        }
+        await restored()
+        let store = try await openedStore()
         let refresher = TokenRefresher(store: store, oauth: oauth, margin: configuration.refreshMargin)
         let name = configuration.account
         // In a task of its own: a refresh the issuer may already have answered by rotating the
@@ -237,14 +314,11 @@ public final class ChappieAuthSession {
     }
 
     private func fail(_ error: ChappieAuthError) {
-        lastError = error
         deviceLinkState = .idle
+        lastError = error
         if error.requiresReauthentication {
             accountInfo = nil
             state = .reauthenticationRequired
-        } else if error == .cancelledSignIn {
-            // Back to what the store holds: signed in, signed out, or to be signed in again.
-            restore()
         } else if case .signedIn = state {
             // Keep the session: a retry is possible.
         } else {
@@ -255,9 +329,57 @@ public final class ChappieAuthSession {
 
 /// Entry points of the SDK.
 public enum Chappie {
-    /// A sign-in session for the configured account slot.
+    /// A sign-in session for the configured account slot; it reads the stored session in the
+    /// background (``ChappieAuthSession/isRestoring``).
     @MainActor
     public static func authSession(configuration: ChappieConfiguration = ChappieConfiguration()) -> ChappieAuthSession {
         ChappieAuthSession(configuration: configuration)
+    }
+
+    /// A sign-in session for the configured account slot, its stored session read.
+    @MainActor
+    public static func openAuthSession(configuration: ChappieConfiguration = ChappieConfiguration()) async -> ChappieAuthSession {
+        await ChappieAuthSession.open(configuration: configuration)
+    }
+}
+
+/// The session's states for any number of observers: each subscriber gets the current state, then
+/// every change. A `Mutex`, not the main actor: `states` is read from anywhere.
+final class StateBroadcast: Sendable {
+    private struct Observers {
+        var current: ChappieAuthState
+        var continuations: [UUID: AsyncStream<ChappieAuthState>.Continuation] = [:]
+    }
+
+    private let observers: Mutex<Observers>
+
+    init(_ initial: ChappieAuthState) {
+        observers = Mutex(Observers(current: initial))
+    }
+
+    /// A new observer's stream, starting with the current state.
+    func subscribe() -> AsyncStream<ChappieAuthState> {
+        let (stream, continuation) = AsyncStream.makeStream(of: ChappieAuthState.self, bufferingPolicy: .bufferingNewest(64))
+        let id = UUID()
+        observers.withLock {
+            continuation.yield($0.current)
+            $0.continuations[id] = continuation
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.observers.withLock { $0.continuations.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    /// Tells every observer the new state.
+    func publish(_ state: ChappieAuthState) {
+        observers.withLock {
+            $0.current = state
+            for continuation in $0.continuations.values { continuation.yield(state) }
+        }
+    }
+
+    deinit {
+        observers.withLock { $0.continuations.values.forEach { $0.finish() } }
     }
 }

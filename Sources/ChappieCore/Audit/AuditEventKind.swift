@@ -13,6 +13,9 @@ public enum AuditEventKind: String, Sendable, Codable, CaseIterable {
     case adopted
     /// Tokens a refresh could not store were adopted from a recovery file.
     case recovered
+    /// New tokens named another plan or e-mail for the same account (a plan upgrade, say); the
+    /// detail says from what to what (`plan plus → pro`).
+    case identityChanged = "identity_changed"
     /// A refresh failed; the detail says why.
     case refreshFailed = "refresh_failed"
     /// A Codex home held another login, so refreshed tokens were not written there.

@@ -85,6 +85,27 @@ package struct AccountRecord: Codable, FetchableRecord, MutablePersistableRecord
         updatedAt = now
     }
 
+    /// The e-mail and plan that new tokens of the same account name (the id_token's claims, else
+    /// the access token's), taken over; the change as `plan plus → pro`, or `nil` when nothing
+    /// changed. A plan upgrade reaches chappie only this way: the issuer puts it in the next tokens.
+    /// Tokens naming another account or user change nothing (the refresher quarantines those).
+    package mutating func takeIdentity(of credentials: Credentials) -> String? {
+        let claims = [credentials.idToken, credentials.accessToken].lazy.compactMap { try? TokenClaims(jwt: $0).account }
+        guard let info = claims.first(where: { $0.accountID != nil || $0.plan != nil || $0.email != nil }),
+            info.accountID == nil || info.accountID == chatgptAccountId, info.userID == nil || info.userID == chatgptUserId
+        else { return nil }
+        var changes: [String] = []
+        if let plan = info.plan?.rawValue, plan != self.plan {
+            changes.append("plan \(self.plan ?? "unknown") → \(plan)")
+            self.plan = plan
+        }
+        if let email = info.email, email != self.email {
+            changes.append("e-mail \(self.email ?? "unknown") → \(email)")
+            self.email = email
+        }
+        return changes.isEmpty ? nil : changes.joined(separator: ", ")
+    }
+
     /// A sign-in's identity taken over (e-mail, ids, plan), with its tokens' times.
     package mutating func signIn(_ info: ChappieAccountInfo, accessExpiresAt: Date?, refreshedAt: Date?, at now: Date) {
         email = info.email

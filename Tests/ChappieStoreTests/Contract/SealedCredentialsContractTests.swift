@@ -31,6 +31,40 @@ struct SealedCredentialsContractTests {
         }
     }
 
+    @Test(
+        "New tokens naming another plan or e-mail update the account, with an audit entry; another account's tokens change nothing",
+        arguments: StoreBackend.allCases)
+    func identityFollowsTheTokens(_ backend: StoreBackend) async throws {
+        try await backend.withStore { contract in
+            let store = try await contract.open()
+            let identity = Identity("p@example.com", marker: "p1")
+            let account = try await store.add(identity)
+            #expect(account.info.plan == .plus)
+            let upgraded = Credentials(
+                idToken: TestTokens.idToken(
+                    email: "p.new@example.com", accountID: identity.info.accountID ?? "", userID: identity.info.userID ?? "", plan: "pro"),
+                accessToken: "access-p2", refreshToken: "refresh-p2")
+            let updated = try await store.updateCredentials(
+                of: account, to: upgraded, accessTokenExpiresAt: nil, refreshedAt: Date(), event: .refreshed)
+            #expect(updated.info.plan == .pro)
+            #expect(updated.info.email == "p.new@example.com")
+            #expect(try await contract.open().account(id: account.id).info.plan == .pro)
+            let changes = try await store.events().filter { $0.kind == AuditEventKind.identityChanged.rawValue }
+            // The pool's entries name the machine too.
+            #expect(changes.count == 1)
+            #expect(changes.first?.detail.hasPrefix("plan plus → pro, e-mail p@example.com → p.new@example.com") == true)
+
+            // The same tokens again: no change, no entry. Another account's tokens: nothing taken.
+            _ = try await store.updateCredentials(of: updated, to: upgraded, accessTokenExpiresAt: nil, refreshedAt: Date(), event: .adopted)
+            let stranger = Credentials(
+                idToken: TestTokens.idToken(email: "x@example.com", accountID: "another", userID: identity.info.userID ?? "", plan: "team"),
+                accessToken: "access-p3", refreshToken: "refresh-p3")
+            let kept = try await store.updateCredentials(of: updated, to: stranger, accessTokenExpiresAt: nil, refreshedAt: Date(), event: .adopted)
+            #expect(kept.info.plan == .pro)
+            #expect(try await store.events().filter { $0.kind == AuditEventKind.identityChanged.rawValue }.count == 1)
+        }
+    }
+
     @Test("A failure without a status keeps the account's status", arguments: StoreBackend.allCases)
     func failureKeepsStatus(_ backend: StoreBackend) async throws {
         try await backend.withStore { contract in

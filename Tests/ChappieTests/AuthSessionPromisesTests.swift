@@ -1,0 +1,168 @@
+import Chappie
+import ChappieEmulator
+import ChappieNet
+import ChappiePool
+import ChappieStore
+import ChappieTestSupport
+import Foundation
+import Testing
+
+@Suite("ChappieAuthSession as the seeds describe it: plan changes, sign-out races, cancelled sign-ins, a store that fails, a team pool")
+struct AuthSessionPromisesTests {
+    private func emulatorConfiguration() -> EmulatorConfiguration {
+        var configuration = EmulatorConfiguration()
+        configuration.autoApprove = true
+        configuration.deviceCodePollInterval = 1
+        return configuration
+    }
+
+    private func configuration(_ emulator: RunningEmulator, store: StoreOptions) throws -> ChappieConfiguration {
+        ChappieConfiguration(
+            account: try AccountName("work"), store: store,
+            endpoints: try ChappieEndpoints(issuer: emulator.baseURL.absoluteString, backend: emulator.backendURL.absoluteString))
+    }
+
+    @Test("refreshAuth() after a plan upgrade publishes the new plan; the store has it, and the audit log says from what to what")
+    func planChange() async throws {
+        try await withEmulator(emulatorConfiguration()) { emulator in
+            let home = try TestTokens.temporaryDirectory("chappie-plan")
+            defer { try? FileManager.default.removeItem(at: home) }
+            let configuration = try configuration(emulator, store: StoreOptions(home: home.path, environment: [:]))
+            try await SessionPlanChange.run(configuration) { accountID in
+                // The emulator's control route: the account's next tokens name the new plan.
+                let reply = try await emulator.client.execute(
+                    emulator.request("/_emulator/accounts/\(accountID)/usage", method: .post, json: #"{"plan":"pro"}"#))
+                #expect(reply.status == 200)
+            }
+        }
+    }
+
+    @Test("A signOut() while a sign-in saves its tokens ends signed out, the account not stored; a cancelled sign-in leaves lastError alone")
+    func signOutDuringSave() async throws {
+        try await withEmulator(emulatorConfiguration()) { emulator in
+            let home = try TestTokens.temporaryDirectory("chappie-signout")
+            defer { try? FileManager.default.removeItem(at: home) }
+            let configuration = try configuration(emulator, store: StoreOptions(home: home.path, environment: [:]))
+            try await SessionSignOutRace.run(configuration) {
+                try await emulator.addFault(#"{"kind":"latency","ms":3000,"path":"/api/accounts/deviceauth/usercode"}"#)
+            }
+        }
+    }
+
+    @Test("A store that cannot be opened is the .failed state, and each call says why")
+    func failedStore() async throws {
+        let home = try TestTokens.temporaryDirectory("chappie-failed")
+        defer { try? FileManager.default.removeItem(at: home) }
+        // The data directory is a regular file: nothing can be stored there.
+        let file = home.appendingPathComponent("not-a-directory")
+        try Data("x".utf8).write(to: file)
+        var configuration = ChappieConfiguration(store: StoreOptions(home: file.path, environment: [:]))
+        configuration.account = try AccountName("work")
+        try await SessionFailedStore.run(configuration)
+    }
+
+    @Test("On a team pool the session signs in, restores and refreshes as on one machine")
+    func teamPool() async throws {
+        try await withEmulator(emulatorConfiguration()) { emulator in
+            let home = try TestTokens.temporaryDirectory("chappie-pool-session")
+            defer { try? FileManager.default.removeItem(at: home) }
+            var store = StoreOptions(home: home.path, environment: [:], storeURL: try await SharedPostgres.database().url, machine: "laptop")
+            store.poolBackend = TeamPool()
+            try await SessionOnPool.run(try configuration(emulator, store: store))
+        }
+    }
+}
+
+@MainActor
+enum SessionPlanChange {
+    static func run(_ configuration: ChappieConfiguration, upgrade: (String) async throws -> Void) async throws {
+        let session = await Chappie.openAuthSession(configuration: configuration)
+        try await session.startDeviceCodeSignIn()
+        #expect(session.accountInfo?.plan == .plus)
+        try await upgrade(try #require(session.accountInfo?.accountID))
+        try await session.refreshAuth()
+        #expect(session.accountInfo?.plan == .pro)
+        let store = try await StoreOpener.open(configuration.store).store
+        #expect(try await store.account(named: configuration.account).info.plan == .pro)
+        let changes = try await store.events().filter { $0.kind == AuditEventKind.identityChanged.rawValue }
+        #expect(changes.map(\.detail) == ["plan plus → pro"])
+        // A session opened later restores the new plan.
+        #expect(await Chappie.openAuthSession(configuration: configuration).accountInfo?.plan == .pro)
+    }
+}
+
+@MainActor
+enum SessionSignOutRace {
+    static func run(_ configuration: ChappieConfiguration, slowSignIn: () async throws -> Void) async throws {
+        let session = await Chappie.openAuthSession(configuration: configuration)
+        let store = try await StoreOpener.open(configuration.store).local!
+        // Holding the key lock keeps the sign-in's save waiting once the issuer has answered.
+        var lock: FileLock? = try await FileLock.acquire(store.keyLockURL, mode: .exclusive)
+        let signIn = Task { try await session.startDeviceCodeSignIn() }
+        while session.deviceLinkState != .completed { try await Task.sleep(for: .milliseconds(10)) }
+        session.signOut()
+        #expect(session.state == .signedOut)
+        #expect(lock != nil)
+        lock = nil
+        await #expect(throws: ChappieAuthError.cancelledSignIn) { try await signIn.value }
+        await session.signedOut()
+        #expect(session.state == .signedOut)
+        #expect(session.accountInfo == nil)
+        #expect((try? await store.account(named: configuration.account)) == nil)
+        #expect(session.lastError == nil)
+
+        // A sign-in cancelled by its caller is not a failure.
+        try await slowSignIn()
+        let cancelled = Task { try await session.startDeviceCodeSignIn() }
+        while session.state != .signingIn { try await Task.sleep(for: .milliseconds(10)) }
+        cancelled.cancel()
+        await #expect(throws: ChappieAuthError.cancelledSignIn) { try await cancelled.value }
+        #expect(session.lastError == nil)
+        #expect(session.state == .signedOut)
+    }
+}
+
+@MainActor
+enum SessionFailedStore {
+    static func run(_ configuration: ChappieConfiguration) async throws {
+        let session = Chappie.authSession(configuration: configuration)
+        await session.restored()
+        guard case .failed(let reason) = session.state else {
+            Issue.record("state \(session.state)")
+            return
+        }
+        #expect(reason.contains("cannot be opened"))
+        do {
+            try await session.refreshAuth()
+            Issue.record("a refresh without a store succeeded")
+        } catch {
+            guard case .unknown(let message) = error else {
+                Issue.record("\(error)")
+                return
+            }
+            #expect(message.contains("cannot be opened"))
+            #expect(session.lastError == error)
+        }
+        await #expect(throws: ChappieAuthError.self) { try await session.startDeviceCodeSignIn() }
+    }
+}
+
+@MainActor
+enum SessionOnPool {
+    static func run(_ configuration: ChappieConfiguration) async throws {
+        let session = await Chappie.openAuthSession(configuration: configuration)
+        #expect(session.state == .signedOut)
+        try await session.startDeviceCodeSignIn()
+        guard case .signedIn = session.state else {
+            Issue.record("state \(session.state)")
+            return
+        }
+        let restored = await Chappie.openAuthSession(configuration: configuration)
+        #expect(restored.accountInfo == session.accountInfo)
+        try await restored.refreshAuth()
+        #expect(restored.lastError == nil)
+        restored.signOut()
+        await restored.signedOut()
+        #expect(await Chappie.openAuthSession(configuration: configuration).state == .signedOut)
+    }
+}
