@@ -103,7 +103,7 @@ struct BrowserSignInTests {
     @Test("A code is bound to its verifier and redirect_uri: the emulator refuses an exchange with another")
     func codeIsBound() async throws {
         try await withEmulator { emulator in
-            let pkce = PKCE()
+            let pkce = try PKCE()
             var components = URLComponents(string: emulator.baseURL.absoluteString + "/oauth/authorize")!
             components.queryItems = [
                 ("response_type", "code"), ("client_id", codexClientID), ("redirect_uri", "http://localhost:1455/auth/callback"),

@@ -290,6 +290,37 @@ struct HostToolTests {
         }
     }
 
+    @Test(
+        "A call awaiting an approval handler that ignores cancellation ends at once when the stream is cancelled: .cancelled, then CancellationError")
+    func cancelWhileAwaitingApproval() async throws {
+        try await tests.withSetup { setup in
+            try await setup.script(#"{"name":"get_time","arguments":"{\"zone\":\"UTC\"}"}"#)
+            let tool = ChappieHostTool(name: "get_time", description: "The time.", policy: .ask) { _ in "never asked" }
+            var configuration = setup.configuration
+            configuration.streamingTransportPolicy = .httpSSEOnly
+            configuration.hostTools = [tool]
+            configuration.toolApprovalHandler = { _ in
+                // A person who never answers, in a task the stream's cancellation does not reach.
+                await Task.detached { try? await Task.sleep(for: .seconds(30)) }.value
+                return .approved()
+            }
+            let handle = Chappie.client(configuration: configuration).streamHandle("what time is it?")
+            var steps: [String] = []
+            var thrown: (any Error)?
+            do {
+                for try await event in handle.events {
+                    steps += Self.toolSteps([event])
+                    // The prompt is shown from the event; the user then stops the stream.
+                    if case .approvalRequested = event { handle.cancel() }
+                }
+            } catch {
+                thrown = error
+            }
+            #expect(thrown is CancellationError)
+            #expect(steps == ["requested:get_time", "approval:get_time", "completed:get_time:cancelled"])
+        }
+    }
+
     @Test("A WebSocket dropped in the middle of a tool-call turn is replayed: the tool runs once")
     func dropDuringCallTurn() async throws {
         try await tests.withSetup { setup in

@@ -59,9 +59,15 @@ package struct BrowserSignIn: Sendable {
     ///
     /// - Throws: ``ChappieAuthError``: `.authorizationDenied` when the browser comes back with an
     ///   error, `.callbackTimeout` after ``callbackTimeout``, `.cancelledSignIn` when the task is
-    ///   cancelled, `.networkFailure` when no port is free, and the exchange's errors.
+    ///   cancelled, `.networkFailure` when no port is free, `.secureRandomFailed` when the random
+    ///   source cannot make the PKCE values, and the exchange's errors.
     package func run(progress: @Sendable (Step) async -> Void = { _ in }) async throws(ChappieAuthError) -> DeviceCodeSignIn.Result {
-        let pkce = PKCE()
+        let pkce: PKCE
+        do {
+            pkce = try PKCE()
+        } catch {
+            throw .secureRandomFailed(statusCode: error.status)
+        }
         let secrets = Secrets()
         let server: LoopbackCallbackServer
         let authorize = Mutex<URL?>(nil)

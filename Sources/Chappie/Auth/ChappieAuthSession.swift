@@ -257,7 +257,7 @@ public final class ChappieAuthSession {
             "the refresh was cancelled; one already sent to the issuer is finished and stored in the background")
         if Task.isCancelled { throw cancelled }
         let refresh = Task { try await refresher.validCredentials(for: try await store.account(named: name), force: true) }
-        guard let outcome = await Self.unlessCancelled(refresh) else {
+        guard let outcome = await refresh.resultUnlessCancelled() else {
             Task {
                 let outcome = await refresh.result
                 // Only what the issuer answered is news; a refresh stopped before it was sent is not.
@@ -282,23 +282,6 @@ public final class ChappieAuthSession {
             let error = Self.authError(error)
             fail(error)
             return error
-        }
-    }
-
-    /// The task's result, or `nil` as soon as the caller is cancelled. The task is cancelled then
-    /// too, and goes on as far as it must (a refresh already sent is stored).
-    private static func unlessCancelled<T: Sendable>(_ task: Task<T, any Error>) async -> Result<T, any Error>? {
-        let waiting = Mutex<CheckedContinuation<Result<T, any Error>?, Never>?>(nil)
-        let resume: @Sendable (Result<T, any Error>?) -> Void = { result in waiting.withLock { $0.take() }?.resume(returning: result) }
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                waiting.withLock { $0 = continuation }
-                if Task.isCancelled { resume(nil) }
-                Task { resume(await task.result) }
-            }
-        } onCancel: {
-            task.cancel()
-            resume(nil)
         }
     }
 

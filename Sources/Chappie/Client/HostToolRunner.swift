@@ -116,8 +116,14 @@ final class HostToolRunner: Sendable {
             if remembered.withLock({ $0.contains(tool.name) }) { return nil }
             guard let approvalHandler else { return "no toolApprovalHandler is registered to approve it" }
             let approval = ChappieApprovalRequest(request: request, toolDescription: tool.description)
+            // In the stream before the handler is asked, so that a UI can show its prompt from it.
             emit(.approvalRequested(approval))
-            switch await approvalHandler(approval) {
+            // A stream cancelled while the handler waits (for a person, say) ends the call at once,
+            // `.cancelled`, whether or not the handler heeds the cancellation.
+            guard let decision = await Task(operation: { await approvalHandler(approval) }).resultUnlessCancelled()?.get() else {
+                return "the stream was cancelled while the call awaited approval"
+            }
+            switch decision {
             case .approved(let remember):
                 if remember { remembered.withLock { _ = $0.insert(tool.name) } }
                 return nil

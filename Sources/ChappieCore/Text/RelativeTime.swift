@@ -1,11 +1,11 @@
-public import Foundation
+package import Foundation
 
 /// A time as people say it next to now: "just now", "in 5 h 10 min", "3 min ago". Tables, the
 /// dashboard and messages write times so (the dashboard's script writes the same words in the
 /// browser).
-public enum RelativeTime {
+package enum RelativeTime {
     /// `date` relative to `now`.
-    public static func describe(_ date: Date, now: Date = Date()) -> String {
+    package static func describe(_ date: Date, now: Date = Date()) -> String {
         let seconds = Int(date.timeIntervalSince(now).rounded())
         if abs(seconds) < 2 { return "just now" }
         let magnitude = abs(seconds)

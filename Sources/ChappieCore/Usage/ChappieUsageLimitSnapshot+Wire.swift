@@ -3,7 +3,7 @@ import Foundation
 extension ChappieUsageLimitSnapshot {
     /// The main (`codex`) limit from a response's `x-codex-*` rate-limit headers (§6.2), or `nil`
     /// when no window is present. `header` looks a header up case-insensitively.
-    public static func fromHeaders(_ header: (String) -> String?) -> ChappieUsageLimitSnapshot? {
+    package static func fromHeaders(_ header: (String) -> String?) -> ChappieUsageLimitSnapshot? {
         func window(_ slot: String) -> ChappieUsageWindow? {
             guard let used = header("x-codex-\(slot)-used-percent").flatMap(Double.init).flatMap(WireNumber.percent) else { return nil }
             let minutes = header("x-codex-\(slot)-window-minutes").flatMap(Double.init)
@@ -30,7 +30,7 @@ extension ChappieUsageLimitSnapshot {
     }
 
     /// A `codex.rate_limits` stream event's limit (§6.3), or `nil` when it has no window.
-    public static func fromRateLimitsEvent(_ event: [String: Any]) -> ChappieUsageLimitSnapshot? {
+    package static func fromRateLimitsEvent(_ event: [String: Any]) -> ChappieUsageLimitSnapshot? {
         let limits = event["rate_limits"] as? [String: Any] ?? [:]
         let windows = ["primary", "secondary"].compactMap { key -> ChappieUsageWindow? in
             guard let window = limits[key] as? [String: Any], let used = WireNumber.percent(window["used_percent"]) else { return nil }

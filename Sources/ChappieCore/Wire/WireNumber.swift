@@ -1,20 +1,20 @@
-public import Foundation
+package import Foundation
 
 /// Numbers from outside chappie (JWT claims, the service's replies, `auth.json`, backups), checked
 /// where they come in. A value that is not finite or is far out of range would otherwise trap an
 /// integer conversion (a crash) or become a date the store writes but cannot read back (an account
 /// lost to one bad claim). Values whose meaning is plain are clamped; the rest are unknown (`nil`).
-public enum WireNumber {
+package enum WireNumber {
     /// The latest instant accepted, 9999-12-31T23:59:59Z: the last one a four-digit year (SQLite's
     /// and ISO 8601's date text) can write.
-    public static let latestUnixSeconds: Double = 253_402_300_799
+    package static let latestUnixSeconds: Double = 253_402_300_799
 
     /// The longest window or lifetime length accepted, in seconds: ten years.
-    public static let longestSeconds = 315_360_000
+    package static let longestSeconds = 315_360_000
 
     /// A JSON number (`NSNumber` from `JSONSerialization`), when finite; `true` and `false` are
     /// not numbers (Foundation would read them as 1 and 0).
-    public static func double(_ value: Any?) -> Double? {
+    package static func double(_ value: Any?) -> Double? {
         guard let number = value as? NSNumber, !isBoolean(number), number.doubleValue.isFinite else { return nil }
         return number.doubleValue
     }
@@ -25,35 +25,35 @@ public enum WireNumber {
     }
 
     /// A Unix time in seconds as a date, or `nil` unless it is finite and between 1970 and 9999.
-    public static func date(unixSeconds seconds: Double) -> Date? {
+    package static func date(unixSeconds seconds: Double) -> Date? {
         guard seconds.isFinite, seconds >= 0, seconds <= latestUnixSeconds else { return nil }
         return Date(timeIntervalSince1970: seconds)
     }
 
     /// A JSON number of Unix seconds as a date (``date(unixSeconds:)``).
-    public static func date(_ value: Any?) -> Date? {
+    package static func date(_ value: Any?) -> Date? {
         double(value).flatMap(date(unixSeconds:))
     }
 
     /// A whole number within `range`, from a finite double (its fraction dropped), or `nil`.
-    public static func integer(_ value: Double, in range: ClosedRange<Int>) -> Int? {
+    package static func integer(_ value: Double, in range: ClosedRange<Int>) -> Int? {
         guard value.isFinite, value >= Double(range.lowerBound), value <= Double(range.upperBound) else { return nil }
         return Int(value.rounded(.towardZero))
     }
 
     /// A JSON number (or a decimal string, as some fields are sent) as a whole number within `range`.
-    public static func integer(_ value: Any?, in range: ClosedRange<Int>) -> Int? {
+    package static func integer(_ value: Any?, in range: ClosedRange<Int>) -> Int? {
         if let text = value as? String { return Double(text.trimmingCharacters(in: .whitespaces)).flatMap { integer($0, in: range) } }
         return double(value).flatMap { integer($0, in: range) }
     }
 
     /// A use percentage, clamped to 0–100 (the service's range); `nil` when not a finite number.
-    public static func percent(_ value: Double) -> Double? {
+    package static func percent(_ value: Double) -> Double? {
         value.isFinite ? min(100, max(0, value)) : nil
     }
 
     /// A JSON number as a use percentage (``percent(_:)-(Double)``).
-    public static func percent(_ value: Any?) -> Double? {
+    package static func percent(_ value: Any?) -> Double? {
         double(value).flatMap(percent)
     }
 }

@@ -12,8 +12,11 @@ public struct PKCE: Sendable {
     public let state: String
 
     /// Fresh values from libsodium's random source.
-    public init() {
-        _ = Sodium.initialised
+    ///
+    /// - Throws: ``SecureRandomUnavailable`` with `sodium_init`'s status when libsodium, and with it
+    ///   the random source, could not be set up (its `randombytes_buf` reports nothing afterwards).
+    public init() throws(SecureRandomUnavailable) {
+        guard Sodium.initialisation >= 0 else { throw SecureRandomUnavailable(status: Sodium.initialisation) }
         verifier = Self.randomBase64URL(byteCount: 64)
         challenge = Self.challenge(for: verifier)
         state = Self.randomBase64URL(byteCount: 32)
@@ -35,4 +38,10 @@ public struct PKCE: Sendable {
         Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
             .replacingOccurrences(of: "=", with: "")
     }
+}
+
+/// The system's random source could not be used: `status` is what the system call returned.
+public struct SecureRandomUnavailable: Error, Sendable {
+    /// The failing call's status.
+    public let status: Int32
 }

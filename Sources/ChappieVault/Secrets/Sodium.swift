@@ -2,9 +2,13 @@ internal import CSodium
 
 /// libsodium, initialised once for the process.
 public enum Sodium {
-    /// `sodium_init`, run exactly once before any other libsodium call.
+    /// `sodium_init`'s result, run exactly once before any other libsodium call: 0 or 1 when the
+    /// library (and its random source) can be used, -1 when it cannot.
+    public static let initialisation: Int32 = sodium_init()
+
+    /// The sealed store cannot work without libsodium: its users stop here when it failed.
     static let initialised: Void = {
-        precondition(sodium_init() >= 0, "sodium_init failed: libsodium cannot be used")
+        precondition(initialisation >= 0, "sodium_init failed: libsodium cannot be used")
     }()
 
     /// The version of the libsodium this process runs with, for example `1.0.18`.
