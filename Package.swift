@@ -205,6 +205,13 @@ let package = Package(
             path: "Examples/HostTools",
             swiftSettings: swiftSettings
         ),
+        // The SDK written as the seed documents' snippets write it (docs/sdk.md, "Examples").
+        .executableTarget(
+            name: "chappie-example-seed-snippets",
+            dependencies: ["Chappie"],
+            path: "Examples/SeedSnippets",
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "chappie-bench",
             dependencies: [

@@ -20,3 +20,8 @@ script "{\"name\":\"list_directory\",\"arguments\":\"{\\\"path\\\":\\\"$work/fil
 
 "$bin/chappie-example-host-tools" --issuer "$emulator_address" --backend "$emulator_address/backend-api" --home "$work/home" \
   "What time is it in Paris?" "What is in my files directory?"
+
+# The seed documents' snippets as one program: sign-in states, a handle, usage windows and backoff.
+echo
+"$bin/chappie-example-seed-snippets" --issuer "$emulator_address" --backend "$emulator_address/backend-api" --home "$work/home" \
+  "Tell me about Paris."

@@ -129,8 +129,8 @@ do {
     let client = Chappie.client(configuration: configuration)
     for prompt in prompts { try await ask(client, prompt) }
 } catch {
-    // Every SDK error is classified (seed 004): say what to do next.
-    let recovery = (error as? ChappieClientError)?.recovery ?? (error as? ChappieAuthError)?.recovery
-    FileHandle.standardError.write(Data("error: \(error.localizedDescription)\(recovery.map { " (\($0))" } ?? "")\n".utf8))
+    // Every error has a class (seed 004): say what to do next.
+    let recovery = ChappieErrorRecovery.classify(error)
+    FileHandle.standardError.write(Data("error: \(error.localizedDescription) (\(recovery))\n".utf8))
     exit(1)
 }

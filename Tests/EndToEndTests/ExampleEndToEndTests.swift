@@ -37,4 +37,35 @@ struct ExampleEndToEndTests {
             }
         }
     }
+
+    @Test("The seed-snippets example signs in with its states, streams with usage and tokens, stops from a handle, and reports a full window")
+    func seedSnippets() async throws {
+        let testbed = try await ChappieTestbed.start()
+        try await whileRunning(testbed) {
+            let example = try BuiltProducts.executable("chappie-example-seed-snippets")
+            let first = try await runProcess(example, testbed.service + ["Tell me about Paris."], timeout: .seconds(120))
+            #expect(first.status == 0, "\(first.stdout)\n\(first.stderr)")
+            for line in ["signed out: signing in", "signed in", "reply: You said: Tell me about Paris.", "usage: primary "] {
+                #expect(first.stdout.contains(line), "\(line) in \(first.stdout)")
+            }
+            #expect(first.stdout.range(of: #"open \S+ and enter \S+"#, options: .regularExpression) != nil)
+            #expect(first.stdout.range(of: #"tokens: [1-9]"#, options: .regularExpression) != nil)
+
+            // Restored, then stopped from the handle after the first delta of a slow reply.
+            _ = try await testbed.control("/_emulator/faults", method: "POST", body: #"{"kind":"slow_stream","ms":300}"#)
+            let stopped = try await runProcess(
+                example, testbed.service + ["--stop-after", "1", "one two three four five six"], timeout: .seconds(120))
+            #expect(stopped.status == 0, "\(stopped.stdout)\n\(stopped.stderr)")
+            #expect(stopped.stdout.contains("signed in: "), "\(stopped.stdout)")
+            #expect(stopped.stdout.contains("stopped after "), "\(stopped.stdout)")
+            #expect(!stopped.stdout.contains("reply: "))
+
+            // A full 5-hour window: usageLimitReached, with the plan, after the custom backoff's retries.
+            let account = try #require(try await testbed.control("/_emulator/accounts").string(0, "account_id"))
+            _ = try await testbed.control("/_emulator/accounts/\(account)/usage", method: "POST", body: #"{"five_hour_used_percent":100}"#)
+            let full = try await runProcess(example, testbed.service + ["more"], timeout: .seconds(180))
+            #expect(full.status == 75, "\(full.stdout)\n\(full.stderr)")
+            #expect(full.stdout.contains("usage limit reached on the "), "\(full.stdout)")
+        }
+    }
 }
