@@ -111,6 +111,15 @@ enum SessionSignOutRace {
         #expect((try? await store.account(named: configuration.account)) == nil)
         #expect(session.lastError == nil)
 
+        // signOut() while a sign-in asks for its code cancels it.
+        try await slowSignIn()
+        let running = Task { try await session.startDeviceCodeSignIn() }
+        while session.state != .signingIn { try await Task.sleep(for: .milliseconds(10)) }
+        session.signOut()
+        await #expect(throws: ChappieAuthError.cancelledSignIn) { try await running.value }
+        #expect(session.state == .signedOut)
+        #expect(session.lastError == nil)
+
         // A sign-in cancelled by its caller is not a failure.
         try await slowSignIn()
         let cancelled = Task { try await session.startDeviceCodeSignIn() }

@@ -90,6 +90,39 @@ extension ClientTests {
         #expect((most + most).totalTokens == .max)
     }
 
+    @Test("A token that expires within refreshMargin is refreshed before the request, once; outside the margin it is used as it is")
+    func refreshBeforeRequest() async throws {
+        var shortTokens = EmulatorConfiguration()
+        shortTokens.accessTokenLifetime = .seconds(120)
+        try await withSetup(shortTokens) { (setup: Setup) async throws in
+            // 120 s left is within the default 5-minute margin: refreshed first.
+            #expect(try await setup.client().send("fresh please") == "You said: fresh please")
+            #expect(try await setup.stats().int("refresh", "redemptions") == 1)
+            var configuration = setup.configuration
+            configuration.refreshMargin = .seconds(30)
+            configuration.streamingTransportPolicy = .httpSSEOnly
+            #expect(try await Chappie.client(configuration: configuration).send("as it is") == "You said: as it is")
+            #expect(try await setup.stats().int("refresh", "redemptions") == 1)
+        }
+    }
+
+    @Test("An account stored without a ChatGPT account id is missingAccountID (sign in again), before anything is sent")
+    func missingAccountID() async throws {
+        try await withSetup { setup in
+            let tokens = try await setup.emulator.signIn(email: "noid@example.com", plan: "plus")
+            _ = try await setup.store.save(
+                info: ChappieAccountInfo(email: "noid@example.com", userID: "user-noid", accountID: nil, plan: .plus),
+                credentials: Credentials(idToken: tokens.idToken, accessToken: tokens.accessToken, refreshToken: tokens.refreshToken),
+                accessTokenExpiresAt: Date(timeIntervalSinceNow: 3600), refreshedAt: Date(), name: try AccountName("noid"), event: .signedIn)
+            var configuration = setup.configuration
+            configuration.account = try AccountName("noid")
+            let before = try await setup.stats().int("requests", "/backend-api/codex/responses") ?? 0
+            await #expect(throws: ChappieClientError.missingAccountID) { _ = try await Chappie.client(configuration: configuration).send("hi") }
+            #expect(ChappieClientError.missingAccountID.recovery == .signInAgain)
+            #expect(try await setup.stats().int("requests", "/backend-api/codex/responses") ?? 0 == before)
+        }
+    }
+
     @Test("Retry-After is waited out up to maximumRetryAfter, not maximumDelay; a token endpoint's 5xx keeps its Retry-After")
     func retryAfter() async throws {
         let policy = ChappieRateLimitBackoffPolicy.default
