@@ -123,6 +123,24 @@ extension ClientTests {
         }
     }
 
+    @Test("A stored credential without a refresh token, whose access token needs refreshing, is missingRefreshToken; nothing is sent")
+    func missingRefreshToken() async throws {
+        var shortTokens = EmulatorConfiguration()
+        shortTokens.accessTokenLifetime = .seconds(120)
+        try await withSetup(shortTokens) { (setup: Setup) async throws in
+            let tokens = try await setup.emulator.signIn(email: "norefresh@example.com", plan: "plus")
+            let info = try TokenClaims(jwt: tokens.idToken).account
+            _ = try await setup.store.save(
+                info: info, credentials: Credentials(idToken: tokens.idToken, accessToken: tokens.accessToken, refreshToken: ""),
+                accessTokenExpiresAt: Date(timeIntervalSinceNow: 60), refreshedAt: Date(), name: try AccountName("norefresh"), event: .signedIn)
+            var configuration = setup.configuration
+            configuration.account = try AccountName("norefresh")
+            let redemptions = try await setup.stats().int("refresh", "redemptions") ?? 0
+            await #expect(throws: ChappieClientError.missingRefreshToken) { _ = try await Chappie.client(configuration: configuration).send("hi") }
+            #expect(try await setup.stats().int("refresh", "redemptions") ?? 0 == redemptions)
+        }
+    }
+
     @Test("Retry-After is waited out up to maximumRetryAfter, not maximumDelay; a token endpoint's 5xx keeps its Retry-After")
     func retryAfter() async throws {
         let policy = ChappieRateLimitBackoffPolicy.default

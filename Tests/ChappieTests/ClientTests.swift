@@ -118,6 +118,24 @@ struct ClientTests {
             var text = ""
             for try await event in setup.client().streamResponse(request) { if case .textDelta(let delta) = event { text += delta } }
             #expect(text == "You said: last one")
+            // On the wire (the emulator keeps the last turn's options): fast mode's tier, the explicit effort.
+            let sent = try await setup.stats()
+            #expect(sent.string("last_turn", "model") == "gpt-5.2-codex")
+            #expect(sent.value(["last_turn", "instructions"]) as? Bool == true)
+            #expect(sent.array("last_turn", "roles") as? [String] == ["user", "assistant", "user"])
+            #expect(sent.string("last_turn", "reasoning_effort") == "high")
+            #expect(sent.string("last_turn", "service_tier") == "priority")
+            #expect(sent.array("last_turn", "tool_types")?.isEmpty == true)
+
+            // Fast mode alone is low effort; search access is the web_search tool; a tier is sent as given.
+            let fast = ChappieResponseRequest(
+                input: [ChappieInputMessage(role: .developer, text: "quick")], serviceTier: "flex", allowsSearch: true, fastMode: true)
+            _ = try await setup.client().streamResponse(fast).reduce(into: 0) { count, _ in count += 1 }
+            let second = try await setup.stats()
+            #expect(second.string("last_turn", "reasoning_effort") == "low")
+            #expect(second.string("last_turn", "service_tier") == "flex")
+            #expect(second.array("last_turn", "roles") as? [String] == ["developer"])
+            #expect(second.array("last_turn", "tool_types") as? [String] == ["web_search"])
         }
     }
 

@@ -85,7 +85,7 @@ public final class ChappieAuthSession {
         do {
             opened = try await store.opened()
         } catch {
-            state = .failed("the credential store cannot be opened: \(error.localizedDescription)")
+            state = .failed(error.localizedDescription)
             return
         }
         let account = try? await opened.account(named: configuration.account)
@@ -115,7 +115,7 @@ public final class ChappieAuthSession {
         do {
             return try await store.opened()
         } catch {
-            let failure = ChappieAuthError.unknown("the credential store cannot be opened: \(error.localizedDescription)")
+            let failure = ChappieAuthError.unknown(error.localizedDescription)
             fail(failure)
             throw failure
         }

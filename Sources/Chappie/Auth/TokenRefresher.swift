@@ -223,6 +223,8 @@ package struct TokenRefresher: Sendable {
     }
 
     private func redeem(_ stored: Credentials, account: Account, mirror: (any CredentialMirror)?) async throws -> Fresh {
+        // Nothing to redeem: sign in again (an empty token would only earn the issuer's refusal).
+        guard !stored.refreshToken.isEmpty else { throw ChappieAuthError.missingRefreshToken }
         // The issuer's keys first, while nothing is spent: checking the reply then needs no network.
         let keysReady = await signatures.prepare()
         try Task.checkCancellation()

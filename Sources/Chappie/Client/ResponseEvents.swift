@@ -126,6 +126,9 @@ struct ResponseEventReader {
                     emit(.raw(type: type, payload: data))
                     emit(.textDelta(fresh))
                 }
+            } else if replay.acceptEvent() {
+                // An empty delta is no text, but an event all the same.
+                emit(.raw(type: type, payload: data))
             }
         case "codex.rate_limits":
             if replay.acceptEvent() {
@@ -152,9 +155,11 @@ struct ResponseEventReader {
         case _
         where (object["error"] as? [String: Any])?["code"] as? String == "websocket_connection_limit_reached"
             || (body?["error"] as? [String: Any])?["code"] as? String == "websocket_connection_limit_reached":
+            emit(.raw(type: type, payload: data))
             throw AttemptFailure.connectionLimitReached
         case "error" where object["status"] != nil || object["status_code"] != nil:
             // A WebSocket's wrapped HTTP error (§7.1): handled as that status over HTTP.
+            emit(.raw(type: type, payload: data))
             let status = WireNumber.integer(object["status"], in: 0...999) ?? WireNumber.integer(object["status_code"], in: 0...999) ?? 0
             var headers = ChappieHTTPHeaders()
             for (name, value) in object["headers"] as? [String: Any] ?? [:] {

@@ -125,6 +125,8 @@ actor EmulatorState {
     private var webSocketCounts: [WebSocketEvent: Int] = [:]
     private var droppedTurns: [String: Bool] = [:]
     private var encodedBodies: [String: Int] = [:]
+    /// The options of the last turn request (never its text): what a test checks on the wire.
+    private var lastTurnOptions: JSON = .null
     private var toolScripts = ToolScripts()
 
     init(configuration: EmulatorConfiguration) {
@@ -523,6 +525,31 @@ actor EmulatorState {
         webSocketCounts[event, default: 0] += 1
     }
 
+    /// Keeps the options of a turn request (§8.1): model, whether instructions came, the input
+    /// messages' roles, reasoning effort, service tier and the tools' types. No text is kept.
+    func recordTurnOptions(_ fields: [String: JSONInput]) {
+        func string(_ value: JSONInput?) -> JSON {
+            if case .string(let text)? = value { .string(text) } else { .null }
+        }
+        var roles: [JSON] = []
+        if case .array(let items)? = fields["input"] {
+            for case .object(let item) in items where item["type"] == nil || item["type"] == .string("message") {
+                roles.append(string(item["role"]))
+            }
+        }
+        var tools: [JSON] = []
+        if case .array(let items)? = fields["tools"] {
+            for case .object(let tool) in items { tools.append(string(tool["type"])) }
+        }
+        var effort: JSON = .null
+        if case .object(let reasoning)? = fields["reasoning"] { effort = string(reasoning["effort"]) }
+        let instructions: Bool = if case .string(let text)? = fields["instructions"] { !text.isEmpty } else { false }
+        lastTurnOptions = .object([
+            ("model", string(fields["model"])), ("instructions", .bool(instructions)), ("roles", .array(roles)),
+            ("reasoning_effort", effort), ("service_tier", string(fields["service_tier"])), ("tool_types", .array(tools)),
+        ])
+    }
+
     /// A request body arrived with this `Content-Encoding` (and was decoded).
     func recordEncoding(_ encoding: String) {
         encodedBodies[encoding.lowercased(), default: 0] += 1
@@ -619,6 +646,7 @@ actor EmulatorState {
                 ])
             ),
             ("encoded_request_bodies", .counts(encodedBodies)),
+            ("last_turn", lastTurnOptions),
             ("connections", .int(clientPorts.count)),
             ("requests", .counts(requestCounts)),
             ("held", .int(held.count)),

@@ -145,6 +145,7 @@ struct BackendRoutes: Sendable {
         guard case .string(let model)? = fields["model"] else {
             return .failure(ReplyError(.openAIError(400, message: "model is required.", code: "invalid_request")))
         }
+        await state.recordTurnOptions(fields)
         var step = await state.toolStep(for: fields["input"], conversation: fields["prompt_cache_key"], tools: fields["tools"])
         if rewordedReplay, case .call(let callID, _, _)? = step {
             step = await state.reissueToolCall(for: fields["input"], conversation: fields["prompt_cache_key"], replacing: callID)
