@@ -91,11 +91,10 @@ extension PostgresAccountStore {
                 throw StoreError(.notFound, "account \(account.name) was removed meanwhile")
             }
             record.storeTokens(accessExpiresAt: accessTokenExpiresAt, refreshedAt: refreshedAt)
-            let changed = record.takeIdentity(of: credentials)
             try await connection.query(
                 """
                 UPDATE accounts SET access_expires_at = \(accessTokenExpiresAt), last_refresh_at = \(refreshedAt), status = 'ok', last_error = NULL,
-                    updated_at = \(record.updatedAt), email = \(record.email), plan = \(record.plan)
+                    updated_at = \(record.updatedAt)
                 WHERE id = \(account.id)
                 """, logger: Self.logger)
             try await self.seal(credentials, of: record, key: key, connection)
@@ -105,7 +104,6 @@ extension PostgresAccountStore {
                 try await connection.query("DELETE FROM refresh_intents WHERE account_id = \(account.id)", logger: Self.logger)
             }
             try await self.audit(event, account: record, detail: detail, connection)
-            if let changed { try await self.audit(.identityChanged, account: record, detail: changed, connection) }
             return try record.account(activeID: try await self.activeID(connection))
         }
         // The pool now holds the newest tokens: this machine's recovery file for the account is stale.

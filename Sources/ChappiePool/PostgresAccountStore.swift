@@ -279,6 +279,21 @@ package final class PostgresAccountStore: AccountStore {
         }
     }
 
+    package func updateIdentity(of account: Account, to info: ChappieAccountInfo) async throws(StoreError) -> Account {
+        try await database.write { connection in
+            guard var record = try await self.record(id: account.id, connection, forUpdate: true) else {
+                throw StoreError(.notFound, "account \(account.name) was removed meanwhile")
+            }
+            if let change = record.takeIdentity(info) {
+                try await connection.query(
+                    "UPDATE accounts SET email = \(record.email), plan = \(record.plan), updated_at = \(Date()) WHERE id = \(account.id)",
+                    logger: Self.logger)
+                try await self.audit(.identityChanged, account: record, detail: change, connection)
+            }
+            return try record.account(activeID: try await self.activeID(connection))
+        }
+    }
+
     // MARK: Audit log and settings
 
     package func events(limit: Int) async throws(StoreError) -> [AuditEvent] {

@@ -49,6 +49,16 @@ struct AuthSessionPromisesTests {
         }
     }
 
+    @Test("A signOut() while refreshAuth() is at the issuer ends signed out: the refresh does not sign the session in again")
+    func refreshThenSignOut() async throws {
+        try await withEmulator(emulatorConfiguration()) { emulator in
+            let home = try TestTokens.temporaryDirectory("chappie-refresh-signout")
+            defer { try? FileManager.default.removeItem(at: home) }
+            try await SessionRefreshThenSignOut.run(
+                try configuration(emulator, store: StoreOptions(home: home.path, environment: [:])), emulator: emulator)
+        }
+    }
+
     @Test("A store that cannot be opened is the .failed state, and each call says why")
     func failedStore() async throws {
         let home = try TestTokens.temporaryDirectory("chappie-failed")
@@ -100,17 +110,28 @@ enum SessionSignOutRace {
         // Holding the key lock keeps the sign-in's save waiting once the issuer has answered.
         var lock: FileLock? = try await FileLock.acquire(store.keyLockURL, mode: .exclusive)
         let signIn = Task { try await session.startDeviceCodeSignIn() }
-        while session.deviceLinkState != .completed { try await Task.sleep(for: .milliseconds(10)) }
+        while session.deviceLinkState != .completed {
+            guard session.lastError == nil else {
+                Issue.record("the sign-in failed: \(String(describing: session.lastError))")
+                return
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
         session.signOut()
-        #expect(session.state == .signedOut)
-        #expect(lock != nil)
         lock = nil
         await #expect(throws: ChappieAuthError.cancelledSignIn) { try await signIn.value }
-        await session.signedOut()
+        await session.waitUntilSignedOut()
         #expect(session.state == .signedOut)
         #expect(session.accountInfo == nil)
         #expect((try? await store.account(named: configuration.account)) == nil)
         #expect(session.lastError == nil)
+        _ = lock
+
+        // With nothing under way, signOut() removes the stored account before it returns (seed 002).
+        try await session.startDeviceCodeSignIn()
+        #expect((try? await store.account(named: configuration.account)) != nil)
+        session.signOut()
+        #expect((try? store.accountNow(named: configuration.account)) == nil)
 
         // signOut() while a sign-in asks for its code cancels it.
         try await slowSignIn()
@@ -132,11 +153,34 @@ enum SessionSignOutRace {
     }
 }
 
+/// A refresh at the issuer when the session signs out: the session stays signed out, the account
+/// is removed once the refresh is stored.
+@MainActor
+enum SessionRefreshThenSignOut {
+    static func run(_ configuration: ChappieConfiguration, emulator: RunningEmulator) async throws {
+        let session = await Chappie.openAuthSession(configuration: configuration)
+        try await session.startDeviceCodeSignIn()
+        try await emulator.addFault(#"{"kind": "hold", "path": "/oauth/token"}"#)
+        let refresh = Task { try await session.refreshAuth() }
+        func held() async throws -> Int { try await emulator.json(emulator.request("/_emulator/stats")).json.int("held") ?? 0 }
+        while try await held() != 1 { try await Task.sleep(for: .milliseconds(10)) }
+        session.signOut()
+        #expect(session.state == .signedOut)
+        _ = try await emulator.json(emulator.request("/_emulator/release", method: .post))
+        await #expect(throws: ChappieAuthError.self) { try await refresh.value }
+        await session.waitUntilSignedOut()
+        #expect(session.state == .signedOut)
+        #expect(session.accountInfo == nil)
+        let store = try await StoreOpener.open(configuration.store).store
+        #expect((try? await store.account(named: configuration.account)) == nil)
+    }
+}
+
 @MainActor
 enum SessionFailedStore {
     static func run(_ configuration: ChappieConfiguration) async throws {
         let session = Chappie.authSession(configuration: configuration)
-        await session.restored()
+        await session.waitUntilRestored()
         guard case .failed(let reason) = session.state else {
             Issue.record("state \(session.state)")
             return
@@ -172,7 +216,7 @@ enum SessionOnPool {
         try await restored.refreshAuth()
         #expect(restored.lastError == nil)
         restored.signOut()
-        await restored.signedOut()
+        await restored.waitUntilSignedOut()
         #expect(await Chappie.openAuthSession(configuration: configuration).state == .signedOut)
     }
 }

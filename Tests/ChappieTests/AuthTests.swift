@@ -496,13 +496,13 @@ enum SessionScenario {
         #expect(session.deviceLinkState == .completed)
         // The seeds' synchronous init reads the stored session in the background.
         let restored = Chappie.authSession(configuration: configuration)
-        await restored.restored()
+        await restored.waitUntilRestored()
         #expect(!restored.isRestoring)
         #expect(restored.accountInfo?.email == "user1@example.com")
         try await restored.refreshAuth()
         restored.signOut()
         #expect(restored.state == .signedOut)
-        await restored.signedOut()
+        await restored.waitUntilSignedOut()
         #expect(await Chappie.openAuthSession(configuration: configuration).state == .signedOut)
         await #expect(throws: ChappieAuthError.missingRefreshToken) { try await restored.refreshAuth() }
     }

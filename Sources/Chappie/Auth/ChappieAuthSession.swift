@@ -26,7 +26,8 @@ public import Observation
 public final class ChappieAuthSession {
     /// The sign-in lifecycle stage.
     public private(set) var state: ChappieAuthState = .signedOut {
-        didSet { if state != oldValue { observers.publish(state) } }
+        // While the stored session is read, observers wait for its answer (``waitUntilRestored()``).
+        didSet { if state != oldValue, !isRestoring { observers.publish(state) } }
     }
     /// Progress of a device-code sign-in.
     public private(set) var deviceLinkState: ChappieDeviceLinkState = .idle
@@ -35,14 +36,14 @@ public final class ChappieAuthSession {
     /// The most recent failure, or `nil`. A sign-in the caller cancelled is not a failure.
     public private(set) var lastError: ChappieAuthError?
     /// Whether the stored session is still being read (after the synchronous `init`); ``state`` is
-    /// `.signedOut` meanwhile. ``restored()`` waits for the end.
+    /// `.signedOut` meanwhile, and ``states`` has nothing yet. ``waitUntilRestored()`` waits for the end.
     public private(set) var isRestoring = true
 
     /// Every state from the current one: each access is a stream of its own, so any number of
     /// observers each see every change (a state set again unchanged is not a change).
     public nonisolated var states: AsyncStream<ChappieAuthState> { observers.subscribe() }
 
-    @ObservationIgnored private nonisolated let observers = StateBroadcast(.signedOut)
+    @ObservationIgnored private nonisolated let observers = StateBroadcast()
     @ObservationIgnored private let configuration: ChappieConfiguration
     @ObservationIgnored private let store: StoreHandle
     @ObservationIgnored private let oauth: OAuthClient
@@ -50,8 +51,15 @@ public final class ChappieAuthSession {
     @ObservationIgnored private var restoring: Task<Void, Never>?
     /// The removals of ``signOut()``, in order: each waits for the one before it.
     @ObservationIgnored private var removal: Task<Void, Never>?
-    /// Counts sign-outs: an answer that arrives after one (a restore, a sign-in's save) is not shown.
+    /// A refresh under way (``refreshAuth()``): a sign-out's removal waits for it.
+    @ObservationIgnored private var refreshing: Task<Void, Never>?
+    /// Counts sign-outs: an answer that arrives after one (a restore, a sign-in's save, a refresh)
+    /// is not shown.
     @ObservationIgnored private var signOuts = 0
+    /// Counts sign-ins: a sign-in that a newer one replaced shows nothing.
+    @ObservationIgnored private var signIns = 0
+    /// The store once open, for a ``signOut()`` that removes the account before it returns.
+    @ObservationIgnored private var openStore: (any AccountStore)?
 
     /// Creates a session and starts reading the stored account of the configured slot, if any, in
     /// the background (see ``isRestoring``).
@@ -60,27 +68,23 @@ public final class ChappieAuthSession {
         store = StoreHandle(configuration.store)
         oauth = OAuthClient(
             endpoints: configuration.endpoints, http: configuration.endpoints.httpClient(), exchangeTimeout: configuration.callbackTimeout)
-        restoring = Task { await self.restore() }
-    }
-
-    /// A session whose stored account has been read: ``state`` and ``accountInfo`` are the slot's
-    /// when this returns. The store is opened off the main actor.
-    public static func open(configuration: ChappieConfiguration = ChappieConfiguration()) async -> ChappieAuthSession {
-        let session = ChappieAuthSession(configuration: configuration)
-        await session.restored()
-        return session
+        // No sign-out can have come yet: one that comes before the answer wins over it.
+        restoring = Task { await self.restore(signOuts: 0) }
     }
 
     /// Returns once the stored session has been read (at once when it has).
-    public func restored() async {
+    public func waitUntilRestored() async {
         await restoring?.value
     }
 
     /// Reads the slot's stored account into ``state`` and ``accountInfo`` (none for an account that
     /// must be signed in again: its tokens are kept in the store, but the session has no credential).
-    private func restore() async {
-        defer { isRestoring = false }
-        let signOuts = self.signOuts
+    private func restore(signOuts: Int) async {
+        defer {
+            isRestoring = false
+            // The first state observers see: the stored one (or the sign-out's).
+            observers.publish(state)
+        }
         let opened: any AccountStore
         do {
             opened = try await store.opened()
@@ -88,6 +92,7 @@ public final class ChappieAuthSession {
             state = .failed(error.localizedDescription)
             return
         }
+        openStore = opened
         let account = try? await opened.account(named: configuration.account)
         // Signed out meanwhile: that is the newer answer.
         guard signOuts == self.signOuts else { return }
@@ -113,7 +118,9 @@ public final class ChappieAuthSession {
     /// The open store, or the failure as an auth error (recorded in ``lastError``).
     private func openedStore() async throws(ChappieAuthError) -> any AccountStore {
         do {
-            return try await store.opened()
+            let opened = try await store.opened()
+            openStore = opened
+            return opened
         } catch {
             let failure = ChappieAuthError.unknown(error.localizedDescription)
             fail(failure)
@@ -130,18 +137,23 @@ public final class ChappieAuthSession {
     ///   `.pollingTimeout` (after ``ChappieConfiguration/deviceCodePollingTimeout``),
     ///   `.callbackTimeout` (after ``ChappieConfiguration/callbackTimeout``), `.cancelledSignIn`, …
     public func startDeviceCodeSignIn() async throws(ChappieAuthError) {
-        await restored()
+        await waitUntilRestored()
+        // A sign-out's removal still to come would remove this sign-in's account.
+        await removal?.value
         let store = try await openedStore()
         signIn?.cancel()
+        signIns += 1
         lastError = nil
         state = .signingIn
         let flow = DeviceCodeSignIn(oauth: oauth, pollingTimeout: configuration.deviceCodePollingTimeout)
         let slot = configuration.account
-        let signOuts = self.signOuts
+        let (signOuts, signIns) = (self.signOuts, self.signIns)
+        // Whether this sign-in still speaks for the session: no sign-out and no newer sign-in since.
+        let current = { @MainActor [weak self] in self?.signOuts == signOuts && self?.signIns == signIns }
         let task = Task { @MainActor in
             let result = try await flow.run { [weak self] progress in
                 await MainActor.run {
-                    guard let self, self.signOuts == signOuts else { return }
+                    guard let self, current() else { return }
                     self.deviceLinkState = progress
                     if case .waitingForApproval(let code, let url, _, _) = progress {
                         self.state = .awaitingDeviceCode(userCode: code, verificationURL: url)
@@ -157,11 +169,13 @@ public final class ChappieAuthSession {
                 }
             }.value
             // A signOut() during the save wins: its removal waits for this task, then removes the account.
-            guard self.signOuts == signOuts else { throw ChappieAuthError.cancelledSignIn }
+            guard current() else { throw ChappieAuthError.cancelledSignIn }
             self.accountInfo = saved.account.info
             self.state = .signedIn(expiresAt: saved.account.accessTokenExpiresAt)
         }
         signIn = task
+        // Ended, it is no longer under way: a later signOut() need not wait for it.
+        defer { if signIn == task { signIn = nil } }
         do {
             try await withTaskCancellationHandler {
                 try await task.value
@@ -172,24 +186,29 @@ public final class ChappieAuthSession {
             // The caller's choice, not a failure (``lastError`` stays): back to what the store holds
             // (signed in, signed out, or to be signed in again), unless a sign-out said it already.
             // Read in a task of its own: this one is cancelled, and the read would be too.
-            deviceLinkState = .idle
             let account = await Task { try? await store.account(named: slot) }.value
-            if signOuts == self.signOuts { show(account) }
+            if current() {
+                deviceLinkState = .idle
+                show(account)
+            }
             throw ChappieAuthError.cancelledSignIn
         } catch let error as ChappieAuthError {
-            fail(error)
+            if current() { fail(error) }
             throw error
         } catch {
             let wrapped = ChappieAuthError.unknown("\(error)")
-            fail(wrapped)
+            if current() { fail(wrapped) }
             throw wrapped
         }
     }
 
     /// Forgets the slot's stored credentials and cancels a sign-in in progress.
     ///
-    /// The session is signed out when this returns; the account is removed from the store in the
-    /// background, after a sign-in's save that was already under way (so that it ends signed out).
+    /// The session is signed out when this returns. With the store on this machine open and nothing
+    /// under way, the account is removed before it returns, as the seeds say. Otherwise (a sign-in
+    /// saving its tokens, a refresh at the issuer, a team pool, a store still opening) it is removed
+    /// in the background once those end, so that the session still ends signed out;
+    /// ``waitUntilSignedOut()`` waits for that. A removal that fails is ``lastError``.
     public func signOut() {
         let pending = signIn
         pending?.cancel()
@@ -198,19 +217,35 @@ public final class ChappieAuthSession {
         accountInfo = nil
         deviceLinkState = .idle
         state = .signedOut
-        let before = removal
-        let (store, slot) = (store, configuration.account)
+        let slot = configuration.account
+        if pending == nil, refreshing == nil, removal == nil, let local = openStore as? SQLiteAccountStore {
+            do {
+                if (try? local.accountNow(named: slot)) != nil { try local.removeNow(slot) }
+            } catch {
+                lastError = .unknown("the account could not be removed from the store: \(error)")
+            }
+            return
+        }
+        let (before, refresh, store) = (removal, refreshing, store)
         removal = Task {
             await before?.value
             _ = await pending?.result
-            guard let opened = try? await store.opened(), (try? await opened.account(named: slot)) != nil else { return }
-            try? await opened.remove(slot)
+            await refresh?.value
+            do {
+                let opened = try await store.opened()
+                if (try? await opened.account(named: slot)) != nil { try await opened.remove(slot) }
+            } catch {
+                self.lastError = .unknown("the account could not be removed from the store: \(error)")
+            }
         }
     }
 
     /// Returns once every ``signOut()`` so far has removed the account from the store.
-    public func signedOut() async {
-        await removal?.value
+    public func waitUntilSignedOut() async {
+        while let pending = removal {
+            await pending.value
+            if removal == pending { removal = nil }
+        }
     }
 
     /// Revokes the slot's refresh token at the issuer (§3.5), then signs out as ``signOut()`` does.
@@ -221,7 +256,7 @@ public final class ChappieAuthSession {
     ///   ``lastError`` says why. An empty slot has nothing to revoke.
     public func signOut(revoking: Bool) async throws(ChappieAuthError) {
         if revoking {
-            await restored()
+            await waitUntilRestored()
             let store = try await openedStore()
             do {
                 let account = try await store.account(named: configuration.account)
@@ -235,7 +270,7 @@ public final class ChappieAuthSession {
             }
         }
         signOut()
-        await signedOut()
+        await waitUntilSignedOut()
     }
 
     /// Refreshes the tokens now; a success clears ``lastError``.
@@ -245,8 +280,9 @@ public final class ChappieAuthSession {
     ///   ``accountInfo`` first. The stored account (its sealed tokens, name and usage history) stays,
     ///   so `chappie refresh NAME` can try once more.
     public func refreshAuth() async throws(ChappieAuthError) {
-        await restored()
+        await waitUntilRestored()
         let store = try await openedStore()
+        let signOuts = self.signOuts
         let refresher = TokenRefresher(store: store, oauth: oauth, margin: configuration.refreshMargin)
         let name = configuration.account
         // In a task of its own: a refresh the issuer may already have answered by rotating the
@@ -257,15 +293,20 @@ public final class ChappieAuthSession {
             "the refresh was cancelled; one already sent to the issuer is finished and stored in the background")
         if Task.isCancelled { throw cancelled }
         let refresh = Task { try await refresher.validCredentials(for: try await store.account(named: name), force: true) }
+        let under = Task { _ = await refresh.result }
+        refreshing = under
+        defer { if refreshing == under { refreshing = nil } }
         guard let outcome = await refresh.resultUnlessCancelled() else {
             Task {
                 let outcome = await refresh.result
                 // Only what the issuer answered is news; a refresh stopped before it was sent is not.
                 if case .failure(let error) = outcome, !(error is ChappieAuthError) { return }
-                self.settle(outcome)
+                // Signed out meanwhile: the refresh does not sign the session in again.
+                if signOuts == self.signOuts { self.settle(outcome) }
             }
             throw cancelled
         }
+        guard signOuts == self.signOuts else { throw ChappieAuthError.missingRefreshToken }
         if let error = settle(outcome) { throw error }
     }
 
@@ -319,10 +360,13 @@ public enum Chappie {
         ChappieAuthSession(configuration: configuration)
     }
 
-    /// A sign-in session for the configured account slot, its stored session read.
+    /// A sign-in session for the configured account slot, its stored session read when this
+    /// returns; the store is opened off the main actor.
     @MainActor
     public static func openAuthSession(configuration: ChappieConfiguration = ChappieConfiguration()) async -> ChappieAuthSession {
-        await ChappieAuthSession.open(configuration: configuration)
+        let session = ChappieAuthSession(configuration: configuration)
+        await session.waitUntilRestored()
+        return session
     }
 }
 
@@ -330,26 +374,24 @@ public enum Chappie {
 /// every change. A `Mutex`, not the main actor: `states` is read from anywhere.
 final class StateBroadcast: Sendable {
     private struct Observers {
-        var current: ChappieAuthState
+        /// `nil` until the session has read the stored state.
+        var current: ChappieAuthState?
         var continuations: [UUID: AsyncStream<ChappieAuthState>.Continuation] = [:]
     }
 
-    private let observers: Mutex<Observers>
+    private let observers = Mutex(Observers())
 
-    init(_ initial: ChappieAuthState) {
-        observers = Mutex(Observers(current: initial))
-    }
-
-    /// A new observer's stream, starting with the current state.
+    /// A new observer's stream, starting with the current state (once there is one).
     func subscribe() -> AsyncStream<ChappieAuthState> {
         let (stream, continuation) = AsyncStream.makeStream(of: ChappieAuthState.self, bufferingPolicy: .bufferingNewest(64))
         let id = UUID()
-        observers.withLock {
-            continuation.yield($0.current)
-            $0.continuations[id] = continuation
-        }
+        // Before it is registered: a stream dropped at once leaves no entry behind.
         continuation.onTermination = { [weak self] _ in
             _ = self?.observers.withLock { $0.continuations.removeValue(forKey: id) }
+        }
+        observers.withLock {
+            if let current = $0.current { continuation.yield(current) }
+            $0.continuations[id] = continuation
         }
         return stream
     }

@@ -234,6 +234,13 @@ package struct TokenRefresher: Sendable {
         return try await Task { try await settle(answer, stored: stored, account: account, mirror: mirror, keysReady: keysReady) }.value
     }
 
+    /// Who a refresh reply's own tokens say the account is: its id_token's claims, else its access
+    /// token's; `nil` when neither names a plan or an e-mail.
+    static func identity(of reply: OAuthClient.RefreshedTokens) -> ChappieAccountInfo? {
+        [reply.idToken, reply.accessToken].compactMap { $0 }.lazy.compactMap { try? TokenClaims(jwt: $0).account }
+            .first { $0.plan != nil || $0.email != nil }
+    }
+
     /// Stores what a redemption answered, or records why not.
     private func settle(
         _ answer: Result<OAuthClient.RefreshedTokens, ChappieAuthError>, stored: Credentials, account: Account, mirror: (any CredentialMirror)?,
@@ -268,12 +275,13 @@ package struct TokenRefresher: Sendable {
         // A key the issuer does not list yet may be one it is rotating to: such a reply is stored,
         // as one whose keys cannot be fetched, and the audit log says so.
         var unchecked: String?
+        var verified = false
         let verdict =
             keysReady
             ? await signatures.check(tokens: [refreshed.idToken, refreshed.accessToken].compactMap { $0 }, fetching: false)
             : .unchecked("the issuer's keys could not be fetched")
         switch verdict {
-        case .verified: break
+        case .verified: verified = true
         case .forged(let reason): return try await quarantine(credentials, of: account, because: "its tokens are not the issuer's: \(reason)")
         case .unknownKey, .unchecked:
             let reason = if case .unchecked(let why) = verdict { why } else { "signed with a key the issuer's key set does not list" }
@@ -282,7 +290,7 @@ package struct TokenRefresher: Sendable {
                 "stored a refresh reply whose signature could not be checked", metadata: ["account": "\(account.name)", "reason": "\(reason)"])
         }
         // Commit before anything else uses or reports the new tokens.
-        let updated: Account
+        var updated: Account
         do {
             updated = try await commit(credentials, of: account, detail: unchecked ?? "")
         } catch {
@@ -290,6 +298,11 @@ package struct TokenRefresher: Sendable {
             // not keep a spent refresh token).
             if let mirror { _ = try? mirror.publish(credentials, for: account) }
             throw error
+        }
+        // The plan and e-mail the issuer's new tokens name (a plan upgrade), from this reply's own
+        // tokens (its id_token, else its access token), and only when their signature was checked.
+        if verified, let info = Self.identity(of: refreshed) {
+            updated = (try? await store.updateIdentity(of: updated, to: info)) ?? updated
         }
         if let mirror {
             let home = mirror.lockURL.deletingLastPathComponent().path

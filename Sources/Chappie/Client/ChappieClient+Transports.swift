@@ -90,7 +90,7 @@ extension ChappieClient {
             if error.code == .insecureAuthorization || error.code == .invalidURL { throw ChappieClientError.invalidConfiguration(error.description) }
             throw AttemptFailure.webSocket(
                 reason: error.description,
-                error: box.turn.replay.delivered.isEmpty
+                error: !box.turn.replay.hasDelivered
                     ? .networkFailure(error.description)
                     : box.turn.events.closedEarly(box.turn.replay, code: "connection_lost", message: error.description))
         }

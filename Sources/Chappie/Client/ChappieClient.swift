@@ -118,7 +118,9 @@ public final class ChappieClient: Sendable {
         let (events, continuation) = AsyncThrowingStream.makeStream(of: ChappieStreamEvent.self)
         let task = Task { await self.run(request, into: continuation) }
         continuation.onTermination = { termination in
-            // Runs before the stream records its own end, so this error is the one the consumer sees.
+            // Runs before the stream records its own end (the standard library's cancel() calls the
+            // handler, then finishes), so this error is the one the consumer sees;
+            // ClientTests.cancelledBetweenEvents holds it to that.
             if case .cancelled = termination { continuation.finish(throwing: CancellationError()) }
             task.cancel()
         }
@@ -230,7 +232,11 @@ public final class ChappieClient: Sendable {
                         throw ChappieClientError.httpError(status: status, body: Self.text(body))
                     }
                     let retryAfter = headers["Retry-After"].flatMap { ChappieHTTPHeaders.retryAfter($0) }
-                    try await Task.sleep(for: .seconds(rateLimitBackoff.delay(forAttempt: retries, retryAfter: retryAfter)))
+                    var delay = rateLimitBackoff.delay(forAttempt: retries, retryAfter: retryAfter)
+                    // A full usage window resets in hours, whatever a Retry-After says: such a retry
+                    // waits no longer than maximumDelay, so that the error is not held back for minutes.
+                    if limit != nil { delay = min(delay, rateLimitBackoff.maximumDelay) }
+                    try await Task.sleep(for: .seconds(delay))
                 case .webSocket(let reason, let error):
                     try await webSocketFailed(&webSocketFailures, reason: reason, error: error)
                 case .connectionLimitReached:

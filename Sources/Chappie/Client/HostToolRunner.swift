@@ -120,9 +120,8 @@ final class HostToolRunner: Sendable {
             emit(.approvalRequested(approval))
             // A stream cancelled while the handler waits (for a person, say) ends the call at once,
             // `.cancelled`, whether or not the handler heeds the cancellation.
-            guard let decision = await Task(operation: { await approvalHandler(approval) }).resultUnlessCancelled()?.get() else {
-                return "the stream was cancelled while the call awaited approval"
-            }
+            // Cancelled: `run` sees the task cancelled and reports the call so.
+            guard let decision = await Task(operation: { await approvalHandler(approval) }).resultUnlessCancelled()?.get() else { return nil }
             switch decision {
             case .approved(let remember):
                 if remember { remembered.withLock { _ = $0.insert(tool.name) } }

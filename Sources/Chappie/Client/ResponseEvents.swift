@@ -20,9 +20,9 @@ struct ReplayGuard {
     /// The text delivered so far.
     var deliveredText: String { String(decoding: delivered, as: UTF8.self) }
 
-    /// Whether any text or event of the turn reached the consumer (the usage headers aside): until
-    /// then a broken attempt is a network failure, retried as one.
-    var hasDelivered: Bool { !delivered.isEmpty || deliveredEvents > 0 }
+    /// Whether any text of the turn reached the consumer: until then a broken attempt is a network
+    /// failure, retried as one (the events before it are not delivered twice: see ``acceptEvent()``).
+    var hasDelivered: Bool { !delivered.isEmpty }
 
     /// Whether the current attempt is still repeating delivered text.
     var isReplaying: Bool { position < delivered.count }
@@ -202,7 +202,8 @@ struct ResponseEventReader {
 
 extension ChappieTokenUsage {
     /// `response.usage` (§8.1): input, cached, output and reasoning tokens; `nil` when absent or not
-    /// an object. A count that is not a whole number from 0 to 2³¹−1 reads as 0.
+    /// an object. A count that is not a number from 0 to 2³¹−1 reads as 0 (a fraction is cut); a
+    /// missing or null total is input and output together.
     package init?(wire value: Any?) {
         guard let usage = value as? [String: Any] else { return nil }
         func count(_ value: Any?) -> Int { WireNumber.integer(value, in: 0...Int(Int32.max)) ?? 0 }
@@ -211,6 +212,6 @@ extension ChappieTokenUsage {
         self.init(
             inputTokens: input, cachedInputTokens: count((usage["input_tokens_details"] as? [String: Any])?["cached_tokens"]),
             outputTokens: output, reasoningTokens: count((usage["output_tokens_details"] as? [String: Any])?["reasoning_tokens"]),
-            totalTokens: usage["total_tokens"] == nil ? input + output : count(usage["total_tokens"]))
+            totalTokens: usage["total_tokens"] == nil || usage["total_tokens"] is NSNull ? input + output : count(usage["total_tokens"]))
     }
 }

@@ -64,7 +64,10 @@ public struct AccountName: Sendable, Hashable, Comparable, Codable, CustomString
 }
 
 /// An account name breaks the rule in ``AccountName/rule``.
-public enum AccountNameError: Error, Sendable, Equatable, CustomStringConvertible {
+public enum AccountNameError: Error, Sendable, Equatable, CustomStringConvertible, ChappieRecoverableError {
+    /// A name that breaks the rule: the caller's input (or configuration) to fix.
+    public var recovery: ChappieErrorRecovery { .permanent(.fixConfiguration) }
+
     /// The name is empty.
     case empty
     /// The name has more than 64 characters.

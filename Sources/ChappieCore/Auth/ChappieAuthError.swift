@@ -61,27 +61,34 @@ public enum ChappieAuthError: Error, Sendable, Hashable, LocalizedError, Chappie
         return OAuthErrorBody(Data(Self.split(body).body.utf8)).code
     }
 
-    /// The seconds a token-endpoint 429 or 5xx asked to wait (its `Retry-After`), when it said.
+    /// The seconds a token-endpoint 429 or 5xx asked to wait (its `Retry-After`, at most a day),
+    /// when it said. Another status has none, whatever its body ends with.
     public var retryAfter: TimeInterval? {
-        guard case .tokenExchangeFailed(_, let body) = self else { return nil }
+        guard case .tokenExchangeFailed(let status, let body) = self, status == 429 || status >= 500 else { return nil }
         return Self.split(body).retryAfter
     }
 
     /// How the server's `Retry-After` is kept at the end of a body.
     private static let retryAfterLine = "\nRetry-After: "
 
-    /// A body with the server's `Retry-After` (whole seconds) as its last line.
-    public static func body(_ body: String, retryAfter: TimeInterval?) -> String {
+    /// The longest `Retry-After` kept, in seconds: a day.
+    static let longestRetryAfter = 86_400
+
+    /// A body with the server's `Retry-After` (whole seconds, at most a day) as its last line.
+    package static func body(_ body: String, retryAfter: TimeInterval?) -> String {
         guard let retryAfter, retryAfter.isFinite, retryAfter >= 0 else { return body }
-        return body + retryAfterLine + String(Int(min(retryAfter, 86_400).rounded(.up)))
+        return body + retryAfterLine + String(Int(min(retryAfter, TimeInterval(longestRetryAfter)).rounded(.up)))
     }
 
-    /// The body without its `Retry-After` line, and the seconds that line says.
+    /// The body without its `Retry-After` line, and the seconds that line says: digits only, at
+    /// most a day (the line is chappie's, but the body before it is a server's).
     private static func split(_ body: String) -> (body: String, retryAfter: TimeInterval?) {
-        guard let range = body.range(of: retryAfterLine, options: .backwards), let seconds = Int(body[range.upperBound...]) else {
+        guard let range = body.range(of: retryAfterLine, options: .backwards) else { return (body, nil) }
+        let digits = body[range.upperBound...]
+        guard !digits.isEmpty, digits.count <= 6, digits.allSatisfy({ ("0"..."9").contains($0) }), let seconds = Int(digits) else {
             return (body, nil)
         }
-        return (String(body[..<range.lowerBound]), TimeInterval(seconds))
+        return (String(body[..<range.lowerBound]), TimeInterval(min(seconds, longestRetryAfter)))
     }
 
     /// What to do about it.
@@ -93,7 +100,8 @@ public enum ChappieAuthError: Error, Sendable, Hashable, LocalizedError, Chappie
     public var recovery: ChappieErrorRecovery {
         switch self {
         case .networkFailure(let message): return ChappieTLSTrust.isTrustFailure(message) ? .permanent(.fixConfiguration) : .retry(.now)
-        case .expiredDeviceCode, .cancelledSignIn, .missingRefreshToken, .pollingTimeout, .callbackTimeout: return .signInAgain
+        case .cancelledSignIn: return .cancelled
+        case .expiredDeviceCode, .missingRefreshToken, .pollingTimeout, .callbackTimeout: return .signInAgain
         case .tokenExchangeFailed(let status, _):
             guard status != 429, (400..<500).contains(status), let code = oauthErrorCode else { return .retry(.after(seconds: retryAfter ?? 5)) }
             return OAuthErrorCode.recovery(for: code) ?? .permanent(.inspectCause)
@@ -136,8 +144,7 @@ public enum ChappieAuthError: Error, Sendable, Hashable, LocalizedError, Chappie
         case .callbackTimeout: "The sign-in callback did not arrive in time."
         case .authorizationDenied(let message): "OpenAI denied the sign-in: \(message)"
         case .tokenExchangeFailed(let status, let body):
-            "The token endpoint answered HTTP \(status): "
-                + OAuthErrorBody(Data(Self.split(body).body.utf8)).summary(bodySize: Self.split(body).body.utf8.count)
+            "The token endpoint answered HTTP \(status): " + { OAuthErrorBody(Data($0.utf8)).summary(bodySize: $0.utf8.count) }(Self.split(body).body)
         case .missingRefreshToken: "No refresh token is stored; sign in again."
         case .secureRandomFailed(let status): "The system's random number generator failed (status \(status))."
         case .invalidResponse: "The server's response could not be understood."

@@ -79,7 +79,8 @@ public enum ChappieErrorRecovery: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .retry(.now): "retry now"
-        case .retry(.after(let seconds)): "retry after \(Int(seconds.rounded())) s"
+        // Any Double prints: a server's number is no reason to trap.
+        case .retry(.after(let seconds)): "retry after \(Int(min(max(seconds, 0), 1e9).rounded())) s"
         case .signInAgain: "sign in again"
         case .permanent(let action): "permanent: \(action.rawValue)"
         case .cancelled: "cancelled"

@@ -2,7 +2,7 @@
 /// the library's own, a message that says what happened and what to do (never a secret), the error
 /// underneath when there is one, and how to recover. The recovery is the SDK's one triage
 /// (``ChappieErrorRecovery``), so the command line maps every error to an exit code in one place.
-public protocol ChappieFailure: Error, Sendable, CustomStringConvertible {
+public protocol ChappieFailure: ChappieRecoverableError, Sendable, CustomStringConvertible {
     /// What happened and what to do.
     var message: String { get }
     /// What a person or a program can do about it.

@@ -35,11 +35,11 @@ public struct ChappieTLSTrust: Sendable, Hashable {
 
     /// How the network layer's descriptions of its two trust failures start: a certificate that
     /// did not verify, and a certificate file that cannot be used. No server text comes before them.
-    public static let failurePrefixes = ["certificate rejected: ", "certificate file unusable: "]
+    package static let failurePrefixes = ["certificate rejected: ", "certificate file unusable: "]
 
     /// Whether a network failure's description is one of the trust failures: retrying does not
     /// help, trusting the right authority (or fixing the file) does.
-    public static func isTrustFailure(_ description: String) -> Bool {
+    package static func isTrustFailure(_ description: String) -> Bool {
         failurePrefixes.contains { description.hasPrefix($0) }
     }
 }

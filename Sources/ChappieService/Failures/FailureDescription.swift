@@ -50,6 +50,9 @@ public struct FailureDescription: Sendable, Equatable {
             self.init(message: error.message, exitCode: error.exitCode)
         case let error as AccountNameError:
             self.init(message: error.description, exitCode: ChappieExitCode.usage)
+        case is CancellationError:
+            // Ctrl-C or a signal stopped it (a wait for Retry-After, say): not a failure to explain.
+            self.init(message: "Stopped before it finished.", exitCode: ChappieExitCode.interrupted)
         default:
             return nil
         }

@@ -85,21 +85,22 @@ package struct AccountRecord: Codable, FetchableRecord, MutablePersistableRecord
         updatedAt = now
     }
 
-    /// The e-mail and plan that new tokens of the same account name (the id_token's claims, else
-    /// the access token's), taken over; the change as `plan plus → pro`, or `nil` when nothing
-    /// changed. A plan upgrade reaches chappie only this way: the issuer puts it in the next tokens.
-    /// Tokens naming another account or user change nothing (the refresher quarantines those).
-    package mutating func takeIdentity(of credentials: Credentials) -> String? {
-        let claims = [credentials.idToken, credentials.accessToken].lazy.compactMap { try? TokenClaims(jwt: $0).account }
-        guard let info = claims.first(where: { $0.accountID != nil || $0.plan != nil || $0.email != nil }),
-            info.accountID == nil || info.accountID == chatgptAccountId, info.userID == nil || info.userID == chatgptUserId
-        else { return nil }
+    /// The e-mail and plan of `info` (new tokens' claims), taken over when they name this
+    /// account and user; the change as `plan plus → pro`, or `nil` when nothing changed. A value
+    /// that is empty, longer than an e-mail or a plan can be, or holds control or bidirectional
+    /// characters is not taken: a claim is a server's text.
+    package mutating func takeIdentity(_ info: ChappieAccountInfo) -> String? {
+        guard info.accountID == chatgptAccountId, info.userID == nil || info.userID == chatgptUserId else { return nil }
+        func acceptable(_ text: String, longest: Int) -> Bool {
+            !text.isEmpty && text.count <= longest
+                && !text.unicodeScalars.contains { $0.properties.generalCategory == .control || $0.properties.generalCategory == .format }
+        }
         var changes: [String] = []
-        if let plan = info.plan?.rawValue, plan != self.plan {
+        if let plan = info.plan?.rawValue, plan != self.plan, acceptable(plan, longest: 64) {
             changes.append("plan \(self.plan ?? "unknown") → \(plan)")
             self.plan = plan
         }
-        if let email = info.email, email != self.email {
+        if let email = info.email, email != self.email, acceptable(email, longest: 320) {
             changes.append("e-mail \(self.email ?? "unknown") → \(email)")
             self.email = email
         }

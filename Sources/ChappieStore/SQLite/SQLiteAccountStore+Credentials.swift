@@ -85,11 +85,9 @@ extension SQLiteAccountStore {
             }
             try Self.refuseIfMoving(account.id, name: account.name.rawValue, db)
             record.storeTokens(accessExpiresAt: accessTokenExpiresAt, refreshedAt: refreshedAt)
-            let changed = record.takeIdentity(of: credentials)
             try record.update(db)
             try self.seal(credentials, of: record, db)
             try db.record(event, account: record, detail: detail)
-            if let changed { try db.record(.identityChanged, account: record, detail: changed) }
             return try record.account(activeID: try Self.activeID(db))
         }
         // The database now holds the newest tokens: a recovery file for the account is stale.

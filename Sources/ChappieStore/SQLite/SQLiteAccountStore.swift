@@ -198,6 +198,20 @@ public final class SQLiteAccountStore: AccountStore {
         }
     }
 
+    public func updateIdentity(of account: Account, to info: ChappieAccountInfo) async throws(StoreError) -> Account {
+        try await write { db in
+            guard var record = try AccountRecord.fetchOne(db, key: account.id) else {
+                throw StoreError(.notFound, "account \(account.name) was removed meanwhile")
+            }
+            if let change = record.takeIdentity(info) {
+                record.updatedAt = Date()
+                try record.update(db)
+                try db.record(.identityChanged, account: record, detail: change)
+            }
+            return try record.account(activeID: try Self.activeID(db))
+        }
+    }
+
     // MARK: Audit log and settings
 
     public func events(limit: Int) async throws(StoreError) -> [AuditEvent] {

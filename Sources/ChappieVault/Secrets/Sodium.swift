@@ -4,7 +4,7 @@ internal import CSodium
 public enum Sodium {
     /// `sodium_init`'s result, run exactly once before any other libsodium call: 0 or 1 when the
     /// library (and its random source) can be used, -1 when it cannot.
-    public static let initialisation: Int32 = sodium_init()
+    package static let initialisation: Int32 = sodium_init()
 
     /// The sealed store cannot work without libsodium: its users stop here when it failed.
     static let initialised: Void = {

@@ -32,35 +32,40 @@ struct SealedCredentialsContractTests {
     }
 
     @Test(
-        "New tokens naming another plan or e-mail update the account, with an audit entry; another account's tokens change nothing",
+        "Verified tokens' plan and e-mail update the account, with an audit entry; another account's, or hostile text, change nothing",
         arguments: StoreBackend.allCases)
     func identityFollowsTheTokens(_ backend: StoreBackend) async throws {
         try await backend.withStore { contract in
             let store = try await contract.open()
             let identity = Identity("p@example.com", marker: "p1")
+            let other = try await store.add(Identity("q@example.com", marker: "q1"))
             let account = try await store.add(identity)
             #expect(account.info.plan == .plus)
-            let upgraded = Credentials(
-                idToken: TestTokens.idToken(
-                    email: "p.new@example.com", accountID: identity.info.accountID ?? "", userID: identity.info.userID ?? "", plan: "pro"),
-                accessToken: "access-p2", refreshToken: "refresh-p2")
-            let updated = try await store.updateCredentials(
-                of: account, to: upgraded, accessTokenExpiresAt: nil, refreshedAt: Date(), event: .refreshed)
+            func info(_ email: String?, plan: String?, accountID: String? = identity.info.accountID) -> ChappieAccountInfo {
+                ChappieAccountInfo(email: email, userID: identity.info.userID, accountID: accountID, plan: plan.map(ChappiePlan.init(rawValue:)))
+            }
+            let updated = try await store.updateIdentity(of: account, to: info("p.new@example.com", plan: "pro"))
             #expect(updated.info.plan == .pro)
             #expect(updated.info.email == "p.new@example.com")
-            #expect(try await contract.open().account(id: account.id).info.plan == .pro)
+            let reopened = try await contract.open().account(id: account.id)
+            #expect(reopened.info.plan == .pro)
+            #expect(reopened.info.email == "p.new@example.com")
+            #expect(try await store.account(id: other.id).info.email == "q@example.com")
             let changes = try await store.events().filter { $0.kind == AuditEventKind.identityChanged.rawValue }
             // The pool's entries name the machine too.
             #expect(changes.count == 1)
             #expect(changes.first?.detail.hasPrefix("plan plus → pro, e-mail p@example.com → p.new@example.com") == true)
 
-            // The same tokens again: no change, no entry. Another account's tokens: nothing taken.
-            _ = try await store.updateCredentials(of: updated, to: upgraded, accessTokenExpiresAt: nil, refreshedAt: Date(), event: .adopted)
-            let stranger = Credentials(
-                idToken: TestTokens.idToken(email: "x@example.com", accountID: "another", userID: identity.info.userID ?? "", plan: "team"),
-                accessToken: "access-p3", refreshToken: "refresh-p3")
-            let kept = try await store.updateCredentials(of: updated, to: stranger, accessTokenExpiresAt: nil, refreshedAt: Date(), event: .adopted)
+            // The same again: no change, no entry. Another account's claims, or text no plan or
+            // e-mail has (control characters, a megabyte), change nothing.
+            _ = try await store.updateIdentity(of: updated, to: info("p.new@example.com", plan: "pro"))
+            _ = try await store.updateIdentity(of: updated, to: info("x@example.com", plan: "team", accountID: "another"))
+            _ = try await store.updateIdentity(of: updated, to: info("evil\u{1B}[2J@example.com", plan: "pro\u{202E}x"))
+            _ = try await store.updateIdentity(
+                of: updated, to: info(String(repeating: "a", count: 1_000_000), plan: String(repeating: "b", count: 100)))
+            let kept = try await store.account(id: account.id)
             #expect(kept.info.plan == .pro)
+            #expect(kept.info.email == "p.new@example.com")
             #expect(try await store.events().filter { $0.kind == AuditEventKind.identityChanged.rawValue }.count == 1)
         }
     }

@@ -47,6 +47,10 @@ package protocol AccountDirectory: AccountDirectoryReader {
 
     /// Sets how many leases may hold an account at once (1 or more).
     func setMaxLeases(_ count: Int, for name: AccountName) async throws(StoreError) -> Account
+    /// Takes the e-mail and plan that verified tokens of the account name (a plan upgrade reaches
+    /// chappie only this way), with an `identity_changed` audit entry when either changed; see
+    /// ``AccountRecord/takeIdentity(_:)`` for what is refused.
+    func updateIdentity(of account: Account, to info: ChappieAccountInfo) async throws(StoreError) -> Account
 }
 
 extension AccountDirectoryReader {
