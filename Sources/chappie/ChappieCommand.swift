@@ -16,7 +16,7 @@ struct ChappieCommand: AsyncParsableCommand {
             error, before or after the subcommand.
 
             Exit codes: 0 ok, 1 failure, 2 usage, 69 service unavailable, 75 temporary failure, \
-            77 sign-in required, 78 configuration or key problem.
+            77 sign-in required, 78 configuration or key problem, 130 stopped by Ctrl-C or a signal.
 
             Shell completions: chappie completions bash|zsh|fish. CHAPPIE_CHECK_ONLY=1 checks a \
             command line (exit 0, or 2 with the reason) without running it.
@@ -24,7 +24,7 @@ struct ChappieCommand: AsyncParsableCommand {
         version: ChappieVersion.current,
         subcommands: [
             Accounts.self, Exec.self, Lease.self, Pool.self, Backup.self, Restore.self, Usage.self, Ask.self, Token.self, Refresh.self, Daemon.self,
-            Status.self, Key.self, Config.self, Log.self, Doctor.self, Completions.self,
+            Status.self, Key.self, Config.self, Log.self, Doctor.self, Bind.self, Unbind.self, Completions.self,
         ])
 
     /// Runs the command, mapping argument errors to exit code 2 as docs/errors.md says.

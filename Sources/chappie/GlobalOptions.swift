@@ -76,16 +76,38 @@ struct GlobalOptions: ParsableArguments {
     }
 
     /// The account a command uses when it names none and does not ask for the best one:
-    /// `$CHAPPIE_ACCOUNT` (which `exec` and `lease run` set for their command), else `nil`, for the
-    /// command's own default.
-    func account(_ named: AccountName?, best: Bool = false) throws -> AccountName? {
-        if let named { return named }
-        guard !best, let value = ProcessInfo.processInfo.environment["CHAPPIE_ACCOUNT"], !value.isEmpty else { return nil }
-        do {
-            return try AccountName(value)
-        } catch {
-            throw CommandFailure(
-                message: "$CHAPPIE_ACCOUNT is not an account name (\(error)); unset it or name an account", exitCode: ExitCode(ChappieExitCode.usage))
+    /// `$CHAPPIE_ACCOUNT` (which `exec` and `lease run` set for their command), else the nearest
+    /// `.chappie-account` from the working directory up (``AccountBinding``), else `nil`, for the
+    /// command's own default. A bound name must be an account: else the error names the file.
+    func account(_ named: AccountName?, best: Bool = false) async throws -> AccountName? {
+        guard let choice = try accountChoice(named, best: best) else { return nil }
+        if case .binding = choice.source, try await services().accounts.existing(named: choice.name) == nil {
+            throw CommandFailure(message: ChappieCommand.Accounts.Current.missing(choice), exitCode: .failure)
+        }
+        return choice.name
+    }
+
+    /// Where a command's account comes from, without opening the store: the name given, else
+    /// `$CHAPPIE_ACCOUNT`, else the directory's binding (its warnings on standard error); `nil`
+    /// for the command's default (or `--best`).
+    func accountChoice(_ named: AccountName?, best: Bool = false) throws -> AccountChoice? {
+        if let named { return AccountChoice(name: named, source: .named) }
+        guard !best else { return nil }
+        if let value = ProcessInfo.processInfo.environment["CHAPPIE_ACCOUNT"], !value.isEmpty {
+            do {
+                return AccountChoice(name: try AccountName(value), source: .environment)
+            } catch {
+                throw CommandFailure(
+                    message: "$CHAPPIE_ACCOUNT is not an account name (\(error)); unset it or name an account",
+                    exitCode: ExitCode(ChappieExitCode.usage))
+            }
+        }
+        let search = AccountBinding.nearest(from: URL(fileURLWithPath: FileManager.default.currentDirectoryPath))
+        for warning in search.warnings { FileHandle.standardError.write(Data("warning: \(TerminalText.sanitized(warning))\n".utf8)) }
+        switch search.binding {
+        case .none: return nil
+        case .success(let binding): return AccountChoice(name: binding.name, source: .binding(binding.file))
+        case .failure(let error): throw CommandFailure(message: error.description, exitCode: ExitCode(ChappieExitCode.usage))
         }
     }
 
@@ -93,4 +115,20 @@ struct GlobalOptions: ParsableArguments {
     func makeLogger() -> Logger {
         Logger(label: "chappie")
     }
+}
+
+/// The account a command uses and where that came from (``GlobalOptions/accountChoice(_:best:)``).
+struct AccountChoice {
+    /// Where the name came from.
+    enum Source {
+        /// The command line.
+        case named
+        /// `$CHAPPIE_ACCOUNT`.
+        case environment
+        /// A `.chappie-account` file.
+        case binding(URL)
+    }
+
+    let name: AccountName
+    let source: Source
 }

@@ -37,7 +37,9 @@ public struct ChappieRunner: Sendable {
 
     /// Runs `chappie` with `arguments`; `environment` adds to (or, with `nil`, removes from) the
     /// runner's own.
-    public func callAsFunction(_ arguments: [String], environment: [String: String?] = [:], timeout: Duration? = nil) async throws -> ProcessResult {
+    public func callAsFunction(
+        _ arguments: [String], environment: [String: String?] = [:], timeout: Duration? = nil, directory: URL? = nil
+    ) async throws -> ProcessResult {
         var merged = self.environment
         for (key, value) in environment { merged.updateValue(value, forKey: key) }
         merged.unsetting(
@@ -45,6 +47,7 @@ public struct ChappieRunner: Sendable {
             "CHAPPIE_CA_FILE")
         var arguments = arguments
         arguments.insert(contentsOf: serviceArguments, at: arguments.firstIndex(of: "--") ?? arguments.endIndex)
-        return try await runProcess(try BuiltProducts.executable("chappie"), arguments, environment: merged, timeout: timeout ?? self.timeout)
+        return try await runProcess(
+            try BuiltProducts.executable("chappie"), arguments, environment: merged, timeout: timeout ?? self.timeout, directory: directory)
     }
 }

@@ -26,8 +26,10 @@ public struct ChappieTestbed: Sendable {
     /// which a command's own arguments follow), without key variables inherited from the environment,
     /// and with `HOME` in the testbed (``userHome``) and no `CODEX_HOME` unless given: a switch must
     /// never write the `~/.codex` of whoever runs the tests.
-    public func chappie(_ arguments: [String], environment: [String: String?] = [:], timeout: Duration = .seconds(60)) async throws -> ProcessResult {
-        try await runner(arguments, environment: environment, timeout: timeout)
+    public func chappie(
+        _ arguments: [String], environment: [String: String?] = [:], timeout: Duration = .seconds(60), directory: URL? = nil
+    ) async throws -> ProcessResult {
+        try await runner(arguments, environment: environment, timeout: timeout, directory: directory)
     }
 
     /// The runner for this testbed's data directory and emulator.

@@ -31,10 +31,12 @@ public final class ChildProcess: Sendable {
 
     /// Starts `executable` with `arguments`.
     ///
-    /// - Parameter environment: Variables added to (or, with a `nil` value, removed from) this process's environment.
+    /// - Parameters:
+    ///   - environment: Variables added to (or, with a `nil` value, removed from) this process's environment.
+    ///   - directory: Its working directory; this process's by default.
     /// - Throws: `POSIXError` when it cannot be started.
     public init(
-        _ executable: URL, _ arguments: [String], environment: [String: String?] = [:],
+        _ executable: URL, _ arguments: [String], environment: [String: String?] = [:], directory: URL? = nil,
         stdin: Stream = .null, stdout: Stream = .null, stderr: Stream = .null
     ) throws {
         var merged = ProcessInfo.processInfo.environment
@@ -58,6 +60,10 @@ public final class ChildProcess: Sendable {
             }
         }
         if let closeFrom = Self.closeFrom { _ = closeFrom(&actions, 3) }
+        if let directory {
+            guard let changeDirectory = Self.changeDirectory else { throw POSIXError(.ENOSYS) }
+            _ = directory.path.withCString { changeDirectory(&actions, $0) }
+        }
         var pid: pid_t = 0
         let result = posix_spawn(&pid, executable.path, &actions, nil, argv, envp)
         try pipe?.reading.close()
@@ -71,6 +77,12 @@ public final class ChildProcess: Sendable {
     private static let closeFrom: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32)? = {
         guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else { return nil }
         return unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
+    }()
+
+    /// glibc's `posix_spawn_file_actions_addchdir_np` (2.29 and later), likewise not shown.
+    private static let changeDirectory: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32)? = {
+        guard let symbol = dlsym(nil, "posix_spawn_file_actions_addchdir_np") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32).self)
     }()
 
     /// Whether it has not exited yet (reaping it when it has).

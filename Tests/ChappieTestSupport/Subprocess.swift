@@ -37,13 +37,15 @@ public struct ProcessResult: Sendable {
 ///   - environment: Variables added to (or, with a `nil` value, removed from) this process's environment.
 ///   - input: What it reads on standard input; nothing (`/dev/null`) by default.
 ///   - timeout: How long it may run before it is killed.
+///   - directory: Its working directory; this process's by default.
 public func runProcess(
-    _ executable: URL, _ arguments: [String], environment: [String: String?] = [:], input: String? = nil, timeout: Duration = .seconds(30)
+    _ executable: URL, _ arguments: [String], environment: [String: String?] = [:], input: String? = nil, timeout: Duration = .seconds(30),
+    directory: URL? = nil
 ) async throws -> ProcessResult {
     let output = try ChildPipe(), error = try ChildPipe()
     let stdin = try input.map { _ in try ChildPipe() }
     let process = try ChildProcess(
-        executable, arguments, environment: environment,
+        executable, arguments, environment: environment, directory: directory,
         stdin: stdin.map { .descriptor($0.reading.fileDescriptor) } ?? .null,
         stdout: .descriptor(output.writing.fileDescriptor), stderr: .descriptor(error.writing.fileDescriptor))
     // The parent's copies of the child's ends must go, or reading never sees the end.

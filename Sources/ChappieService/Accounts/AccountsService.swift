@@ -129,6 +129,15 @@ public struct AccountsService: Sendable {
         try await store.account(named: name)
     }
 
+    /// The account with this name, or `nil` when there is none (other store failures throw).
+    public func existing(named name: AccountName) async throws -> Account? {
+        do {
+            return try await store.account(named: name)
+        } catch let error as StoreError where error.code == .notFound {
+            return nil
+        }
+    }
+
     /// Removes an account, its sealed credentials, its usage history and the private Codex home
     /// `chappie exec` gave it (tokens must not outlive the account there); the audit log keeps it.
     public func remove(_ name: AccountName) async throws {

@@ -95,18 +95,50 @@ extension ChappieCommand.Accounts {
     }
 
     struct Current: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "current", abstract: "Print the active account's name.")
+        static let configuration = CommandConfiguration(
+            commandName: "current", abstract: "Print the account commands here use when none is named, and why (on standard error).",
+            discussion: """
+                The name alone on standard output: $CHAPPIE_ACCOUNT's, else this directory's                 .chappie-account (chappie bind), else the active account. Standard error says which.
+                """)
 
         @OptionGroup var global: GlobalOptions
 
         func run() async throws {
-            guard let account = try await global.services().accounts.active() else {
-                throw CommandFailure(message: "no account is active; choose one with: chappie accounts switch NAME", exitCode: .failure)
+            let services = try await global.services()
+            let account: Account
+            let why: String
+            if let choice = try global.accountChoice(nil) {
+                account = try await CommandFailure.about({ choice.name }) { () async throws -> Account in
+                    guard let found = try await services.accounts.existing(named: choice.name) else {
+                        throw CommandFailure(message: Self.missing(choice), exitCode: .failure)
+                    }
+                    return found
+                }
+                switch choice.source {
+                case .binding(let file): why = "from \(file.path)"
+                case .environment, .named: why = "from $CHAPPIE_ACCOUNT"
+                }
+            } else {
+                guard let active = try await services.accounts.active() else {
+                    throw CommandFailure(message: "no account is active; choose one with: chappie accounts switch NAME", exitCode: .failure)
+                }
+                account = active
+                why = "the active account"
             }
             if global.json {
                 try JSONOutput.print(AccountJSON(account))
             } else {
                 print(account.name.rawValue)
+                FileHandle.standardError.write(Data("\(account.name), \(TerminalText.sanitized(why))\n".utf8))
+            }
+        }
+
+        /// The message for a chosen name that is no account.
+        static func missing(_ choice: AccountChoice) -> String {
+            switch choice.source {
+            case .binding(let file):
+                "\(file.path) binds this directory to \(choice.name), and there is no such account: bind another with chappie bind NAME there, or remove it with chappie unbind"
+            case .environment, .named: "$CHAPPIE_ACCOUNT names \(choice.name), and there is no such account"
             }
         }
     }

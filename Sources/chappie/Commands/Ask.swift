@@ -39,7 +39,7 @@ extension ChappieCommand {
                 throw ValidationError("the prompt is empty: give it as an argument or on standard input")
             }
             let services = try await global.services()
-            var chosen = try global.account(account)
+            var chosen = try await global.account(account)
             if chosen == nil { chosen = try await services.accounts.active()?.name }
             guard let name = chosen else {
                 throw CommandFailure(

@@ -41,7 +41,7 @@ extension ChappieCommand {
 
         func run() async throws {
             let services = try await global.services()
-            let (account, best, verbose) = (try global.account(name ?? self.account, best: self.best), self.best, global.verbose)
+            let (account, best, verbose) = (try await global.account(name ?? self.account, best: self.best), self.best, global.verbose)
             // A failure names the account, the active one when none was named.
             let about = { () async -> AccountName? in
                 if let account { account } else if best { nil } else { (try? await services.accounts.active())?.name }

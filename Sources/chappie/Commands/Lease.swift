@@ -45,9 +45,10 @@ extension ChappieCommand {
                 if let codexHome, codexHome != "private" { throw ValidationError("--codex-home takes one value, private") }
             }
 
-            func request(holder: String, global: GlobalOptions) throws -> LeaseRequest {
+            func request(holder: String, global: GlobalOptions) async throws -> LeaseRequest {
                 LeaseRequest(
-                    account: try global.account(account, best: best), ttl: ttl, wait: wait, holder: holder, privateCodexHome: codexHome == "private")
+                    account: try await global.account(account, best: best), ttl: ttl, wait: wait, holder: holder,
+                    privateCodexHome: codexHome == "private")
             }
         }
 
@@ -84,7 +85,7 @@ extension ChappieCommand {
                     }
                 }
                 let (_, status) = try await services.leases.run(
-                    command, request: try choice.request(holder: holder, global: global), started: started
+                    command, request: try await choice.request(holder: holder, global: global), started: started
                 ) { message in
                     // Waiting and failures always; the lease taken only with --verbose.
                     if verbose || !message.hasPrefix("lease ") {
@@ -107,7 +108,7 @@ extension ChappieCommand {
 
             func run() async throws {
                 let services = try await global.services()
-                let request = try choice.request(holder: holder ?? "pid \(getppid()) (lease acquire)", global: global)
+                let request = try await choice.request(holder: holder ?? "pid \(getppid()) (lease acquire)", global: global)
                 let granted = try await cancellingOnSignals {
                     try await services.leases.acquire(request) { message in
                         FileHandle.standardError.write(Data("chappie: \(TerminalText.sanitized(message))\n".utf8))

@@ -26,7 +26,7 @@ extension ChappieCommand {
 
         func run() async throws {
             let route = DaemonOrStore(options: try global.serviceOptions(), socket: socket.map { expandedPath($0) })
-            let (name, margin) = (try global.account(self.name), self.margin)
+            let (name, margin) = (try await global.account(self.name), self.margin)
             // A failure names the account, the active one when none was named.
             let token = try await CommandFailure.about({ if let name { name } else { try? await global.services().accounts.active()?.name } }) {
                 try await cancellingOnSignals { try await route.token(for: name, margin: margin) }
@@ -76,7 +76,7 @@ extension ChappieCommand {
         @OptionGroup var global: GlobalOptions
 
         func run() async throws {
-            let names = try accounts.chosen(global, verb: "refresh")
+            let names = try await accounts.chosen(global, verb: "refresh")
             let service = try await global.services().tokens
             let (within, concurrency) = (ifExpiringWithin, accounts.concurrency)
             let reports = try await cancellingOnSignals {

@@ -30,7 +30,7 @@ extension ChappieCommand.Usage {
         @OptionGroup var global: GlobalOptions
 
         func run() async throws {
-            let name = try global.account(self.name)
+            let name = try await global.account(self.name)
             // With --cached and a running daemon, the daemon's view is shown without opening the store.
             if cached && !forecast, let (all, latest) = await DaemonOrStore(options: try global.serviceOptions()).cachedUsage() {
                 let accounts = name.map { name in all.filter { $0.name == name } } ?? all
@@ -135,7 +135,7 @@ extension ChappieCommand.Usage {
         @OptionGroup var global: GlobalOptions
 
         func run() async throws {
-            let names = try self.accounts.chosen(global, verb: "poll")
+            let names = try await self.accounts.chosen(global, verb: "poll")
             let service = try await global.services().usage
             // --all: every account that can be polled (signed in); a named one is polled whatever its state.
             let accounts =
@@ -188,7 +188,7 @@ extension ChappieCommand.Usage {
         }
 
         func run() async throws {
-            guard let name = try global.account(self.name) else {
+            guard let name = try await global.account(self.name) else {
                 throw CommandFailure(message: "name the account, or set CHAPPIE_ACCOUNT", exitCode: ExitCode(ChappieExitCode.usage))
             }
             let (zone, (since, until)) = (try period.zone(), try period.period())

@@ -17,9 +17,9 @@ struct AccountBatchOptions: ParsableArguments {
     /// The names given, or `$CHAPPIE_ACCOUNT`'s; empty with `--all`.
     ///
     /// - Parameter verb: What the command does to them, for the message when none is named.
-    func chosen(_ global: GlobalOptions, verb: String) throws -> [AccountName] {
+    func chosen(_ global: GlobalOptions, verb: String) async throws -> [AccountName] {
         guard !all, names.isEmpty else { return names }
-        guard let named = try global.account(nil) else {
+        guard let named = try await global.account(nil) else {
             throw CommandFailure(message: "name accounts to \(verb), set CHAPPIE_ACCOUNT, or pass --all", exitCode: ExitCode(ChappieExitCode.usage))
         }
         return [named]

@@ -1,0 +1,165 @@
+public import ChappieCore
+public import Foundation
+
+/// An account per directory: a `.chappie-account` file naming the account that commands run in
+/// that directory, or below it, use when none is named (`chappie bind NAME`; docs/cli.md,
+/// "Which account").
+///
+/// The nearest file from the working directory up is the one that counts; the search stops at `/`
+/// and at a filesystem boundary (a mount), as git's does. A file another user could change (not a
+/// regular file, owned by someone else, writable by group or others, or in a directory they can
+/// write) is passed over with a warning: it would let them choose the account your commands spend.
+///
+/// ```swift
+/// let found = AccountBinding.nearest(from: URL(fileURLWithPath: FileManager.default.currentDirectoryPath))
+/// if let binding = try found.binding?.get() { print(binding.name, binding.file.path) }
+/// ```
+public struct AccountBinding: Sendable, Hashable {
+    /// The file's name.
+    public static let fileName = ".chappie-account"
+    /// The longest file read; a name is far shorter.
+    static let maximumSize = 256
+
+    /// The account the directory is bound to.
+    public let name: AccountName
+    /// The file that says so.
+    public let file: URL
+
+    /// What a search found: the nearest usable binding (or why the nearest file cannot be read),
+    /// and the files passed over because another user could change them.
+    public struct Search: Sendable {
+        /// The nearest binding, or the failure of the nearest file that was not passed over (its
+        /// name is not an account name, it cannot be read).
+        public var binding: Result<AccountBinding, AccountBindingError>?
+        /// One sentence per file passed over, naming it.
+        public var warnings: [String] = []
+    }
+
+    /// The nearest binding from `directory` up (see the type's description).
+    public static func nearest(from directory: URL) -> Search {
+        var search = Search()
+        var path = directory.standardizedFileURL.path
+        var info = stat()
+        guard stat(path, &info) == 0 else { return search }
+        let device = info.st_dev
+        while true {
+            let file = URL(fileURLWithPath: path).appendingPathComponent(fileName)
+            switch read(file) {
+            case .none: break
+            case .some(.success(let binding)):
+                search.binding = .success(binding)
+                return search
+            case .some(.failure(.untrusted(let reason))):
+                search.warnings.append(reason)
+            case .some(.failure(let error)):
+                search.binding = .failure(error)
+                return search
+            }
+            guard path != "/" else { return search }
+            let parent = (path as NSString).deletingLastPathComponent
+            // A mount is a boundary: a binding above it belongs to another filesystem's tree.
+            guard stat(parent, &info) == 0, info.st_dev == device else { return search }
+            path = parent
+        }
+    }
+
+    /// The binding in `file`; `nil` when there is no such file.
+    static func read(_ file: URL) -> Result<AccountBinding, AccountBindingError>? {
+        let descriptor = open(file.path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            switch errno {
+            case ENOENT, ENOTDIR: return nil
+            case ELOOP: return .failure(.untrusted("\(file.path) is a symbolic link; chappie ignores it (write the name into the file itself)"))
+            default: return .failure(.unreadable(file, String(cString: strerror(errno))))
+            }
+        }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { return .failure(.unreadable(file, String(cString: strerror(errno)))) }
+        if let reason = untrusted(info, file: file) { return .failure(.untrusted(reason)) }
+        var bytes = [UInt8](repeating: 0, count: maximumSize + 1)
+        let count = Foundation.read(descriptor, &bytes, bytes.count)
+        guard count >= 0 else { return .failure(.unreadable(file, String(cString: strerror(errno)))) }
+        guard count <= maximumSize else { return .failure(.notAName(file, "it is longer than \(maximumSize) bytes")) }
+        let text = String(decoding: bytes[..<count], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        do {
+            return .success(AccountBinding(name: try AccountName(text), file: file))
+        } catch {
+            return .failure(.notAName(file, "\(error)"))
+        }
+    }
+
+    /// Why another user could change the file or replace it; `nil` when none could.
+    private static func untrusted(_ info: stat, file: URL) -> String? {
+        let uid = getuid()
+        guard info.st_mode & S_IFMT == S_IFREG else { return "\(file.path) is not a regular file; chappie ignores it" }
+        if info.st_uid != uid && info.st_uid != 0 {
+            return "\(file.path) belongs to another user (uid \(info.st_uid)); chappie ignores it"
+        }
+        if info.st_mode & (S_IWGRP | S_IWOTH) != 0 {
+            return "\(file.path) can be written by other users; chappie ignores it (chmod go-w \(file.path))"
+        }
+        var directory = stat()
+        let parent = file.deletingLastPathComponent().path
+        guard stat(parent, &directory) == 0 else { return nil }
+        let sticky = directory.st_mode & S_ISVTX != 0 && directory.st_uid == 0
+        if !sticky, directory.st_mode & (S_IWGRP | S_IWOTH) != 0 || (directory.st_uid != uid && directory.st_uid != 0) {
+            return "\(file.path) is in a directory other users can write, who could replace it; chappie ignores it"
+        }
+        return nil
+    }
+
+    /// Writes `directory`'s binding (mode 0644: the name is no secret, and others may read it),
+    /// replacing one that is there. Returns the file.
+    ///
+    /// - Throws: ``AccountBindingError/unwritable(_:_:)``.
+    @discardableResult
+    public static func write(_ name: AccountName, in directory: URL) throws(AccountBindingError) -> URL {
+        let file = directory.appendingPathComponent(fileName)
+        var info = stat()
+        if lstat(file.path, &info) == 0, info.st_mode & S_IFMT != S_IFREG {
+            throw .unwritable(file, "it is not a regular file; remove it first")
+        }
+        do {
+            try Data((name.rawValue + "\n").utf8).write(to: file, options: .atomic)
+            try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: file.path)
+        } catch {
+            throw .unwritable(file, error.localizedDescription)
+        }
+        return file
+    }
+
+    /// Removes `directory`'s binding; returns whether there was one.
+    ///
+    /// - Throws: ``AccountBindingError/unwritable(_:_:)``.
+    public static func remove(in directory: URL) throws(AccountBindingError) -> Bool {
+        let file = directory.appendingPathComponent(fileName)
+        var info = stat()
+        guard lstat(file.path, &info) == 0 else { return false }
+        guard unlink(file.path) == 0 else { throw .unwritable(file, String(cString: strerror(errno))) }
+        return true
+    }
+}
+
+/// A `.chappie-account` file that cannot be used.
+public enum AccountBindingError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// Another user could change it: passed over (see ``AccountBinding``).
+    case untrusted(String)
+    /// It holds no account name.
+    case notAName(URL, String)
+    /// It could not be read.
+    case unreadable(URL, String)
+    /// It could not be written or removed.
+    case unwritable(URL, String)
+
+    /// What is wrong and what to do.
+    public var description: String {
+        switch self {
+        case .untrusted(let reason): reason
+        case .notAName(let file, let reason):
+            "\(file.path) does not hold an account name (\(reason)); write one with chappie bind NAME there, or remove it with chappie unbind"
+        case .unreadable(let file, let reason): "\(file.path) cannot be read: \(reason)"
+        case .unwritable(let file, let reason): "\(file.path) cannot be written: \(reason)"
+        }
+    }
+}

@@ -1,0 +1,69 @@
+import ArgumentParser
+import ChappieCore
+import ChappieService
+import Foundation
+
+extension ChappieCommand {
+    /// `chappie bind NAME`: this directory, and those below it, use the account.
+    struct Bind: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Use an account in this directory and below it (writes .chappie-account).",
+            discussion: """
+                Commands that take an optional account (token, ask, exec, lease, usage, refresh) use, \
+                in this order: the name given (or --best), $CHAPPIE_ACCOUNT, the nearest \
+                .chappie-account from the working directory up (stopping at a filesystem boundary), \
+                then their own default. A .chappie-account that another user can write is ignored, \
+                with a warning.
+                """)
+
+        @Argument(help: "The account.", completion: .accountNames, transform: parseAccountName) var name: AccountName
+        @OptionGroup var global: GlobalOptions
+
+        func run() async throws {
+            // The account must exist: a binding to nothing would fail every command here.
+            let account = try await CommandFailure.about({ name }) { try await global.services().accounts.account(named: name) }
+            let directory = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+            let file: URL
+            do {
+                file = try AccountBinding.write(account.name, in: directory)
+            } catch {
+                throw CommandFailure(message: error.description, exitCode: .failure)
+            }
+            if global.json {
+                try JSONOutput.print(BindingJSON(account: account.name.rawValue, file: file.path))
+            } else {
+                print("\(account.name) is this directory's account: \(TerminalText.sanitized(file.path))")
+            }
+        }
+    }
+
+    /// `chappie unbind`: removes this directory's `.chappie-account`.
+    struct Unbind: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Remove this directory's .chappie-account.")
+
+        @OptionGroup var global: GlobalOptions
+
+        func run() async throws {
+            let directory = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+            let removed: Bool
+            do {
+                removed = try AccountBinding.remove(in: directory)
+            } catch {
+                throw CommandFailure(message: error.description, exitCode: .failure)
+            }
+            let file = directory.appendingPathComponent(AccountBinding.fileName).path
+            if global.json {
+                try JSONOutput.print(BindingJSON(account: nil, file: file, removed: removed))
+            } else {
+                print(removed ? "removed \(TerminalText.sanitized(file))" : "this directory has no \(AccountBinding.fileName)")
+            }
+        }
+    }
+}
+
+/// `bind --json` and `unbind --json` (docs/json.md).
+struct BindingJSON: Encodable {
+    var account: String?
+    var file: String
+    var removed: Bool?
+}
