@@ -90,7 +90,7 @@ struct GlobalOptions: ParsableArguments {
     /// Where a command's account comes from, without opening the store: the name given, else
     /// `$CHAPPIE_ACCOUNT`, else the directory's binding (its warnings on standard error); `nil`
     /// for the command's default (or `--best`).
-    func accountChoice(_ named: AccountName?, best: Bool = false) throws -> AccountChoice? {
+    func accountChoice(_ named: AccountName?, best: Bool = false, warnings: Bool = true) throws -> AccountChoice? {
         if let named { return AccountChoice(name: named, source: .named) }
         guard !best else { return nil }
         if let value = ProcessInfo.processInfo.environment["CHAPPIE_ACCOUNT"], !value.isEmpty {
@@ -103,7 +103,9 @@ struct GlobalOptions: ParsableArguments {
             }
         }
         let search = AccountBinding.nearest(from: URL(fileURLWithPath: FileManager.default.currentDirectoryPath))
-        for warning in search.warnings { FileHandle.standardError.write(Data("warning: \(TerminalText.sanitized(warning))\n".utf8)) }
+        if warnings {
+            for warning in search.warnings { FileHandle.standardError.write(Data("warning: \(TerminalText.sanitized(warning))\n".utf8)) }
+        }
         switch search.binding {
         case .none: return nil
         case .success(let binding): return AccountChoice(name: binding.name, source: .binding(binding.file))

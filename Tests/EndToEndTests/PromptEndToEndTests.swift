@@ -1,0 +1,39 @@
+import ChappieTestSupport
+import Foundation
+import Testing
+
+@Suite("chappie prompt: a line for shell prompts that never breaks one")
+struct PromptEndToEndTests {
+    @Test("Nothing and exit 0 with no account or a binding to none; the active or bound account's line from stored readings, without polling")
+    func promptLine() async throws {
+        let testbed = try await ChappieTestbed.start()
+        try await whileRunning(testbed) {
+            let empty = try await testbed.chappie(["prompt"])
+            #expect(empty.status == 0)
+            #expect(empty.stdout.isEmpty && empty.stderr.isEmpty, "\(empty.stdout)\(empty.stderr)")
+
+            #expect(try await testbed.chappie(["accounts", "add", "work"]).status == 0)
+            #expect(try await testbed.chappie(["prompt"]).stdout == "work\n")
+            let id = try #require(try await testbed.control("/_emulator/accounts").string(0, "account_id"))
+            _ = try await testbed.control("/_emulator/accounts/\(id)/usage", method: "POST", body: #"{"five_hour_used_percent":42}"#)
+            #expect(try await testbed.chappie(["usage", "poll", "work"]).status == 0)
+            let polls = try await testbed.control("/_emulator/stats").int("requests", "/backend-api/wham/usage") ?? 0
+            let line = try await testbed.chappie(["prompt"])
+            #expect(line.status == 0)
+            #expect(line.stdout.range(of: #"^work 5h 42% ↻\d\d:\d\d\n$"#, options: .regularExpression) != nil, "\(line.stdout)")
+            #expect(try await testbed.chappie(["prompt", "--format", "{account} {left}%"]).stdout == "work 58%\n")
+            #expect(try await testbed.control("/_emulator/stats").int("requests", "/backend-api/wham/usage") == polls)
+
+            // A directory bound to an account that does not exist: nothing, exit 0.
+            let project = testbed.home.appendingPathComponent("project")
+            try FileManager.default.createDirectory(at: project, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+            try Data("ghost\n".utf8).write(to: project.appendingPathComponent(".chappie-account"))
+            try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: project.appendingPathComponent(".chappie-account").path)
+            let ghost = try await testbed.chappie(["prompt"], directory: project)
+            #expect(ghost.status == 0)
+            #expect(ghost.stdout.isEmpty && ghost.stderr.isEmpty)
+            // A format with an unknown placeholder is a usage error, said at once.
+            #expect(try await testbed.chappie(["prompt", "--format", "{acount}"]).status == 2)
+        }
+    }
+}
