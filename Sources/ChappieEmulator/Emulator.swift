@@ -131,6 +131,12 @@ public final class Emulator: Sendable {
             backend.accountCheck(account: account, origin: self.origin(of: request))
         }
         authenticatedRoute(router, backend, .get, "/backend-api/wham/profiles/me") { _, account, _, _ in await backend.profile(account: account) }
+        authenticatedRoute(router, backend, .get, "/backend-api/wham/rate-limit-reset-credits") { _, account, _, _ in
+            backend.resetCredits(account: account)
+        }
+        authenticatedRoute(router, backend, .post, "/backend-api/wham/rate-limit-reset-credits/consume") { _, account, body, _ in
+            await backend.consumeResetCredit(account: account, body: body)
+        }
         authenticatedRoute(router, backend, .post, "/backend-api/codex/responses") { _, account, body, fault in
             await backend.responses(account: account, body: body, fault: fault)
         }
@@ -157,6 +163,10 @@ public final class Emulator: Sendable {
         route(router, .get, "/_emulator/accounts", control: true) { _, _, _ in await control.accounts() }
         route(router, .post, "/_emulator/accounts/:account/usage", control: true) { request, body, _ in
             await control.setUsage(
+                accountID: Self.pathComponent(of: request, at: 3), RequestFields(body: body, contentType: "application/json"))
+        }
+        route(router, .post, "/_emulator/accounts/:account/reset-credits", control: true) { request, body, _ in
+            await control.grantResetCredits(
                 accountID: Self.pathComponent(of: request, at: 3), RequestFields(body: body, contentType: "application/json"))
         }
         route(router, .post, "/_emulator/accounts/:account/routing", control: true) { request, body, _ in

@@ -42,6 +42,8 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
     case issuerKeys = "issuer-keys"
     /// A `wham/accounts/check` reply (workspace routing discovery), read for the account `a`.
     case accountCheck = "accounts-check"
+    /// A `wham/rate-limit-reset-credits` list, and the same bytes as a redemption's answer.
+    case resetCredits = "reset-credits"
 
     /// Feeds `data` to the target's decoders; returns the promises an accepted value broke.
     package func run(_ data: Data) -> [String] {
@@ -185,6 +187,13 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
                     require(!token.isSigned(by: key), "a token made of arbitrary bytes does not verify")
                 }
             }
+        case .resetCredits:
+            for credit in ResetCreditsService.credits(data) ?? [] {
+                require(!credit.id.isEmpty && credit.id.count <= 200, "an accepted credit has an id of 1–200 characters")
+                require(!credit.id.unicodeScalars.contains { $0.value < 0x20 }, "a credit's id holds no control character")
+                require(inRange(credit.expiresAt) && inRange(credit.grantedAt), "a credit's times are within 1970–9999")
+            }
+            _ = ResetCreditsService.outcome(data)
         case .accountCheck:
             let responses = URL(string: "https://chatgpt.com/backend-api/codex/responses")!
             for id in ["a", "4b0e8a46-6f3a-4d3e-9c1b-0c0de0f1a2b3", "9d2f6c1e-2b7a-4e44-8f0a-5a6b7c8d9e0f"] {

@@ -113,6 +113,8 @@ public struct ChappieServices: Sendable {
     public let backups: BackupService
     /// `chappie lease`: accounts leased to jobs by headroom and free slots.
     public let leases: LeaseService
+    /// `chappie credits`: banked rate-limit resets, listed and redeemed on request.
+    public let credits: ResetCreditsService
     private let store: any AccountStore
     private let options: ServiceOptions
 
@@ -138,6 +140,7 @@ public struct ChappieServices: Sendable {
             store: store, signatures: tokens.signatures,
             ownFiles: OwnFiles(location: store.location, source: opened.source, environment: ProcessInfo.processInfo.environment))
         leases = LeaseService(store: store, usage: usage)
+        credits = ResetCreditsService(store: store, tokens: usage.tokens, http: options.endpoints.httpClient())
     }
 
     /// The data directory.

@@ -103,6 +103,10 @@ struct DecoderPropertyTests {
         case .accountCheck:
             return ["wham-accounts-check.json", "wham-accounts-check-map.json"].compactMap { try? Fixtures.data($0) }
                 + [Data(#"{"accounts":[{"id":"a","workspace_backend_origin":"https://[::1]:8443","account_routing_override":"us_cr"}]}"#.utf8)]
+        case .resetCredits:
+            return try fixtures("wham-reset-credits.json", "wham-reset-credits-consume.json") + [
+                Data(#"[{"id":"a","status":"available","expires_at":1795000000}]"#.utf8), Data(#"{"result":{"outcome":"no_credit"}}"#.utf8),
+            ]
         case .httpRequest:
             return [
                 Data("GET /metrics?x=1 HTTP/1.1\r\nHost: localhost:9464\r\nAuthorization: Bearer x\r\n\r\n".utf8),

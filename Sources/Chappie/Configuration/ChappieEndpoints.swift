@@ -81,6 +81,10 @@ public struct ChappieEndpoints: Sendable, Equatable {
     public var revokeURL: URL { issuer.appendingPathComponent("oauth/revoke") }
     /// The usage-limit windows of an account.
     public var usageURL: URL { backend.appendingPathComponent("wham/usage") }
+    /// `GET …/wham/rate-limit-reset-credits`: an account's banked resets (docs/protocol.md, "Reset credits").
+    public var resetCreditsURL: URL { backend.appendingPathComponent("wham/rate-limit-reset-credits") }
+    /// `POST …/wham/rate-limit-reset-credits/consume`: redeems one.
+    public var consumeResetCreditURL: URL { backend.appendingPathComponent("wham/rate-limit-reset-credits/consume") }
     /// Workspace routing discovery: where an account's Responses requests go.
     public var accountCheckURL: URL { backend.appendingPathComponent("wham/accounts/check") }
     /// The streaming Responses endpoint.

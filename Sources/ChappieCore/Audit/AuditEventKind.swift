@@ -48,6 +48,9 @@ public enum AuditEventKind: String, Sendable, Codable, CaseIterable {
     case usagePollFailed = "usage_poll_failed"
     /// Old usage readings were deleted.
     case usagePruned = "usage_pruned"
+    /// A banked rate-limit reset credit was redeemed (`chappie credits redeem`); the detail is the
+    /// outcome and the credit.
+    case creditRedeemed = "credit_redeemed"
     /// A lease on the account was taken (the detail names the holder).
     case leaseAcquired = "lease_acquired"
     /// A lease was given back.

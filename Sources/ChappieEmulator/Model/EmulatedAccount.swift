@@ -28,6 +28,17 @@ struct EmulatedAccount: Sendable {
     var routingOverride = "NO_CONSTRAINT"
     /// The origin its Responses requests go to (`wham/accounts/check`); `nil` for the emulator's own.
     var workspaceOrigin: String?
+    /// Banked rate-limit reset credits (`wham/rate-limit-reset-credits`), oldest first.
+    var resetCredits: [ResetCredit] = []
+
+    /// One banked reset: it empties both windows once, when redeemed while one is full.
+    struct ResetCredit: Sendable {
+        var id: String
+        var grantedAt: Int
+        var expiresAt: Int
+        /// `available` or `redeemed`.
+        var status = "available"
+    }
 
     /// Whether either window is full.
     var limitReached: Bool { fiveHour.usedPercent >= 100 || weekly.usedPercent >= 100 }

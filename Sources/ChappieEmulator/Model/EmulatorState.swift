@@ -125,6 +125,10 @@ actor EmulatorState {
     private var webSocketCounts: [WebSocketEvent: Int] = [:]
     private var droppedTurns: [String: Bool] = [:]
     private var encodedBodies: [String: Int] = [:]
+    /// Reset-credit redemptions by `redeem_request_id`, with the outcome each got.
+    private var redemptions: [String: String] = [:]
+    /// Redemptions by outcome (a retry answered from `redemptions` is not counted again).
+    private var resetCreditRedemptions: [String: Int] = [:]
     /// The options of the last turn request (never its text): what a test checks on the wire.
     private var lastTurnOptions: JSON = .null
     private var toolScripts = ToolScripts()
@@ -485,6 +489,46 @@ actor EmulatorState {
         return account
     }
 
+    /// Grants an account `count` reset credits, valid for 30 days.
+    func grantResetCredits(accountID: String, count: Int) -> EmulatedAccount? {
+        guard var account = accounts[accountID] else { return nil }
+        let now = Int(Date().timeIntervalSince1970)
+        for index in 0..<count {
+            account.resetCredits.append(
+                .init(id: "rlrc_\(accountID.prefix(8))_\(account.resetCredits.count + index)", grantedAt: now, expiresAt: now + 30 * 86_400))
+        }
+        accounts[accountID] = account
+        return account
+    }
+
+    /// Redeems a reset credit (`consume`): the outcome a `redeem_request_id` got is kept, so a retry
+    /// with the same id gets the same answer and redeems nothing twice.
+    func consumeResetCredit(accountID: String, creditID: String?, requestID: String) -> String {
+        if let earlier = redemptions[requestID] { return earlier }
+        guard var account = accounts[accountID] else { return "no_credit" }
+        let now = Int(Date().timeIntervalSince1970)
+        let outcome: String
+        let index = account.resetCredits.firstIndex { creditID == nil ? $0.status == "available" && $0.expiresAt > now : $0.id == creditID }
+        if let index, account.resetCredits[index].status == "redeemed" {
+            outcome = "already_redeemed"
+        } else if let index, account.resetCredits[index].expiresAt > now {
+            if account.limitReached || account.fiveHour.usedPercent > 0 || account.weekly.usedPercent > 0 {
+                account.resetCredits[index].status = "redeemed"
+                account.fiveHour.usedPercent = 0
+                account.weekly.usedPercent = 0
+                outcome = "reset"
+            } else {
+                outcome = "nothing_to_reset"
+            }
+        } else {
+            outcome = "no_credit"
+        }
+        accounts[accountID] = account
+        redemptions[requestID] = outcome
+        resetCreditRedemptions[outcome, default: 0] += 1
+        return outcome
+    }
+
     /// Sets an account's workspace routing; `origin` `nil` is the emulator's own.
     func setRouting(accountID: String, override: String, origin: String?) -> EmulatedAccount? {
         guard var account = accounts[accountID] else { return nil }
@@ -647,6 +691,7 @@ actor EmulatorState {
             ),
             ("encoded_request_bodies", .counts(encodedBodies)),
             ("last_turn", lastTurnOptions),
+            ("reset_credit_redemptions", .counts(resetCreditRedemptions)),
             ("connections", .int(clientPorts.count)),
             ("requests", .counts(requestCounts)),
             ("held", .int(held.count)),

@@ -68,6 +68,36 @@ struct BackendRoutes: Sendable {
             ]))
     }
 
+    /// `GET /backend-api/wham/rate-limit-reset-credits`: the account's banked resets, in the shape
+    /// third-party clients read (docs/protocol.md, "Reset credits"): `{available_count, credits:
+    /// [{id, status, reset_type, title, granted_at, expires_at}]}`, times ISO 8601.
+    func resetCredits(account: EmulatedAccount) -> Reply {
+        let now = Int(Date().timeIntervalSince1970)
+        func time(_ seconds: Int) -> JSON { .string(Date(timeIntervalSince1970: TimeInterval(seconds)).formatted(.iso8601)) }
+        let credits = account.resetCredits.map { credit in
+            JSON.object([
+                ("id", .string(credit.id)), ("status", .string(credit.expiresAt <= now && credit.status == "available" ? "expired" : credit.status)),
+                ("reset_type", .string("codex_rate_limits")), ("title", .string("Full reset (Weekly + 5 hr)")),
+                ("granted_at", time(credit.grantedAt)), ("expires_at", time(credit.expiresAt)),
+            ])
+        }
+        let available = account.resetCredits.filter { $0.status == "available" && $0.expiresAt > now }.count
+        return .json(200, .object([("available_count", .int(available)), ("credits", .array(credits))]))
+    }
+
+    /// `POST /backend-api/wham/rate-limit-reset-credits/consume` with `{redeem_request_id, credit_id?}`:
+    /// `{"outcome": "reset" | "nothing_to_reset" | "no_credit" | "already_redeemed"}`; 400 without an id.
+    func consumeResetCredit(account: EmulatedAccount, body: Data) async -> Reply {
+        guard case .object(let fields)? = try? JSONDecoder().decode(JSONInput.self, from: body),
+            case .string(let requestID)? = fields["redeem_request_id"], !requestID.isEmpty
+        else {
+            return .openAIError(400, message: "redeem_request_id is required.", code: "invalid_request")
+        }
+        let creditID: String? = if case .string(let id)? = fields["credit_id"] { id } else { nil }
+        let outcome = await state.consumeResetCredit(accountID: account.accountID, creditID: creditID, requestID: requestID)
+        return .json(200, .object([("outcome", .string(outcome))]))
+    }
+
     /// `GET /backend-api/wham/usage`: the account's windows in `RateLimitStatusPayload` shape.
     func usage(account: EmulatedAccount) -> Reply {
         let now = Int(Date().timeIntervalSince1970)

@@ -74,6 +74,17 @@ struct ControlRoutes: Sendable {
         return .json(200, describe(account))
     }
 
+    /// `POST /_emulator/accounts/ID/reset-credits` with `{"count": N}` (1 to 20): banked resets.
+    func grantResetCredits(accountID: String, _ fields: RequestFields?) async -> Reply {
+        guard let count = fields?.number("count").flatMap({ $0.isFinite && abs($0) < 1e6 ? Int($0) : nil }), (1...20).contains(count) else {
+            return .openAIError(400, message: "count must be 1 to 20.", code: "invalid_request")
+        }
+        guard let account = await state.grantResetCredits(accountID: accountID, count: count) else {
+            return .openAIError(404, message: "No such account.", code: "not_found")
+        }
+        return .json(200, describe(account))
+    }
+
     /// `POST /_emulator/accounts/ID/routing` with `{"override": "NO_CONSTRAINT"|"us"|"us_cr",
     /// "origin"?: "https://HOST:PORT"}`: what `wham/accounts/check` says of the account.
     func setRouting(accountID: String, _ fields: RequestFields?) async -> Reply {

@@ -40,8 +40,10 @@ public struct DaemonOrStore: Sendable {
 
     /// The daemon's accounts and their newest readings; `nil` when no daemon answers (then poll or
     /// read the store).
-    public func cachedUsage() async -> (accounts: [Account], latest: [Int64: UsageSample])? {
-        guard let reply = await DaemonClient.send(DaemonRequest(command: "usage"), to: socket), reply.ok, let accounts = reply.accounts else {
+    public func cachedUsage(timeout: Duration = .seconds(60)) async -> (accounts: [Account], latest: [Int64: UsageSample])? {
+        guard let reply = await DaemonClient.send(DaemonRequest(command: "usage"), to: socket, timeout: timeout), reply.ok,
+            let accounts = reply.accounts
+        else {
             return nil
         }
         return (accounts, reply.usage ?? [:])

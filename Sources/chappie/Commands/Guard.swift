@@ -38,13 +38,8 @@ extension ChappieCommand {
                 guard !accounts.isEmpty else {
                     throw CommandFailure(message: "no account is set up; add one with chappie accounts add NAME", exitCode: .failure)
                 }
-            } else if let name = try await global.account(name) {
-                accounts = [try await CommandFailure.about({ name }) { try await services.accounts.account(named: name) }]
-            } else if let active = try await services.accounts.active() {
-                accounts = [active]
             } else {
-                throw CommandFailure(
-                    message: "no account named and none is active: name one, or choose one with chappie accounts switch NAME", exitCode: .failure)
+                accounts = [try await chosenAccount(name, global: global, services: services)]
             }
             let check = HeadroomGuard(usage: services.usage, minimumPercent: minHeadroom, maxAge: maxAge)
             let verdicts = try await cancellingOnSignals { await check.check(accounts) }

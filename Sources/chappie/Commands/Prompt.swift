@@ -2,6 +2,7 @@ import ArgumentParser
 import ChappieCore
 import ChappieService
 import Foundation
+import Synchronization
 
 extension ChappieCommand {
     /// `chappie prompt`: one short line for shell prompts, from the daemon or stored readings.
@@ -25,9 +26,25 @@ extension ChappieCommand {
         }
 
         func run() async throws {
-            guard let line = await line() else { return }
-            FileHandle.standardOutput.write(Data((line + "\n").utf8))
+            // A prompt must never hang: a daemon that does not answer, a store another process holds
+            // locked. After the budget the line is given up (the work left behind ends with the process).
+            let work = Task { await self.line() }
+            let first = Mutex<CheckedContinuation<String?, Never>?>(nil)
+            let answer: @Sendable (String?) -> Void = { line in first.withLock { $0.take() }?.resume(returning: line) }
+            let shown = await withCheckedContinuation { continuation in
+                first.withLock { $0 = continuation }
+                Task { answer(await work.value) }
+                Task {
+                    try? await Task.sleep(for: Self.budget)
+                    answer(nil)
+                }
+            }
+            guard let shown else { return }
+            FileHandle.standardOutput.write(Data((shown + "\n").utf8))
         }
+
+        /// How long a prompt line may take before it is given up.
+        static let budget = Duration.seconds(2)
 
         /// The line, or `nil` when there is nothing to show (or anything failed).
         private func line() async -> String? {
@@ -44,7 +61,7 @@ extension ChappieCommand {
                 return nil
             }
             let view: (accounts: [Account], latest: [Int64: UsageSample])
-            if let cached = await DaemonOrStore(options: options).cachedUsage() {
+            if let cached = await DaemonOrStore(options: options).cachedUsage(timeout: Self.budget) {
                 view = cached
             } else {
                 guard let services = try? await ChappieServices.open(options), let accounts = try? await services.accounts.all(),
