@@ -63,6 +63,19 @@ public struct ServiceOptions: Sendable {
     /// The running daemon's socket in the data directory.
     public var daemonSocket: URL { DaemonClient.defaultSocket(in: location) }
 
+    /// Whether these options name a store on this machine whose database exists: what a caller that
+    /// must not create one, nor reach a team pool over the network, checks first (`chappie prompt`).
+    public var hasLocalDatabase: Bool {
+        do {
+            guard try storeOptions.poolAddress() == nil else { return false }
+        } catch {
+            return false
+        }
+        var info = stat()
+        let file = location.directory.appendingPathComponent(StoreDatabase.fileName).path
+        return lstat(file, &info) == 0 && info.st_mode & S_IFMT == S_IFREG
+    }
+
     var location: StoreLocation { StoreLocation.resolve(home: home) }
 
     var storeOptions: StoreOptions {

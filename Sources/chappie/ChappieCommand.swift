@@ -24,7 +24,8 @@ struct ChappieCommand: AsyncParsableCommand {
         version: ChappieVersion.current,
         subcommands: [
             Accounts.self, Exec.self, Lease.self, Pool.self, Backup.self, Restore.self, Usage.self, Ask.self, Token.self, Refresh.self, Daemon.self,
-            Status.self, Key.self, Config.self, Log.self, Doctor.self, Guard.self, Prompt.self, Credits.self, Bind.self, Unbind.self, Completions.self,
+            Status.self, Key.self, Config.self, Log.self, Doctor.self, Guard.self, Prompt.self, Credits.self, Bind.self, Unbind.self,
+            Completions.self,
         ])
 
     /// Runs the command, mapping argument errors to exit code 2 as docs/errors.md says.

@@ -81,8 +81,13 @@ struct GlobalOptions: ParsableArguments {
     /// command's own default. A bound name must be an account: else the error names the file.
     func account(_ named: AccountName?, best: Bool = false) async throws -> AccountName? {
         guard let choice = try accountChoice(named, best: best) else { return nil }
-        if case .binding = choice.source, try await services().accounts.existing(named: choice.name) == nil {
-            throw CommandFailure(message: ChappieCommand.Accounts.Current.missing(choice), exitCode: .failure)
+        // Checked without the key (names are not sealed): no second passphrase, no second
+        // derivation, and the daemon-only paths (`token`) open nothing. A store whose names cannot
+        // be read here (a team pool) leaves the check to the lookup that follows.
+        if case .binding = choice.source, case let names = AccountsService.namesWithoutUnlocking(home: home), !names.isEmpty,
+            !names.contains(choice.name.rawValue)
+        {
+            throw CommandFailure(message: choice.missingMessage, exitCode: .failure)
         }
         return choice.name
     }
@@ -90,7 +95,7 @@ struct GlobalOptions: ParsableArguments {
     /// Where a command's account comes from, without opening the store: the name given, else
     /// `$CHAPPIE_ACCOUNT`, else the directory's binding (its warnings on standard error); `nil`
     /// for the command's default (or `--best`).
-    func accountChoice(_ named: AccountName?, best: Bool = false, warnings: Bool = true) throws -> AccountChoice? {
+    func accountChoice(_ named: AccountName?, best: Bool = false, printingWarnings: Bool = true) throws -> AccountChoice? {
         if let named { return AccountChoice(name: named, source: .named) }
         guard !best else { return nil }
         if let value = ProcessInfo.processInfo.environment["CHAPPIE_ACCOUNT"], !value.isEmpty {
@@ -103,7 +108,7 @@ struct GlobalOptions: ParsableArguments {
             }
         }
         let search = AccountBinding.nearest(from: URL(fileURLWithPath: FileManager.default.currentDirectoryPath))
-        if warnings {
+        if printingWarnings {
             for warning in search.warnings { FileHandle.standardError.write(Data("warning: \(TerminalText.sanitized(warning))\n".utf8)) }
         }
         switch search.binding {
@@ -133,4 +138,13 @@ struct AccountChoice {
 
     let name: AccountName
     let source: Source
+
+    /// What to say when the chosen name is no account, naming where it came from.
+    var missingMessage: String {
+        switch source {
+        case .binding(let file):
+            "\(file.path) binds this directory to \(name), and there is no such account: bind another with chappie bind NAME there, or remove it with chappie unbind"
+        case .environment, .named: "$CHAPPIE_ACCOUNT names \(name), and there is no such account"
+        }
+    }
 }

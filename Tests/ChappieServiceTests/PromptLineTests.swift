@@ -23,9 +23,23 @@ struct PromptLineTests {
     func defaultLine() throws {
         let utc = try #require(TimeZone(identifier: "UTC"))
         let reset = Date(timeIntervalSince1970: 1_795_000_000)  // 11:06 UTC
+        let before = reset.addingTimeInterval(-3600)
         let line = PromptLine.render(
-            PromptLine.defaultFormat, account: try account(), reading: reading(five: 41.6, weekly: 20, reset: reset), timeZone: utc)
+            PromptLine.defaultFormat, account: try account(), reading: reading(five: 41.6, weekly: 20, reset: reset), timeZone: utc, now: before)
         #expect(line == "work 5h 42% ↻11:06")
+        // No reset time: that word is left out, the rest stays.
+        #expect(
+            PromptLine.render(PromptLine.defaultFormat, account: try account(), reading: reading(five: 41.6, weekly: 20, reset: nil)) == "work 5h 42%"
+        )
+        // A reading older than its window's reset: the window has started afresh.
+        let after = reset.addingTimeInterval(60)
+        #expect(
+            PromptLine.render(PromptLine.defaultFormat, account: try account(), reading: reading(five: 41.6, weekly: 20, reset: reset), now: after)
+                == "work 5h 0%")
+        // {left} counts the reserve, as guard does.
+        var reserved = try account()
+        reserved.reservePercent = 80
+        #expect(PromptLine.render("{left}", account: reserved, reading: reading(five: 50, weekly: 10, reset: nil)) == "30")
         let weekly = PromptLine.render(
             "{account}:{window} {left}% left ({plan})", account: try account(), reading: reading(five: 10, weekly: 75, reset: nil))
         #expect(weekly == "work:wk 25% left (Plus)")

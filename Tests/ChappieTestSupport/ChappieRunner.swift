@@ -12,6 +12,8 @@ public struct ChappieRunner: Sendable {
     public var environment: [String: String?]
     /// How long a run may take before it is ended.
     public var timeout: Duration
+    /// Where runs happen unless a call says (the data directory).
+    public var workingDirectory: URL?
 
     /// A runner for a data directory (`home`), with an emulator's endpoints when one is given.
     ///
@@ -28,6 +30,9 @@ public struct ChappieRunner: Sendable {
         if let home { arguments += ["--home", home.path] }
         if let machine { arguments += ["--machine", machine] }
         serviceArguments = arguments
+        // Runs happen in the data directory: a `.chappie-account` above the checkout (a developer's
+        // ~/src) must not choose the accounts of the tests.
+        workingDirectory = home
         var environment: [String: String?] = [:]
         if let home { environment["HOME"] = (userHome ?? home.appendingPathComponent("user-home")).path }
         if let storeURL { environment["CHAPPIE_STORE_URL"] = storeURL }
@@ -48,6 +53,7 @@ public struct ChappieRunner: Sendable {
         var arguments = arguments
         arguments.insert(contentsOf: serviceArguments, at: arguments.firstIndex(of: "--") ?? arguments.endIndex)
         return try await runProcess(
-            try BuiltProducts.executable("chappie"), arguments, environment: merged, timeout: timeout ?? self.timeout, directory: directory)
+            try BuiltProducts.executable("chappie"), arguments, environment: merged, timeout: timeout ?? self.timeout,
+            directory: directory ?? workingDirectory)
     }
 }

@@ -29,7 +29,8 @@ struct CreditsEndToEndTests {
             // A full window: the first try's answer is lost (503), the retry with the same key resets it once.
             _ = try await testbed.control("/_emulator/accounts/\(id)/usage", method: "POST", body: #"{"five_hour_used_percent":100}"#)
             _ = try await testbed.control(
-                "/_emulator/faults", method: "POST", body: #"{"kind":"status","status":503,"count":1,"path":"/backend-api/wham/rate-limit-reset-credits/consume"}"#)
+                "/_emulator/faults", method: "POST",
+                body: #"{"kind":"status","status":503,"count":1,"path":"/backend-api/wham/rate-limit-reset-credits/consume"}"#)
             let redeemed = try await testbed.chappie(["credits", "redeem", "work", "--json"])
             #expect(redeemed.status == 0, "\(redeemed.stdout)\(redeemed.stderr)")
             #expect(redeemed.stdout.contains("\"outcome\" : \"reset\""), "\(redeemed.stdout)")

@@ -27,7 +27,7 @@ struct GuardEndToEndTests {
             #expect(enough.stderr.contains("work has 15 % headroom in the 5-hour window (needs 10 %)"), "\(enough.stderr)")
             // A reading younger than --max-age (2 minutes by default) is used as it is.
             let before = try await polls()
-            let short = try await testbed.chappie(["guard", "--min-headroom", "20"])
+            let short = try await testbed.chappie(["guard", "--min-headroom", "20", "--max-age", "1h"])
             #expect(short.status == 75)
             #expect(short.stderr.contains("work has 15 % headroom in the 5-hour window, under 20 %; it resets at "), "\(short.stderr)")
             #expect(try await polls() == before)
@@ -45,6 +45,13 @@ struct GuardEndToEndTests {
             #expect(try await testbed.chappie(["guard", "--any", "--min-headroom", "70"]).status == 75)
             #expect(try await testbed.chappie(["guard", "--any", "home"]).status == 2)
             #expect(try await testbed.chappie(["guard", "--min-headroom", "101"]).status == 2)
+
+            // No reading to be had: 75, saying why.
+            _ = try await testbed.control(
+                "/_emulator/faults", method: "POST", body: #"{"kind":"status","status":500,"count":1,"path":"/backend-api/wham/usage"}"#)
+            let unknown = try await testbed.chappie(["guard", "--max-age", "0s", "--json"])
+            #expect(unknown.status == 75)
+            #expect(unknown.stdout.contains("\"outcome\" : \"unknown\""), "\(unknown.stdout)")
 
             // An account the issuer signed out.
             _ = try await testbed.control(

@@ -64,22 +64,30 @@ public struct AccountBinding: Sendable, Hashable {
     }
 
     /// The binding in `file`; `nil` when there is no such file.
-    static func read(_ file: URL) -> Result<AccountBinding, AccountBindingError>? {
+    ///
+    /// The file is judged before it is opened (a file another user made unreadable must not stop
+    /// your commands), then opened without following a link and checked to be the file judged.
+    public static func read(_ file: URL) -> Result<AccountBinding, AccountBindingError>? {
+        var info = stat()
+        guard lstat(file.path, &info) == 0 else {
+            return errno == ENOENT || errno == ENOTDIR ? nil : .failure(.untrusted("\(file.path) cannot be examined; chappie ignores it"))
+        }
+        if info.st_mode & S_IFMT == S_IFLNK {
+            return .failure(.untrusted("\(file.path) is a symbolic link; chappie ignores it (write the name into the file itself)"))
+        }
+        if let reason = untrusted(info, file: file) { return .failure(.untrusted(reason)) }
         let descriptor = open(file.path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else {
-            switch errno {
-            case ENOENT, ENOTDIR: return nil
-            case ELOOP: return .failure(.untrusted("\(file.path) is a symbolic link; chappie ignores it (write the name into the file itself)"))
-            default: return .failure(.unreadable(file, String(cString: strerror(errno))))
-            }
+            return .failure(.untrusted("\(file.path) cannot be read (\(String(cString: strerror(errno)))); chappie ignores it"))
         }
         defer { close(descriptor) }
-        var info = stat()
-        guard fstat(descriptor, &info) == 0 else { return .failure(.unreadable(file, String(cString: strerror(errno)))) }
-        if let reason = untrusted(info, file: file) { return .failure(.untrusted(reason)) }
+        var opened = stat()
+        guard fstat(descriptor, &opened) == 0, opened.st_dev == info.st_dev, opened.st_ino == info.st_ino else {
+            return .failure(.untrusted("\(file.path) changed while chappie read it; chappie ignores it"))
+        }
         var bytes = [UInt8](repeating: 0, count: maximumSize + 1)
         let count = Foundation.read(descriptor, &bytes, bytes.count)
-        guard count >= 0 else { return .failure(.unreadable(file, String(cString: strerror(errno)))) }
+        guard count >= 0 else { return .failure(.untrusted("\(file.path) cannot be read; chappie ignores it")) }
         guard count <= maximumSize else { return .failure(.notAName(file, "it is longer than \(maximumSize) bytes")) }
         let text = String(decoding: bytes[..<count], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         do {
@@ -89,21 +97,25 @@ public struct AccountBinding: Sendable, Hashable {
         }
     }
 
-    /// Why another user could change the file or replace it; `nil` when none could.
+    /// Why another user could change the file or replace it; `nil` when none could. Group write is
+    /// allowed for the user's private group (a umask of 002), as for Codex homes.
     private static func untrusted(_ info: stat, file: URL) -> String? {
         let uid = getuid()
         guard info.st_mode & S_IFMT == S_IFREG else { return "\(file.path) is not a regular file; chappie ignores it" }
         if info.st_uid != uid && info.st_uid != 0 {
             return "\(file.path) belongs to another user (uid \(info.st_uid)); chappie ignores it"
         }
-        if info.st_mode & (S_IWGRP | S_IWOTH) != 0 {
+        func writableByOthers(_ info: stat) -> Bool {
+            info.st_mode & S_IWOTH != 0 || (info.st_mode & S_IWGRP != 0 && !SafePath.isPrivateGroup(info.st_gid))
+        }
+        if writableByOthers(info) {
             return "\(file.path) can be written by other users; chappie ignores it (chmod go-w \(file.path))"
         }
         var directory = stat()
         let parent = file.deletingLastPathComponent().path
         guard stat(parent, &directory) == 0 else { return nil }
         let sticky = directory.st_mode & S_ISVTX != 0 && directory.st_uid == 0
-        if !sticky, directory.st_mode & (S_IWGRP | S_IWOTH) != 0 || (directory.st_uid != uid && directory.st_uid != 0) {
+        if !sticky, writableByOthers(directory) || (directory.st_uid != uid && directory.st_uid != 0) {
             return "\(file.path) is in a directory other users can write, who could replace it; chappie ignores it"
         }
         return nil
@@ -147,8 +159,6 @@ public enum AccountBindingError: Error, Sendable, Hashable, CustomStringConverti
     case untrusted(String)
     /// It holds no account name.
     case notAName(URL, String)
-    /// It could not be read.
-    case unreadable(URL, String)
     /// It could not be written or removed.
     case unwritable(URL, String)
 
@@ -158,7 +168,6 @@ public enum AccountBindingError: Error, Sendable, Hashable, CustomStringConverti
         case .untrusted(let reason): reason
         case .notAName(let file, let reason):
             "\(file.path) does not hold an account name (\(reason)); write one with chappie bind NAME there, or remove it with chappie unbind"
-        case .unreadable(let file, let reason): "\(file.path) cannot be read: \(reason)"
         case .unwritable(let file, let reason): "\(file.path) cannot be written: \(reason)"
         }
     }

@@ -72,7 +72,7 @@ enum SafePath {
         return "chmod go-w \(path)"
     }
 
-    private static func isPrivateGroup(_ gid: gid_t) -> Bool {
+    static func isPrivateGroup(_ gid: gid_t) -> Bool {
         gid == privateGroup
     }
 

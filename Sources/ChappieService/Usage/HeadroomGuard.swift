@@ -47,6 +47,19 @@ public struct HeadroomGuard: Sendable {
         self.maxAge = maxAge
     }
 
+    /// The verdict that speaks for several (`guard --any`): the account with the most headroom
+    /// among those with enough; else the short one that frees up first; else one that could not be
+    /// read; else one to sign in again.
+    public static func deciding(_ verdicts: [Verdict]) -> Verdict? {
+        if let best = verdicts.filter({ $0.outcome == .enough }).max(by: { ($0.headroom?.percent ?? 0) < ($1.headroom?.percent ?? 0) }) {
+            return best
+        }
+        if let first = verdicts.filter({ $0.outcome == .short }).min(by: { ($0.resetsAt ?? .distantFuture) < ($1.resetsAt ?? .distantFuture) }) {
+            return first
+        }
+        return verdicts.first { if case .unknown = $0.outcome { true } else { false } } ?? verdicts.first
+    }
+
     /// Judges each account (polling those whose reading is too old), in the order given.
     public func check(_ accounts: [Account]) async -> [Verdict] {
         let candidates = accounts.filter { $0.status != .reauthRequired }

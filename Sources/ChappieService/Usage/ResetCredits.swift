@@ -89,7 +89,8 @@ public struct ResetCreditsService: Sendable {
         for attempt in 1...max(1, attempts) {
             do {
                 let response = try await send(account) { token in
-                    var request = ChappieHTTPRequest(url: tokens.oauth.endpoints.consumeResetCreditURL, method: .post, headers: ["Accept": "application/json"])
+                    var request = ChappieHTTPRequest(
+                        url: tokens.oauth.endpoints.consumeResetCreditURL, method: .post, headers: ["Accept": "application/json"])
                     request.headers["Authorization"] = "Bearer \(token)"
                     request.headers["Content-Type"] = "application/json"
                     request.body = body
@@ -133,7 +134,8 @@ public struct ResetCreditsService: Sendable {
         }
         guard response.isSuccess else {
             let passes = response.status == 429 || response.status >= 500
-            throw ServiceError(passes ? .unavailable : .invalidInput, "the reset-credit endpoint answered HTTP \(response.status) for \(account.name)")
+            throw ServiceError(
+                passes ? .unavailable : .invalidInput, "the reset-credit endpoint answered HTTP \(response.status) for \(account.name)")
         }
         return response
     }

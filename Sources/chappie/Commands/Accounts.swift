@@ -98,7 +98,8 @@ extension ChappieCommand.Accounts {
         static let configuration = CommandConfiguration(
             commandName: "current", abstract: "Print the account commands here use when none is named, and why (on standard error).",
             discussion: """
-                The name alone on standard output: $CHAPPIE_ACCOUNT's, else this directory's                 .chappie-account (chappie bind), else the active account. Standard error says which.
+                The name alone on standard output: $CHAPPIE_ACCOUNT's, else this directory's \
+                .chappie-account (chappie bind), else the active account. Standard error says which.
                 """)
 
         @OptionGroup var global: GlobalOptions
@@ -110,7 +111,7 @@ extension ChappieCommand.Accounts {
             if let choice = try global.accountChoice(nil) {
                 account = try await CommandFailure.about({ choice.name }) { () async throws -> Account in
                     guard let found = try await services.accounts.existing(named: choice.name) else {
-                        throw CommandFailure(message: Self.missing(choice), exitCode: .failure)
+                        throw CommandFailure(message: choice.missingMessage, exitCode: .failure)
                     }
                     return found
                 }
@@ -130,15 +131,6 @@ extension ChappieCommand.Accounts {
             } else {
                 print(account.name.rawValue)
                 FileHandle.standardError.write(Data("\(account.name), \(TerminalText.sanitized(why))\n".utf8))
-            }
-        }
-
-        /// The message for a chosen name that is no account.
-        static func missing(_ choice: AccountChoice) -> String {
-            switch choice.source {
-            case .binding(let file):
-                "\(file.path) binds this directory to \(choice.name), and there is no such account: bind another with chappie bind NAME there, or remove it with chappie unbind"
-            case .environment, .named: "$CHAPPIE_ACCOUNT names \(choice.name), and there is no such account"
             }
         }
     }

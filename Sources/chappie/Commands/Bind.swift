@@ -9,7 +9,8 @@ extension ChappieCommand {
         static let configuration = CommandConfiguration(
             abstract: "Use an account in this directory and below it (writes .chappie-account).",
             discussion: """
-                Commands that take an optional account (token, ask, exec, lease, usage, refresh) use, \
+                Commands that take an optional account (token, ask, exec, lease, usage, refresh, guard, \
+                prompt, credits) use, \
                 in this order: the name given (or --best), $CHAPPIE_ACCOUNT, the nearest \
                 .chappie-account from the working directory up (stopping at a filesystem boundary), \
                 then their own default. A .chappie-account that another user can write is ignored, \
@@ -28,6 +29,10 @@ extension ChappieCommand {
                 file = try AccountBinding.write(account.name, in: directory)
             } catch {
                 throw CommandFailure(message: error.description, exitCode: .failure)
+            }
+            // A directory others can write makes the file one chappie passes over: say so now.
+            if case .failure(.untrusted(let reason))? = AccountBinding.read(file) {
+                FileHandle.standardError.write(Data("warning: \(TerminalText.sanitized(reason)); commands here will not use it\n".utf8))
             }
             if global.json {
                 try JSONOutput.print(BindingJSON(account: account.name.rawValue, file: file.path))

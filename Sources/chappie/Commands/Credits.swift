@@ -17,14 +17,18 @@ extension ChappieCommand.Credits {
         static let configuration = CommandConfiguration(
             commandName: "list", abstract: "An account's reset credits, soonest to expire first (the account chosen as every command chooses it).")
 
-        @Argument(help: "The account (default: $CHAPPIE_ACCOUNT's, this directory's, else the active one).", completion: .accountNames, transform: parseAccountName)
+        @Argument(
+            help: "The account (default: $CHAPPIE_ACCOUNT's, this directory's, else the active one).", completion: .accountNames,
+            transform: parseAccountName)
         var name: AccountName?
         @OptionGroup var global: GlobalOptions
 
         func run() async throws {
             let services = try await global.services()
             let account = try await chosenAccount(name, global: global, services: services)
-            let credits = try await CommandFailure.about({ account.name }) { try await cancellingOnSignals { try await services.credits.list(account) } }
+            let credits = try await CommandFailure.about({ account.name }) {
+                try await cancellingOnSignals { try await services.credits.list(account) }
+            }
             if global.json {
                 try JSONOutput.print(CreditsJSON(account: account.name.rawValue, credits: credits))
                 return
@@ -51,7 +55,9 @@ extension ChappieCommand.Credits {
         func run() async throws {
             let services = try await global.services()
             let account = try await CommandFailure.about({ name }) { try await services.accounts.account(named: name) }
-            let outcome = try await CommandFailure.about({ account.name }) { try await cancellingOnSignals { try await services.credits.redeem(account) } }
+            let outcome = try await CommandFailure.about({ account.name }) {
+                try await cancellingOnSignals { try await services.credits.redeem(account) }
+            }
             let line =
                 switch outcome {
                 case .reset: "\(account.name): reset; both windows start afresh"
@@ -76,7 +82,8 @@ func chosenAccount(_ name: AccountName?, global: GlobalOptions, services: Chappi
         return try await CommandFailure.about({ name }) { try await services.accounts.account(named: name) }
     }
     guard let active = try await services.accounts.active() else {
-        throw CommandFailure(message: "no account named and none is active: name one, or choose one with chappie accounts switch NAME", exitCode: .failure)
+        throw CommandFailure(
+            message: "no account named and none is active: name one, or choose one with chappie accounts switch NAME", exitCode: .failure)
     }
     return active
 }

@@ -34,7 +34,8 @@ extension ChappieCommand {
             let services = try await global.services()
             let accounts: [Account]
             if any {
-                accounts = try await services.accounts.all()
+                // As --best: a disabled account is not one a job may use.
+                accounts = try await services.accounts.all().filter { $0.status != .disabled }
                 guard !accounts.isEmpty else {
                     throw CommandFailure(message: "no account is set up; add one with chappie accounts add NAME", exitCode: .failure)
                 }
@@ -43,11 +44,9 @@ extension ChappieCommand {
             }
             let check = HeadroomGuard(usage: services.usage, minimumPercent: minHeadroom, maxAge: maxAge)
             let verdicts = try await cancellingOnSignals { await check.check(accounts) }
-            // With --any the one with the most headroom speaks; else the one account.
-            let enough = verdicts.filter { $0.outcome == .enough }.max { ($0.headroom?.percent ?? 0) < ($1.headroom?.percent ?? 0) }
-            let verdict =
-                enough ?? verdicts.filter { $0.outcome == .short }.min { ($0.resetsAt ?? .distantFuture) < ($1.resetsAt ?? .distantFuture) }
-                ?? verdicts[0]
+            guard let verdict = HeadroomGuard.deciding(verdicts) else {
+                throw CommandFailure(message: "no account is set up; add one with chappie accounts add NAME", exitCode: .failure)
+            }
             let (line, status) = describe(verdict, checked: verdicts.count)
             if global.json {
                 try JSONOutput.print(GuardJSON(verdict, minimum: minHeadroom, message: line))

@@ -45,27 +45,33 @@ extension ChappieCommand {
 
         /// How long a prompt line may take before it is given up.
         static let budget = Duration.seconds(2)
+        /// How long the daemon may take to answer.
+        static let daemonBudget = Duration.milliseconds(500)
 
         /// The line, or `nil` when there is nothing to show (or anything failed).
         private func line() async -> String? {
             let choice: AccountChoice?
             do {
-                choice = try global.accountChoice(nil, warnings: false)
+                choice = try global.accountChoice(nil, printingWarnings: false)
             } catch {
                 return nil
             }
-            let options: ServiceOptions
+            var options: ServiceOptions
             do {
                 options = try global.serviceOptions()
             } catch {
                 return nil
             }
+            // Never a passphrase prompt: the shell's prompt is no place to ask one.
+            options.interactive = false
             let view: (accounts: [Account], latest: [Int64: UsageSample])
-            if let cached = await DaemonOrStore(options: options).cachedUsage(timeout: Self.budget) {
+            if let cached = await DaemonOrStore(options: options).cachedUsage(timeout: Self.daemonBudget) {
                 view = cached
             } else {
-                guard let services = try? await ChappieServices.open(options), let accounts = try? await services.accounts.all(),
-                    let latest = try? await services.usage.latest()
+                // No daemon: the store on this machine, if it exists. A team pool is the network,
+                // and a missing store is not created.
+                guard options.hasLocalDatabase, let services = try? await ChappieServices.open(options),
+                    let accounts = try? await services.accounts.all(), let latest = try? await services.usage.latest()
                 else { return nil }
                 view = (accounts, latest)
             }
