@@ -107,7 +107,8 @@ struct GlobalOptions: ParsableArguments {
                     exitCode: ExitCode(ChappieExitCode.usage))
             }
         }
-        let search = AccountBinding.nearest(from: URL(fileURLWithPath: FileManager.default.currentDirectoryPath))
+        guard let directory = AccountBinding.workingDirectory else { return nil }
+        let search = AccountBinding.nearest(from: directory)
         if printingWarnings {
             for warning in search.warnings { FileHandle.standardError.write(Data("warning: \(TerminalText.sanitized(warning))\n".utf8)) }
         }

@@ -66,6 +66,22 @@ struct AccountBindingTests {
         try passedOver("not a regular file")
     }
 
+    @Test(
+        "No working directory (removed, too deep) binds nothing; a byte-order mark is no part of a name; bind sets the mode before the file is in place"
+    )
+    func edges() throws {
+        #expect(AccountBinding.nearest(from: URL(fileURLWithPath: "")).binding == nil)
+        let (root, below) = try tree()
+        defer { try? FileManager.default.removeItem(at: root) }
+        _ = try bind("\u{FEFF}work\r\n", in: root)
+        #expect(try AccountBinding.nearest(from: below).binding?.get().name.rawValue == "work")
+        let written = try AccountBinding.write(try AccountName("home"), in: below)
+        #expect((try FileManager.default.attributesOfItem(atPath: written.path)[.posixPermissions] as? Int) == 0o644)
+        #expect(try String(contentsOf: written, encoding: .utf8) == "home\n")
+        // Only the file itself is left behind.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: below.path) == [AccountBinding.fileName])
+    }
+
     @Test("A file that holds no name, or too much, is an error naming it")
     func notAName() throws {
         let (root, below) = try tree()

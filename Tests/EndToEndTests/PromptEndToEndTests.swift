@@ -32,8 +32,21 @@ struct PromptEndToEndTests {
             let ghost = try await testbed.chappie(["prompt"], directory: project)
             #expect(ghost.status == 0)
             #expect(ghost.stdout.isEmpty && ghost.stderr.isEmpty)
+            // Run from a directory that was removed: nothing, exit 0 (the account is not bound by any).
+            let gone = testbed.home.appendingPathComponent("gone/here")
+            try FileManager.default.createDirectory(at: gone, withIntermediateDirectories: true)
+            let chappie = try BuiltProducts.executable("chappie").path
+            let removed = try await runProcess(
+                URL(fileURLWithPath: "/bin/sh"),
+                ["-c", "cd \"$1\" && rmdir \"$1\" && program=\"$2\" && shift 2 && exec \"$program\" prompt \"$@\"", "sh", gone.path, chappie]
+                    + testbed.service,
+                environment: ["HOME": testbed.home.path])
+            #expect(removed.status == 0, "\(removed.stderr)")
+            #expect(removed.stderr.isEmpty, "\(removed.stderr)")
             // A format with an unknown placeholder is a usage error, said at once.
-            #expect(try await testbed.chappie(["prompt", "--format", "{acount}"]).status == 2)
+            let badFormat = try await testbed.chappie(["prompt", "--format", "{acount}"])
+            #expect(badFormat.status == 2)
+            #expect(badFormat.stderr.contains("{acount}"), "\(badFormat.stderr)")
         }
     }
 }

@@ -11,8 +11,9 @@ public import Foundation
 /// write) is passed over with a warning: it would let them choose the account your commands spend.
 ///
 /// ```swift
-/// let found = AccountBinding.nearest(from: URL(fileURLWithPath: FileManager.default.currentDirectoryPath))
-/// if let binding = try found.binding?.get() { print(binding.name, binding.file.path) }
+/// if let directory = AccountBinding.workingDirectory, let binding = try AccountBinding.nearest(from: directory).binding?.get() {
+///     print(binding.name, binding.file.path)
+/// }
 /// ```
 public struct AccountBinding: Sendable, Hashable {
     /// The file's name.
@@ -35,10 +36,18 @@ public struct AccountBinding: Sendable, Hashable {
         public var warnings: [String] = []
     }
 
+    /// This process's working directory; `nil` when it cannot be had (removed, or a path too long
+    /// for `getcwd`): then no directory binds anything.
+    public static var workingDirectory: URL? {
+        let path = FileManager.default.currentDirectoryPath
+        return path.hasPrefix("/") ? URL(fileURLWithPath: path, isDirectory: true) : nil
+    }
+
     /// The nearest binding from `directory` up (see the type's description).
     public static func nearest(from directory: URL) -> Search {
         var search = Search()
         var path = directory.standardizedFileURL.path
+        guard path.hasPrefix("/") else { return search }
         var info = stat()
         guard stat(path, &info) == 0 else { return search }
         let device = info.st_dev
@@ -89,7 +98,8 @@ public struct AccountBinding: Sendable, Hashable {
         let count = Foundation.read(descriptor, &bytes, bytes.count)
         guard count >= 0 else { return .failure(.untrusted("\(file.path) cannot be read; chappie ignores it")) }
         guard count <= maximumSize else { return .failure(.notAName(file, "it is longer than \(maximumSize) bytes")) }
-        let text = String(decoding: bytes[..<count], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        // A byte-order mark (as some editors write) is no part of a name.
+        let text = String(decoding: bytes[..<count], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines.union(["\u{FEFF}"]))
         do {
             return .success(AccountBinding(name: try AccountName(text), file: file))
         } catch {
@@ -132,11 +142,20 @@ public struct AccountBinding: Sendable, Hashable {
         if lstat(file.path, &info) == 0, info.st_mode & S_IFMT != S_IFREG {
             throw .unwritable(file, "it is not a regular file; remove it first")
         }
-        do {
-            try Data((name.rawValue + "\n").utf8).write(to: file, options: .atomic)
-            try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: file.path)
-        } catch {
-            throw .unwritable(file, error.localizedDescription)
+        // A new file of its own, its mode set on the descriptor, then renamed into place: nothing is
+        // ever done by path to what another user could have swapped in meanwhile.
+        let temporary = directory.appendingPathComponent(".\(fileName).\(getpid()).\(UInt32.random(in: 0...UInt32.max))")
+        let descriptor = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw .unwritable(file, String(cString: strerror(errno))) }
+        let bytes = Array((name.rawValue + "\n").utf8)
+        let written = bytes.withUnsafeBytes { Foundation.write(descriptor, $0.baseAddress, $0.count) }
+        let ready = written == bytes.count && fchmod(descriptor, 0o644) == 0 && fsync(descriptor) == 0
+        let reason = String(cString: strerror(errno))
+        close(descriptor)
+        guard ready, rename(temporary.path, file.path) == 0 else {
+            let failure = ready ? String(cString: strerror(errno)) : reason
+            unlink(temporary.path)
+            throw .unwritable(file, failure)
         }
         return file
     }

@@ -130,7 +130,7 @@ extension ChappieCommand.Accounts {
                 try JSONOutput.print(AccountJSON(account))
             } else {
                 print(account.name.rawValue)
-                FileHandle.standardError.write(Data("\(account.name), \(TerminalText.sanitized(why))\n".utf8))
+                try? FileHandle.standardError.write(contentsOf: Data("\(account.name), \(TerminalText.sanitized(why))\n".utf8))
             }
         }
     }

@@ -7,7 +7,7 @@ extension ChappieCommand {
     /// `chappie bind NAME`: this directory, and those below it, use the account.
     struct Bind: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Use an account in this directory and below it (writes .chappie-account).",
+            commandName: "bind", abstract: "Use an account in this directory and below it (writes .chappie-account).",
             discussion: """
                 Commands that take an optional account (token, ask, exec, lease, usage, refresh, guard, \
                 prompt, credits) use, \
@@ -23,7 +23,10 @@ extension ChappieCommand {
         func run() async throws {
             // The account must exist: a binding to nothing would fail every command here.
             let account = try await CommandFailure.about({ name }) { try await global.services().accounts.account(named: name) }
-            let directory = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+            guard let directory = AccountBinding.workingDirectory else {
+                throw CommandFailure(
+                    message: "the working directory cannot be read (removed, or too deep); cd to an existing one", exitCode: .failure)
+            }
             let file: URL
             do {
                 file = try AccountBinding.write(account.name, in: directory)
@@ -44,12 +47,15 @@ extension ChappieCommand {
 
     /// `chappie unbind`: removes this directory's `.chappie-account`.
     struct Unbind: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Remove this directory's .chappie-account.")
+        static let configuration = CommandConfiguration(commandName: "unbind", abstract: "Remove this directory's .chappie-account.")
 
         @OptionGroup var global: GlobalOptions
 
         func run() async throws {
-            let directory = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+            guard let directory = AccountBinding.workingDirectory else {
+                throw CommandFailure(
+                    message: "the working directory cannot be read (removed, or too deep); cd to an existing one", exitCode: .failure)
+            }
             let removed: Bool
             do {
                 removed = try AccountBinding.remove(in: directory)

@@ -51,7 +51,8 @@ extension ChappieCommand {
             if global.json {
                 try JSONOutput.print(GuardJSON(verdict, minimum: minHeadroom, message: line))
             } else {
-                FileHandle.standardError.write(Data("\(TerminalText.sanitized(line))\n".utf8))
+                // The exit code is the answer: a closed standard error must not change it.
+                try? FileHandle.standardError.write(contentsOf: Data("\(TerminalText.sanitized(line))\n".utf8))
             }
             if status != 0 { throw ExitCode(status) }
         }
@@ -66,7 +67,7 @@ extension ChappieCommand {
                 return ("\(name) has \(room ?? "headroom") (needs \(Self.percent(minHeadroom)) %)", ChappieExitCode.success)
             case .short:
                 let reset = verdict.resetsAt.map { "; it resets at \(Formatting.localTime($0)) (\(Formatting.relative($0)))" } ?? ""
-                let which = checked > 1 ? "no account has \(Self.percent(minHeadroom)) % headroom; the first to free up is " : ""
+                let which = checked > 1 ? "no account has \(Self.percent(minHeadroom)) % headroom; of them, " : ""
                 return (
                     "\(which)\(name) has \(room ?? "no headroom"), under \(Self.percent(minHeadroom)) %\(reset)", ChappieExitCode.temporaryFailure
                 )

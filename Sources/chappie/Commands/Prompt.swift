@@ -8,7 +8,7 @@ extension ChappieCommand {
     /// `chappie prompt`: one short line for shell prompts, from the daemon or stored readings.
     struct Prompt: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "One short line for a shell prompt or status line: work 5h 42% ↻21:30.",
+            commandName: "prompt", abstract: "One short line for a shell prompt or status line: work 5h 42% ↻21:30.",
             discussion: """
                 The account is chosen as every command chooses it (the name in $CHAPPIE_ACCOUNT, this \
                 directory's .chappie-account, else the active one). The line comes from the daemon or \
@@ -39,8 +39,9 @@ extension ChappieCommand {
                     answer(nil)
                 }
             }
+            // A closed or full output is no reason to fail a prompt.
             guard let shown else { return }
-            FileHandle.standardOutput.write(Data((shown + "\n").utf8))
+            try? FileHandle.standardOutput.write(contentsOf: Data((shown + "\n").utf8))
         }
 
         /// How long a prompt line may take before it is given up.
