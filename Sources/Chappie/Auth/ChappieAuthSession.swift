@@ -9,15 +9,15 @@ public import Observation
 /// (docs/sdk.md). Tokens never leave the store through it.
 ///
 /// It is `@Observable` (Swift Observation) and also publishes every state on ``states`` for command
-/// lines and services. It restores the slot's stored session when created: ``open(configuration:)``
-/// returns once that is read; the synchronous `init` (the seeds' `Chappie.authSession()`) returns at
+/// lines and services. It restores the slot's stored session when created:
+/// ``Chappie/openAuthSession(configuration:)`` returns once that is read; the synchronous `init` (the seeds' `Chappie.authSession()`) returns at
 /// once and reads it in the background, so that opening the store (an Argon2id derivation, a wait
 /// for another process's lock) never holds the main actor. ``isRestoring`` says when it is done.
 /// Any ``ChappieConfiguration`` works: a local store, or a team pool when the program links
 /// `ChappiePool` and sets `StoreOptions.poolBackend`.
 ///
 /// ```swift
-/// let session = await ChappieAuthSession.open(configuration: configuration)
+/// let session = await Chappie.openAuthSession(configuration: configuration)
 /// try await session.startDeviceCodeSignIn()
 /// if case .signedIn = session.state { print(session.accountInfo?.email ?? "") }
 /// ```
