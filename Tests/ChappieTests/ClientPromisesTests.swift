@@ -52,7 +52,7 @@ extension ClientTests {
         }
     }
 
-    @Test(".completed carries response.completed's token usage, summed over tool rounds; every event is also .raw, once")
+    @Test(".completed carries response.completed's token usage; every event is also .raw (the sum over tool rounds: HostToolTests)")
     func usageAndRawEvents() async throws {
         try await withSetup { setup in
             var events: [ChappieStreamEvent] = []

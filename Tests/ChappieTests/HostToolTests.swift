@@ -106,6 +106,17 @@ struct HostToolTests {
                 return
             }
             #expect(response.text == "The tool get_time returned: noon in Europe/Paris")
+            // The usage is both turns' together: the sum of the two response.completed events' (each delivered once as .raw).
+            let turns = events.compactMap { event -> Int? in
+                guard case .raw("response.completed", let payload) = event,
+                    let object = try? JSONSerialization.jsonObject(with: Data(payload.utf8)) as? [String: Any],
+                    let usage = (object["response"] as? [String: Any])?["usage"] as? [String: Any]
+                else { return nil }
+                return usage["total_tokens"] as? Int
+            }
+            #expect(turns.count == 2)
+            #expect(turns.allSatisfy { $0 > 0 })
+            #expect(response.usage?.totalTokens == turns.reduce(0, +))
             let stats = try await setup.stats()
             #expect(stats.int("tool_scripts", "calls_issued") == 1)
             #expect(stats.int("tool_scripts", "outputs_accepted") == 1)

@@ -65,29 +65,7 @@ struct ReplyEvents {
                         ])
                     ),
                 ]))
-        let (inputTokens, outputTokens) = tokens
-        events.append(
-            event(
-                "response.completed",
-                [
-                    (
-                        "response",
-                        response(
-                            status: "completed",
-                            extra: [
-                                (
-                                    "usage",
-                                    .object([
-                                        ("input_tokens", .int(inputTokens)),
-                                        ("input_tokens_details", .object([("cached_tokens", .int(0))])),
-                                        ("output_tokens", .int(outputTokens)),
-                                        ("output_tokens_details", .object([("reasoning_tokens", .int(0))])),
-                                        ("total_tokens", .int(inputTokens + outputTokens)),
-                                    ])
-                                )
-                            ])
-                    )
-                ]))
+        events.append(completed(usage: tokens))
         return events
     }
 
@@ -113,8 +91,34 @@ struct ReplyEvents {
         }
         events.append(event("response.output_item.done", [("output_index", .int(0)), ("item", item(arguments))]))
         if let account { events.append(rateLimits(account)) }
-        events.append(event("response.completed", [("response", response(status: "completed"))]))
+        // As the service does, a turn that calls a tool reports its usage too: the arguments are its output.
+        events.append(completed(usage: (tokens.input, max(1, arguments.count / 4))))
         return events
+    }
+
+    /// `response.completed` with the turn's usage (§8.1).
+    private func completed(usage: (input: Int, output: Int)) -> StreamEvent {
+        event(
+            "response.completed",
+            [
+                (
+                    "response",
+                    response(
+                        status: "completed",
+                        extra: [
+                            (
+                                "usage",
+                                .object([
+                                    ("input_tokens", .int(usage.input)),
+                                    ("input_tokens_details", .object([("cached_tokens", .int(0))])),
+                                    ("output_tokens", .int(usage.output)),
+                                    ("output_tokens_details", .object([("reasoning_tokens", .int(0))])),
+                                    ("total_tokens", .int(usage.input + usage.output)),
+                                ])
+                            )
+                        ])
+                )
+            ])
     }
 
     /// A warm-up (`"generate": false`, §8.2): created and completed, no output, nothing charged.
