@@ -18,7 +18,17 @@ struct PromptEndToEndTests {
             _ = try await testbed.control("/_emulator/accounts/\(id)/usage", method: "POST", body: #"{"five_hour_used_percent":42}"#)
             #expect(try await testbed.chappie(["usage", "poll", "work"]).status == 0)
             let polls = try await testbed.control("/_emulator/stats").int("requests", "/backend-api/wham/usage") ?? 0
+            // Read without the key and without writing: the database is as it was (SQLite may add its
+            // own -wal and -shm files beside it when it opens a WAL database, even to read).
+            func storeFiles() throws -> [String: Data] {
+                let names = try FileManager.default.contentsOfDirectory(atPath: testbed.home.path).filter { $0.hasPrefix("chappie.sqlite") }
+                return try Dictionary(uniqueKeysWithValues: names.map { ($0, try Data(contentsOf: testbed.home.appendingPathComponent($0))) })
+            }
+            let before = try storeFiles()
             let line = try await testbed.chappie(["prompt"])
+            let after = try storeFiles()
+            for (name, data) in before { #expect(after[name] == data, "\(name) changed") }
+            #expect(Set(after.keys).subtracting(before.keys).isSubset(of: ["chappie.sqlite-wal", "chappie.sqlite-shm"]))
             #expect(line.status == 0)
             #expect(line.stdout.range(of: #"^work 5h 42% ↻\d\d:\d\d\n$"#, options: .regularExpression) != nil, "\(line.stdout)")
             #expect(try await testbed.chappie(["prompt", "--format", "{account} {left}%"]).stdout == "work 58%\n")

@@ -80,6 +80,12 @@ public struct AccountsService: Sendable {
         AccountNames.read(in: StoreLocation.resolve(home: home))
     }
 
+    /// The local store's accounts and newest readings, read without the key and without writing
+    /// (``UnsealedView``): `nil` when there is no local database, or it cannot be read at once.
+    public static func unsealedView(home: String?) -> (accounts: [Account], latest: [Int64: UsageSample])? {
+        UnsealedView.read(in: StoreLocation.resolve(home: home))
+    }
+
     /// Every account, by name, without opening their credentials.
     public func all() async throws -> [Account] {
         try await store.accounts()

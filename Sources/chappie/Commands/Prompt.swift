@@ -57,24 +57,20 @@ extension ChappieCommand {
             } catch {
                 return nil
             }
-            var options: ServiceOptions
+            let options: ServiceOptions
             do {
                 options = try global.serviceOptions()
             } catch {
                 return nil
             }
-            // Never a passphrase prompt: the shell's prompt is no place to ask one.
-            options.interactive = false
             let view: (accounts: [Account], latest: [Int64: UsageSample])
             if let cached = await DaemonOrStore(options: options).cachedUsage(timeout: Self.daemonBudget) {
                 view = cached
             } else {
-                // No daemon: the store on this machine, if it exists. A team pool is the network,
-                // and a missing store is not created.
-                guard options.hasLocalDatabase, let services = try? await ChappieServices.open(options),
-                    let accounts = try? await services.accounts.all(), let latest = try? await services.usage.latest()
-                else { return nil }
-                view = (accounts, latest)
+                // No daemon: the store on this machine, read without its key and without writing
+                // (a team pool is the network; a missing store is not created).
+                guard options.hasLocalDatabase, let unsealed = AccountsService.unsealedView(home: options.home) else { return nil }
+                view = unsealed
             }
             let account = choice.map { choice in view.accounts.first { $0.name == choice.name } } ?? view.accounts.first { $0.isActive }
             guard let account else { return nil }
