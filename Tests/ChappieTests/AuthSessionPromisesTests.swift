@@ -7,7 +7,7 @@ import ChappieTestSupport
 import Foundation
 import Testing
 
-@Suite("ChappieAuthSession as the seeds describe it: plan changes, sign-out races, cancelled sign-ins, a store that fails, a team pool")
+@Suite("ChappieAuthSession as docs/sdk.md describes it: plan changes, sign-out races, cancelled sign-ins, a store that fails, a team pool")
 struct AuthSessionPromisesTests {
     private func emulatorConfiguration() -> EmulatorConfiguration {
         var configuration = EmulatorConfiguration()
@@ -127,7 +127,7 @@ enum SessionSignOutRace {
         #expect(session.lastError == nil)
         _ = lock
 
-        // With nothing under way, signOut() removes the stored account before it returns (seed 002).
+        // With nothing under way, signOut() removes the stored account before it returns (docs/sdk.md, `signOut()`).
         try await session.startDeviceCodeSignIn()
         #expect((try? await store.account(named: configuration.account)) != nil)
         session.signOut()

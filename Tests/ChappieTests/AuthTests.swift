@@ -494,7 +494,7 @@ enum SessionScenario {
             break
         }
         #expect(session.deviceLinkState == .completed)
-        // The seeds' synchronous init reads the stored session in the background.
+        // The synchronous init (docs/sdk.md) reads the stored session in the background.
         let restored = Chappie.authSession(configuration: configuration)
         await restored.waitUntilRestored()
         #expect(!restored.isRestoring)

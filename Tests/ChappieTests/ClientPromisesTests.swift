@@ -6,7 +6,7 @@ import ChappieTestSupport
 import Foundation
 import Testing
 
-/// The client's promises of docs/sdk.md that code written from the seeds relies on: cancellation
+/// The client's promises of docs/sdk.md that SDK code relies on: cancellation
 /// between two events, one triage for every error, token usage and raw events, Retry-After, and
 /// retries of a broken stream before any output.
 extension ClientTests {

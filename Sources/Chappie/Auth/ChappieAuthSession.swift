@@ -10,7 +10,7 @@ public import Observation
 ///
 /// It is `@Observable` (Swift Observation) and also publishes every state on ``states`` for command
 /// lines and services. It restores the slot's stored session when created:
-/// ``Chappie/openAuthSession(configuration:)`` returns once that is read; the synchronous `init` (the seeds' `Chappie.authSession()`) returns at
+/// ``Chappie/openAuthSession(configuration:)`` returns once that is read; the synchronous `init` (`Chappie.authSession()`, docs/sdk.md) returns at
 /// once and reads it in the background, so that opening the store (an Argon2id derivation, a wait
 /// for another process's lock) never holds the main actor. ``isRestoring`` says when it is done.
 /// Any ``ChappieConfiguration`` works: a local store, or a team pool when the program links
@@ -205,7 +205,7 @@ public final class ChappieAuthSession {
     /// Forgets the slot's stored credentials and cancels a sign-in in progress.
     ///
     /// The session is signed out when this returns. With the store on this machine open and nothing
-    /// under way, the account is removed before it returns, as the seeds say. Otherwise (a sign-in
+    /// under way, the account is removed before it returns (docs/sdk.md). Otherwise (a sign-in
     /// saving its tokens, a refresh at the issuer, a team pool, a store still opening) it is removed
     /// in the background once those end, so that the session still ends signed out;
     /// ``waitUntilSignedOut()`` waits for that. A removal that fails is ``lastError``.

@@ -25,7 +25,7 @@ public enum ChappieAuthError: Error, Sendable, Hashable, LocalizedError, Chappie
     /// The token endpoint answered an HTTP error: its status and its body (at most 2,000
     /// characters, every token-like value redacted; see ``OAuthErrorBody/redacted(_:)``). A 429 or
     /// 5xx that carried `Retry-After` has it as the body's last line, `Retry-After: SECONDS`
-    /// (``retryAfter`` reads it): the seeds' case has no other place for it.
+    /// (``retryAfter`` reads it): the case's shape is fixed (docs/sdk.md).
     case tokenExchangeFailed(statusCode: Int, body: String)
     /// No refresh token is stored: sign in from scratch.
     case missingRefreshToken
