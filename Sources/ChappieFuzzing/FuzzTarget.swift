@@ -105,6 +105,14 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
             let redacted = OAuthErrorBody.redacted(data)
             _ = ChappieAuthError(tokenEndpointDescription: redacted)
             _ = error.description
+            // A server's body as a failure's body: only chappie's own last line may set a wait, within a day.
+            for status in [400, 429, 503] {
+                let failure = ChappieAuthError.tokenExchangeFailed(statusCode: status, body: text)
+                require(failure.retryAfter.map { (0...86_400).contains($0) } ?? true, "a kept Retry-After is 0 to 86,400 s")
+                require(status == 400 ? failure.retryAfter == nil : true, "a 4xx keeps no Retry-After")
+                _ = failure.recovery.description
+                _ = failure.errorDescription
+            }
         case .deviceCodeReply:
             if let code = try? OAuthClient.deviceCode(from: data, serverDate: Date(timeIntervalSince1970: 1_795_000_000)) {
                 require(code.interval >= .seconds(1) && code.interval <= .seconds(60), "the poll interval is 1–60 s")

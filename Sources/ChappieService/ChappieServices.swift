@@ -63,17 +63,14 @@ public struct ServiceOptions: Sendable {
     /// The running daemon's socket in the data directory.
     public var daemonSocket: URL { DaemonClient.defaultSocket(in: location) }
 
-    /// Whether these options name a store on this machine whose database exists: what a caller that
-    /// must not create one, nor reach a team pool over the network, checks first (`chappie prompt`).
-    public var hasLocalDatabase: Bool {
+    /// Whether these options name a store on this machine, not a team pool: what a caller that must
+    /// not reach the network checks first (`chappie prompt`).
+    public var namesLocalStore: Bool {
         do {
-            guard try storeOptions.poolAddress() == nil else { return false }
+            return try storeOptions.poolAddress() == nil
         } catch {
             return false
         }
-        var info = stat()
-        let file = location.directory.appendingPathComponent(StoreDatabase.fileName).path
-        return lstat(file, &info) == 0 && info.st_mode & S_IFMT == S_IFREG
     }
 
     var location: StoreLocation { StoreLocation.resolve(home: home) }

@@ -61,10 +61,8 @@ public struct ResetCreditsService: Sendable {
     ///
     /// - Throws: ``ServiceError`` when the service does not answer or answers what chappie cannot read.
     public func list(_ account: Account) async throws -> [Credit] {
-        let response = try await send(account) { token in
-            var request = ChappieHTTPRequest(url: tokens.oauth.endpoints.resetCreditsURL, headers: ["Accept": "application/json"])
-            request.headers["Authorization"] = "Bearer \(token)"
-            return request
+        let response = try await send(account) {
+            ChappieHTTPRequest(url: tokens.oauth.endpoints.resetCreditsURL, headers: ["Accept": "application/json"])
         }
         guard let credits = Self.credits(response.body) else {
             throw ServiceError(.unavailable, "the reset-credit list of \(account.name) could not be read")
@@ -88,10 +86,9 @@ public struct ResetCreditsService: Sendable {
         var lastError: (any Error)?
         for attempt in 1...max(1, attempts) {
             do {
-                let response = try await send(account) { token in
+                let response = try await send(account) {
                     var request = ChappieHTTPRequest(
                         url: tokens.oauth.endpoints.consumeResetCreditURL, method: .post, headers: ["Accept": "application/json"])
-                    request.headers["Authorization"] = "Bearer \(token)"
                     request.headers["Content-Type"] = "application/json"
                     request.body = body
                     return request
@@ -112,14 +109,12 @@ public struct ResetCreditsService: Sendable {
     /// Sends a request with the account's token (refreshed first when it expires within 5 minutes,
     /// and once more after a 401); a 429, a 5xx or no answer is `.unavailable`, another failure
     /// `.invalidInput`.
-    private func send(_ account: Account, _ make: (String) -> ChappieHTTPRequest) async throws -> ChappieHTTPResponse {
+    private func send(_ account: Account, _ make: () -> ChappieHTTPRequest) async throws -> ChappieHTTPResponse {
         let refresher = tokens.refresher(margin: .seconds(300))
         var fresh = try await refresher.validCredentials(for: account)
         func attempt(_ fresh: TokenRefresher.Fresh) async throws -> ChappieHTTPResponse {
-            var request = make(fresh.credentials.accessToken)
-            if let id = fresh.account.info.accountID { request.headers["ChatGPT-Account-Id"] = id }
-            request.headers["originator"] = tokens.oauth.endpoints.originator
-            if fresh.account.info.isFedRAMPAccount { request.headers["X-OpenAI-Fedramp"] = "true" }
+            var request = make()
+            request.authorize(as: fresh.account, token: fresh.credentials.accessToken, originator: tokens.oauth.endpoints.originator)
             request.totalTimeout = .seconds(30)
             do {
                 return try await http.execute(request)

@@ -83,10 +83,7 @@ public struct UsageService: Sendable {
 
     private func fetch(account: Account, token: String) async throws -> ChappieHTTPResponse {
         var request = ChappieHTTPRequest(url: tokens.oauth.endpoints.usageURL, headers: ["Accept": "application/json"])
-        request.headers["Authorization"] = "Bearer \(token)"
-        if let id = account.info.accountID { request.headers["ChatGPT-Account-Id"] = id }
-        request.headers["originator"] = tokens.oauth.endpoints.originator
-        if account.info.isFedRAMPAccount { request.headers["X-OpenAI-Fedramp"] = "true" }
+        request.authorize(as: account, token: token, originator: tokens.oauth.endpoints.originator)
         request.totalTimeout = .seconds(30)
         let clock = ContinuousClock()
         let start = clock.now

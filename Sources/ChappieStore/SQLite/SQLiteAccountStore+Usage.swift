@@ -26,17 +26,20 @@ extension SQLiteAccountStore {
     }
 
     public func latestUsage() async throws(StoreError) -> [Int64: UsageSample] {
-        try await read { db in
-            let records = try UsageSampleRecord.fetchAll(
-                db,
-                sql: """
-                    SELECT s.* FROM usage_samples s
-                    JOIN (SELECT account_id, max(observed_at) AS newest FROM usage_samples WHERE limit_id = 'codex' GROUP BY account_id) n
-                      ON n.account_id = s.account_id AND n.newest = s.observed_at
-                    WHERE s.limit_id = 'codex'
-                    """)
-            return Dictionary(records.map(\.sample).map { ($0.accountID, $0) }, uniquingKeysWith: { first, _ in first })
-        }
+        try await read { db in try Self.latestUsage(db) }
+    }
+
+    /// Each account's newest `codex` reading, by account id (the store's and ``UnsealedView``'s).
+    static func latestUsage(_ db: Database) throws -> [Int64: UsageSample] {
+        let records = try UsageSampleRecord.fetchAll(
+            db,
+            sql: """
+                SELECT s.* FROM usage_samples s
+                JOIN (SELECT account_id, max(observed_at) AS newest FROM usage_samples WHERE limit_id = 'codex' GROUP BY account_id) n
+                  ON n.account_id = s.account_id AND n.newest = s.observed_at
+                WHERE s.limit_id = 'codex'
+                """)
+        return Dictionary(records.map(\.sample).map { ($0.accountID, $0) }, uniquingKeysWith: { first, _ in first })
     }
 
     public func usageSamples(for account: Account, since: Date?, until: Date?) async throws(StoreError) -> [UsageSample] {

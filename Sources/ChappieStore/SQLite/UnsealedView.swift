@@ -20,15 +20,7 @@ public enum UnsealedView {
         return try? database.read { db in
             let active = try SQLiteAccountStore.activeID(db)
             let accounts = try AccountRecord.order(AccountRecord.Columns.name).fetchAll(db).compactMap { try? $0.account(activeID: active) }
-            let samples = try UsageSampleRecord.fetchAll(
-                db,
-                sql: """
-                    SELECT s.* FROM usage_samples s
-                    JOIN (SELECT account_id, max(observed_at) AS newest FROM usage_samples WHERE limit_id = 'codex' GROUP BY account_id) n
-                      ON n.account_id = s.account_id AND n.newest = s.observed_at
-                    WHERE s.limit_id = 'codex'
-                    """)
-            return (accounts, Dictionary(samples.map(\.sample).map { ($0.accountID, $0) }, uniquingKeysWith: { first, _ in first }))
+            return (accounts, try SQLiteAccountStore.latestUsage(db))
         }
     }
 }

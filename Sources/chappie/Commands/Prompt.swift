@@ -69,7 +69,7 @@ extension ChappieCommand {
             } else {
                 // No daemon: the store on this machine, read without its key and without writing
                 // (a team pool is the network; a missing store is not created).
-                guard options.hasLocalDatabase, let unsealed = AccountsService.unsealedView(home: options.home) else { return nil }
+                guard options.namesLocalStore, let unsealed = AccountsService.unsealedView(home: options.home) else { return nil }
                 view = unsealed
             }
             let account = choice.map { choice in view.accounts.first { $0.name == choice.name } } ?? view.accounts.first { $0.isActive }
