@@ -17,7 +17,7 @@ extension ChappieCommand {
                 prompt never breaks. Placeholders: {account}, {window}, {used}, {left}, {reset}, {plan}.
                 """)
 
-        @Option(help: ArgumentHelp("The line's format (default: \"\(PromptLine.defaultFormat)\").", valueName: "format"))
+        @Option(help: ArgumentHelp("The line's format.", valueName: "format"))
         var format = PromptLine.defaultFormat
         @OptionGroup var global: GlobalOptions
 
