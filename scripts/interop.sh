@@ -269,7 +269,43 @@ greater "$(five_hour_used "$b_id")" "$b_used" || fail "b's usage did not grow: C
 no_reuse "after part 4"
 pass "4  H/auth.json holds b (tokens.account_id) through 3 × chappie refresh a; codex exec ran as b (b's 5-hour use $b_used → $(five_hour_used "$b_id") %, a's unchanged)"
 
-summaries+=("interop: Codex $codex_version: $((checks - checks_before)) checks passed over TLS (login status, turns over WebSocket and HTTPS as a and b, its own refresh adopted by chappie, no refresh token presented twice)")
+step "4b. chappie exec --failover: a codex exec job hits a's limit mid-run and finishes as b, in its own session"
+# a serves one more turn: its answer calls a tool, so Codex asks again, and that turn is refused at
+# a's limit (429 usage_limit_reached). b owns H, whose sessions/ is its own: chappie links the session there.
+set_usage "$a_id" '{"five_hour_used_percent": 20, "weekly_used_percent": 20, "limit_after_turns": 1}'
+set_usage "$b_id" '{"five_hour_used_percent": 5, "weekly_used_percent": 5}'
+http -o /dev/null -X POST -d '{"name": "chappie_probe", "rounds": 1}' "$address/_emulator/tools/script"
+b_used=$(five_hour_used "$b_id")
+redemptions=$(stats 'd["refresh"]["redemptions"]')
+logs=("$work/failover.err" "$work/failover.out" "$emulator_log")
+rc=0
+timeout 300 env -u OPENAI_API_KEY -u CODEX_API_KEY -u CODEX_ACCESS_TOKEN HOME="$work/codex-user" \
+  CODEX_CA_CERTIFICATE="$authority" \
+  CODEX_REFRESH_TOKEN_URL_OVERRIDE="$address/oauth/token" CODEX_REVOKE_TOKEN_URL_OVERRIDE="$address/oauth/revoke" \
+  HTTP_PROXY=http://127.0.0.1:9 HTTPS_PROXY=http://127.0.0.1:9 ALL_PROXY=http://127.0.0.1:9 NO_PROXY=127.0.0.1,localhost \
+  http_proxy=http://127.0.0.1:9 https_proxy=http://127.0.0.1:9 all_proxy=http://127.0.0.1:9 no_proxy=127.0.0.1,localhost \
+  "${chappie[@]}" exec --failover --account a "${service[@]}" -- \
+  "$codex" -c "openai_base_url=\"$backend/codex\"" -c "chatgpt_base_url=\"$backend/\"" -c 'cli_auth_credentials_store="file"' \
+  exec --skip-git-repo-check -C "$work/project" "do the task" < /dev/null > "$work/failover.out" 2> "$work/failover.err" || rc=$?
+[ $rc -eq 0 ] || fail "chappie exec --failover exited $rc"
+grep -q '^chappie: running as a ' "$work/failover.err" || fail "no 'running as a' line"
+resumed_line=$(grep '^chappie: a reached its limit (5-hour 100 %); resuming session ' "$work/failover.err") || fail "no failover line"
+session=$(sed 's/.*resuming session \([0-9a-f-]*\) as b .*/\1/' <<< "$resumed_line")
+grep -q '^chappie: running as b ' "$work/failover.err" || fail "no 'running as b' line"
+grep -q 'You said: Continue the task from where you stopped.' "$work/failover.out" || fail "the resumed job did not print the emulator's reply"
+rollout=$(find "$work/codex-user/.codex/sessions" -name "rollout-*-$session.jsonl" | head -n 1)
+[ -n "$rollout" ] || fail "no rollout of session $session in the shared sessions"
+grep -q 'do the task' "$rollout" && grep -q 'Continue the task from where you stopped' "$rollout" ||
+  fail "the rollout of $session does not hold both the job's prompt and the resumed turn"
+greater "$(five_hour_used "$b_id")" "$b_used" || fail "b's usage did not grow: the resume did not run as b"
+[ "$(five_hour_used "$a_id")" = 100.0 ] || [ "$(five_hour_used "$a_id")" = 100 ] || fail "a is not at its limit"
+"${chappie[@]}" log --json > "$work/log.json" || fail "chappie log --json"
+grep -q "to b: session $session, failover 1" "$work/log.json" || fail "the audit log has no failover entry"
+no_reuse "after the failover"
+pass "4b codex exec hit a's limit after a tool call and finished as b, resuming its session $session ($(grep -c "^chappie:" "$work/failover.err") chappie lines on stderr, a failover in the audit log, reuse_detected 0)"
+sed -n 's/^/    | /p' "$work/failover.err" | grep '| chappie:'
+
+summaries+=("interop: Codex $codex_version: $((checks - checks_before)) checks passed over TLS (login status, turns over WebSocket and HTTPS as a and b, its own refresh adopted by chappie, no refresh token presented twice, a job failed over from a to b)")
 }
 
 summaries=()

@@ -44,6 +44,8 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
     case accountCheck = "accounts-check"
     /// A `wham/rate-limit-reset-credits` list, and the same bytes as a redemption's answer.
     case resetCredits = "reset-credits"
+    /// A command line (`--resume`, an alert command) split into words; re-quoted, it splits the same.
+    case commandLine = "command-line"
 
     /// Feeds `data` to the target's decoders; returns the promises an accepted value broke.
     package func run(_ data: Data) -> [String] {
@@ -202,6 +204,12 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
                 require(inRange(credit.expiresAt) && inRange(credit.grantedAt), "a credit's times are within 1970–9999")
             }
             _ = ResetCreditsService.outcome(data)
+        case .commandLine:
+            guard let words = try? CommandWords.split(String(decoding: data, as: UTF8.self)) else { break }
+            require(!words.isEmpty, "an accepted line has a word")
+            require(!words.contains { $0.contains("\0") }, "no word holds a NUL")
+            let quoted = words.map { "'" + $0.replacingOccurrences(of: "'", with: #"'\''"#) + "'" }.joined(separator: " ")
+            require((try? CommandWords.split(quoted)) == words, "the words, quoted again, split the same")
         case .accountCheck:
             let responses = URL(string: "https://chatgpt.com/backend-api/codex/responses")!
             for id in ["a", "4b0e8a46-6f3a-4d3e-9c1b-0c0de0f1a2b3", "9d2f6c1e-2b7a-4e44-8f0a-5a6b7c8d9e0f"] {

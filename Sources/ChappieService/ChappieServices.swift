@@ -125,6 +125,8 @@ public struct ChappieServices: Sendable {
     public let leases: LeaseService
     /// `chappie credits`: banked rate-limit resets, listed and redeemed on request.
     public let credits: ResetCreditsService
+    /// `--failover` for `exec` and `lease run`.
+    public let failover: JobFailover
     private let store: any AccountStore
     private let options: ServiceOptions
 
@@ -150,6 +152,7 @@ public struct ChappieServices: Sendable {
             store: store, signatures: tokens.signatures,
             ownFiles: OwnFiles(location: store.location, source: opened.source, environment: ProcessInfo.processInfo.environment))
         leases = LeaseService(store: store, usage: usage)
+        failover = JobFailover(store: store, usage: usage, exec: exec, leases: leases)
         credits = ResetCreditsService(store: store, tokens: usage.tokens, http: options.endpoints.httpClient())
     }
 

@@ -107,6 +107,10 @@ struct DecoderPropertyTests {
             return try fixtures("wham-reset-credits.json", "wham-reset-credits-consume.json") + [
                 Data(#"[{"id":"a","status":"available","expires_at":1795000000}]"#.utf8), Data(#"{"result":{"outcome":"no_credit"}}"#.utf8),
             ]
+        case .commandLine:
+            return [
+                Data(#"codex exec resume {session} "go on, \"now\"" 'it'\''s' a\ b"#.utf8), Data("notify-send 'chappie' \"$HOME\"\t\n".utf8),
+            ]
         case .httpRequest:
             return [
                 Data("GET /metrics?x=1 HTTP/1.1\r\nHost: localhost:9464\r\nAuthorization: Bearer x\r\n\r\n".utf8),

@@ -57,4 +57,7 @@ public enum AuditEventKind: String, Sendable, Codable, CaseIterable {
     case leaseReleased = "lease_released"
     /// A lease whose holder stopped renewing it expired, and its slot was taken over.
     case leaseExpired = "lease_expired"
+    /// A job that stopped at its account's limit was resumed as another account (`--failover`);
+    /// the detail names both, the session and the count.
+    case failover
 }

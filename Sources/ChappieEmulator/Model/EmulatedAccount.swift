@@ -28,6 +28,8 @@ struct EmulatedAccount: Sendable {
     var routingOverride = "NO_CONSTRAINT"
     /// The origin its Responses requests go to (`wham/accounts/check`); `nil` for the emulator's own.
     var workspaceOrigin: String?
+    /// Turns it may still have before its 5-hour window fills (`limit_after_turns`); `nil`: no such cap.
+    var turnsBeforeLimit: Int?
     /// Banked rate-limit reset credits (`wham/rate-limit-reset-credits`), oldest first.
     var resetCredits: [ResetCredit] = []
 

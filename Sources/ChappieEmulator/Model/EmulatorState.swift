@@ -437,6 +437,14 @@ actor EmulatorState {
         guard var account = accounts[accountID] else { return nil }
         account.fiveHour.usedPercent = min(100, account.fiveHour.usedPercent + configuration.primaryCostPerResponse)
         account.weekly.usedPercent = min(100, account.weekly.usedPercent + configuration.secondaryCostPerResponse)
+        if let left = account.turnsBeforeLimit {
+            // The turn that uses the last one is served; the next is refused at the limit.
+            account.turnsBeforeLimit = left - 1
+            if left <= 1 {
+                account.fiveHour.usedPercent = 100
+                account.turnsBeforeLimit = nil
+            }
+        }
         accounts[accountID] = account
         responsesStreamed += 1
         return account
@@ -479,8 +487,14 @@ actor EmulatorState {
         accountOrder.compactMap { accounts[$0] }
     }
 
-    func setUsage(accountID: String, fiveHour: Double?, weekly: Double?, plan: String?, codexIncluded: Bool?) -> EmulatedAccount? {
+    func setUsage(
+        accountID: String, fiveHour: Double?, weekly: Double?, plan: String?, codexIncluded: Bool?, limitAfterTurns: Int? = nil
+    ) -> EmulatedAccount? {
         guard var account = accounts[accountID] else { return nil }
+        if let limitAfterTurns {
+            account.turnsBeforeLimit = limitAfterTurns
+            if limitAfterTurns == 0 { account.fiveHour.usedPercent = 100 }
+        }
         if let fiveHour { account.fiveHour.usedPercent = max(0, min(100, fiveHour)) }
         if let weekly { account.weekly.usedPercent = max(0, min(100, weekly)) }
         if let plan { account.plan = plan }

@@ -61,13 +61,21 @@ struct ControlRoutes: Sendable {
         .json(200, .array(await state.allAccounts().map(describe)))
     }
 
-    /// `POST /_emulator/accounts/{id}/usage` with `{"five_hour_used_percent"?,"weekly_used_percent"?,"plan"?,"codex_included"?}`.
+    /// `POST /_emulator/accounts/{id}/usage` with `{"five_hour_used_percent"?,"weekly_used_percent"?,"plan"?,"codex_included"?,
+    /// "limit_after_turns"?}`; `limit_after_turns: K` serves K more turns, then fills the 5-hour window.
     func setUsage(accountID: String, _ fields: RequestFields?) async -> Reply {
         guard let fields else { return .openAIError(400, message: "Body must be a JSON object.", code: "invalid_request") }
+        var turns: Int?
+        if let value = fields.number("limit_after_turns") {
+            guard value.isFinite, value >= 0, value <= 1_000_000, value == value.rounded() else {
+                return .openAIError(400, message: "limit_after_turns must be a whole number from 0 to 1000000.", code: "invalid_request")
+            }
+            turns = Int(value)
+        }
         guard
             let account = await state.setUsage(
                 accountID: accountID, fiveHour: fields.number("five_hour_used_percent"), weekly: fields.number("weekly_used_percent"),
-                plan: fields.string("plan"), codexIncluded: fields.bool("codex_included"))
+                plan: fields.string("plan"), codexIncluded: fields.bool("codex_included"), limitAfterTurns: turns)
         else {
             return .openAIError(404, message: "No such account.", code: "not_found")
         }
@@ -239,6 +247,7 @@ struct ControlRoutes: Sendable {
             ("weekly_used_percent", .double(account.weekly.usedPercent)),
             ("routing_override", .string(account.routingOverride)),
             ("workspace_origin", account.workspaceOrigin.map { .string($0) } ?? .null),
+            ("turns_before_limit", account.turnsBeforeLimit.map { .int($0) } ?? .null),
         ])
     }
 }

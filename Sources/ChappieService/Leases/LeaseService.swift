@@ -65,7 +65,7 @@ public struct LeaseService: Sendable {
     func acquireHolding(_ request: LeaseRequest, waiting: @Sendable (String) -> Void) async throws -> Granted {
         let elapsed = clock.start()
         var told = false
-        var accounts = try await candidates(request.account)
+        var accounts = try await candidates(request.account, excluding: request.excluded)
         // Waiting helps only when slots are taken or windows full, never when no account can be used.
         if request.account == nil, accounts.isEmpty {
             let stored = try await store.accounts()
@@ -117,7 +117,7 @@ public struct LeaseService: Sendable {
                 told = true
             }
             try await clock.sleep(min(.seconds(2), request.wait - elapsed()))
-            accounts = try await candidates(request.account)
+            accounts = try await candidates(request.account, excluding: request.excluded)
         }
     }
 
@@ -143,10 +143,10 @@ public struct LeaseService: Sendable {
         try await store.leases()
     }
 
-    /// The accounts a lease may go to: the one named, or every `ok` account.
-    private func candidates(_ name: AccountName?) async throws -> [Account] {
+    /// The accounts a lease may go to: the one named, or every `ok` account not excluded.
+    private func candidates(_ name: AccountName?, excluding excluded: Set<Int64>) async throws -> [Account] {
         if let name { return [try await store.account(named: name)] }
-        return try await store.accounts().filter { $0.status == .ok }
+        return try await store.accounts().filter { $0.status == .ok && !excluded.contains($0.id) }
     }
 
     /// The accounts in the order of preference: most headroom first (as `--best`), accounts without
@@ -187,6 +187,8 @@ public struct LeaseRequest: Sendable {
     /// A Codex home of the job's own (`--codex-home private`): the account's, made private as
     /// `exec` makes it when it owns none; the lease then takes every slot of the account.
     public var privateCodexHome: Bool
+    /// Accounts (by id) not to lease: those a failed-over job already ran as.
+    var excluded: Set<Int64> = []
 
     /// A request; the holder defaults to this process (`pid N`).
     public init(

@@ -14,49 +14,61 @@ extension LeaseService {
     /// - Parameters:
     ///   - started: Called with the command's process id once it runs.
     ///   - report: Told of waiting for a slot, of the lease taken, and of a renewal that failed.
-    /// - Returns: The lease, and the command's exit status (128 + the signal that ended it; 127
-    ///   when it is not found, 126 when it cannot run).
+    /// - Returns: The command's exit status (128 + the signal that ended it; 127 when it is not
+    ///   found, 126 when it cannot run).
     public func run(
         _ command: [String], request: LeaseRequest, started: @Sendable (Int32) -> Void = { _ in }, report: @escaping @Sendable (String) -> Void
-    ) async throws -> (granted: Granted, status: Int32) {
+    ) async throws -> Int32 {
         precondition(!command.isEmpty, "an empty command")
+        let seat = try await seat(request, report: report)
+        let status: Int32
+        do {
+            let child = try ChildCommand.spawn(command, adding: seat.environment, removing: seat.removedVariables)
+            started(child)
+            status = await ChildCommand.wait(for: child).status
+        } catch {
+            status = error.status
+        }
+        await seat.release()
+        return status
+    }
+
+    /// A lease taken for a job run from here: the home it hands out held in use, the lease renewed
+    /// every third of its time to live until the seat is released, which gives the lease back.
+    func seat(_ request: LeaseRequest, report: @escaping @Sendable (String) -> Void) async throws -> JobFailover.Seat {
         let granted = try await acquireHolding(request, waiting: report)
-        report("lease \(granted.lease.id.uuidString.lowercased()) on \(granted.account.name) until renewed or released")
+        let id = granted.lease.id
+        report("lease \(id.uuidString.lowercased()) on \(granted.account.name) until renewed or released")
         // While the job runs in the account's Codex home, the account neither leaves that home nor
         // is removed (`exec`'s in-use lock, held shared by this process until the job ends).
         let inUse: Int32
         do {
             if let held = granted.inUseLock { inUse = held } else { inUse = try await holdInUse(granted) }
         } catch {
-            try? await Task { try await release(granted.lease.id) }.value
+            try? await Task { try await release(id) }.value
             throw error
         }
-        defer { if inUse >= 0 { close(inUse) } }
-        let child: pid_t
-        do {
-            child = try Self.spawn(command, adding: granted.environment, removing: granted.removedVariables)
-        } catch {
-            try? await release(granted.lease.id)
-            return (granted, error.status)
-        }
-        started(child)
         let renewing = Task {
             let every = max(.seconds(1), request.ttl / 3)
             while !Task.isCancelled {
                 try? await Task.sleep(for: every)
                 if Task.isCancelled { break }
                 do {
-                    _ = try await renew(granted.lease.id, ttl: request.ttl)
+                    _ = try await renew(id, ttl: request.ttl)
                 } catch {
-                    report("renewing lease \(granted.lease.id.uuidString.lowercased()) failed: \(FailureDescription(error)?.message ?? "\(error)")")
+                    report("renewing lease \(id.uuidString.lowercased()) failed: \(FailureDescription(error)?.message ?? "\(error)")")
                 }
             }
         }
-        let status = await Self.waitForExit(child)
-        renewing.cancel()
-        // Given back in a task of its own: whatever happens to the caller, the slot is freed.
-        try? await Task { try await release(granted.lease.id) }.value
-        return (granted, status)
+        return JobFailover.Seat(
+            account: granted.account, codexHome: granted.codexHome.map { URL(fileURLWithPath: $0) }, environment: granted.environment,
+            removedVariables: granted.removedVariables
+        ) {
+            renewing.cancel()
+            if inUse >= 0 { close(inUse) }
+            // Given back in a task of its own: whatever happens to the caller, the slot is freed.
+            try? await Task { try await release(id) }.value
+        }
     }
 
     /// The in-use lock of the home the lease hands out, taken shared under the account's refresh
@@ -77,59 +89,6 @@ extension LeaseService {
                 throw ServiceError(.invalidInput, "cannot take the in-use lock in \(path): \(String(cString: strerror(errno)))")
             }
             return descriptor
-        }
-    }
-
-    /// Why a command could not start, with its exit status.
-    struct SpawnFailure: Error {
-        var status: Int32
-    }
-
-    /// Starts `command` (found on `PATH`) with chappie's standard streams and environment, less
-    /// `removed` and plus `adding`, its signals as chappie was started with, and none of chappie's
-    /// other descriptors.
-    private static func spawn(_ command: [String], adding environment: [String: String], removing removed: [String]) throws(SpawnFailure) -> pid_t {
-        ProcessReplacement.markDescriptorsCloseOnExec()
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        let inherited = ProcessReplacement.inheritedSignals
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for number in ProcessReplacement.changedSignals where !inherited.ignored.contains(number) { sigaddset(&defaults, number) }
-        var mask = inherited.mask
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setsigmask(&attributes, &mask)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
-
-        var merged = ProcessInfo.processInfo.environment
-        for name in removed { merged[name] = nil }
-        for (name, value) in environment { merged[name] = value }
-        var variables: [UnsafeMutablePointer<CChar>?] = merged.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        var arguments: [UnsafeMutablePointer<CChar>?] = command.map { strdup($0) } + [nil]
-        defer {
-            for pointer in variables { free(pointer) }
-            for pointer in arguments { free(pointer) }
-        }
-        var child: pid_t = 0
-        let result = posix_spawnp(&child, command[0], nil, &attributes, &arguments, &variables)
-        guard result == 0 else {
-            FileHandle.standardError.write(Data("chappie: cannot run \(command[0]): \(String(cString: strerror(result)))\n".utf8))
-            throw SpawnFailure(status: result == ENOENT ? 127 : 126)
-        }
-        return child
-    }
-
-    /// Waits for the command on a thread of its own (`waitpid` blocks); its exit status, or 128 +
-    /// the signal that ended it.
-    private static func waitForExit(_ child: pid_t) async -> Int32 {
-        await withCheckedContinuation { continuation in
-            Thread {
-                var status: Int32 = 0
-                while waitpid(child, &status, 0) < 0, errno == EINTR {}
-                let signalled = status & 0x7f
-                continuation.resume(returning: signalled == 0 ? (status >> 8) & 0xff : 128 + signalled)
-            }.start()
         }
     }
 }

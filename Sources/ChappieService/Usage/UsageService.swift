@@ -126,11 +126,12 @@ public struct UsageService: Sendable {
 
     /// The usable account with the most headroom: among `ok` accounts, the lowest used percent of the
     /// binding window (the fuller of 5-hour and weekly), counting an account at or above its reserve as
-    /// full; ties go to the earlier reset. Readings older than `maxAge` are refreshed first.
+    /// full; ties go to the earlier reset. Readings older than `maxAge` are refreshed first. The
+    /// accounts in `excluded` (by id) are not considered.
     ///
     /// - Throws: ``ServiceError`` when no account has room, saying when the first one frees up.
-    public func best(maxAge: Duration = .seconds(15 * 60)) async throws -> BestChoice {
-        let stored = try await store.accounts().filter { $0.status == .ok }
+    public func best(maxAge: Duration = .seconds(15 * 60), excluding excluded: Set<Int64> = []) async throws -> BestChoice {
+        let stored = try await store.accounts().filter { $0.status == .ok && !excluded.contains($0.id) }
         // One whose tokens do not open here (damaged, or on its way to the team pool) cannot be switched to.
         let problems = try await store.credentialProblems(of: stored)
         let accounts = stored.filter { problems[$0.id] == nil }

@@ -18,7 +18,16 @@ extension ChappieCommand {
                 daemon keeps every such home fresh. chappie replaces itself with the command, so signals reach \
                 it and its exit status is chappie's (127: not found, 126: not runnable).
 
+                With --failover chappie stays the command's parent instead, passing SIGTERM and SIGHUP on \
+                (Ctrl-C reaches the command from the terminal). When the command exits non-zero and its \
+                account's usage, read then, is at its limit, chappie runs --resume as the account with the \
+                most headroom, in that account's Codex home, {session} standing for the id of the session \
+                the command wrote (the rollout it held open; sessions are shared between Codex homes). For \
+                codex exec … the default is Codex's resume of that session with the same options. Each start \
+                prints "chappie: running as NAME (5-hour N %)" on stderr; each failover is in the audit log.
+
                 Example: chappie exec work -- codex (or chappie exec --account work -- codex)
+                Example: chappie exec --failover work -- codex exec "fix the tests"
                 """)
 
         @Argument(
@@ -31,6 +40,7 @@ extension ChappieCommand {
         @Flag(help: "Use the usable account with the most headroom, as switch --best does.") var best = false
         @Argument(parsing: .postTerminator, help: ArgumentHelp("The command and its arguments, after --.", valueName: "command"))
         var command: [String] = []
+        @OptionGroup var failoverOptions: FailoverOptions
         @OptionGroup var global: GlobalOptions
 
         func validate() throws {
@@ -40,13 +50,14 @@ extension ChappieCommand {
         }
 
         func run() async throws {
+            let failover = try failoverOptions.options(for: command)
             let services = try await global.services()
             let (account, best, verbose) = (try await global.account(name ?? self.account, best: self.best), self.best, global.verbose)
             // A failure names the account, the active one when none was named.
             let about = { () async -> AccountName? in
                 if let account { account } else if best { nil } else { (try? await services.accounts.active())?.name }
             }
-            let plan = try await CommandFailure.about(about) {
+            let start = try await CommandFailure.about(about) { () async throws -> Start in
                 try await cancellingOnSignals {
                     var name = account
                     if best {
@@ -54,8 +65,18 @@ extension ChappieCommand {
                         if verbose { FileHandle.standardError.write(Data("chappie: best: \(TerminalText.sanitized(choice.reason))\n".utf8)) }
                         name = choice.account.name
                     }
-                    return try await services.exec.prepare(try await services.tokens.account(name).name)
+                    let chosen = try await services.tokens.account(name).name
+                    return failover == nil ? .replacing(try await services.exec.prepare(chosen)) : .parent(chosen)
                 }
+            }
+            guard case .replacing(let plan) = start else {
+                guard case .parent(let chosen) = start, let failover else { return }
+                try await CommandFailure.about({ chosen }) {
+                    try await runAsParent { started, report in
+                        try await services.failover.exec(command, as: chosen, options: failover, started: started, report: report)
+                    }
+                }
+                return
             }
             if let problem = plan.sharingProblem { FileHandle.standardError.write(Data("warning: \(TerminalText.sanitized(problem))\n".utf8)) }
             if verbose {
@@ -63,6 +84,12 @@ extension ChappieCommand {
             }
             let failure = ProcessReplacement.replace(with: command, adding: plan.environment, keeping: [plan.inUseLock])
             throw CommandFailure(message: failure.reason, exitCode: ExitCode(failure.status))
+        }
+
+        /// How the command starts: replacing chappie, or under it (`--failover`).
+        enum Start {
+            case replacing(ExecService.Plan)
+            case parent(AccountName)
         }
     }
 }

@@ -60,39 +60,39 @@ extension ChappieCommand {
                     The command gets CHAPPIE_ACCOUNT (the account's name), CHAPPIE_LEASE (the lease id) and, \
                     where the account owns a Codex home here (the one switch wrote, or chappie exec's private \
                     one), CODEX_HOME, so a codex in the job runs as the account. Its exit status is chappie's.
+
+                    With --failover the job runs in a Codex home of its own (as --codex-home private); when it \
+                    exits non-zero with its account at its limit, the lease is given back and the job's session \
+                    is resumed under a lease on the account with the most headroom (see chappie exec --help).
                     """)
 
             @OptionGroup var choice: Choice
+            @OptionGroup var failoverOptions: FailoverOptions
             @Argument(parsing: .postTerminator, help: ArgumentHelp("The command and its arguments, after --.", valueName: "command"))
             var command: [String] = []
             @OptionGroup var global: GlobalOptions
 
             func validate() throws {
                 if command.isEmpty { throw ValidationError("name the command to run after --, for example: chappie lease --best -- make test") }
+                if failoverOptions.failover, choice.codexHome != nil {
+                    throw ValidationError("--failover gives the job a Codex home of its own already; leave out --codex-home")
+                }
             }
 
             func run() async throws {
+                let failover = try failoverOptions.options(for: command)
                 let services = try await global.services()
                 // The program's name only: arguments may hold secrets, and the holder goes to the audit log.
                 let holder = "pid \(getpid()): " + URL(fileURLWithPath: command[0]).lastPathComponent.prefix(60)
+                let request = try await choice.request(holder: holder, global: global)
                 let verbose = global.verbose
-                // While the command runs: SIGTERM and SIGHUP are passed on to it; Ctrl-C is left to it
-                // (it has it from the terminal), and chappie waits for it.
-                defer { SignalRelay.shared.release() }
-                let started: @Sendable (pid_t) -> Void = { child in
-                    SignalRelay.shared.onSignal { number in
-                        if number != SIGINT { kill(child, number) }
+                // Waiting and failures always; the lease taken only with --verbose.
+                try await runAsParent(printing: { verbose || !$0.hasPrefix("lease ") }) { started, report in
+                    if let failover {
+                        return try await services.failover.leaseRun(command, request: request, options: failover, started: started, report: report)
                     }
+                    return try await services.leases.run(command, request: request, started: started, report: report)
                 }
-                let (_, status) = try await services.leases.run(
-                    command, request: try await choice.request(holder: holder, global: global), started: started
-                ) { message in
-                    // Waiting and failures always; the lease taken only with --verbose.
-                    if verbose || !message.hasPrefix("lease ") {
-                        FileHandle.standardError.write(Data("chappie: \(TerminalText.sanitized(message))\n".utf8))
-                    }
-                }
-                if status != 0 { throw ExitCode(status) }
             }
         }
 

@@ -1,0 +1,189 @@
+public import ChappieCore
+import ChappieStore
+public import Foundation
+
+/// `exec --failover` and `lease run --failover`: a Codex job that stops at its account's limit is
+/// taken up again, in its own session, as the account with the most headroom.
+///
+/// chappie stays the job's parent. When the job exits non-zero, the account's usage is read
+/// (never the job's output); if the account is at its limit (or reserve), the session the job
+/// wrote (``JobSession``) is resumed with ``ResumeCommand`` as the next account, in that account's
+/// Codex home. Codex homes share their `sessions/` (``SharedCodexHome``), so the next account's
+/// Codex finds the session.
+public struct JobFailover: Sendable {
+    /// What `--failover` was given.
+    public struct Options: Sendable {
+        /// How the job is taken up again.
+        public var resume: ResumeCommand
+        /// At most this many failovers (`--max-failovers`, default 3).
+        public var maxFailovers: Int
+
+        /// Options for `job`: `resume`, else Codex's resume of a `codex exec` job.
+        ///
+        /// - Throws: ``ServiceError`` `.invalidInput` when `resume` is `nil` and the job is not a
+        ///   `codex exec` job, or when `resume` is not a command line with `{session}`.
+        public init(job: [String], resume: String?, maxFailovers: Int = 3) throws(ServiceError) {
+            if let resume { self.resume = try ResumeCommand(parsing: resume) } else { self.resume = try ResumeCommand.codexDefault(for: job) }
+            self.maxFailovers = maxFailovers
+        }
+    }
+
+    /// Where one run of the job runs.
+    struct Seat: Sendable {
+        var account: Account
+        var codexHome: URL?
+        var environment: [String: String]
+        var removedVariables: [String] = []
+        /// Gives the seat back (the lease released, the in-use lock closed), however the run ended.
+        var release: @Sendable () async -> Void
+    }
+
+    let store: any AccountStore
+    let usage: UsageService
+    let exec: ExecService
+    let leases: LeaseService
+
+    /// `chappie exec --failover`: runs `command` as `account`, failing over as ``JobFailover`` says.
+    ///
+    /// - Parameters:
+    ///   - started: Called with each run's process id (to pass signals on).
+    ///   - report: Told of each start ("running as work (5-hour 12 %)"), each failover, and why
+    ///     there was none when the job failed.
+    /// - Returns: The exit status of the last run (128 + the signal that ended it; 127 when it is
+    ///   not found, 126 when it cannot run).
+    public func exec(
+        _ command: [String], as account: AccountName, options: Options, started: @escaping @Sendable (pid_t) -> Void,
+        report: @escaping @Sendable (String) -> Void
+    ) async throws -> Int32 {
+        let exec = exec
+        let seat: @Sendable (AccountName) async throws -> Seat = { name in
+            let plan = try await exec.prepare(name)
+            if let problem = plan.sharingProblem { report("warning: \(problem)") }
+            return Seat(account: plan.account, codexHome: plan.codexHome, environment: plan.environment) { close(plan.inUseLock) }
+        }
+        return try await run(command, options: options, first: try await seat(account), started: started, report: report) { excluded in
+            try await seat(try await usage.best(maxAge: .seconds(120), excluding: excluded).account.name)
+        }
+    }
+
+    /// `chappie lease run --failover`: runs `command` under a lease with a Codex home of the job's
+    /// own (as `--codex-home private`); on failover the lease is given back before the next
+    /// account is leased.
+    public func leaseRun(
+        _ command: [String], request: LeaseRequest, options: Options, started: @escaping @Sendable (pid_t) -> Void,
+        report: @escaping @Sendable (String) -> Void
+    ) async throws -> Int32 {
+        var request = request
+        request.privateCodexHome = true
+        let first = try await leases.seat(request, report: report)
+        return try await run(command, options: options, first: first, started: started, report: report) { [request] excluded in
+            var next = request
+            next.account = nil
+            next.excluded = excluded
+            return try await leases.seat(next, report: report)
+        }
+    }
+
+    /// Runs the job in `first`, and while it stops at its account's limit, resumes it in the seat
+    /// `next` gives (never an account in the set it is passed).
+    private func run(
+        _ command: [String], options: Options, first: Seat, started: @Sendable (pid_t) -> Void, report: @Sendable (String) -> Void,
+        next: @Sendable (Set<Int64>) async throws -> Seat
+    ) async throws -> Int32 {
+        var seat = first
+        var command = command
+        var tried: Set<Int64> = []
+        var failovers = 0
+        var resumed: JobSession.Found?
+        while true {
+            tried.insert(seat.account.id)
+            report("running as \(seat.account.name) (\(await standing(of: seat.account)))")
+            let termination = await Self.runOnce(command, in: seat, started: started)
+            await seat.release()
+            guard case .exited(let status) = termination.end, status != 0, status != 126, status != 127 else { return termination.end.status }
+            let name = seat.account.name
+            let reading: ChappieUsageLimitSnapshot?
+            do {
+                reading = try await usage.poll(seat.account, tokenMargin: .seconds(300)).first
+            } catch {
+                report(
+                    "the job exited \(status); \(name)'s usage could not be read (\(FailureDescription(error)?.message ?? "\(error)")), so it is not failed over"
+                )
+                return status
+            }
+            guard let reading, Headroom(reading, reservePercent: seat.account.reservePercent).isFull else {
+                report("the job exited \(status) with \(name) not at its limit; no failover")
+                return status
+            }
+            let full = "\(name) reached its limit (\(Self.binding(reading)))"
+            guard failovers < options.maxFailovers else {
+                report("\(full); --max-failovers \(options.maxFailovers) reached, so the job stops here")
+                return status
+            }
+            // A resumed run goes on in the session it resumed (through a link, perhaps, where it is not seen).
+            let found = termination.session
+            guard let session = (try? found.get()) ?? resumed else {
+                let reason = if case .failure(let unknown) = found { unknown.reason } else { "" }
+                report("\(full), but its session is not known (\(reason)); resume it yourself with another account")
+                return status
+            }
+            let seated: Seat
+            do {
+                seated = try await next(tried)
+            } catch {
+                report("\(full); no other account can take the job over: \(FailureDescription(error)?.message ?? "\(error)")")
+                return status
+            }
+            var link: String?
+            do {
+                link = try seated.codexHome.flatMap { try JobSession.makeVisible(session, in: $0) }
+            } catch {
+                await seated.release()
+                report("\(full); \(seated.account.name)'s Codex home cannot see the session: \(FailureDescription(error)?.message ?? "\(error)")")
+                return status
+            }
+            failovers += 1
+            try? await store.recordEvent(
+                .failover, account: seated.account,
+                detail:
+                    "from \(name) (\(Self.binding(reading))) to \(seated.account.name): session \(session.id), failover \(failovers) of at most \(options.maxFailovers)"
+            )
+            report("\(full); resuming session \(session.id) as \(seated.account.name) (failover \(failovers) of \(options.maxFailovers))")
+            if let link { report("linked the session into \(seated.account.name)'s Codex home: \(link)") }
+            command = options.resume.command(session: session.id)
+            seat = seated
+            resumed = session
+        }
+    }
+
+    /// One run: how it ended, and the session it wrote.
+    private static func runOnce(
+        _ command: [String], in seat: Seat, started: @Sendable (pid_t) -> Void
+    ) async -> (end: ChildCommand.Termination, session: Result<JobSession.Found, JobSession.Unknown>) {
+        let watch = seat.codexHome.map(JobSession.init(codexHome:))
+        let child: pid_t
+        do {
+            child = try ChildCommand.spawn(command, adding: seat.environment, removing: seat.removedVariables)
+        } catch {
+            return (.exited(error.status), .failure(JobSession.Unknown(reason: "the command did not start")))
+        }
+        started(child)
+        let watching = watch?.watch(child)
+        let end = await ChildCommand.wait(for: child)
+        watching?.cancel()
+        return (end, watch?.found() ?? .failure(JobSession.Unknown(reason: "the account has no Codex home here")))
+    }
+
+    /// "5-hour 12 %" by the account's reading, polled first when older than 2 minutes, or that there is none.
+    private func standing(of account: Account) async -> String {
+        _ = await usage.pollAll([account], maxAge: .seconds(120))
+        guard let sample = try? await usage.latest()[account.id] else { return "no usage reading" }
+        return Self.binding(sample.snapshot)
+    }
+
+    /// The binding window and its use: "5-hour 12 %", "weekly 100 %".
+    static func binding(_ snapshot: ChappieUsageLimitSnapshot) -> String {
+        guard let window = snapshot.bindingWindow else { return "no window reported" }
+        return "\(window == snapshot.shortWindow ? "5-hour" : "weekly") \(Int(window.usedPercent.rounded())) %"
+    }
+}
