@@ -193,6 +193,19 @@ public final class Emulator: Sendable {
         route(router, .delete, "/_emulator/tools/script", control: true) { _, _, _ in await control.clearToolScripts() }
         route(router, .get, "/_emulator/stats", control: true) { _, _, _ in await control.stats() }
         route(router, .get, "/_emulator/drip", control: true) { request, _, _ in control.drip(query: Self.query(of: request)) }
+        // A webhook receiver for chappie's alerts: the bodies, in order; `fail` makes the next N answer 503.
+        route(router, .post, "/_emulator/webhooks", control: true) { _, body, _ in
+            await self.state.receiveWebhook(body) ? .json(200, .object([("ok", .bool(true))])) : .json(503, .object([("ok", .bool(false))]))
+        }
+        route(router, .get, "/_emulator/webhooks", control: true) { _, _, _ in
+            .json(200, .array(await self.state.webhookBodies().map { .string(String(decoding: $0, as: UTF8.self)) }))
+        }
+        route(router, .post, "/_emulator/webhooks/fail", control: true) { _, body, _ in
+            let count = RequestFields(body: body, contentType: "application/json")?.number("count") ?? 1
+            guard count.isFinite, count >= 0, count <= 1000 else { return .json(400, .object([("error", .string("count must be 0 to 1000"))])) }
+            await self.state.failWebhooks(Int(count))
+            return .json(200, .object([("failing", .int(Int(count)))]))
+        }
         route(router, .post, "/_emulator/authorize/deny", control: true) { _, body, _ in
             await control.denyNextAuthorization(RequestFields(body: body, contentType: "application/json"))
         }

@@ -145,14 +145,14 @@ public struct ChappieServices: Sendable {
         tokens = TokenService(store: store, endpoints: options.endpoints)
         accounts = AccountsService(store: store, signatures: tokens.signatures)
         usage = UsageService(store: store, endpoints: options.endpoints)
-        settings = SettingsService(store: store)
+        settings = SettingsService(store: store, directory: store.location.directory)
         keys = KeyService(opened: opened, options: options.storeOptions)
         exec = ExecService(store: store, tokens: tokens, environment: accounts.environment)
         backups = BackupService(
             store: store, signatures: tokens.signatures,
             ownFiles: OwnFiles(location: store.location, source: opened.source, environment: ProcessInfo.processInfo.environment))
         leases = LeaseService(store: store, usage: usage)
-        failover = JobFailover(store: store, usage: usage, exec: exec, leases: leases)
+        failover = JobFailover(store: store, usage: usage, exec: exec, leases: leases, http: options.endpoints.httpClient())
         credits = ResetCreditsService(store: store, tokens: usage.tokens, http: options.endpoints.httpClient())
     }
 

@@ -486,7 +486,7 @@ private func closedByServer(_ descriptor: Int32) -> Bool {
 }
 
 /// Sends raw bytes to a Unix socket, closes the sending side, and reads everything back.
-private func rawSocketExchange(path: String, payload: String) throws -> String {
+func rawSocketExchange(path: String, payload: String) throws -> String {
     let descriptor = try connectIdle(path: path)
     defer { close(descriptor) }
     let bytes = Array(payload.utf8)

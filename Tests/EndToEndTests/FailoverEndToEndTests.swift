@@ -88,6 +88,7 @@ struct FailoverEndToEndTests {
             try await bench.usage("a", #"{"five_hour_used_percent":5,"limit_after_turns":2}"#)
             try await bench.usage("b", #"{"five_hour_used_percent":30,"weekly_used_percent":10}"#)
             try await bench.usage("c", #"{"five_hour_used_percent":60,"weekly_used_percent":10}"#)
+            #expect(try await testbed.chappie(["config", "set", "alert-webhook", testbed.emulator.issuer + "/_emulator/webhooks"]).status == 0)
 
             let run = try await testbed.chappie(
                 ["exec", "--failover", "--resume", bench.resume, "a", "--", "sh", bench.job], environment: bench.environment)
@@ -104,6 +105,12 @@ struct FailoverEndToEndTests {
             #expect(log.stdout.contains("from a (5-hour 100 %) to b: session \(bench.session), failover 1 of at most 3"), "\(log.stdout)")
             // Nothing of the job's arguments or tokens in what chappie printed.
             #expect(!run.stderr.contains("eyJ"))
+            // The failover alert, to this machine's webhook.
+            let bodies = try await testbed.control("/_emulator/webhooks").root as? [String] ?? []
+            let alert = try #require(bodies.first.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] })
+            #expect(bodies.count == 1)
+            #expect(alert["event"] as? String == "failover" && alert["from"] as? String == "a" && alert["account"] as? String == "b", "\(alert)")
+            #expect(alert["usedPercent"] as? Double == 100 && alert["window"] as? String == "5h")
         }
     }
 

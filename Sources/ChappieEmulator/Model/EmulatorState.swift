@@ -118,6 +118,10 @@ actor EmulatorState {
     /// Responses requests (HTTP and WebSocket upgrades) by their `x-openai-account-routing-override`.
     private var routingOverrideHeaders: [String: Int] = [:]
     private var turnsServed: [String: Int] = [:]
+    /// Webhook bodies received (`/_emulator/webhooks`), every attempt counted, and failures still due.
+    private var webhooks: [Data] = []
+    private var webhookAttempts = 0
+    private var webhookFailuresDue = 0
     private var dripsStarted = 0
     private var dripsCompleted = 0
     private var dripsAborted = 0
@@ -464,6 +468,23 @@ actor EmulatorState {
         if path.hasSuffix("/codex/responses"), let routingOverride { routingOverrideHeaders[routingOverride, default: 0] += 1 }
     }
 
+    /// Takes a webhook delivery: kept, unless a failure is due (then `false`, and it is counted).
+    func receiveWebhook(_ body: Data) -> Bool {
+        webhookAttempts += 1
+        if webhookFailuresDue > 0 {
+            webhookFailuresDue -= 1
+            return false
+        }
+        webhooks.append(body)
+        return true
+    }
+
+    /// The webhook bodies received, oldest first.
+    func webhookBodies() -> [Data] { webhooks }
+
+    /// The next `count` webhook deliveries are answered 503.
+    func failWebhooks(_ count: Int) { webhookFailuresDue = count }
+
     /// Counts a turn's tokens for its account, on today's UTC date.
     func recordTokens(accountID: String, tokens: Int, at date: Date = Date()) {
         let day = date.formatted(.iso8601.year().month().day())
@@ -706,6 +727,7 @@ actor EmulatorState {
             ("encoded_request_bodies", .counts(encodedBodies)),
             ("last_turn", lastTurnOptions),
             ("reset_credit_redemptions", .counts(resetCreditRedemptions)),
+            ("webhook_attempts", .int(webhookAttempts)),
             ("connections", .int(clientPorts.count)),
             ("requests", .counts(requestCounts)),
             ("held", .int(held.count)),

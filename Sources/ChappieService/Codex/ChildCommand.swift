@@ -26,9 +26,15 @@ enum ChildCommand {
 
     /// Starts `command` (found on `PATH`) with chappie's standard streams and environment, less
     /// `removed` and plus `adding`, its signals as chappie was started with, and none of chappie's
-    /// other descriptors.
-    static func spawn(_ command: [String], adding environment: [String: String], removing removed: [String]) throws(SpawnFailure) -> pid_t {
+    /// other descriptors; `standardInput`, when given, as its standard input.
+    static func spawn(
+        _ command: [String], adding environment: [String: String], removing removed: [String], standardInput: Int32? = nil
+    ) throws(SpawnFailure) -> pid_t {
         ProcessReplacement.markDescriptorsCloseOnExec()
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        if let standardInput { posix_spawn_file_actions_adddup2(&actions, standardInput, 0) }
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -51,7 +57,7 @@ enum ChildCommand {
             for pointer in arguments { free(pointer) }
         }
         var child: pid_t = 0
-        let result = posix_spawnp(&child, command[0], nil, &attributes, &arguments, &variables)
+        let result = posix_spawnp(&child, command[0], &actions, &attributes, &arguments, &variables)
         guard result == 0 else {
             FileHandle.standardError.write(Data("chappie: cannot run \(command[0]): \(String(cString: strerror(result)))\n".utf8))
             throw SpawnFailure(status: result == ENOENT ? 127 : 126)

@@ -1,6 +1,9 @@
 public import ChappieCore
+import ChappieNet
 import ChappieStore
 public import Foundation
+import Logging
+import Synchronization
 
 /// `exec --failover` and `lease run --failover`: a Codex job that stops at its account's limit is
 /// taken up again, in its own session, as the account with the most headroom.
@@ -42,6 +45,8 @@ public struct JobFailover: Sendable {
     let usage: UsageService
     let exec: ExecService
     let leases: LeaseService
+    /// For the `failover` alert, sent to this machine's alert targets (``LocalSettings``).
+    let http: ChappieHTTPClient
 
     /// `chappie exec --failover`: runs `command` as `account`, failing over as ``JobFailover`` says.
     ///
@@ -84,11 +89,32 @@ public struct JobFailover: Sendable {
         }
     }
 
+    /// Runs the job, then waits for the `failover` alerts it sent (one attempt each: a webhook
+    /// has 10 seconds, the alert command 30).
+    private func run(
+        _ command: [String], options: Options, first: Seat, started: @Sendable (pid_t) -> Void, report: @escaping @Sendable (String) -> Void,
+        next: @Sendable (Set<Int64>) async throws -> Seat
+    ) async throws -> Int32 {
+        let sent = Mutex<[Task<Void, Never>]>([])
+        var dispatcher: AlertDispatcher?
+        do {
+            let targets = try LocalSettings.load(from: store.location.directory).alertTargets()
+            if !targets.isEmpty { dispatcher = AlertDispatcher(targets: targets, http: http, logger: Logger(label: "chappie.alerts")) }
+        } catch {
+            report("warning: no failover alerts: \(error.message)")
+        }
+        let status = try await runJob(command, options: options, first: first, started: started, report: report, next: next) { [dispatcher] event in
+            if let task = dispatcher?.send(event, retrying: false) { sent.withLock { $0.append(task) } }
+        }
+        for task in sent.withLock({ $0 }) { await task.value }
+        return status
+    }
+
     /// Runs the job in `first`, and while it stops at its account's limit, resumes it in the seat
     /// `next` gives (never an account in the set it is passed).
-    private func run(
+    private func runJob(
         _ command: [String], options: Options, first: Seat, started: @Sendable (pid_t) -> Void, report: @Sendable (String) -> Void,
-        next: @Sendable (Set<Int64>) async throws -> Seat
+        next: @Sendable (Set<Int64>) async throws -> Seat, alert: @Sendable (AlertEvent) -> Void
     ) async throws -> Int32 {
         var seat = first
         var command = command
@@ -150,6 +176,12 @@ public struct JobFailover: Sendable {
             )
             report("\(full); resuming session \(session.id) as \(seated.account.name) (failover \(failovers) of \(options.maxFailovers))")
             if let link { report("linked the session into \(seated.account.name)'s Codex home: \(link)") }
+            let binding = reading.bindingWindow
+            alert(
+                AlertEvent(
+                    .failover, account: seated.account.name.rawValue, window: binding.map { $0 == reading.shortWindow ? "5h" : "weekly" },
+                    usedPercent: binding?.usedPercent, resetsAt: binding?.resetsAt,
+                    message: "\(full); its job resumed session \(session.id) as \(seated.account.name)", from: name.rawValue))
             command = options.resume.command(session: session.id)
             seat = seated
             resumed = session

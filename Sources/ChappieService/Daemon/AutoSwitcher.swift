@@ -13,6 +13,8 @@ struct AutoSwitcher: Sendable {
     let configuration: DaemonConfiguration
     let state: DaemonState
     let logger: Logger
+    /// Alerts, when configured.
+    var alerts: DaemonAlerts?
 
     /// The limit event `reading` shows for the active account: its binding window at 100 % or the
     /// limit reached, named by the account and the window's reset (a new window is a new event);
@@ -62,6 +64,7 @@ struct AutoSwitcher: Sendable {
             }
             try await store.recordEvent(.autoSwitched, account: choice.account, detail: "from \(active.name) at its limit: \(choice.reason)")
             await state.switched()
+            alerts?.switched(from: active, to: choice.account, reason: choice.reason)
             logger.notice("switched account", metadata: ["from": "\(active.name)", "to": "\(choice.account.name)", "reason": "\(choice.reason)"])
         } catch {
             logger.warning("auto-switch failed", metadata: ["error": "\(error)"])

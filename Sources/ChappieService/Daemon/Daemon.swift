@@ -41,8 +41,21 @@ public final class Daemon: Service {
         let state = DaemonState(
             initialBackoff: configuration.initialBackoff, maximumBackoff: configuration.maximumBackoff, startedAt: startedAt,
             counters: metrics.counters)
-        scheduler = DaemonScheduler(store: store, usage: usage, configuration: configuration, state: state, logger: logger)
-        switcher = AutoSwitcher(store: store, usage: usage, configuration: configuration, state: state, logger: logger)
+        var alerts: DaemonAlerts?
+        if !configuration.alerts.isEmpty || configuration.autoRedeem {
+            let counters = metrics.counters
+            alerts = DaemonAlerts(
+                monitor: AlertMonitor(directory: store.location.directory, thresholds: configuration.alerts.thresholds),
+                dispatcher: configuration.alerts.isEmpty
+                    ? nil
+                    : AlertDispatcher(
+                        targets: configuration.alerts, http: endpoints.httpClient(), retryDelay: configuration.alertRetryDelay, logger: logger,
+                        record: counters.alertDelivered),
+                credits: ResetCreditsService(store: store, tokens: usage.tokens, http: endpoints.httpClient()), autoRedeem: configuration.autoRedeem,
+                logger: logger)
+        }
+        scheduler = DaemonScheduler(store: store, usage: usage, configuration: configuration, state: state, logger: logger, alerts: alerts)
+        switcher = AutoSwitcher(store: store, usage: usage, configuration: configuration, state: state, logger: logger, alerts: alerts)
         api = DaemonAPI(store: store, usage: usage, state: state, metrics: metrics)
     }
 

@@ -51,6 +51,12 @@ public struct DaemonConfiguration: Sendable {
     public var metrics: MetricsListener?
     /// The zone the dashboard writes times in. Default: the system's.
     public var timeZone: TimeZone
+    /// Where alerts go, and the thresholds that fire them. Default: nowhere.
+    public var alerts: AlertTargets
+    /// The first wait before a failed webhook is tried again; it doubles each time. Default: 10 seconds.
+    public var alertRetryDelay: Duration
+    /// Redeem a banked reset credit when an account reaches its limit (`--auto-redeem`). Default: off.
+    public var autoRedeem: Bool
 
     /// How often the poll loop and auto-switch look at the store: the watch interval, or the
     /// shortest poll interval when that is shorter (a test's 1-second polls), and never under 100 ms.
@@ -64,8 +70,12 @@ public struct DaemonConfiguration: Sendable {
         codexHome: URL? = nil, concurrency: Int = 8, initialBackoff: Duration = .seconds(30), maximumBackoff: Duration = .seconds(1800),
         rescanInterval: Duration = .seconds(60), requestTimeout: Duration = .seconds(10), metrics: MetricsListener? = nil,
         timeZone: TimeZone = .current, nearLimitPollInterval: Duration = .seconds(60), nearLimitPercent: Double = 80,
-        watchInterval: Duration = .seconds(5)
+        watchInterval: Duration = .seconds(5), alerts: AlertTargets = AlertTargets(), alertRetryDelay: Duration = .seconds(10),
+        autoRedeem: Bool = false
     ) {
+        self.alerts = alerts
+        self.alertRetryDelay = alertRetryDelay
+        self.autoRedeem = autoRedeem
         self.nearLimitPollInterval = nearLimitPollInterval
         self.nearLimitPercent = nearLimitPercent
         self.watchInterval = watchInterval

@@ -25,6 +25,7 @@ actor DaemonMetrics {
         case secondsToReset = "chappie_account_seconds_to_reset"
         case tokenSecondsToExpiry = "chappie_account_token_seconds_to_expiry"
         case accountOK = "chappie_account_ok"
+        case alertDeliveries = "chappie_alerts_total"
 
         var help: String {
             switch self {
@@ -40,6 +41,7 @@ actor DaemonMetrics {
             case .secondsToReset: "Seconds until each usage window resets, from the latest reading (0 once passed)."
             case .tokenSecondsToExpiry: "Seconds until the stored access token expires (negative once expired)."
             case .accountOK: "Whether the account is usable (1) or needs attention (0)."
+            case .alertDeliveries: "Alert deliveries that ended, by target (webhook, command) and outcome (delivered, failed after its retries)."
             }
         }
     }
@@ -135,6 +137,7 @@ struct DaemonCounters: Sendable {
     private let pollFailures: [FailureReason: CoreMetrics.Counter]
     private let reuseDetections: CoreMetrics.Counter
     private let switches: CoreMetrics.Counter
+    private let alertDeliveries: [String: CoreMetrics.Counter]
 
     /// Counters that count nowhere (rules tested without a metrics backend).
     static var discarding: DaemonCounters { DaemonCounters(factory: NOOPMetricsHandler.instance) }
@@ -150,6 +153,18 @@ struct DaemonCounters: Sendable {
         pollFailures = Dictionary(uniqueKeysWithValues: FailureReason.allCases.map { ($0, counter(.pollFailures, [("reason", $0.rawValue)])) })
         reuseDetections = counter(.reuseDetections)
         switches = counter(.switches)
+        var deliveries: [String: CoreMetrics.Counter] = [:]
+        for target in ["webhook", "command"] {
+            for outcome in [AlertDispatcher.Outcome.delivered, .failed] {
+                deliveries["\(target) \(outcome.rawValue)"] = counter(.alertDeliveries, [("target", target), ("outcome", outcome.rawValue)])
+            }
+        }
+        alertDeliveries = deliveries
+    }
+
+    /// An alert delivery that ended.
+    @Sendable func alertDelivered(_ target: String, _ outcome: AlertDispatcher.Outcome) {
+        alertDeliveries["\(target) \(outcome.rawValue)"]?.increment()
     }
 
     /// What a refresher did, in the refresh loop or in a poll: redeemed or adopted tokens count as

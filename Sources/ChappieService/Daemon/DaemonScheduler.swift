@@ -12,6 +12,8 @@ struct DaemonScheduler: Sendable {
     let configuration: DaemonConfiguration
     let state: DaemonState
     let logger: Logger
+    /// Alerts and banked resets, when configured.
+    var alerts: DaemonAlerts?
     /// The time now: the system's, or a test's (the same as ``DaemonState``'s).
     var now: @Sendable () -> Date = { Date() }
 
@@ -59,6 +61,7 @@ struct DaemonScheduler: Sendable {
             } catch let error as ChappieAuthError where error.requiresReauthentication {
                 await state.failed(account.id, refresh: true, error: error)
                 logger.error("account needs a new sign-in", metadata: ["account": "\(account.name)", "error": "\(error.errorDescription ?? "")"])
+                await alerts?.signInRequired(account)
             } catch {
                 let until = await state.failed(account.id, refresh: true, error: error)
                 logger.warning(
@@ -114,6 +117,7 @@ struct DaemonScheduler: Sendable {
         await state.attemptedPolls()
         for result in results where !result.cached {
             if let error = result.error {
+                if (error as? any ChappieRecoverableError)?.recovery == .signInAgain { await alerts?.signInRequired(result.account) }
                 let until = await state.failed(result.account.id, refresh: false, error: error)
                 logger.warning(
                     "usage poll failed; backing off",
@@ -129,6 +133,7 @@ struct DaemonScheduler: Sendable {
                         "account": "\(result.account.name)",
                         "five_hour_percent": "\(main?.shortWindow?.usedPercent ?? -1)", "weekly_percent": "\(main?.longWindow?.usedPercent ?? -1)",
                     ])
+                if let main { await alerts?.polled(result.account, main) }
             }
         }
     }

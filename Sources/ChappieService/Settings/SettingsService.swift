@@ -1,6 +1,6 @@
 import Chappie
 package import ChappieStore
-import Foundation
+public import Foundation
 
 /// The store's settings (`chappie config …`): each is kept in the store, changed in one transaction
 /// with its audit entry.
@@ -15,14 +15,73 @@ public struct SettingsService: Sendable {
         case originator
         /// A PEM file of certificate authorities trusted besides the system's.
         case caFile = "ca-file"
+        /// Webhooks the daemon sends alerts to (this machine's only, ``LocalSettings``).
+        case alertWebhook = "alert-webhook"
+        /// A command the daemon runs with each alert (this machine's only).
+        case alertCommand = "alert-command"
+        /// The thresholds of `threshold` alerts (this machine's only).
+        case alertAt = "alert-at"
+
+        /// Whether it is kept in ``LocalSettings`` rather than the store.
+        public var isLocal: Bool { [.alertWebhook, .alertCommand, .alertAt].contains(self) }
     }
 
     /// The store.
-    package let store: any StoreSettings
+    package let store: any StoreSettings & AuditLog
+    /// The data directory, where ``LocalSettings`` are kept.
+    let directory: URL
 
     /// Creates the service.
-    package init(store: any StoreSettings) {
+    package init(store: any StoreSettings & AuditLog, directory: URL) {
         self.store = store
+        self.directory = directory
+    }
+
+    /// This machine's settings.
+    public func local() throws(ServiceError) -> LocalSettings {
+        try LocalSettings.load(from: directory)
+    }
+
+    /// A local setting as output shows it: webhooks redacted, one per line.
+    public func shown(_ key: Key) throws -> String? {
+        let settings = try local()
+        switch key {
+        case .alertWebhook: return settings.alertWebhooks.map { $0.map(Self.redacted).joined(separator: "\n") }
+        case .alertCommand: return settings.alertCommand
+        case .alertAt: return settings.alertAt
+        default: return nil
+        }
+    }
+
+    /// Sets (or with `nil` clears) a local setting, checked first; `alert-webhook` takes one or more
+    /// URLs separated by blanks. Returns the value as output may show it (webhooks redacted).
+    @discardableResult
+    public func setLocal(_ key: Key, _ value: String?) async throws -> String? {
+        var settings = try local()
+        switch key {
+        case .alertWebhook:
+            let urls = value.map { $0.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" }).map(String.init) }
+            for url in urls ?? [] { _ = try AlertTargets.webhook(url) }
+            settings.alertWebhooks = urls?.isEmpty == true ? nil : urls
+        case .alertCommand:
+            if let value { _ = try AlertTargets.command(value) }
+            settings.alertCommand = value
+        case .alertAt:
+            if let value { _ = try AlertTargets.thresholds(value) }
+            settings.alertAt = value
+        default:
+            preconditionFailure("\(key.rawValue) is not a local setting")
+        }
+        try settings.save(in: directory)
+        let shown = try self.shown(key)
+        try? await store.recordEvent(
+            .settingChanged, account: nil,
+            detail: "\(key.rawValue) (this machine) " + (shown.map { "set to \($0.replacingOccurrences(of: "\n", with: " "))" } ?? "cleared"))
+        return shown
+    }
+
+    private static func redacted(_ text: String) -> String {
+        URL(string: text).map(AlertTargets.redacted) ?? "(not a URL)"
     }
 
     /// The Codex home `switch` writes to when none is given.

@@ -9,7 +9,7 @@ extension ChappieCommand {
         static let configuration = CommandConfiguration(
             commandName: "config",
             abstract:
-                "Read and change settings: codex-home (where `accounts switch` writes auth.json), usage-retention (how long `usage prune` keeps readings), originator (how chappie names itself to the backend), ca-file (certificate authorities to trust as well).",
+                "Read and change settings: codex-home (where `accounts switch` writes auth.json), usage-retention (how long `usage prune` keeps readings), originator (how chappie names itself to the backend), ca-file (certificate authorities to trust as well); this machine's only: alert-webhook, alert-command, alert-at (the daemon's alerts).",
             subcommands: [Get.self, Set.self, Unset.self])
     }
 }
@@ -17,7 +17,8 @@ extension ChappieCommand {
 extension ChappieCommand.Config {
     struct Get: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "get", abstract: "Print a setting (empty when unset).")
-        @Argument(help: "The setting: codex-home, usage-retention, originator or ca-file.") var setting: SettingsService.Key
+        @Argument(help: "The setting: codex-home, usage-retention, originator, ca-file, alert-webhook, alert-command or alert-at.")
+        var setting: SettingsService.Key
         @OptionGroup var global: GlobalOptions
 
         func run() async throws {
@@ -28,6 +29,7 @@ extension ChappieCommand.Config {
                 case .usageRetention: try await settings.usageRetention().map(DurationText.format)
                 case .originator: try await settings.originator()
                 case .caFile: try await settings.caFile()
+                case .alertWebhook, .alertCommand, .alertAt: try settings.shown(setting)
                 }
             if global.json { try JSONOutput.print(SettingJSON(setting: setting.rawValue, value: value)) } else { print(value ?? "") }
         }
@@ -35,7 +37,8 @@ extension ChappieCommand.Config {
 
     struct Set: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "set", abstract: "Change a setting.")
-        @Argument(help: "The setting: codex-home, usage-retention, originator or ca-file.") var setting: SettingsService.Key
+        @Argument(help: "The setting: codex-home, usage-retention, originator, ca-file, alert-webhook, alert-command or alert-at.")
+        var setting: SettingsService.Key
         @Argument(help: "Its value.") var value: String
         @OptionGroup var global: GlobalOptions
 
@@ -56,6 +59,8 @@ extension ChappieCommand.Config {
             case .caFile:
                 shown = expandedPath(value).standardizedFileURL.path
                 try await settings.setCAFile(shown)
+            case .alertWebhook, .alertCommand, .alertAt:
+                shown = try await settings.setLocal(setting, value) ?? ""
             }
             if !global.json {
                 print("\(setting.rawValue) = \(shown)")
@@ -67,7 +72,8 @@ extension ChappieCommand.Config {
 
     struct Unset: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "unset", abstract: "Clear a setting.")
-        @Argument(help: "The setting: codex-home, usage-retention, originator or ca-file.") var setting: SettingsService.Key
+        @Argument(help: "The setting: codex-home, usage-retention, originator, ca-file, alert-webhook, alert-command or alert-at.")
+        var setting: SettingsService.Key
         @OptionGroup var global: GlobalOptions
 
         func run() async throws {
@@ -77,6 +83,7 @@ extension ChappieCommand.Config {
             case .usageRetention: try await settings.setUsageRetention(nil)
             case .originator: try await settings.setOriginator(nil)
             case .caFile: try await settings.setCAFile(nil)
+            case .alertWebhook, .alertCommand, .alertAt: try await settings.setLocal(setting, nil)
             }
             if !global.json { print("\(setting.rawValue) cleared") } else { try JSONOutput.print(SettingJSON(setting: setting.rawValue, value: nil)) }
         }

@@ -16,7 +16,9 @@ extension ChappieCommand {
                 Refreshes each account before its token expires, polls usage every --poll-interval (every \
                 --near-limit-poll-interval once an account is at --near-limit-percent), and with --auto-switch \
                 moves off the active account when it reaches its limit, within seconds of any chappie command \
-                storing that reading. With --http 127.0.0.1:PORT \
+                storing that reading. With --alert-webhook or --alert-command (or the alert-* settings) it \
+                tells of windows past --alert-at, resets, sign-ins needed, switches and banked credits \
+                (docs/operations.md, "Alerts"). With --http 127.0.0.1:PORT \
                 it serves a read-only dashboard of the accounts' usage in the browser, and /metrics. SIGTERM or \
                 Ctrl-C stop it cleanly. See docs/operations.md for a systemd unit.
                 """)
@@ -62,6 +64,21 @@ extension ChappieCommand {
         var httpTokenFile: String?
         @Option(help: ArgumentHelp("The time zone the dashboard writes times in, such as Europe/Paris (default: the system's).", valueName: "zone"))
         var tz: String?
+        @Option(
+            help: ArgumentHelp(
+                "Send each alert to this webhook as a JSON POST (repeatable; https, or http on loopback; default: the alert-webhook setting).",
+                valueName: "url"))
+        var alertWebhook: [String] = []
+        @Option(
+            help: ArgumentHelp(
+                "Run this command with each alert as JSON on its standard input, with no shell (default: the alert-command setting).",
+                valueName: "command"))
+        var alertCommand: String?
+        @Option(
+            help: ArgumentHelp("The used percents that fire threshold alerts (default: the alert-at setting, else 80,95,100).", valueName: "list"))
+        var alertAt: String?
+        @Option(name: .customLong("alert-retry-delay-ms"), help: .hidden) var alertRetryDelayMilliseconds = 10_000
+        @Flag(help: "Redeem a banked reset credit when an account reaches its limit (never otherwise).") var autoRedeem = false
         @Option(help: "Log format: text or json.") var logFormat: LogFormat = .text
         @Option(help: "Log level: trace, debug, info, notice, warning, error.") var logLevel: String = "info"
         @Flag(
@@ -82,6 +99,13 @@ extension ChappieCommand {
             }
             _ = try metricsListener()
             _ = try timeZone(tz)
+            do {
+                for url in alertWebhook { _ = try AlertTargets.webhook(url) }
+                if let alertCommand { _ = try AlertTargets.command(alertCommand) }
+                if let alertAt { _ = try AlertTargets.thresholds(alertAt) }
+            } catch {
+                throw ValidationError(error.message)
+            }
             if tz != nil, http == nil, metricsListen == nil { throw ValidationError("--tz is for the dashboard: give --http too") }
         }
 
@@ -127,11 +151,28 @@ extension ChappieCommand {
                 return
             }
             let (services, instance, socketURL) = started
-            let configuration = DaemonConfiguration(
+            // The flags, else this machine's settings (never the store's: see LocalSettings).
+            var alerts = try services.settings.local().alertTargets()
+            if !alertWebhook.isEmpty { alerts.webhooks = try alertWebhook.map(AlertTargets.webhook) }
+            if let alertCommand { alerts.command = try AlertTargets.command(alertCommand) }
+            if let alertAt { alerts.thresholds = try AlertTargets.thresholds(alertAt) }
+            if !alerts.isEmpty {
+                logger.info(
+                    "alerts",
+                    metadata: [
+                        "webhooks": "\(alerts.webhooks.map(AlertTargets.redacted).joined(separator: " "))",
+                        "command": "\(alerts.command.map { URL(fileURLWithPath: $0[0]).lastPathComponent } ?? "none")",
+                        "thresholds": "\(alerts.thresholds.map { String(format: "%g", $0) }.joined(separator: ","))",
+                    ])
+            }
+            var configuration = DaemonConfiguration(
                 socket: socketURL, refreshMargin: refreshMargin, pollInterval: pollInterval, autoSwitch: autoSwitch,
                 codexHome: codexHome.map { expandedPath($0) }, initialBackoff: backoff,
                 maximumBackoff: max(backoff, maxBackoff), requestTimeout: requestTimeout, metrics: try metricsListener(),
                 timeZone: try timeZone(tz), nearLimitPollInterval: nearLimitPollInterval, nearLimitPercent: nearLimitPercent)
+            configuration.alerts = alerts
+            configuration.alertRetryDelay = .milliseconds(max(1, alertRetryDelayMilliseconds))
+            configuration.autoRedeem = autoRedeem
             let daemon = services.daemon(configuration: configuration, instance: instance, logger: logger)
             let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [daemon], logger: logger))
             // A signal that came after the start-up ended asks for the shutdown now, and the group

@@ -1,0 +1,132 @@
+import ChappieCore
+import ChappieVault
+import Foundation
+
+/// Which alerts each reading calls for: a window's use going up past a threshold (once per window
+/// cycle: the highest one crossed, when one reading jumps over several), and a window that was at
+/// its limit starting afresh. What already fired is kept in `alerts-state.json` (0600) in the data
+/// directory, so that a restarted daemon does not say it again.
+///
+/// A window is in a new cycle when its reset time moved (by more than 2 minutes) or its use fell by
+/// 5 points or more (a redeemed reset credit empties it before its time).
+actor AlertMonitor {
+    /// What is remembered of one account's window.
+    struct WindowState: Codable, Equatable {
+        var resetsAt: Double?
+        var used: Double
+        /// The highest threshold fired in this cycle (0: none).
+        var fired: Double
+        /// Whether the window has been seen at its limit in this cycle.
+        var full: Bool
+    }
+
+    struct State: Codable, Equatable {
+        /// By `UUID:5h` or `UUID:weekly`.
+        var windows: [String: WindowState] = [:]
+        /// Accounts told to sign in again, until they are usable again.
+        var signInRequired: Set<String> = []
+        /// `UUID:window` → the reset time of the cycle whose credit was told of.
+        var creditsTold: [String: Double] = [:]
+    }
+
+    /// What a reading came to.
+    struct Observation: Equatable {
+        var events: [AlertEvent]
+        /// The windows that reached their limit with this reading (`5h`, `weekly`).
+        var reachedLimit: [String]
+    }
+
+    private let file: URL
+    private let thresholds: [Double]
+    private var state: State
+
+    /// A monitor remembering in `directory`; a state file that cannot be read starts afresh.
+    init(directory: URL, thresholds: [Double]) {
+        file = directory.appendingPathComponent("alerts-state.json")
+        self.thresholds = thresholds.sorted()
+        state = Self.read(file) ?? State()
+    }
+
+    /// The alerts a new reading of `account` calls for.
+    func observe(_ account: Account, _ snapshot: ChappieUsageLimitSnapshot, now: Date = Date()) -> Observation {
+        var observation = Observation(events: [], reachedLimit: [])
+        let before = state
+        for (name, window) in [("5h", snapshot.shortWindow), ("weekly", snapshot.longWindow)] {
+            guard let window else { continue }
+            let key = "\(account.uuid.uuidString.lowercased()):\(name)"
+            let used = window.usedPercent
+            let resets = window.resetsAt?.timeIntervalSince1970
+            let label = name == "5h" ? "5-hour" : "weekly"
+            var remembered = state.windows[key] ?? WindowState(resetsAt: resets, used: 0, fired: 0, full: false)
+            let moved = (remembered.resetsAt.flatMap { old in resets.map { abs($0 - old) > 120 } }) ?? false
+            if moved || used <= remembered.used - 5 {
+                if remembered.full, used < 100 {
+                    observation.events.append(
+                        AlertEvent(
+                            .reset, account: account.name.rawValue, window: name, usedPercent: used, resetsAt: window.resetsAt, at: now,
+                            message: "\(account.name)'s \(label) window, which was at its limit, started afresh (\(Int(used.rounded())) % used)"))
+                }
+                remembered = WindowState(resetsAt: resets, used: used, fired: 0, full: false)
+                state.creditsTold[key] = nil
+            }
+            if let crossed = thresholds.filter({ $0 > remembered.fired && used >= $0 }).max() {
+                remembered.fired = crossed
+                let resetText = window.resetsAt.map { "; it resets \($0.formatted(.iso8601))" } ?? ""
+                observation.events.append(
+                    AlertEvent(
+                        .threshold, account: account.name.rawValue, window: name, usedPercent: used, resetsAt: window.resetsAt, at: now,
+                        message:
+                            "\(account.name) has used \(Int(used.rounded())) % of its \(label) window (past \(Self.percent(crossed)) %)\(resetText)",
+                        threshold: crossed))
+            }
+            if used >= 100, !remembered.full {
+                remembered.full = true
+                observation.reachedLimit.append(name)
+            }
+            remembered.used = used
+            remembered.resetsAt = resets
+            state.windows[key] = remembered
+        }
+        if state != before { save() }
+        return observation
+    }
+
+    /// Whether a credit for this window's current cycle is still to be told of; noted as told.
+    func shouldTellOfCredit(_ account: Account, window: String) -> Bool {
+        let key = "\(account.uuid.uuidString.lowercased()):\(window)"
+        let cycle = state.windows[key]?.resetsAt ?? 0
+        guard state.creditsTold[key] != cycle else { return false }
+        state.creditsTold[key] = cycle
+        save()
+        return true
+    }
+
+    /// Whether the account's need of a sign-in is still to be told of (once, until it is usable again).
+    func shouldTellOfSignIn(_ account: Account) -> Bool {
+        let inserted = state.signInRequired.insert(account.uuid.uuidString.lowercased()).inserted
+        if inserted { save() }
+        return inserted
+    }
+
+    /// The account works again: a later need of a sign-in is told again.
+    func usable(_ account: Account) {
+        if state.signInRequired.remove(account.uuid.uuidString.lowercased()) != nil { save() }
+    }
+
+    private func save() {
+        guard let data = try? JSONEncoder().encode(state) else { return }
+        try? PrivateFile.write(SecretBytes(copying: data), to: file)
+    }
+
+    private static func read(_ file: URL) -> State? {
+        let descriptor = open(file.path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+        guard let data = try? handle.read(upToCount: 4 << 20) else { return nil }
+        return try? JSONDecoder().decode(State.self, from: data)
+    }
+
+    private static func percent(_ value: Double) -> String {
+        value == value.rounded() ? String(Int(value)) : String(value)
+    }
+}
