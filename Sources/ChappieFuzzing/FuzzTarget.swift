@@ -44,6 +44,8 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
     case accountCheck = "accounts-check"
     /// A `wham/rate-limit-reset-credits` list, and the same bytes as a redemption's answer.
     case resetCredits = "reset-credits"
+    /// A `wham/profiles/me` reply: the token history's days.
+    case profile = "profile"
     /// A command line (`--resume`, an alert command) split into words; re-quoted, it splits the same.
     case commandLine = "command-line"
 
@@ -204,6 +206,12 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
                 require(inRange(credit.expiresAt) && inRange(credit.grantedAt), "a credit's times are within 1970–9999")
             }
             _ = ResetCreditsService.outcome(data)
+        case .profile:
+            let days = DailyTokens.days(fromProfile: data) ?? []
+            require(days.allSatisfy { DailyTokens.day($0.day) == $0.day }, "every accepted day is a real YYYY-MM-DD")
+            require(days.allSatisfy { (0...DailyTokens.maximumPerDay).contains($0.tokens) }, "every count is within range")
+            require(Set(days.map(\.day)).count == days.count, "a day at most once")
+            require(zip(days, days.dropFirst()).allSatisfy { $0.day < $1.day }, "oldest first")
         case .commandLine:
             guard let words = try? CommandWords.split(String(decoding: data, as: UTF8.self)) else { break }
             require(!words.isEmpty, "an accepted line has a word")

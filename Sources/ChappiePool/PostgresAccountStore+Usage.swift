@@ -94,6 +94,46 @@ extension PostgresAccountStore {
         }
     }
 
+    package func recordDailyTokens(_ days: [(day: String, tokens: Int)], for account: Account, at date: Date) async throws(StoreError) {
+        try await database.write { connection in
+            for (day, tokens) in days {
+                try await connection.query(
+                    """
+                    INSERT INTO daily_tokens (account_id, day, tokens) VALUES (\(account.id), \(day), \(tokens))
+                    ON CONFLICT (account_id, day) DO UPDATE SET tokens = excluded.tokens
+                    """, logger: Self.logger)
+            }
+            try await connection.query(
+                """
+                INSERT INTO token_history_reads (account_id, read_at) VALUES (\(account.id), \(date.timeIntervalSince1970))
+                ON CONFLICT (account_id) DO UPDATE SET read_at = excluded.read_at
+                """, logger: Self.logger)
+        }
+    }
+
+    package func dailyTokens(since: String?, accounts: [Int64]?) async throws(StoreError) -> [DailyTokens] {
+        try await database.read { connection in
+            var found: [DailyTokens] = []
+            let filter = accounts.map { " AND account_id IN (\($0.isEmpty ? "NULL" : $0.map(String.init).joined(separator: ",")))" } ?? ""
+            let rows = try await connection.query(
+                "SELECT account_id, day, tokens FROM daily_tokens WHERE day >= \(since ?? "")\(unescaped: filter) ORDER BY account_id, day",
+                logger: Self.logger)
+            for try await (account, day, tokens) in rows.decode((Int64, String, Int64).self) {
+                found.append(DailyTokens(accountID: account, day: day, tokens: Int(tokens)))
+            }
+            return found
+        }
+    }
+
+    package func dailyTokensReadAt() async throws(StoreError) -> [Int64: Date] {
+        try await database.read { connection in
+            var read: [Int64: Date] = [:]
+            let rows = try await connection.query("SELECT account_id, read_at FROM token_history_reads", logger: Self.logger)
+            for try await (account, at) in rows.decode((Int64, Double).self) { read[account] = Date(timeIntervalSince1970: at) }
+            return read
+        }
+    }
+
     package func pruneUsage(olderThan date: Date) async throws(StoreError) -> Int {
         try await database.write { connection in
             var deleted = 0

@@ -34,6 +34,24 @@ struct DashboardTests {
         return (store, home)
     }
 
+    @Test("Each account's tokens per UTC day, the last 14 days, as bars")
+    func tokenBars() async throws {
+        let (store, home) = try await store()
+        defer { try? FileManager.default.removeItem(at: home) }
+        let ada = try await store.account(named: try AccountName("ada"))
+        let day = Date.ISO8601FormatStyle().year().month().day()
+        try await store.recordDailyTokens(
+            [
+                (now.addingTimeInterval(-20 * 86400).formatted(day), 999), (now.addingTimeInterval(-86400).formatted(day), 1200),
+                (now.formatted(day), 34),
+            ],
+            for: ada, at: now)
+        let page = try await Dashboard(store: store, timeZone: try #require(TimeZone(identifier: "UTC"))).page(now: now)
+        #expect(page.contains("Tokens per day (UTC), last 14 days: 1234"), "the day 20 days ago is not counted")
+        #expect(page.contains("<title>\(now.formatted(day)): 34 tokens</title>"))
+        #expect(page.components(separatedBy: "<rect class=\"tokens\"").count - 1 == 28, "14 bars for each of ada and bob")
+    }
+
     @Test("A chart per account and window with a point per reading of the last 7 days; hostile text escaped; no token; one script, the known one")
     func page() async throws {
         let (store, home) = try await store()

@@ -107,6 +107,12 @@ struct DecoderPropertyTests {
             return try fixtures("wham-reset-credits.json", "wham-reset-credits-consume.json") + [
                 Data(#"[{"id":"a","status":"available","expires_at":1795000000}]"#.utf8), Data(#"{"result":{"outcome":"no_credit"}}"#.utf8),
             ]
+        case .profile:
+            return try fixtures("wham-profiles-me.json") + [
+                Data(
+                    #"{"stats":{"daily_usage_buckets":[{"start_date":"2024-02-29T00:00:00Z","tokens":1e20},{"start_date":"2023-02-29","tokens":5}]}}"#
+                        .utf8)
+            ]
         case .commandLine:
             return [
                 Data(#"codex exec resume {session} "go on, \"now\"" 'it'\''s' a\ b"#.utf8), Data("notify-send 'chappie' \"$HOME\"\t\n".utf8),

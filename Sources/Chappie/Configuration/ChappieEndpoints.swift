@@ -85,6 +85,8 @@ public struct ChappieEndpoints: Sendable, Equatable {
     public var resetCreditsURL: URL { backend.appendingPathComponent("wham/rate-limit-reset-credits") }
     /// `POST …/wham/rate-limit-reset-credits/consume`: redeems one.
     public var consumeResetCreditURL: URL { backend.appendingPathComponent("wham/rate-limit-reset-credits/consume") }
+    /// `GET …/wham/profiles/me`: an account's tokens per day (docs/protocol.md §8.4).
+    public var profileURL: URL { backend.appendingPathComponent("wham/profiles/me") }
     /// Workspace routing discovery: where an account's Responses requests go.
     public var accountCheckURL: URL { backend.appendingPathComponent("wham/accounts/check") }
     /// The streaming Responses endpoint.

@@ -115,6 +115,12 @@ struct DaemonScheduler: Sendable {
         let results = await usage.pollAll(
             accounts, maxAge: .zero, concurrency: configuration.concurrency, tokenMargin: configuration.refreshMargin)
         await state.attemptedPolls()
+        // Tokens per day, at most hourly per account, for the accounts this daemon polls.
+        for (account, error) in await usage.readDueTokenHistories(
+            results.filter { $0.error == nil }.map(\.account), concurrency: configuration.concurrency)
+        {
+            logger.info("token history not read", metadata: ["account": "\(account.name)", "error": "\(error)"])
+        }
         for result in results where !result.cached {
             if let error = result.error {
                 if (error as? any ChappieRecoverableError)?.recovery == .signInAgain { await alerts?.signInRequired(result.account) }

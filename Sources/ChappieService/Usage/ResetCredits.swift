@@ -110,29 +110,7 @@ public struct ResetCreditsService: Sendable {
     /// and once more after a 401); a 429, a 5xx or no answer is `.unavailable`, another failure
     /// `.invalidInput`.
     private func send(_ account: Account, _ make: () -> ChappieHTTPRequest) async throws -> ChappieHTTPResponse {
-        let refresher = tokens.refresher(margin: .seconds(300))
-        var fresh = try await refresher.validCredentials(for: account)
-        func attempt(_ fresh: TokenRefresher.Fresh) async throws -> ChappieHTTPResponse {
-            var request = make()
-            request.authorize(as: fresh.account, token: fresh.credentials.accessToken, originator: tokens.oauth.endpoints.originator)
-            request.totalTimeout = .seconds(30)
-            do {
-                return try await http.execute(request)
-            } catch let error as ChappieHTTPClientError {
-                throw ServiceError(.unavailable, "the reset-credit endpoint: \(error.description)")
-            }
-        }
-        var response = try await attempt(fresh)
-        if response.status == 401 {
-            fresh = try await refresher.validCredentials(for: fresh.account, force: true)
-            response = try await attempt(fresh)
-        }
-        guard response.isSuccess else {
-            let passes = response.status == 429 || response.status >= 500
-            throw ServiceError(
-                passes ? .unavailable : .invalidInput, "the reset-credit endpoint answered HTTP \(response.status) for \(account.name)")
-        }
-        return response
+        try await tokens.send(for: account, over: http, to: "the reset-credit endpoint", make)
     }
 
     /// The list, bare or as `credits`; `nil` when it is neither. Entries without an id are skipped.

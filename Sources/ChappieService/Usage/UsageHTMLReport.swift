@@ -59,17 +59,26 @@ enum UsageHTMLReport {
     ///   - accounts: The accounts, in the order shown.
     ///   - since: The period's start (else the first reading's time); `until` its end (else `now`).
     ///   - timeZone: How times are written.
+    ///   - tokens: Add each account's tokens per UTC day as bars.
     static func render(
-        from store: any UsageLog, accounts: [Account], since: Date?, until: Date?, timeZone: TimeZone, now: Date = Date()
+        from store: any UsageLog, accounts: [Account], since: Date?, until: Date?, timeZone: TimeZone, tokens: Bool = false, now: Date = Date()
     ) async throws -> String {
-        render(
+        var daily: [Int64: [String: Int]]?
+        if tokens {
+            daily = [:]
+            for entry in try await store.dailyTokens(since: nil, accounts: accounts.map(\.id)) {
+                daily?[entry.accountID, default: [:]][entry.day] = entry.tokens
+            }
+        }
+        return render(
             accounts: accounts, series: try await gather(from: store, accounts: accounts, since: since, until: until),
-            since: since, until: until, timeZone: timeZone, now: now)
+            since: since, until: until, timeZone: timeZone, tokens: daily, now: now)
     }
 
-    /// The page, from each account's series.
+    /// The page, from each account's series (and tokens per day, by account, when given).
     static func render(
-        accounts: [Account], series: [Int64: AccountSeries], since: Date?, until: Date?, timeZone: TimeZone, now: Date = Date()
+        accounts: [Account], series: [Int64: AccountSeries], since: Date?, until: Date?, timeZone: TimeZone, tokens: [Int64: [String: Int]]? = nil,
+        now: Date = Date()
     ) -> String {
         let formatter = MinuteFormat.formatter(timeZone)
         let first = accounts.compactMap { account in
@@ -105,6 +114,14 @@ enum UsageHTMLReport {
                 body += "<figure>\n<figcaption>\(HTMLText.escaped(caption))</figcaption>\n"
                 body += chart(drawn[kind], account: account.name, kind: kind, axis: axis) + "\n</figure>\n"
             }
+            if let tokens {
+                let utc = Date.ISO8601FormatStyle().year().month().day()
+                let days = TokenBars.days(from: start.formatted(utc), to: end.formatted(utc))
+                let counts = tokens[account.id] ?? [:]
+                let total = days.reduce(0) { $0 + (counts[$1] ?? 0) }
+                body += "<figure>\n<figcaption>\(HTMLText.escaped("Tokens per day (UTC), \(TokenBars.short(total)) in all"))</figcaption>\n"
+                body += TokenBars.svg(counts, days: days, label: "\(account.name.rawValue): tokens per day") + "\n</figure>\n"
+            }
             body += "</section>\n"
         }
         return document(
@@ -133,6 +150,7 @@ enum UsageHTMLReport {
         svg.chart .point { fill: #2a6fdb; }
         svg.chart .reset { stroke: #d9822b; stroke-dasharray: 3 3; }
         svg.chart text { font-size: 10px; fill: #777; }
+        rect.tokens { fill: #2e9e6b; }
         \(style)
         </style>
         </head>

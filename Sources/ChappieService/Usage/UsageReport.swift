@@ -82,8 +82,11 @@ public struct UsageReport: Sendable {
     ///   - since: The first instant included; `until` the first excluded.
     ///   - grouping: Periods, or windows.
     ///   - timeZone: Where periods begin and end, and how times are written.
+    ///   - tokens: Add the `tokens` column (day and week rows only): the service's tokens per UTC
+    ///     day, a local day's row taking the UTC day of the same date; a day with tokens and no
+    ///     reading gets a row of its own.
     package static func build(
-        store: any UsageLog, accounts: [Account], since: Date?, until: Date?, grouping: Grouping, timeZone: TimeZone
+        store: any UsageLog, accounts: [Account], since: Date?, until: Date?, grouping: Grouping, timeZone: TimeZone, tokens: Bool = false
     ) async throws -> UsageReport {
         let byID = Dictionary(uniqueKeysWithValues: accounts.map { ($0.id, $0) })
         let ids = accounts.map(\.id)
@@ -133,29 +136,45 @@ public struct UsageReport: Sendable {
             since: since, until: until, accounts: ids, into: PeriodAccumulator(calendar: calendar, component: component)
         ) { accumulator, reading in accumulator.add(reading) }
         accumulated.close()
-        let periods = accumulated.periods
+        var periods = accumulated.periods
+        // Tokens by account and period start; a period with tokens and no reading is added, empty.
+        var tokenSums: [Int64: [Date: Int]] = [:]
+        if tokens {
+            var local = DateComponents()
+            local.hour = 12
+            for entry in try await store.dailyTokens(since: nil, accounts: ids) {
+                let parts = entry.day.split(separator: "-").compactMap { Int($0) }
+                guard parts.count == 3 else { continue }
+                (local.year, local.month, local.day) = (parts[0], parts[1], parts[2])
+                guard let noon = calendar.date(from: local), noon >= (since ?? .distantPast), noon < (until ?? .distantFuture),
+                    let interval = calendar.dateInterval(of: component, for: noon)
+                else { continue }
+                tokenSums[entry.accountID, default: [:]][interval.start, default: 0] += entry.tokens
+                if periods[entry.accountID]?[interval.start] == nil {
+                    periods[entry.accountID, default: [:]][interval.start] = PeriodAccumulator.Period(interval: interval)
+                }
+            }
+        }
         var rows: [(Date, String, [Cell])] = []
         for (accountID, byStart) in periods {
             guard let account = byID[accountID] else { continue }
             for period in byStart.values {
-                rows.append(
-                    (
-                        period.interval.start, account.name.rawValue,
-                        [
-                            .text(formatter.string(from: period.interval.start)), .text(formatter.string(from: period.interval.end)),
-                            .text(account.name.rawValue), account.info.email.map(Cell.text) ?? .empty,
-                            account.info.plan.map { .text($0.rawValue) } ?? .empty, .integer(period.samples),
-                            period.fivePeak.map(Cell.number) ?? .empty,
-                            period.fiveCount > 0 ? .number(period.fiveSum / Double(period.fiveCount)) : .empty,
-                            period.weekPeak.map(Cell.number) ?? .empty,
-                            period.weekCount > 0 ? .number(period.weekSum / Double(period.weekCount)) : .empty,
-                            .integer(period.reached), .integer(period.resets),
-                        ]
-                    ))
+                var cells: [Cell] = [
+                    .text(formatter.string(from: period.interval.start)), .text(formatter.string(from: period.interval.end)),
+                    .text(account.name.rawValue), account.info.email.map(Cell.text) ?? .empty,
+                    account.info.plan.map { .text($0.rawValue) } ?? .empty, .integer(period.samples),
+                    period.fivePeak.map(Cell.number) ?? .empty,
+                    period.fiveCount > 0 ? .number(period.fiveSum / Double(period.fiveCount)) : .empty,
+                    period.weekPeak.map(Cell.number) ?? .empty,
+                    period.weekCount > 0 ? .number(period.weekSum / Double(period.weekCount)) : .empty,
+                    .integer(period.reached), .integer(period.resets),
+                ]
+                if tokens { cells.append(tokenSums[accountID]?[period.interval.start].map(Cell.integer) ?? .empty) }
+                rows.append((period.interval.start, account.name.rawValue, cells))
             }
         }
         rows.sort { ($0.0, $0.1) < ($1.0, $1.1) }
-        return UsageReport(columns: periodColumns, rows: rows.map(\.2))
+        return UsageReport(columns: periodColumns + (tokens ? ["tokens"] : []), rows: rows.map(\.2))
     }
 
     /// The report as RFC 4180 CSV with a header row.

@@ -124,6 +124,46 @@ public struct UsageService: Sendable {
         }
     }
 
+    /// Reads an account's tokens per UTC day (`wham/profiles/me`) and stores them.
+    ///
+    /// - Throws: ``ServiceError`` when the reply is not a profile or its statistics are unavailable.
+    @discardableResult
+    public func readTokenHistory(_ account: Account) async throws -> [(day: String, tokens: Int)] {
+        let response = try await tokens.send(for: account, over: http, to: "the profile endpoint") {
+            ChappieHTTPRequest(url: tokens.oauth.endpoints.profileURL, headers: ["Accept": "application/json"])
+        }
+        guard let days = DailyTokens.days(fromProfile: response.body) else {
+            throw ServiceError(.unavailable, "the token history of \(account.name) could not be read (no daily_usage_buckets)")
+        }
+        try await store.recordDailyTokens(days, for: account, at: Date())
+        return days
+    }
+
+    /// The accounts whose token history was last read `every` or longer ago (or never).
+    public func tokenHistoryDue(_ accounts: [Account], every: Duration = .seconds(3600), now: Date = Date()) async throws -> [Account] {
+        let read = try await store.dailyTokensReadAt()
+        return accounts.filter { account in read[account.id].map { now.timeIntervalSince($0) >= Double(every.components.seconds) } ?? true }
+    }
+
+    /// Reads the token history of those of the accounts not read for an hour; the failures, by account.
+    @discardableResult
+    public func readDueTokenHistories(_ accounts: [Account], concurrency: Int = 8) async -> [(account: Account, error: any Error)] {
+        guard let due = try? await tokenHistoryDue(accounts) else { return [] }
+        return await boundedMap(due, concurrency: concurrency) { account -> (account: Account, error: any Error)? in
+            do {
+                try await readTokenHistory(account)
+                return nil
+            } catch {
+                return (account, error)
+            }
+        }.compactMap { $0 }
+    }
+
+    /// The tokens per UTC day of the accounts (all when empty) from `since` (`YYYY-MM-DD`).
+    public func dailyTokens(of accounts: [Account], since: String?) async throws -> [DailyTokens] {
+        try await store.dailyTokens(since: since, accounts: accounts.isEmpty ? nil : accounts.map(\.id))
+    }
+
     /// The usable account with the most headroom: among `ok` accounts, the lowest used percent of the
     /// binding window (the fuller of 5-hour and weekly), counting an account at or above its reserve as
     /// full; ties go to the earlier reset. Readings older than `maxAge` are refreshed first. The
@@ -173,16 +213,18 @@ public struct UsageService: Sendable {
 
     /// A report over the history (``UsageReport``).
     public func report(
-        of names: [AccountName], since: Date?, until: Date?, grouping: UsageReport.Grouping, timeZone: TimeZone
+        of names: [AccountName], since: Date?, until: Date?, grouping: UsageReport.Grouping, timeZone: TimeZone, tokens: Bool = false
     ) async throws -> UsageReport {
         try await UsageReport.build(
-            store: store, accounts: try await accounts(named: names), since: since, until: until, grouping: grouping, timeZone: timeZone)
+            store: store, accounts: try await accounts(named: names), since: since, until: until, grouping: grouping, timeZone: timeZone,
+            tokens: tokens)
     }
 
     /// The self-contained HTML report of these accounts (all when `names` is empty) over a period
     /// (``UsageHTMLReport``).
-    public func htmlReport(of names: [AccountName], since: Date?, until: Date?, timeZone: TimeZone) async throws -> String {
-        try await UsageHTMLReport.render(from: store, accounts: try await accounts(named: names), since: since, until: until, timeZone: timeZone)
+    public func htmlReport(of names: [AccountName], since: Date?, until: Date?, timeZone: TimeZone, tokens: Bool = false) async throws -> String {
+        try await UsageHTMLReport.render(
+            from: store, accounts: try await accounts(named: names), since: since, until: until, timeZone: timeZone, tokens: tokens)
     }
 
     /// Deletes readings older than `age` (by default the usage-retention setting, else 365 days).

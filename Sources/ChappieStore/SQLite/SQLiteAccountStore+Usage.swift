@@ -55,6 +55,44 @@ extension SQLiteAccountStore {
         }
     }
 
+    public func recordDailyTokens(_ days: [(day: String, tokens: Int)], for account: Account, at date: Date) async throws(StoreError) {
+        try await write { db in
+            for (day, tokens) in days {
+                try db.execute(
+                    sql: """
+                        INSERT INTO daily_tokens (account_id, day, tokens) VALUES (?, ?, ?)
+                        ON CONFLICT (account_id, day) DO UPDATE SET tokens = excluded.tokens
+                        """, arguments: [account.id, day, tokens])
+            }
+            try db.execute(
+                sql: """
+                    INSERT INTO token_history_reads (account_id, read_at) VALUES (?, ?)
+                    ON CONFLICT (account_id) DO UPDATE SET read_at = excluded.read_at
+                    """, arguments: [account.id, date.timeIntervalSince1970])
+        }
+    }
+
+    public func dailyTokens(since: String?, accounts: [Int64]?) async throws(StoreError) -> [DailyTokens] {
+        try await read { db in
+            var sql = "SELECT account_id, day, tokens FROM daily_tokens WHERE day >= ?"
+            var arguments: StatementArguments = [since ?? ""]
+            if let accounts {
+                sql += " AND account_id IN (\(accounts.map { _ in "?" }.joined(separator: ",")))"
+                arguments += StatementArguments(accounts)
+            }
+            return try Row.fetchAll(db, sql: sql + " ORDER BY account_id, day", arguments: arguments).map {
+                DailyTokens(accountID: $0[0], day: $0[1], tokens: $0[2])
+            }
+        }
+    }
+
+    public func dailyTokensReadAt() async throws(StoreError) -> [Int64: Date] {
+        try await read { db in
+            let rows = try Row.fetchAll(db, sql: "SELECT account_id, read_at FROM token_history_reads")
+            return Dictionary(uniqueKeysWithValues: rows.map { ($0[0] as Int64, Date(timeIntervalSince1970: $0[1] as Double)) })
+        }
+    }
+
     public func pruneUsage(olderThan date: Date) async throws(StoreError) -> Int {
         try await write { db in
             let deleted = try UsageSampleRecord.filter(UsageSampleRecord.Columns.observedAt < date.timeIntervalSince1970).deleteAll(db)

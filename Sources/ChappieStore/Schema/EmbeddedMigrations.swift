@@ -176,6 +176,23 @@ extension StoreSchema {
                     started_at TEXT    NOT NULL
                 );
                 """#),
+        Migration(
+            id: "0007_daily_tokens",
+            sql: #"""
+                -- Tokens each account used per UTC day, as the service's `wham/profiles/me` counts them
+                -- (`daily_usage_buckets`); a day's newest count replaces the one before. `token_history_reads`
+                -- says when each account's history was last read (Unix seconds), so that it is read at most hourly.
+                CREATE TABLE daily_tokens (
+                    account_id INTEGER NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+                    day        TEXT    NOT NULL,
+                    tokens     INTEGER NOT NULL CHECK (tokens >= 0),
+                    PRIMARY KEY (account_id, day)
+                );
+                CREATE TABLE token_history_reads (
+                    account_id INTEGER PRIMARY KEY REFERENCES accounts (id) ON DELETE CASCADE,
+                    read_at    REAL    NOT NULL
+                );
+                """#),
     ]
 
     /// Every migration of the team pool's PostgreSQL schema (migrations/postgres/), in order.
@@ -324,6 +341,24 @@ extension StoreSchema {
                     account_id BIGINT      PRIMARY KEY REFERENCES accounts (id) ON DELETE CASCADE,
                     machine    TEXT        NOT NULL,
                     until      TIMESTAMPTZ NOT NULL
+                );
+                """#),
+        Migration(
+            id: "0005_daily_tokens",
+            sql: #"""
+                -- Tokens each account used per UTC day, as the service's `wham/profiles/me` counts them
+                -- (`daily_usage_buckets`); a day's newest count replaces the one before. `token_history_reads`
+                -- says when each account's history was last read (Unix seconds), so that it is read at most
+                -- hourly per account, fleet-wide.
+                CREATE TABLE daily_tokens (
+                    account_id BIGINT NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+                    day        TEXT   NOT NULL,
+                    tokens     BIGINT NOT NULL CHECK (tokens >= 0),
+                    PRIMARY KEY (account_id, day)
+                );
+                CREATE TABLE token_history_reads (
+                    account_id BIGINT           PRIMARY KEY REFERENCES accounts (id) ON DELETE CASCADE,
+                    read_at    DOUBLE PRECISION NOT NULL
                 );
                 """#),
     ]

@@ -129,7 +129,9 @@ extension ChappieCommand.Usage {
     struct Poll: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "poll", abstract: "Poll accounts' usage now and store it (8 at a time).",
-            discussion: "Polls the named accounts (else $CHAPPIE_ACCOUNT's), or with --all every signed-in account.")
+            discussion:
+                "Polls the named accounts (else $CHAPPIE_ACCOUNT's), or with --all every signed-in account; also reads their tokens per day (wham/profiles/me) when that was last read an hour ago or more."
+        )
 
         @OptionGroup var accounts: AccountBatchOptions
         @OptionGroup var global: GlobalOptions
@@ -141,7 +143,12 @@ extension ChappieCommand.Usage {
             let accounts =
                 self.accounts.all ? try await service.accounts(named: []).filter { $0.status == .ok } : try await service.accounts(named: names)
             let concurrency = self.accounts.concurrency
-            let results = try await cancellingOnSignals { await service.pollAll(accounts, maxAge: .zero, concurrency: concurrency) }
+            let results = try await cancellingOnSignals {
+                let results = await service.pollAll(accounts, maxAge: .zero, concurrency: concurrency)
+                // Tokens per day too, at most hourly per account; a failure there fails no poll.
+                await service.readDueTokenHistories(results.filter { $0.error == nil }.map(\.account), concurrency: concurrency)
+                return results
+            }
             var codes: [Int32] = []
             for result in results {
                 if let error = result.error {
@@ -256,21 +263,25 @@ extension ChappieCommand.Usage {
         @Option(help: "Only this account (repeatable).", completion: .accountNames, transform: parseAccountName) var account: [AccountName] = []
         @Option(help: "csv, json, table or html (default: table on a terminal, else csv).") var format: ReportFormat?
         @Option(name: [.short, .long], help: "Write to this file instead of standard output.") var output: String?
+        @Flag(help: "Add tokens per day (the service's count, by UTC day) per account: a tokens column, or bars in html.") var tokens = false
         @OptionGroup var global: GlobalOptions
 
         func validate() throws {
             if format == .html, by != nil { throw ValidationError("--by is for the tables; --format html draws every reading, without grouping") }
+            if tokens, let by, ![.day, .week].contains(by) {
+                throw ValidationError("--tokens adds a column to day and week rows: use --by day or --by week")
+            }
         }
 
         func run() async throws {
             let (zone, (since, until)) = (try period.zone(), try period.period())
             if format == .html {
-                let page = try await global.services().usage.htmlReport(of: account, since: since, until: until, timeZone: zone)
+                let page = try await global.services().usage.htmlReport(of: account, since: since, until: until, timeZone: zone, tokens: tokens)
                 try write(page, to: output, options: try global.serviceOptions())
                 return
             }
             let report = try await global.services().usage.report(
-                of: account, since: since, until: until, grouping: (by ?? .day).grouping, timeZone: zone)
+                of: account, since: since, until: until, grouping: (by ?? .day).grouping, timeZone: zone, tokens: tokens)
             try emit(report, format: format?.tabular ?? (global.json ? .json : nil), to: output, options: try global.serviceOptions())
         }
     }

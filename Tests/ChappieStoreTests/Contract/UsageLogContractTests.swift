@@ -52,6 +52,29 @@ struct UsageLogContractTests {
         }
     }
 
+    @Test(
+        "Tokens per day: a day's newer count replaces the older; filtered by day and account; the read time is kept even with no day",
+        arguments: StoreBackend.allCases)
+    func dailyTokens(_ backend: StoreBackend) async throws {
+        try await backend.withStore { contract in
+            let store = try await contract.open()
+            let a = try await store.add(Identity("a@example.com", marker: "a"))
+            let b = try await store.add(Identity("b@example.com", marker: "b"))
+            try await store.recordDailyTokens([("2026-11-24", 10), ("2026-11-25", 2_234_567_890)], for: a, at: Self.base)
+            try await store.recordDailyTokens([("2026-11-25", 20), ("2026-11-26", 5)], for: a, at: Self.base.addingTimeInterval(3600))
+            try await store.recordDailyTokens([], for: b, at: Self.base)
+            #expect(
+                try await store.dailyTokens(since: nil, accounts: nil)
+                    == [
+                        DailyTokens(accountID: a.id, day: "2026-11-24", tokens: 10), DailyTokens(accountID: a.id, day: "2026-11-25", tokens: 20),
+                        DailyTokens(accountID: a.id, day: "2026-11-26", tokens: 5),
+                    ])
+            #expect(try await store.dailyTokens(since: "2026-11-25", accounts: [a.id]).map(\.day) == ["2026-11-25", "2026-11-26"])
+            #expect(try await store.dailyTokens(since: nil, accounts: [b.id]).isEmpty)
+            #expect(try await store.dailyTokensReadAt() == [a.id: Self.base.addingTimeInterval(3600), b.id: Self.base])
+        }
+    }
+
     @Test("Pruning deletes readings before a time and says how many", arguments: StoreBackend.allCases)
     func prune(_ backend: StoreBackend) async throws {
         try await backend.withStore { contract in

@@ -23,6 +23,14 @@ package protocol UsageLog: Sendable {
     func usageByMachine(since: Date?, until: Date?, accounts: [Int64]?) async throws(StoreError) -> [UsageMachineSummary]
     /// Every observed 5-hour and weekly window (by reset time) of the accounts, with its peak use.
     func usageWindows(since: Date?, until: Date?, accounts: [Int64]?) async throws(StoreError) -> [UsageWindowSummary]
+    /// Stores an account's tokens per UTC day as the service reported them: each day's count
+    /// replaces the one stored before, and all are marked read at `date`.
+    func recordDailyTokens(_ days: [(day: String, tokens: Int)], for account: Account, at date: Date) async throws(StoreError)
+    /// The tokens per day of the accounts (all when `nil`) from the day `since` (`YYYY-MM-DD`, or
+    /// all), by account, then day.
+    func dailyTokens(since: String?, accounts: [Int64]?) async throws(StoreError) -> [DailyTokens]
+    /// When each account's tokens per day were last read, by account id.
+    func dailyTokensReadAt() async throws(StoreError) -> [Int64: Date]
 }
 
 extension UsageLog {
