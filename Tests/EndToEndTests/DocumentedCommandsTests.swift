@@ -153,6 +153,46 @@ struct DocumentedCommandsTests {
         #expect(!FileManager.default.fileExists(atPath: scratch.appendingPathComponent("chappie.sqlite").path))
     }
 
+    @Test(
+        "The examples of guard, bind, prompt, credits, exec and lease --failover, the alert settings and usage report --tokens run against the emulator"
+    )
+    func newerExamplesRun() async throws {
+        let examples = try ["cli.md", "operations.md"].flatMap {
+            try Self.examples(in: Self.root.appendingPathComponent("docs").appendingPathComponent($0))
+        }
+        .filter { example in
+            let words = example.words
+            return ["guard", "bind", "unbind", "prompt", "credits"].contains(words.first ?? "") || words.contains("--failover")
+                || words.contains("--tokens") || (words.starts(with: ["config", "set"]) && words.dropFirst(2).first?.hasPrefix("alert-") == true)
+        }
+        #expect(examples.count >= 12, "\(examples)")
+        #expect(examples.contains { $0.words.contains("--failover") } && examples.contains { $0.words.first == "guard" })
+        let testbed = try await ChappieTestbed.start()
+        try await whileRunning(testbed) {
+            for name in ["work", "home"] { #expect(try await testbed.chappie(["accounts", "add", name]).status == 0) }
+            // Stand-ins for the programs the examples run: they succeed.
+            // The examples run in a directory of their own, outside the data directory (reports are written there).
+            let scratch = try TestTokens.temporaryDirectory("chappie-docs-run")
+            defer { try? FileManager.default.removeItem(at: scratch) }
+            let bin = scratch.appendingPathComponent(".bin")
+            try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+            for program in ["codex", "my-agent"] {
+                let file = bin.appendingPathComponent(program)
+                try Data("#!/bin/sh\nexit 0\n".utf8).write(to: file)
+                chmod(file.path, 0o755)
+            }
+            let path = bin.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+            var failed: [String] = []
+            for example in examples {
+                let result = try await testbed.chappie(example.words, environment: ["PATH": path], directory: scratch)
+                // 0, or 1 where the example's outcome depends on the account (nothing to redeem).
+                let allowed: Set<Int32> = example.words.starts(with: ["credits", "redeem"]) ? [0, 1] : [0]
+                if !allowed.contains(result.status) { failed.append("\(example) → \(result.status): \(result.stderr.prefix(300))") }
+            }
+            #expect(failed.isEmpty, "\(failed.joined(separator: "\n"))")
+        }
+    }
+
     @Test("The README's short path runs against the emulator as written: sign in, switch, and Codex's home holds the account")
     func shortPathRuns() async throws {
         let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
