@@ -13,8 +13,9 @@ struct IdentityEndToEndTests {
             #expect(try await testbed.chappie(["ask", "--transport", "websocket", "hello"]).status == 0)
             #expect(try await testbed.chappie(["ask", "--transport", "sse", "hello"]).status == 0)
             var stats = try await testbed.control("/_emulator/stats")
-            // A poll; and for each ask, the workspace discovery and the turn (an upgrade, a POST).
-            #expect(stats.int("originators", "chappie") == 5)
+            // A poll and the token history it reads; and for each ask, the workspace discovery and the
+            // turn (an upgrade, a POST).
+            #expect(stats.int("originators", "chappie") == 6)
             #expect(stats.int("originators", "codex_cli_rs") == nil)
             #expect((stats.int("user_agents", "chappie/0.1.0") ?? 0) >= 5)
             #expect(stats.int("user_agents", "codex_cli_rs") == nil)
@@ -26,10 +27,11 @@ struct IdentityEndToEndTests {
             #expect(try await testbed.chappie(["config", "get", "originator"]).stdout == "my-harness\n")
             #expect(try await testbed.chappie(["usage", "poll", "work"]).status == 0)
             stats = try await testbed.control("/_emulator/stats")
+            // The token history is read at most hourly: these polls are one request each.
             #expect(stats.int("originators", "my-harness") == 1)
             #expect(try await testbed.chappie(["config", "unset", "originator"]).status == 0)
             #expect(try await testbed.chappie(["usage", "poll", "work"]).status == 0)
-            #expect(try await testbed.control("/_emulator/stats").int("originators", "chappie") == 6)
+            #expect(try await testbed.control("/_emulator/stats").int("originators", "chappie") == 7)
         }
     }
 

@@ -75,8 +75,9 @@ actor AlertMonitor {
                 observation.events.append(
                     AlertEvent(
                         .threshold, account: account.name.rawValue, window: name, usedPercent: used, resetsAt: window.resetsAt, at: now,
-                        message:
-                            "\(account.name) has used \(Int(used.rounded())) % of its \(label) window (past \(Self.percent(crossed)) %)\(resetText)",
+                        message: crossed >= 100
+                            ? "\(account.name) reached the limit of its \(label) window (\(Int(used.rounded())) %)\(resetText)"
+                            : "\(account.name) has used \(Int(used.rounded())) % of its \(label) window (past \(Self.percent(crossed)) %)\(resetText)",
                         threshold: crossed))
             }
             if used >= 100, !remembered.full {
