@@ -276,7 +276,6 @@ set_usage "$a_id" '{"five_hour_used_percent": 20, "weekly_used_percent": 20, "li
 set_usage "$b_id" '{"five_hour_used_percent": 5, "weekly_used_percent": 5}'
 http -o /dev/null -X POST -d '{"name": "chappie_probe", "rounds": 1}' "$address/_emulator/tools/script"
 b_used=$(five_hour_used "$b_id")
-redemptions=$(stats 'd["refresh"]["redemptions"]')
 logs=("$work/failover.err" "$work/failover.out" "$emulator_log")
 rc=0
 timeout 300 env -u OPENAI_API_KEY -u CODEX_API_KEY -u CODEX_ACCESS_TOKEN HOME="$work/codex-user" \

@@ -7,11 +7,18 @@ import Testing
 
 @Suite("Alert rules: thresholds once per cycle, resets, what is remembered, which webhooks are allowed")
 struct AlertRulesTests {
-    private let account = Account(
-        id: 1, uuid: UUID(), name: try! AccountName("work"),
-        info: ChappieAccountInfo(email: "w@example.com", userID: "u", accountID: "a", plan: .plus),
-        status: .ok, accessTokenExpiresAt: nil, lastRefreshAt: nil, lastError: nil, codexHome: nil, reservePercent: nil, createdAt: Date(),
-        updatedAt: Date(), isActive: true)
+    private let uuid = UUID()
+
+    /// One account, the same (by its UUID) at every read.
+    private var account: Account {
+        get throws {
+            Account(
+                id: 1, uuid: uuid, name: try AccountName("work"),
+                info: ChappieAccountInfo(email: "w@example.com", userID: "u", accountID: "a", plan: .plus), status: .ok,
+                accessTokenExpiresAt: nil, lastRefreshAt: nil, lastError: nil, codexHome: nil, reservePercent: nil, createdAt: Date(),
+                updatedAt: Date(), isActive: true)
+        }
+    }
 
     private func reading(_ used: Double, weekly: Double = 10, resetsAt: Date) -> ChappieUsageLimitSnapshot {
         ChappieUsageLimitSnapshot(
@@ -25,27 +32,30 @@ struct AlertRulesTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let cycle = Date(timeIntervalSince1970: 1_800_000_000)
         let monitor = AlertMonitor(directory: directory, thresholds: [80, 95, 100])
-        #expect(await monitor.observe(account, reading(50, resetsAt: cycle)).events.isEmpty)
-        let jump = await monitor.observe(account, reading(97, resetsAt: cycle))
+        #expect(await monitor.observe(try account, reading(50, resetsAt: cycle)).events.isEmpty)
+        let jump = await monitor.observe(try account, reading(97, resetsAt: cycle))
         #expect(jump.events.map { $0.threshold } == [95])
         #expect(jump.events.first?.message == "work has used 97 % of its 5-hour window (past 95 %); it resets \(cycle.formatted(.iso8601))")
-        #expect(await monitor.observe(account, reading(98, resetsAt: cycle)).events.isEmpty)
+        #expect(await monitor.observe(try account, reading(98, resetsAt: cycle)).events.isEmpty)
 
         let restarted = AlertMonitor(directory: directory, thresholds: [80, 95, 100])
         #expect(
-            await restarted.observe(account, reading(96, resetsAt: cycle.addingTimeInterval(30))).events.isEmpty,
+            await restarted.observe(try account, reading(96, resetsAt: cycle.addingTimeInterval(30))).events.isEmpty,
             "a reset time that jitters is the same cycle")
-        let full = await restarted.observe(account, reading(100, resetsAt: cycle))
+        let full = await restarted.observe(try account, reading(100, resetsAt: cycle))
         #expect(full.events.map { $0.threshold } == [100])
-        #expect(full.reachedLimit == ["5h"])
-        #expect(await restarted.shouldTellOfCredit(account, window: "5h"))
-        #expect(await !restarted.shouldTellOfCredit(account, window: "5h"))
+        #expect(full.reachedLimit == ["5h"] && full.atLimit == ["5h"])
+        #expect(await restarted.observe(try account, reading(100, resetsAt: cycle)).reachedLimit.isEmpty, "reached once per cycle")
+        #expect(await !restarted.redeemedThisCycle(try account, window: "5h"))
+        await restarted.noteRedeemed(try account, window: "5h")
+        #expect(await restarted.redeemedThisCycle(try account, window: "5h"))
 
         let next = cycle.addingTimeInterval(18_000)
-        let reset = await restarted.observe(account, reading(3, resetsAt: next))
+        let reset = await restarted.observe(try account, reading(3, resetsAt: next))
         #expect(reset.events.map { $0.event } == [AlertEvent.Kind.reset])
+        #expect(await !restarted.redeemedThisCycle(try account, window: "5h"), "a new cycle may redeem again")
         #expect(reset.events.first?.usedPercent == 3)
-        #expect(await restarted.observe(account, reading(81, resetsAt: next)).events.map { $0.threshold } == [80])
+        #expect(await restarted.observe(try account, reading(81, resetsAt: next)).events.map { $0.threshold } == [80])
     }
 
     @Test("Use falling by 5 points within a cycle (a redeemed credit) starts it afresh")
@@ -54,9 +64,9 @@ struct AlertRulesTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let cycle = Date(timeIntervalSince1970: 1_800_000_000)
         let monitor = AlertMonitor(directory: directory, thresholds: [80])
-        _ = await monitor.observe(account, reading(100, resetsAt: cycle))
-        #expect(await monitor.observe(account, reading(0, resetsAt: cycle)).events.map { $0.event } == [AlertEvent.Kind.reset])
-        #expect(await monitor.observe(account, reading(90, resetsAt: cycle)).events.map { $0.event } == [AlertEvent.Kind.threshold])
+        _ = await monitor.observe(try account, reading(100, resetsAt: cycle))
+        #expect(await monitor.observe(try account, reading(0, resetsAt: cycle)).events.map { $0.event } == [AlertEvent.Kind.reset])
+        #expect(await monitor.observe(try account, reading(90, resetsAt: cycle)).events.map { $0.event } == [AlertEvent.Kind.threshold])
     }
 
     @Test("Sign-in is told once until the account works again; a damaged state file starts afresh")
@@ -65,10 +75,10 @@ struct AlertRulesTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         try Data("{not json".utf8).write(to: directory.appendingPathComponent("alerts-state.json"))
         let monitor = AlertMonitor(directory: directory, thresholds: [80])
-        #expect(await monitor.shouldTellOfSignIn(account))
-        #expect(await !monitor.shouldTellOfSignIn(account))
-        await monitor.usable(account)
-        #expect(await monitor.shouldTellOfSignIn(account))
+        #expect(await monitor.shouldTellOfSignIn(try account))
+        #expect(await !monitor.shouldTellOfSignIn(try account))
+        await monitor.usable(try account)
+        #expect(await monitor.shouldTellOfSignIn(try account))
     }
 
     @Test("Webhooks: https, or http on loopback; shown without path or query")
@@ -79,8 +89,8 @@ struct AlertRulesTests {
         for bad in ["http://10.0.0.2/h", "ftp://example.com/", "not a url", "http://127.0.0.1.example.com/h", "file:///etc/passwd"] {
             #expect(throws: ServiceError.self) { try AlertTargets.webhook(bad) }
         }
-        #expect(AlertTargets.redacted(URL(string: "https://hooks.slack.com/services/T0/B0/secret")!) == "https://hooks.slack.com/…")
-        #expect(AlertTargets.redacted(URL(string: "http://127.0.0.1:9/?topic=x")!) == "http://127.0.0.1:9/…")
+        #expect(AlertTargets.redacted(try #require(URL(string: "https://hooks.slack.com/services/T0/B0/secret"))) == "https://hooks.slack.com/…")
+        #expect(AlertTargets.redacted(try #require(URL(string: "http://127.0.0.1:9/?topic=x"))) == "http://127.0.0.1:9/…")
         #expect(try AlertTargets.thresholds("100, 80,95,80") == [80, 95, 100])
         for bad in ["", "80,", "0", "101", "8e1", "-5", "nan"] { #expect(throws: ServiceError.self) { try AlertTargets.thresholds(bad) } }
     }

@@ -147,6 +147,42 @@ struct FailoverEndToEndTests {
         }
     }
 
+    @Test("SIGTERM reaches the running job and no failover follows; a reserve is not the limit")
+    func signalsAndReserve() async throws {
+        let testbed = try await ChappieTestbed.start()
+        try await whileRunning(testbed) {
+            let bench = try await Bench.start(testbed)
+            defer { try? FileManager.default.removeItem(at: bench.files) }
+            // a at its limit; the job waits (bounded) for SIGTERM, then fails as a job at its limit would.
+            try await bench.usage("a", #"{"five_hour_used_percent":100}"#)
+            let started = bench.files.appendingPathComponent("started")
+            let job =
+                "trap 'echo got TERM >> \(bench.files.path)/log; exit 1' TERM; touch \(started.path); i=0; while [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done"
+            let stderr = bench.files.appendingPathComponent("stderr")
+            _ = FileManager.default.createFile(atPath: stderr.path, contents: nil)
+            let handle = try FileHandle(forWritingTo: stderr)
+            let chappie = try ChildProcess(
+                try BuiltProducts.executable("chappie"),
+                ["exec", "--failover", "--resume", bench.resume, "a"] + testbed.service + ["--", "sh", "-c", job],
+                environment: ["HOME": testbed.userHome.path], directory: bench.files, stderr: .descriptor(handle.fileDescriptor))
+            try handle.close()
+            for _ in 0..<600 where !FileManager.default.fileExists(atPath: started.path) { try await Task.sleep(for: .milliseconds(50)) }
+            kill(chappie.processIdentifier, SIGTERM)
+            await chappie.waitUntilExit()
+            let said = try String(contentsOf: stderr, encoding: .utf8)
+            #expect(await chappie.terminationStatus == 1, "\(said)")
+            #expect(bench.log == "got TERM\n")
+            #expect(said.contains("chappie: the job exited 1 after chappie was asked to stop (signal 15); no failover"), "\(said)")
+
+            // b with a reserve of 50 at 60 %: chappie's reserve, not the service's limit.
+            #expect(try await testbed.chappie(["accounts", "set", "b", "--reserve", "50"]).status == 0)
+            try await bench.usage("b", #"{"five_hour_used_percent":60}"#)
+            let reserved = try await testbed.chappie(["exec", "--failover", "--resume", bench.resume, "b", "--", "sh", "-c", "exit 1"])
+            #expect(reserved.status == 1)
+            #expect(reserved.stderr.contains("the job exited 1 with b not at its limit; no failover"), "\(reserved.stderr)")
+        }
+    }
+
     @Test("--failover refuses, before anything runs, what it could not resume")
     func refusals() async throws {
         let testbed = try await ChappieTestbed.start()

@@ -20,6 +20,8 @@ struct TokenHistoryEndToEndTests {
         let testbed = try await ChappieTestbed.start()
         try await whileRunning(testbed) {
             for name in ["a", "b"] { #expect(try await testbed.chappie(["accounts", "add", name]).status == 0) }
+            // The UTC day the turns fall on (taken before them: a test that crosses midnight fails, never passes wrongly).
+            let today = Date().formatted(Date.ISO8601FormatStyle().year().month().day())
             let a = try await ask(testbed, "a", "hello there") + (try await ask(testbed, "a", "and a longer second question"))
             let b = try await ask(testbed, "b", "hi")
             #expect(try await testbed.chappie(["usage", "poll", "--all"]).status == 0)
@@ -29,7 +31,6 @@ struct TokenHistoryEndToEndTests {
             #expect(try await testbed.chappie(["usage", "poll", "--all"]).status == 0)
             #expect(try await reads() == 2, "read at most hourly per account")
 
-            let today = Date().formatted(Date.ISO8601FormatStyle().year().month().day())
             let json = try await testbed.chappie(["usage", "report", "--tokens", "--tz", "UTC", "--json"])
             #expect(json.status == 0, "\(json.stderr)")
             let rows = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])
@@ -56,7 +57,10 @@ struct TokenHistoryEndToEndTests {
             let c = try await ask(testbed, "c", "from c")
             let daemon = try testbed.startDaemon(["--poll-interval", "1s"])
             try await testbed.waitForSocket()
-            for _ in 0..<300 where try await reads() < 3 { try await Task.sleep(for: .milliseconds(100)) }
+            for _ in 0..<300 {
+                if try await reads() >= 3 { break }
+                try await Task.sleep(for: .milliseconds(100))
+            }
             #expect(await testbed.stop(daemon) == 0)
             #expect(try await reads() == 3, "only c's history was due")
             let again = try await testbed.chappie(["usage", "report", "--tokens", "--tz", "UTC", "--json", "--account", "c"])

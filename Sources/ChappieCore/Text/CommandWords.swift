@@ -32,17 +32,19 @@ public enum CommandWords {
     /// The words of `line`: at least one.
     public static func split(_ line: String) throws(Problem) -> [String] {
         var words: [String] = []
-        var word = ""
+        var word = String.UnicodeScalarView()
         // A word has begun even when it is still empty: `''` is an empty argument.
         var inWord = false
-        var characters = line.makeIterator()
+        // Scalars, not characters: a quote or a blank followed by a combining mark is still a quote
+        // or a blank.
+        var characters = line.unicodeScalars.makeIterator()
         while let character = characters.next() {
             switch character {
             case "\0":
                 throw .nulCharacter
-            case " ", "\t", "\n", "\r\n", "\r":
-                if inWord { words.append(word) }
-                word = ""
+            case " ", "\t", "\n", "\r":
+                if inWord { words.append(String(word)) }
+                word = String.UnicodeScalarView()
                 inWord = false
             case "'":
                 inWord = true
@@ -77,7 +79,7 @@ public enum CommandWords {
                 word.append(character)
             }
         }
-        if inWord { words.append(word) }
+        if inWord { words.append(String(word)) }
         guard !words.isEmpty else { throw .empty }
         return words
     }

@@ -512,11 +512,12 @@ actor EmulatorState {
         accountID: String, fiveHour: Double?, weekly: Double?, plan: String?, codexIncluded: Bool?, limitAfterTurns: Int? = nil
     ) -> EmulatedAccount? {
         guard var account = accounts[accountID] else { return nil }
+        if let fiveHour { account.fiveHour.usedPercent = max(0, min(100, fiveHour)) }
+        // After the use given: `limit_after_turns: 0` fills the window whatever else is set.
         if let limitAfterTurns {
             account.turnsBeforeLimit = limitAfterTurns
             if limitAfterTurns == 0 { account.fiveHour.usedPercent = 100 }
         }
-        if let fiveHour { account.fiveHour.usedPercent = max(0, min(100, fiveHour)) }
         if let weekly { account.weekly.usedPercent = max(0, min(100, weekly)) }
         if let plan { account.plan = plan }
         if let codexIncluded { account.codexIncluded = codexIncluded }

@@ -8,7 +8,7 @@ package import Logging
 ///
 /// A webhook gets a JSON `POST` (``AlertEvent/json``); any 2xx is delivered. Anything else, or no
 /// answer within 10 seconds, is tried again after `retryDelay`, doubling, up to ``retries`` times
-/// (with the default 10 s: within about 5 minutes, well inside 10). The command is run once, with
+/// (with the default 10 s: waits of 310 s, and at most 6 × 10 s of attempts, about 6 minutes in all). The command is run once, with
 /// no shell, the event on its standard input; it has 30 seconds. A delivery that fails for good
 /// is logged (the webhook redacted) and counted.
 package struct AlertDispatcher: Sendable {

@@ -1,6 +1,7 @@
 import ChappieCore
 import ChappieVault
 import Foundation
+import Synchronization
 
 /// Which alerts each reading calls for: a window's use going up past a threshold (once per window
 /// cycle: the highest one crossed, when one reading jumps over several), and a window that was at
@@ -25,8 +26,8 @@ actor AlertMonitor {
         var windows: [String: WindowState] = [:]
         /// Accounts told to sign in again, until they are usable again.
         var signInRequired: Set<String> = []
-        /// `UUID:window` → the reset time of the cycle whose credit was told of.
-        var creditsTold: [String: Double] = [:]
+        /// `UUID:window` → the reset time of the cycle in which a credit was redeemed (`--auto-redeem`).
+        var redeemed: [String: Double] = [:]
     }
 
     /// What a reading came to.
@@ -34,6 +35,8 @@ actor AlertMonitor {
         var events: [AlertEvent]
         /// The windows that reached their limit with this reading (`5h`, `weekly`).
         var reachedLimit: [String]
+        /// The windows at their limit now, whenever they reached it.
+        var atLimit: [String]
     }
 
     private let file: URL
@@ -49,7 +52,7 @@ actor AlertMonitor {
 
     /// The alerts a new reading of `account` calls for.
     func observe(_ account: Account, _ snapshot: ChappieUsageLimitSnapshot, now: Date = Date()) -> Observation {
-        var observation = Observation(events: [], reachedLimit: [])
+        var observation = Observation(events: [], reachedLimit: [], atLimit: [])
         let before = state
         for (name, window) in [("5h", snapshot.shortWindow), ("weekly", snapshot.longWindow)] {
             guard let window else { continue }
@@ -67,7 +70,7 @@ actor AlertMonitor {
                             message: "\(account.name)'s \(label) window, which was at its limit, started afresh (\(Int(used.rounded())) % used)"))
                 }
                 remembered = WindowState(resetsAt: resets, used: used, fired: 0, full: false)
-                state.creditsTold[key] = nil
+                state.redeemed[key] = nil
             }
             if let crossed = thresholds.filter({ $0 > remembered.fired && used >= $0 }).max() {
                 remembered.fired = crossed
@@ -84,6 +87,7 @@ actor AlertMonitor {
                 remembered.full = true
                 observation.reachedLimit.append(name)
             }
+            if used >= 100 { observation.atLimit.append(name) }
             remembered.used = used
             remembered.resetsAt = resets
             state.windows[key] = remembered
@@ -92,14 +96,17 @@ actor AlertMonitor {
         return observation
     }
 
-    /// Whether a credit for this window's current cycle is still to be told of; noted as told.
-    func shouldTellOfCredit(_ account: Account, window: String) -> Bool {
+    /// Whether a credit was redeemed in this window's current cycle.
+    func redeemedThisCycle(_ account: Account, window: String) -> Bool {
         let key = "\(account.uuid.uuidString.lowercased()):\(window)"
-        let cycle = state.windows[key]?.resetsAt ?? 0
-        guard state.creditsTold[key] != cycle else { return false }
-        state.creditsTold[key] = cycle
+        return state.redeemed[key] != nil && state.redeemed[key] == state.windows[key]?.resetsAt ?? 0
+    }
+
+    /// A credit was redeemed for this window's current cycle: no other is, until the next.
+    func noteRedeemed(_ account: Account, window: String) {
+        let key = "\(account.uuid.uuidString.lowercased()):\(window)"
+        state.redeemed[key] = state.windows[key]?.resetsAt ?? 0
         save()
-        return true
     }
 
     /// Whether the account's need of a sign-in is still to be told of (once, until it is usable again).
@@ -114,10 +121,18 @@ actor AlertMonitor {
         if state.signInRequired.remove(account.uuid.uuidString.lowercased()) != nil { save() }
     }
 
+    /// Writes what was fired; a failed write means a restarted daemon may say something again.
     private func save() {
         guard let data = try? JSONEncoder().encode(state) else { return }
-        try? PrivateFile.write(SecretBytes(copying: data), to: file)
+        do {
+            try PrivateFile.write(SecretBytes(copying: data), to: file)
+        } catch {
+            saveFailures.add(1, ordering: .relaxed)
+        }
     }
+
+    /// Writes of the state that failed (the daemon logs them).
+    nonisolated let saveFailures = Atomic<Int>(0)
 
     private static func read(_ file: URL) -> State? {
         let descriptor = open(file.path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)

@@ -2,6 +2,7 @@ import ChappieCore
 import ChappieStore
 import Foundation
 import Logging
+import Synchronization
 
 /// The daemon's alerts and banked resets: after each poll it made (on a team pool, only the
 /// daemon that polled an account alerts for it), after a refresh that needs a sign-in, and after
@@ -15,12 +16,24 @@ struct DaemonAlerts: Sendable {
     let autoRedeem: Bool
     let logger: Logger
 
-    /// A reading this daemon polled.
+    /// A reading this daemon polled. A window that reached its limit and has a banked credit is
+    /// told of (`credit_available`), unless `--auto-redeem` redeems one: tried at every poll while
+    /// the window stays at its limit, until one redemption of the cycle works.
     func polled(_ account: Account, _ snapshot: ChappieUsageLimitSnapshot) async {
         await monitor.usable(account)
         let observation = await monitor.observe(account, snapshot)
         for event in observation.events { dispatcher?.send(event) }
-        guard let window = observation.reachedLimit.first, dispatcher != nil || autoRedeem else { return }
+        if monitor.saveFailures.exchange(0, ordering: .relaxed) > 0 {
+            logger.warning("cannot write alerts-state.json in the data directory: a restarted daemon may repeat an alert")
+        }
+        let window: String
+        if autoRedeem, let full = observation.atLimit.first, await !monitor.redeemedThisCycle(account, window: full) {
+            window = full
+        } else if !autoRedeem, dispatcher != nil, let reached = observation.reachedLimit.first {
+            window = reached
+        } else {
+            return
+        }
         let available: [ResetCreditsService.Credit]
         do {
             available = try await credits.list(account).filter { $0.isAvailable() }
@@ -29,22 +42,27 @@ struct DaemonAlerts: Sendable {
             return
         }
         guard !available.isEmpty else { return }
+        if autoRedeem {
+            do {
+                let outcome = try await credits.redeem(account)
+                // Once the service has answered for this cycle, it is not asked again in it.
+                if outcome != .nothingToReset { await monitor.noteRedeemed(account, window: window) }
+                logger.notice("redeemed a reset credit (--auto-redeem)", metadata: ["account": "\(account.name)", "outcome": "\(outcome.rawValue)"])
+                return
+            } catch {
+                logger.warning(
+                    "redeeming a reset credit failed; tried again at the next poll", metadata: ["account": "\(account.name)", "error": "\(error)"])
+            }
+        }
+        // Told once per cycle, when the window reaches its limit (with --auto-redeem: when redeeming failed then).
+        guard observation.reachedLimit.contains(window) else { return }
         let binding = window == "5h" ? snapshot.shortWindow : snapshot.longWindow
-        if dispatcher != nil, await monitor.shouldTellOfCredit(account, window: window) {
-            dispatcher?.send(
-                AlertEvent(
-                    .creditAvailable, account: account.name.rawValue, window: window, usedPercent: binding?.usedPercent, resetsAt: binding?.resetsAt,
-                    message:
-                        "\(account.name) is at its limit and has \(available.count) banked reset credit\(available.count == 1 ? "" : "s"): chappie credits redeem \(account.name)"
-                ))
-        }
-        guard autoRedeem else { return }
-        do {
-            let outcome = try await credits.redeem(account)
-            logger.notice("redeemed a reset credit (--auto-redeem)", metadata: ["account": "\(account.name)", "outcome": "\(outcome.rawValue)"])
-        } catch {
-            logger.warning("redeeming a reset credit failed", metadata: ["account": "\(account.name)", "error": "\(error)"])
-        }
+        dispatcher?.send(
+            AlertEvent(
+                .creditAvailable, account: account.name.rawValue, window: window, usedPercent: binding?.usedPercent, resetsAt: binding?.resetsAt,
+                message:
+                    "\(account.name) is at its limit and has \(available.count) banked reset credit\(available.count == 1 ? "" : "s"): chappie credits redeem \(account.name)"
+            ))
     }
 
     /// A refresh or poll that found the account must be signed in again.

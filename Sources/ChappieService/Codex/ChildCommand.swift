@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A command chappie starts and stays the parent of (`lease run`, `exec --failover`), rather than
 /// replacing itself with it as plain `exec` does.
@@ -70,10 +71,53 @@ enum ChildCommand {
         await withCheckedContinuation { continuation in
             Thread {
                 var status: Int32 = 0
-                while waitpid(child, &status, 0) < 0, errno == EINTR {}
+                var result = waitpid(child, &status, 0)
+                while result < 0, errno == EINTR { result = waitpid(child, &status, 0) }
+                // Not reaped (ECHILD: SIGCHLD ignored by whoever started chappie): not a success.
+                guard result == child else { return continuation.resume(returning: .exited(1)) }
                 let signalled = status & 0x7f
                 continuation.resume(returning: signalled == 0 ? .exited((status >> 8) & 0xff) : .signalled(signalled))
             }.start()
         }
+    }
+}
+
+/// The signals of a process that stays a job's parent (`lease run`, `exec --failover`): passed on
+/// to the command that runs, and once one has come, no further command is started.
+public final class JobControl: Sendable {
+    private let state = Mutex<(child: pid_t?, stop: Int32?)>((nil, nil))
+
+    public init() {}
+
+    /// A signal chappie got. With a command running, it is passed on (all but SIGINT, which the
+    /// command had from the terminal) and `true` is returned; otherwise `false`, and the caller
+    /// stops chappie's own work. Either way no command starts after it.
+    @discardableResult
+    public func signal(_ number: Int32) -> Bool {
+        let child = state.withLock { state in
+            state.stop = number
+            return state.child
+        }
+        guard let child else { return false }
+        if number != SIGINT { kill(child, number) }
+        return true
+    }
+
+    /// The signal that asked chappie to stop, if one did.
+    var stopRequested: Int32? { state.withLock { $0.stop } }
+
+    /// A command started: signals go to it from now on. One that came since the last command ended
+    /// reaches it at once (this one was not there to get it from the terminal).
+    func running(_ child: pid_t) {
+        let stop = state.withLock { state in
+            state.child = child
+            return state.stop
+        }
+        if let stop { kill(child, stop) }
+    }
+
+    /// The command ended and was reaped: its process id may be another process's from now on.
+    func ended() {
+        state.withLock { $0.child = nil }
     }
 }

@@ -9,7 +9,7 @@ import Synchronization
 /// taken up again, in its own session, as the account with the most headroom.
 ///
 /// chappie stays the job's parent. When the job exits non-zero, the account's usage is read
-/// (never the job's output); if the account is at its limit (or reserve), the session the job
+/// (never the job's output); if the account is at the service's limit, the session the job
 /// wrote (``JobSession``) is resumed with ``ResumeCommand`` as the next account, in that account's
 /// Codex home. Codex homes share their `sessions/` (``SharedCodexHome``), so the next account's
 /// Codex finds the session.
@@ -51,14 +51,13 @@ public struct JobFailover: Sendable {
     /// `chappie exec --failover`: runs `command` as `account`, failing over as ``JobFailover`` says.
     ///
     /// - Parameters:
-    ///   - started: Called with each run's process id (to pass signals on).
+    ///   - control: Where chappie's signals go: to the run of the moment; after one, no failover.
     ///   - report: Told of each start ("running as work (5-hour 12 %)"), each failover, and why
     ///     there was none when the job failed.
     /// - Returns: The exit status of the last run (128 + the signal that ended it; 127 when it is
     ///   not found, 126 when it cannot run).
     public func exec(
-        _ command: [String], as account: AccountName, options: Options, started: @escaping @Sendable (pid_t) -> Void,
-        report: @escaping @Sendable (String) -> Void
+        _ command: [String], as account: AccountName, options: Options, control: JobControl, report: @escaping @Sendable (String) -> Void
     ) async throws -> Int32 {
         let exec = exec
         let seat: @Sendable (AccountName) async throws -> Seat = { name in
@@ -66,7 +65,7 @@ public struct JobFailover: Sendable {
             if let problem = plan.sharingProblem { report("warning: \(problem)") }
             return Seat(account: plan.account, codexHome: plan.codexHome, environment: plan.environment) { close(plan.inUseLock) }
         }
-        return try await run(command, options: options, first: try await seat(account), started: started, report: report) { excluded in
+        return try await run(command, options: options, first: try await seat(account), control: control, report: report) { excluded in
             try await seat(try await usage.best(maxAge: .seconds(120), excluding: excluded).account.name)
         }
     }
@@ -75,13 +74,12 @@ public struct JobFailover: Sendable {
     /// own (as `--codex-home private`); on failover the lease is given back before the next
     /// account is leased.
     public func leaseRun(
-        _ command: [String], request: LeaseRequest, options: Options, started: @escaping @Sendable (pid_t) -> Void,
-        report: @escaping @Sendable (String) -> Void
+        _ command: [String], request: LeaseRequest, options: Options, control: JobControl, report: @escaping @Sendable (String) -> Void
     ) async throws -> Int32 {
         var request = request
         request.privateCodexHome = true
         let first = try await leases.seat(request, report: report)
-        return try await run(command, options: options, first: first, started: started, report: report) { [request] excluded in
+        return try await run(command, options: options, first: first, control: control, report: report) { [request] excluded in
             var next = request
             next.account = nil
             next.excluded = excluded
@@ -92,7 +90,7 @@ public struct JobFailover: Sendable {
     /// Runs the job, then waits for the `failover` alerts it sent (one attempt each: a webhook
     /// has 10 seconds, the alert command 30).
     private func run(
-        _ command: [String], options: Options, first: Seat, started: @Sendable (pid_t) -> Void, report: @escaping @Sendable (String) -> Void,
+        _ command: [String], options: Options, first: Seat, control: JobControl, report: @escaping @Sendable (String) -> Void,
         next: @Sendable (Set<Int64>) async throws -> Seat
     ) async throws -> Int32 {
         let sent = Mutex<[Task<Void, Never>]>([])
@@ -103,7 +101,7 @@ public struct JobFailover: Sendable {
         } catch {
             report("warning: no failover alerts: \(error.message)")
         }
-        let status = try await runJob(command, options: options, first: first, started: started, report: report, next: next) { [dispatcher] event in
+        let status = try await runJob(command, options: options, first: first, control: control, report: report, next: next) { [dispatcher] event in
             if let task = dispatcher?.send(event, retrying: false) { sent.withLock { $0.append(task) } }
         }
         for task in sent.withLock({ $0 }) { await task.value }
@@ -113,7 +111,7 @@ public struct JobFailover: Sendable {
     /// Runs the job in `first`, and while it stops at its account's limit, resumes it in the seat
     /// `next` gives (never an account in the set it is passed).
     private func runJob(
-        _ command: [String], options: Options, first: Seat, started: @Sendable (pid_t) -> Void, report: @Sendable (String) -> Void,
+        _ command: [String], options: Options, first: Seat, control: JobControl, report: @Sendable (String) -> Void,
         next: @Sendable (Set<Int64>) async throws -> Seat, alert: @Sendable (AlertEvent) -> Void
     ) async throws -> Int32 {
         var seat = first
@@ -124,9 +122,13 @@ public struct JobFailover: Sendable {
         while true {
             tried.insert(seat.account.id)
             report("running as \(seat.account.name) (\(await standing(of: seat.account)))")
-            let termination = await Self.runOnce(command, in: seat, started: started)
+            let termination = await Self.runOnce(command, in: seat, control: control, watching: resumed)
             await seat.release()
             guard case .exited(let status) = termination.end, status != 0, status != 126, status != 127 else { return termination.end.status }
+            if let number = control.stopRequested {
+                report("the job exited \(status) after chappie was asked to stop (signal \(number)); no failover")
+                return status
+            }
             let name = seat.account.name
             let reading: ChappieUsageLimitSnapshot?
             do {
@@ -137,7 +139,8 @@ public struct JobFailover: Sendable {
                 )
                 return status
             }
-            guard let reading, Headroom(reading, reservePercent: seat.account.reservePercent).isFull else {
+            // The service's limit, not chappie's reserve: Codex stops only at the former.
+            guard let reading, reading.limitReached || (reading.bindingWindow?.usedPercent ?? 0) >= 100 else {
                 report("the job exited \(status) with \(name) not at its limit; no failover")
                 return status
             }
@@ -146,11 +149,15 @@ public struct JobFailover: Sendable {
                 report("\(full); --max-failovers \(options.maxFailovers) reached, so the job stops here")
                 return status
             }
-            // A resumed run goes on in the session it resumed (through a link, perhaps, where it is not seen).
+            // A resumed run goes on in the session it resumed, whatever else it was seen holding.
             let found = termination.session
-            guard let session = (try? found.get()) ?? resumed else {
+            guard let session = resumed ?? (try? found.get()) else {
                 let reason = if case .failure(let unknown) = found { unknown.reason } else { "" }
                 report("\(full), but its session is not known (\(reason)); resume it yourself with another account")
+                return status
+            }
+            if let number = control.stopRequested {
+                report("\(full); chappie was asked to stop (signal \(number)), so the job is not failed over")
                 return status
             }
             let seated: Seat
@@ -190,18 +197,19 @@ public struct JobFailover: Sendable {
 
     /// One run: how it ended, and the session it wrote.
     private static func runOnce(
-        _ command: [String], in seat: Seat, started: @Sendable (pid_t) -> Void
+        _ command: [String], in seat: Seat, control: JobControl, watching known: JobSession.Found?
     ) async -> (end: ChildCommand.Termination, session: Result<JobSession.Found, JobSession.Unknown>) {
-        let watch = seat.codexHome.map(JobSession.init(codexHome:))
+        let watch = seat.codexHome.map { JobSession(codexHome: $0, known: known) }
         let child: pid_t
         do {
             child = try ChildCommand.spawn(command, adding: seat.environment, removing: seat.removedVariables)
         } catch {
             return (.exited(error.status), .failure(JobSession.Unknown(reason: "the command did not start")))
         }
-        started(child)
+        control.running(child)
         let watching = watch?.watch(child)
         let end = await ChildCommand.wait(for: child)
+        control.ended()
         watching?.cancel()
         return (end, watch?.found() ?? .failure(JobSession.Unknown(reason: "the account has no Codex home here")))
     }

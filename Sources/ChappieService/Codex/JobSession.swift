@@ -5,10 +5,9 @@ import Synchronization
 ///
 /// Codex keeps each session in a rollout file, `sessions/YYYY/MM/DD/rollout-TIME-ID.jsonl` in its
 /// home, open for writing while the session lasts. Sessions are shared between Codex homes (see
-/// ``SharedCodexHome``), so the newest file may be another job's. While the job runs, its process
-/// tree's open files are looked at every `interval`: a rollout one of them holds open is the job's.
-/// A job too quick to be seen that way is matched by the one rollout that appeared while it ran;
-/// when several did, none is chosen.
+/// ``SharedCodexHome``), so the newest file may be another job's: only a rollout the job's own
+/// process tree is seen holding open counts, looked for in its open files every `interval` while it
+/// runs. A job too quick to be seen so has no session chappie will name.
 final class JobSession: Sendable {
     /// A session found: its id and rollout file.
     struct Found: Sendable, Equatable {
@@ -16,22 +15,28 @@ final class JobSession: Sendable {
         var rollout: String
     }
 
+    /// Why the session could not be told.
+    struct Unknown: Error {
+        var reason: String
+    }
+
     /// The Codex home's `sessions` directory.
     let sessions: URL
-    private let before: Set<String>
+    /// The rollout a resumed job goes on writing, wherever its file is.
+    private let known: Found?
     private let seen = Mutex<Found?>(nil)
 
-    /// Starts watching for sessions in `codexHome`, noting the rollouts there now.
-    init(codexHome: URL) {
+    /// A watch over `codexHome`'s sessions, and over `known`'s rollout (a resumed job's).
+    init(codexHome: URL, known: Found? = nil) {
         sessions = codexHome.appendingPathComponent("sessions")
-        before = Set(Self.recentRollouts(in: sessions))
+        self.known = known
     }
 
     /// Looks at the job's open files until the task is cancelled.
-    func watch(_ root: pid_t, every interval: Duration = .milliseconds(100)) -> Task<Void, Never> {
+    func watch(_ root: pid_t, every interval: Duration = .milliseconds(50)) -> Task<Void, Never> {
         Task.detached { [self] in
             while !Task.isCancelled {
-                if seen.withLock({ $0 }) == nil, let open = Self.openRollout(of: root, under: sessions) {
+                if seen.withLock({ $0 }) == nil, let open = Self.openRollout(of: root, under: sessions, known: known) {
                     seen.withLock { $0 = open }
                 }
                 try? await Task.sleep(for: interval)
@@ -39,23 +44,10 @@ final class JobSession: Sendable {
         }
     }
 
-    /// The job's session: the rollout it was seen holding open, else the only one that appeared
-    /// since the watch began. `nil` with a reason when it cannot be told.
+    /// The rollout the job was seen holding open, or why there is none.
     func found() -> Result<Found, Unknown> {
         if let open = seen.withLock({ $0 }) { return .success(open) }
-        let appeared = Self.recentRollouts(in: sessions).filter { !before.contains($0) }.compactMap(Self.found(rollout:))
-        switch appeared.count {
-        case 1: return .success(appeared[0])
-        case 0: return .failure(Unknown(reason: "the job wrote no Codex session in \(sessions.path)"))
-        default:
-            return .failure(
-                Unknown(reason: "\(appeared.count) Codex sessions appeared in \(sessions.path) while the job ran, and none was seen open by it"))
-        }
-    }
-
-    /// Why the session could not be told.
-    struct Unknown: Error {
-        var reason: String
+        return .failure(Unknown(reason: "the job was not seen writing a Codex session in \(sessions.path)"))
     }
 
     /// Makes a session found in one Codex home resumable from `home`, whose `sessions/` may be
@@ -66,11 +58,7 @@ final class JobSession: Sendable {
     /// - Returns: The link made, if one was.
     static func makeVisible(_ session: Found, in home: URL) throws -> String? {
         let sessions = home.appendingPathComponent("sessions")
-        let resolved = realpath(sessions.path, nil).map { pointer in
-            defer { free(pointer) }
-            return String(cString: pointer)
-        }
-        if let resolved, session.rollout.hasPrefix(resolved + "/") { return nil }
+        if let resolved = resolved(sessions.path), session.rollout.hasPrefix(resolved + "/") { return nil }
         let parts = session.rollout.split(separator: "/").suffix(4).map(String.init)
         guard parts.count == 4 else { return nil }
         let directory = sessions.appendingPathComponent(parts[0..<3].joined(separator: "/"))
@@ -85,7 +73,7 @@ final class JobSession: Sendable {
     }
 
     /// A rollout's session id: the UUID that ends its name.
-    static func found(rollout path: String) -> Found? {
+    static func rollout(_ path: String) -> Found? {
         let name = URL(fileURLWithPath: path).lastPathComponent
         guard name.hasPrefix("rollout-"), name.hasSuffix(".jsonl") else { return nil }
         let stem = name.dropLast(".jsonl".count)
@@ -93,40 +81,28 @@ final class JobSession: Sendable {
         return Found(id: id.uuidString.lowercased(), rollout: path)
     }
 
-    /// The rollouts of the three newest day directories (`YYYY/MM/DD`), as absolute paths: a job
-    /// writes into the day it started.
-    static func recentRollouts(in sessions: URL) -> [String] {
-        let fileManager = FileManager.default
-        func entries(_ path: String) -> [String] { ((try? fileManager.contentsOfDirectory(atPath: path)) ?? []).filter { !$0.hasPrefix(".") } }
-        var days: [String] = []
-        for year in entries(sessions.path) where year.count == 4 {
-            for month in entries(sessions.path + "/" + year) where month.count == 2 {
-                days += entries(sessions.path + "/" + year + "/" + month).filter { $0.count == 2 }.map { "\(year)/\(month)/\($0)" }
-            }
-        }
-        return days.sorted().suffix(3).flatMap { day in
-            entries(sessions.path + "/" + day).filter { $0.hasPrefix("rollout-") && $0.hasSuffix(".jsonl") }.map {
-                sessions.path + "/" + day + "/" + $0
-            }
-        }
-    }
-
-    /// A rollout under `sessions` (through any link to it) that `root` or one of its descendants
-    /// holds open.
-    static func openRollout(of root: pid_t, under sessions: URL) -> Found? {
+    /// A rollout under `sessions` (through any link to it), or `known`'s (wherever it is), that
+    /// `root` or one of its descendants holds open.
+    static func openRollout(of root: pid_t, under sessions: URL, known: Found? = nil) -> Found? {
         var directories = [sessions.path]
-        if let resolved = realpath(sessions.path, nil) {
-            directories.append(String(cString: resolved))
-            free(resolved)
-        }
+        if let resolved = resolved(sessions.path) { directories.append(resolved) }
+        let knownPaths = known.map { [$0.rollout, resolved($0.rollout)].compactMap { $0 } } ?? []
         for process in descendants(of: root) {
             let fds = "/proc/\(process)/fd"
             for fd in (try? FileManager.default.contentsOfDirectory(atPath: fds)) ?? [] {
-                guard let target = link(fds + "/" + fd), directories.contains(where: { target.hasPrefix($0 + "/") }) else { continue }
-                if let found = found(rollout: target) { return found }
+                guard let target = link(fds + "/" + fd) else { continue }
+                if let known, knownPaths.contains(target) { return known }
+                guard directories.contains(where: { target.hasPrefix($0 + "/") }) else { continue }
+                if let found = rollout(target) { return found }
             }
         }
         return nil
+    }
+
+    private static func resolved(_ path: String) -> String? {
+        guard let pointer = realpath(path, nil) else { return nil }
+        defer { free(pointer) }
+        return String(cString: pointer)
     }
 
     /// `root` and every process below it, from `/proc`.

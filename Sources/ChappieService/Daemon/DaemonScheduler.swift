@@ -115,12 +115,6 @@ struct DaemonScheduler: Sendable {
         let results = await usage.pollAll(
             accounts, maxAge: .zero, concurrency: configuration.concurrency, tokenMargin: configuration.refreshMargin)
         await state.attemptedPolls()
-        // Tokens per day, at most hourly per account, for the accounts this daemon polls.
-        for (account, error) in await usage.readDueTokenHistories(
-            results.filter { $0.error == nil }.map(\.account), concurrency: configuration.concurrency)
-        {
-            logger.info("token history not read", metadata: ["account": "\(account.name)", "error": "\(error)"])
-        }
         for result in results where !result.cached {
             if let error = result.error {
                 if (error as? any ChappieRecoverableError)?.recovery == .signInAgain { await alerts?.signInRequired(result.account) }
@@ -141,6 +135,12 @@ struct DaemonScheduler: Sendable {
                     ])
                 if let main { await alerts?.polled(result.account, main) }
             }
+        }
+        // Tokens per day, at most hourly per account, for the accounts this daemon polls; after the
+        // polls' results are taken in, so a slow profile endpoint holds up nothing of theirs.
+        let polled = results.filter { $0.error == nil }.map(\.account)
+        for (account, error) in await usage.readDueTokenHistories(polled, concurrency: configuration.concurrency) {
+            logger.info("token history not read; tried again in an hour", metadata: ["account": "\(account.name)", "error": "\(error)"])
         }
     }
 }

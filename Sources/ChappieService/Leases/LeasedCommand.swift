@@ -7,25 +7,25 @@ extension LeaseService {
     /// ``Granted/environment`` added to chappie's, renews the lease every third of its time to live
     /// while the command runs, and gives it back when the command ends, however it ends.
     ///
-    /// The command starts with the signal dispositions and mask chappie was started with. Passing
-    /// chappie's own signals on to it is the caller's, from `started` (the CLI: SIGTERM and SIGHUP
-    /// passed on, Ctrl-C left to the command, which has it from the terminal).
+    /// The command starts with the signal dispositions and mask chappie was started with; the
+    /// signals chappie gets reach it through `control` (the CLI's handler calls
+    /// ``JobControl/signal(_:)``).
     ///
     /// - Parameters:
-    ///   - started: Called with the command's process id once it runs.
     ///   - report: Told of waiting for a slot, of the lease taken, and of a renewal that failed.
     /// - Returns: The command's exit status (128 + the signal that ended it; 127 when it is not
     ///   found, 126 when it cannot run).
     public func run(
-        _ command: [String], request: LeaseRequest, started: @Sendable (Int32) -> Void = { _ in }, report: @escaping @Sendable (String) -> Void
+        _ command: [String], request: LeaseRequest, control: JobControl = JobControl(), report: @escaping @Sendable (String) -> Void
     ) async throws -> Int32 {
         precondition(!command.isEmpty, "an empty command")
         let seat = try await seat(request, report: report)
         let status: Int32
         do {
             let child = try ChildCommand.spawn(command, adding: seat.environment, removing: seat.removedVariables)
-            started(child)
+            control.running(child)
             status = await ChildCommand.wait(for: child).status
+            control.ended()
         } catch {
             status = error.status
         }

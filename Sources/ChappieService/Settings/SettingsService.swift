@@ -22,8 +22,6 @@ public struct SettingsService: Sendable {
         /// The thresholds of `threshold` alerts (this machine's only).
         case alertAt = "alert-at"
 
-        /// Whether it is kept in ``LocalSettings`` rather than the store.
-        public var isLocal: Bool { [.alertWebhook, .alertCommand, .alertAt].contains(self) }
     }
 
     /// The store.
@@ -74,9 +72,9 @@ public struct SettingsService: Sendable {
         }
         try settings.save(in: directory)
         let shown = try self.shown(key)
-        try? await store.recordEvent(
-            .settingChanged, account: nil,
-            detail: "\(key.rawValue) (this machine) " + (shown.map { "set to \($0.replacingOccurrences(of: "\n", with: " "))" } ?? "cleared"))
+        // The audit log may be a team pool's: the command, which may carry a secret, is not written there.
+        let logged = key == .alertCommand ? shown.map { _ in "set" } : shown.map { "set to \($0.replacingOccurrences(of: "\n", with: " "))" }
+        try? await store.recordEvent(.settingChanged, account: nil, detail: "\(key.rawValue) (this machine) " + (logged ?? "cleared"))
         return shown
     }
 

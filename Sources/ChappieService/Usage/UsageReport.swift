@@ -82,9 +82,9 @@ public struct UsageReport: Sendable {
     ///   - since: The first instant included; `until` the first excluded.
     ///   - grouping: Periods, or windows.
     ///   - timeZone: Where periods begin and end, and how times are written.
-    ///   - tokens: Add the `tokens` column (day and week rows only): the service's tokens per UTC
-    ///     day, a local day's row taking the UTC day of the same date; a day with tokens and no
-    ///     reading gets a row of its own.
+    ///   - tokens: Add the `tokens` column to day and week rows (other groupings have none): the
+    ///     service's tokens per UTC day, a local day's row taking the UTC day of the same date; a
+    ///     day with tokens and no reading gets a row of its own.
     package static func build(
         store: any UsageLog, accounts: [Account], since: Date?, until: Date?, grouping: Grouping, timeZone: TimeZone, tokens: Bool = false
     ) async throws -> UsageReport {
@@ -139,14 +139,19 @@ public struct UsageReport: Sendable {
         var periods = accumulated.periods
         // Tokens by account and period start; a period with tokens and no reading is added, empty.
         var tokenSums: [Int64: [Date: Int]] = [:]
-        if tokens {
+        let withTokens = tokens && (grouping == .day || grouping == .week)
+        if withTokens {
             var local = DateComponents()
             local.hour = 12
-            for entry in try await store.dailyTokens(since: nil, accounts: ids) {
+            // A day counts when its local day overlaps the period asked for; the store is asked from
+            // a day before `since`'s date, in case the zone runs behind UTC.
+            let first = since.map { $0.addingTimeInterval(-86_400).formatted(Date.ISO8601FormatStyle().year().month().day()) }
+            for entry in try await store.dailyTokens(since: first, accounts: ids) {
                 let parts = entry.day.split(separator: "-").compactMap { Int($0) }
                 guard parts.count == 3 else { continue }
                 (local.year, local.month, local.day) = (parts[0], parts[1], parts[2])
-                guard let noon = calendar.date(from: local), noon >= (since ?? .distantPast), noon < (until ?? .distantFuture),
+                guard let noon = calendar.date(from: local), let day = calendar.dateInterval(of: .day, for: noon),
+                    day.end > (since ?? .distantPast), day.start < (until ?? .distantFuture),
                     let interval = calendar.dateInterval(of: component, for: noon)
                 else { continue }
                 tokenSums[entry.accountID, default: [:]][interval.start, default: 0] += entry.tokens
@@ -169,12 +174,12 @@ public struct UsageReport: Sendable {
                     period.weekCount > 0 ? .number(period.weekSum / Double(period.weekCount)) : .empty,
                     .integer(period.reached), .integer(period.resets),
                 ]
-                if tokens { cells.append(tokenSums[accountID]?[period.interval.start].map(Cell.integer) ?? .empty) }
+                if withTokens { cells.append(tokenSums[accountID]?[period.interval.start].map(Cell.integer) ?? .empty) }
                 rows.append((period.interval.start, account.name.rawValue, cells))
             }
         }
         rows.sort { ($0.0, $0.1) < ($1.0, $1.1) }
-        return UsageReport(columns: periodColumns + (tokens ? ["tokens"] : []), rows: rows.map(\.2))
+        return UsageReport(columns: periodColumns + (withTokens ? ["tokens"] : []), rows: rows.map(\.2))
     }
 
     /// The report as RFC 4180 CSV with a header row.

@@ -124,16 +124,25 @@ public struct UsageService: Sendable {
         }
     }
 
-    /// Reads an account's tokens per UTC day (`wham/profiles/me`) and stores them.
+    /// Reads an account's tokens per UTC day (`wham/profiles/me`) and stores them; a failed read is
+    /// noted as a read too (it is tried again an hour later).
     ///
     /// - Throws: ``ServiceError`` when the reply is not a profile or its statistics are unavailable.
     @discardableResult
     public func readTokenHistory(_ account: Account) async throws -> [(day: String, tokens: Int)] {
-        let response = try await tokens.send(for: account, over: http, to: "the profile endpoint") {
-            ChappieHTTPRequest(url: tokens.oauth.endpoints.profileURL, headers: ["Accept": "application/json"])
-        }
-        guard let days = DailyTokens.days(fromProfile: response.body) else {
-            throw ServiceError(.unavailable, "the token history of \(account.name) could not be read (no daily_usage_buckets)")
+        let days: [(day: String, tokens: Int)]
+        do {
+            let response = try await tokens.send(for: account, over: http, to: "the profile endpoint") {
+                ChappieHTTPRequest(url: tokens.oauth.endpoints.profileURL, headers: ["Accept": "application/json"])
+            }
+            guard let read = DailyTokens.days(fromProfile: response.body) else {
+                throw ServiceError(.unavailable, "the token history of \(account.name) could not be read (no daily_usage_buckets)")
+            }
+            days = read
+        } catch {
+            // An attempt counts as a read: a failing endpoint is asked again in an hour, not at every poll.
+            try? await store.recordDailyTokens([], for: account, at: Date())
+            throw error
         }
         try await store.recordDailyTokens(days, for: account, at: Date())
         return days
@@ -157,11 +166,6 @@ public struct UsageService: Sendable {
                 return (account, error)
             }
         }.compactMap { $0 }
-    }
-
-    /// The tokens per UTC day of the accounts (all when empty) from `since` (`YYYY-MM-DD`).
-    public func dailyTokens(of accounts: [Account], since: String?) async throws -> [DailyTokens] {
-        try await store.dailyTokens(since: since, accounts: accounts.isEmpty ? nil : accounts.map(\.id))
     }
 
     /// The usable account with the most headroom: among `ok` accounts, the lowest used percent of the

@@ -66,14 +66,19 @@ extension ChappieCommand {
                         name = choice.account.name
                     }
                     let chosen = try await services.tokens.account(name).name
-                    return failover == nil ? .replacing(try await services.exec.prepare(chosen)) : .parent(chosen)
+                    // With --failover the home is made ready run by run, under chappie.
+                    if let failover { return .parent(chosen, failover) }
+                    return .replacing(try await services.exec.prepare(chosen))
                 }
             }
-            guard case .replacing(let plan) = start else {
-                guard case .parent(let chosen) = start, let failover else { return }
+            let plan: ExecService.Plan
+            switch start {
+            case .replacing(let prepared):
+                plan = prepared
+            case .parent(let chosen, let failover):
                 try await CommandFailure.about({ chosen }) {
-                    try await runAsParent { started, report in
-                        try await services.failover.exec(command, as: chosen, options: failover, started: started, report: report)
+                    try await runAsParent { control, report in
+                        try await services.failover.exec(command, as: chosen, options: failover, control: control, report: report)
                     }
                 }
                 return
@@ -89,7 +94,7 @@ extension ChappieCommand {
         /// How the command starts: replacing chappie, or under it (`--failover`).
         enum Start {
             case replacing(ExecService.Plan)
-            case parent(AccountName)
+            case parent(AccountName, JobFailover.Options)
         }
     }
 }

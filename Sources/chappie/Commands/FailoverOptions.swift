@@ -36,20 +36,18 @@ struct FailoverOptions: ParsableArguments {
     }
 }
 
-/// Runs a job chappie stays the parent of, passing SIGTERM and SIGHUP on to it and leaving Ctrl-C
-/// to it (it has it from the terminal); each line reported goes to stderr as "chappie: …".
+/// Runs a job chappie stays the parent of: a signal goes to the command of the moment (SIGTERM and
+/// SIGHUP passed on; Ctrl-C reached it from the terminal) and no command starts after it; between
+/// commands it stops chappie's own work as ``cancellingOnSignals(releasing:passingTo:_:)`` does.
+/// Each line reported goes to stderr as "chappie: …".
 func runAsParent(
     printing: @escaping @Sendable (String) -> Bool = { _ in true },
-    _ body: (_ started: @escaping @Sendable (pid_t) -> Void, _ report: @escaping @Sendable (String) -> Void) async throws -> Int32
+    _ body: @escaping @Sendable (_ control: JobControl, _ report: @escaping @Sendable (String) -> Void) async throws -> Int32
 ) async throws {
-    defer { SignalRelay.shared.release() }
-    let started: @Sendable (pid_t) -> Void = { child in
-        SignalRelay.shared.onSignal { number in
-            if number != SIGINT { kill(child, number) }
-        }
-    }
-    let status = try await body(started) { message in
+    let control = JobControl()
+    let report: @Sendable (String) -> Void = { message in
         if printing(message) { FileHandle.standardError.write(Data("chappie: \(TerminalText.sanitized(message))\n".utf8)) }
     }
+    let status = try await cancellingOnSignals(passingTo: control) { try await body(control, report) }
     if status != 0 { throw ExitCode(status) }
 }

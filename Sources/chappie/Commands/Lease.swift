@@ -87,11 +87,11 @@ extension ChappieCommand {
                 let request = try await choice.request(holder: holder, global: global)
                 let verbose = global.verbose
                 // Waiting and failures always; the lease taken only with --verbose.
-                try await runAsParent(printing: { verbose || !$0.hasPrefix("lease ") }) { started, report in
+                try await runAsParent(printing: { verbose || !$0.hasPrefix("lease ") }) { control, report in
                     if let failover {
-                        return try await services.failover.leaseRun(command, request: request, options: failover, started: started, report: report)
+                        return try await services.failover.leaseRun(command, request: request, options: failover, control: control, report: report)
                     }
-                    return try await services.leases.run(command, request: request, started: started, report: report)
+                    return try await services.leases.run(command, request: request, control: control, report: report)
                 }
             }
         }

@@ -134,12 +134,18 @@ private final class PendingCancellation: Sendable {
 /// a refresh already at the server is then finished and committed before chappie exits. The
 /// signals are taken before the work starts.
 ///
-/// - Parameter releasing: Whether signals get their default action back afterwards; `false` when
-///   the caller sets the next handler itself (a signal in between then reaches that handler).
-func cancellingOnSignals<T: Sendable>(releasing: Bool = true, _ work: @escaping @Sendable () async throws -> T) async throws -> T {
+/// - Parameters:
+///   - releasing: Whether signals get their default action back afterwards; `false` when the
+///     caller sets the next handler itself (a signal in between then reaches that handler).
+///   - control: A job the work runs: while a command of it runs, a signal goes to the command
+///     instead (``JobControl/signal(_:)``), and the work goes on to its end.
+func cancellingOnSignals<T: Sendable>(
+    releasing: Bool = true, passingTo control: JobControl? = nil, _ work: @escaping @Sendable () async throws -> T
+) async throws -> T {
     let pending = PendingCancellation()
     let told = Atomic<Bool>(false)
-    SignalRelay.shared.onSignal { _ in
+    SignalRelay.shared.onSignal { number in
+        if control?.signal(number) == true { return }
         // Said once: a refresh the issuer may already have answered is never abandoned.
         if !told.exchange(true, ordering: .relaxed) {
             FileHandle.standardError.write(
