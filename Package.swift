@@ -122,7 +122,7 @@ let package = Package(
         .target(
             name: "ChappieService",
             dependencies: [
-                "Chappie", "ChappieNet", "ChappiePool", "ChappieStore", "ChappieVault", "ChappieCore", "ChappieDaemonClient",
+                "Chappie", "ChappieNet", "ChappiePool", "ChappieStore", "ChappieVault", "ChappieCore", "ChappieDaemonClient", "CProcess",
                 .product(name: "Logging", package: "swift-log"),
                 // The daemon's Unix socket (DaemonSocketServer).
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -2,6 +2,7 @@
 #include "cprocess.h"
 
 #include <fcntl.h>
+#include <spawn.h>
 #include <sys/prctl.h>
 
 int chappie_process_set_dumpable(int dumpable) {
@@ -14,4 +15,8 @@ int chappie_process_is_dumpable(void) {
 
 int chappie_process_open_unnamed(const char *directory, unsigned int mode) {
     return open(directory, O_TMPFILE | O_WRONLY | O_CLOEXEC, mode);
+}
+
+int chappie_spawn_close_from(posix_spawn_file_actions_t *actions, int lowest) {
+    return posix_spawn_file_actions_addclosefrom_np(actions, lowest);
 }

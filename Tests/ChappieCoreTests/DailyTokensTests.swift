@@ -33,3 +33,14 @@ struct DailyTokensTests {
         #expect(DailyTokens.days(fromProfile: Data(#"{"stats":{"daily_usage_buckets":[]},"metadata":{"stats_error":null}}"#.utf8))?.isEmpty == true)
     }
 }
+
+@Suite("Token counts read back from a store stay within range; totals never trap")
+struct DailyTokensRangeTests {
+    @Test("A count from a hostile row is held to 0…maximumPerDay; sums stop at Int.max")
+    func clamped() {
+        #expect(DailyTokens(accountID: 1, day: "2026-11-26", tokens: 5_000_000_000_000_000_000).tokens == DailyTokens.maximumPerDay)
+        #expect(DailyTokens(accountID: 1, day: "2026-11-26", tokens: -4).tokens == 0)
+        #expect(DailyTokens.adding(Int.max - 1, 5) == Int.max)
+        #expect(DailyTokens.adding(40, 2) == 42)
+    }
+}

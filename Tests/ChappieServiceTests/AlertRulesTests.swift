@@ -44,16 +44,16 @@ struct AlertRulesTests {
             "a reset time that jitters is the same cycle")
         let full = await restarted.observe(try account, reading(100, resetsAt: cycle))
         #expect(full.events.map { $0.threshold } == [100])
-        #expect(full.reachedLimit == ["5h"] && full.atLimit == ["5h"])
+        #expect(full.reachedLimit == [.fiveHour] && full.atLimit == [.fiveHour])
         #expect(await restarted.observe(try account, reading(100, resetsAt: cycle)).reachedLimit.isEmpty, "reached once per cycle")
-        #expect(await !restarted.redeemedThisCycle(try account, window: "5h"))
-        await restarted.noteRedeemed(try account, window: "5h")
-        #expect(await restarted.redeemedThisCycle(try account, window: "5h"))
+        #expect(await !restarted.redeemedThisCycle(try account, window: .fiveHour))
+        await restarted.noteRedeemed(try account, window: .fiveHour)
+        #expect(await restarted.redeemedThisCycle(try account, window: .fiveHour))
 
         let next = cycle.addingTimeInterval(18_000)
         let reset = await restarted.observe(try account, reading(3, resetsAt: next))
         #expect(reset.events.map { $0.event } == [AlertEvent.Kind.reset])
-        #expect(await !restarted.redeemedThisCycle(try account, window: "5h"), "a new cycle may redeem again")
+        #expect(await !restarted.redeemedThisCycle(try account, window: .fiveHour), "a new cycle may redeem again")
         #expect(reset.events.first?.usedPercent == 3)
         #expect(await restarted.observe(try account, reading(81, resetsAt: next)).events.map { $0.threshold } == [80])
     }
@@ -86,11 +86,14 @@ struct AlertRulesTests {
         for good in ["https://ntfy.sh/chappie-x", "http://127.0.0.1:8080/hook", "http://[::1]/h", "http://localhost/h"] {
             #expect(throws: Never.self) { try AlertTargets.webhook(good) }
         }
-        for bad in ["http://10.0.0.2/h", "ftp://example.com/", "not a url", "http://127.0.0.1.example.com/h", "file:///etc/passwd"] {
+        for bad in [
+            "http://10.0.0.2/h", "ftp://example.com/", "not a url", "http://127.0.0.1.example.com/h", "file:///etc/passwd", "http://127.0.0.08/h",
+        ] {
             #expect(throws: ServiceError.self) { try AlertTargets.webhook(bad) }
         }
         #expect(AlertTargets.redacted(try #require(URL(string: "https://hooks.slack.com/services/T0/B0/secret"))) == "https://hooks.slack.com/…")
         #expect(AlertTargets.redacted(try #require(URL(string: "http://127.0.0.1:9/?topic=x"))) == "http://127.0.0.1:9/…")
+        #expect(AlertTargets.redacted(try #require(URL(string: "http://[::1]:9/x"))) == "http://[::1]:9/…")
         #expect(try AlertTargets.thresholds("100, 80,95,80") == [80, 95, 100])
         for bad in ["", "80,", "0", "101", "8e1", "-5", "nan"] { #expect(throws: ServiceError.self) { try AlertTargets.thresholds(bad) } }
     }
@@ -102,5 +105,22 @@ struct AlertRulesTests {
         let object = try #require(try JSONSerialization.jsonObject(with: event.json) as? [String: Any])
         #expect(Set(object.keys) == ["event", "account", "window", "usedPercent", "resetsAt", "at", "message"])
         #expect(object["event"] as? String == "signin_required" && object["window"] is NSNull && object["at"] as? String == "2027-01-15T08:00:00Z")
+    }
+}
+
+@Suite("This machine's settings file: what it refuses to read or write")
+struct LocalSettingsTests {
+    @Test("Settings too large to read back are not written; a FIFO as the alert state is not read (nor waited on)")
+    func limits() throws {
+        let directory = try TestTokens.temporaryDirectory("chappie-local-settings")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var settings = LocalSettings()
+        settings.alertCommand = "notify " + String(repeating: "x", count: 70_000)
+        #expect(throws: ServiceError.self) { try settings.save(in: directory) }
+        settings.alertCommand = "notify-send chappie"
+        try settings.save(in: directory)
+        #expect(try LocalSettings.load(from: directory) == settings)
+        #expect(mkfifo(directory.appendingPathComponent("alerts-state.json").path, 0o600) == 0)
+        _ = AlertMonitor(directory: directory, thresholds: [80])
     }
 }

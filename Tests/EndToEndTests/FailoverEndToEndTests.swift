@@ -13,7 +13,7 @@ struct FailoverEndToEndTests {
     static let job = #"""
         field() { grep -o "\"$1\" *: *\"[^\"]*\"" "$CODEX_HOME/auth.json" | head -n 1 | sed 's/.*"\([^"]*\)"$/\1/'; }
         turn() {
-          curl -s -o /dev/null -w '%{http_code}' -X POST -H 'Content-Type: application/json' \
+          curl -s --noproxy '*' -o /dev/null -w '%{http_code}' -X POST -H 'Content-Type: application/json' \
             -H "Authorization: Bearer $(field access_token)" -H "ChatGPT-Account-Id: $(field account_id)" \
             -d '{"model":"gpt-5","stream":true,"input":[{"role":"user","content":[{"type":"input_text","text":"hi"}]}]}' \
             "$BACKEND/codex/responses"
@@ -90,8 +90,12 @@ struct FailoverEndToEndTests {
             try await bench.usage("c", #"{"five_hour_used_percent":60,"weekly_used_percent":10}"#)
             #expect(try await testbed.chappie(["config", "set", "alert-webhook", testbed.emulator.issuer + "/_emulator/webhooks"]).status == 0)
 
+            // A dead proxy in the environment: chappie's requests to loopback (the emulator, the webhook) never use it.
+            var environment = bench.environment
+            environment["all_proxy"] = "http://127.0.0.1:9"
+            environment["http_proxy"] = "http://127.0.0.1:9"
             let run = try await testbed.chappie(
-                ["exec", "--failover", "--resume", bench.resume, "a", "--", "sh", bench.job], environment: bench.environment)
+                ["exec", "--failover", "--resume", bench.resume, "a", "--", "sh", bench.job], environment: environment)
             #expect(run.status == 0, "\(run.stderr)")
             let lines = run.stderr.split(separator: "\n").map(String.init)
             #expect(lines.first == "chappie: running as a (5-hour 5 %)", "\(run.stderr)")

@@ -17,4 +17,11 @@ int chappie_process_is_dumpable(void);
 /// errno set (EOPNOTSUPP or EISDIR where the file system or kernel cannot).
 int chappie_process_open_unnamed(const char *directory, unsigned int mode);
 
+#include <spawn.h>
+
+/// Adds to `actions` the closing, in the child, of every descriptor from `lowest` up
+/// (posix_spawn_file_actions_addclosefrom_np, a GNU extension Swift's Glibc module does not show).
+/// Returns 0, or an error number.
+int chappie_spawn_close_from(posix_spawn_file_actions_t *actions, int lowest);
+
 #endif

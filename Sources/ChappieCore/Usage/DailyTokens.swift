@@ -10,10 +10,18 @@ public struct DailyTokens: Sendable, Hashable, Codable {
     /// The tokens of that day.
     public var tokens: Int
 
+    /// A day's count, kept within 0 and ``maximumPerDay`` whatever the store held (a team pool's
+    /// rows are anyone's who can write the pool).
     public init(accountID: Int64, day: String, tokens: Int) {
         self.accountID = accountID
         self.day = day
-        self.tokens = tokens
+        self.tokens = min(max(0, tokens), Self.maximumPerDay)
+    }
+
+    /// `a + b`, stopping at `Int.max` rather than trapping: totals over many days.
+    public static func adding(_ a: Int, _ b: Int) -> Int {
+        let (sum, overflow) = a.addingReportingOverflow(b)
+        return overflow ? Int.max : sum
     }
 
     /// The most tokens a day is believed to hold: more is not a count (the largest seen are ~2·10⁹).

@@ -130,6 +130,7 @@ public final class ChappieHTTPClient: Sendable {
         if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         if host == "localhost" || host == "::1" { return true }
         let octets = host.split(separator: ".", omittingEmptySubsequences: false)
-        return octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil }
+        // Decimal octets only: libcurl reads `08` as no number and looks the whole name up in the DNS.
+        return octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil && ($0 == "0" || !$0.hasPrefix("0")) }
     }
 }

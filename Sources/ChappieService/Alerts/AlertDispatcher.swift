@@ -2,6 +2,7 @@ import ChappieCore
 package import ChappieNet
 public import Foundation
 package import Logging
+import Synchronization
 
 /// Sends each alert to every target, each delivery in a task of its own, so that a slow or dead
 /// webhook never holds up a refresh or a poll.
@@ -27,6 +28,7 @@ package struct AlertDispatcher: Sendable {
     /// Told of each delivery's end: the target kind (`webhook` or `command`) and the outcome.
     let record: @Sendable (String, Outcome) -> Void
     let sleep: @Sendable (Duration) async throws -> Void
+    private let inFlight = InFlight()
 
     package init(
         targets: AlertTargets, http: ChappieHTTPClient, retryDelay: Duration = .seconds(10), logger: Logger,
@@ -46,7 +48,8 @@ package struct AlertDispatcher: Sendable {
     package func send(_ event: AlertEvent, retrying: Bool = true) -> Task<Void, Never> {
         let body = event.json
         logger.notice("alert", metadata: ["event": "\(event.event.rawValue)", "account": "\(event.account)", "message": "\(event.message)"])
-        return Task {
+        let id = inFlight.next()
+        let task = Task {
             await withTaskGroup(of: Void.self) { group in
                 for webhook in targets.webhooks {
                     group.addTask { await deliver(body, to: webhook, retries: retrying ? Self.retries : 0) }
@@ -55,7 +58,22 @@ package struct AlertDispatcher: Sendable {
                     group.addTask { await run(command, with: body) }
                 }
             }
+            inFlight.finished(id)
         }
+        inFlight.started(id, task)
+        return task
+    }
+
+    /// Waits up to `limit` for the deliveries under way (a daemon stopping), then stops the rest:
+    /// each is then logged and counted as failed. Returns how many were stopped.
+    @discardableResult
+    package func drain(within limit: Duration) async -> Int {
+        let deadline = ContinuousClock.now + limit
+        while !inFlight.isEmpty, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(50)) }
+        let left = inFlight.all()
+        for task in left { task.cancel() }
+        for task in left { await task.value }
+        return left.count
     }
 
     private func deliver(_ body: Data, to webhook: URL, retries: Int) async {
@@ -101,11 +119,11 @@ package struct AlertDispatcher: Sendable {
         for end in pipe { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
         let child: pid_t
         do {
-            child = try ChildCommand.spawn(command, adding: [:], removing: [], standardInput: pipe[0])
+            child = try ChildCommand.spawn(command, adding: [:], removing: [], standardInput: pipe[0], ownProcessGroup: true)
         } catch {
             close(pipe[0])
             close(pipe[1])
-            return "it could not start (\(error.status))"
+            return error.reason
         }
         close(pipe[0])
         // A command that does not read its input must not block chappie: the write happens on a thread of its
@@ -117,7 +135,8 @@ package struct AlertDispatcher: Sendable {
         }.start()
         let timer = Task {
             try await Task.sleep(for: limit)
-            kill(child, SIGKILL)
+            // The whole group: a shell's children too, which would otherwise hold chappie's output open.
+            kill(-child, SIGKILL)
         }
         let end = await ChildCommand.wait(for: child)
         timer.cancel()
@@ -127,4 +146,32 @@ package struct AlertDispatcher: Sendable {
         case .signalled(let number): return number == SIGKILL ? "it took longer than \(limit)" : "signal \(number) ended it"
         }
     }
+}
+
+/// The deliveries under way, so that a stopping daemon can wait for them.
+private final class InFlight: Sendable {
+    private let tasks = Mutex<(next: Int, running: [Int: Task<Void, Never>], done: Set<Int>)>((0, [:], []))
+
+    func next() -> Int {
+        tasks.withLock { state in
+            defer { state.next += 1 }
+            return state.next
+        }
+    }
+
+    func started(_ id: Int, _ task: Task<Void, Never>) {
+        tasks.withLock { state in
+            // A delivery may end before it is noted as started.
+            if state.done.remove(id) == nil { state.running[id] = task }
+        }
+    }
+
+    func finished(_ id: Int) {
+        tasks.withLock { state in
+            if state.running.removeValue(forKey: id) == nil { state.done.insert(id) }
+        }
+    }
+
+    var isEmpty: Bool { tasks.withLock { $0.running.isEmpty } }
+    func all() -> [Task<Void, Never>] { tasks.withLock { Array($0.running.values) } }
 }

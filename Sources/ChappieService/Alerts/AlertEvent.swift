@@ -1,3 +1,4 @@
+public import ChappieCore
 public import Foundation
 
 /// One alert: what happened to which account, as the webhook body and the alert command's input
@@ -22,8 +23,8 @@ public struct AlertEvent: Sendable, Equatable {
     public var event: Kind
     /// The account's name (for `switched` and `failover`, the one switched or failed over to).
     public var account: String
-    /// `5h` or `weekly`, when the event is about a window.
-    public var window: String?
+    /// The window (`5h` or `weekly` in the body), when the event is about one.
+    public var window: ChappieUsageWindow.Kind?
     public var usedPercent: Double?
     public var resetsAt: Date?
     public var at: Date
@@ -35,7 +36,7 @@ public struct AlertEvent: Sendable, Equatable {
     public var threshold: Double?
 
     public init(
-        _ event: Kind, account: String, window: String? = nil, usedPercent: Double? = nil, resetsAt: Date? = nil, at: Date = Date(),
+        _ event: Kind, account: String, window: ChappieUsageWindow.Kind? = nil, usedPercent: Double? = nil, resetsAt: Date? = nil, at: Date = Date(),
         message: String, from: String? = nil, threshold: Double? = nil
     ) {
         self.event = event
@@ -57,7 +58,7 @@ public struct AlertEvent: Sendable, Equatable {
         func number(_ value: Double?) -> Any { value.map { ($0 * 10).rounded() / 10 } ?? NSNull() }
         func date(_ value: Date?) -> Any { value.map { $0.formatted(.iso8601) } ?? NSNull() }
         var object: [String: Any] = [
-            "event": event.rawValue, "account": account, "window": string(window), "usedPercent": number(usedPercent),
+            "event": event.rawValue, "account": account, "window": string(window?.rawValue), "usedPercent": number(usedPercent),
             "resetsAt": date(resetsAt), "at": at.formatted(.iso8601), "message": message,
         ]
         if let from { object["from"] = from }

@@ -33,10 +33,10 @@ actor AlertMonitor {
     /// What a reading came to.
     struct Observation: Equatable {
         var events: [AlertEvent]
-        /// The windows that reached their limit with this reading (`5h`, `weekly`).
-        var reachedLimit: [String]
+        /// The windows that reached their limit with this reading.
+        var reachedLimit: [ChappieUsageWindow.Kind]
         /// The windows at their limit now, whenever they reached it.
-        var atLimit: [String]
+        var atLimit: [ChappieUsageWindow.Kind]
     }
 
     private let file: URL
@@ -54,12 +54,12 @@ actor AlertMonitor {
     func observe(_ account: Account, _ snapshot: ChappieUsageLimitSnapshot, now: Date = Date()) -> Observation {
         var observation = Observation(events: [], reachedLimit: [], atLimit: [])
         let before = state
-        for (name, window) in [("5h", snapshot.shortWindow), ("weekly", snapshot.longWindow)] {
+        for (name, window) in [(ChappieUsageWindow.Kind.fiveHour, snapshot.shortWindow), (.weekly, snapshot.longWindow)] {
             guard let window else { continue }
-            let key = "\(account.uuid.uuidString.lowercased()):\(name)"
+            let key = Self.key(account, name)
             let used = window.usedPercent
             let resets = window.resetsAt?.timeIntervalSince1970
-            let label = name == "5h" ? "5-hour" : "weekly"
+            let label = name.label
             var remembered = state.windows[key] ?? WindowState(resetsAt: resets, used: 0, fired: 0, full: false)
             let moved = (remembered.resetsAt.flatMap { old in resets.map { abs($0 - old) > 120 } }) ?? false
             if moved || used <= remembered.used - 5 {
@@ -97,14 +97,14 @@ actor AlertMonitor {
     }
 
     /// Whether a credit was redeemed in this window's current cycle.
-    func redeemedThisCycle(_ account: Account, window: String) -> Bool {
-        let key = "\(account.uuid.uuidString.lowercased()):\(window)"
+    func redeemedThisCycle(_ account: Account, window: ChappieUsageWindow.Kind) -> Bool {
+        let key = Self.key(account, window)
         return state.redeemed[key] != nil && state.redeemed[key] == state.windows[key]?.resetsAt ?? 0
     }
 
     /// A credit was redeemed for this window's current cycle: no other is, until the next.
-    func noteRedeemed(_ account: Account, window: String) {
-        let key = "\(account.uuid.uuidString.lowercased()):\(window)"
+    func noteRedeemed(_ account: Account, window: ChappieUsageWindow.Kind) {
+        let key = Self.key(account, window)
         state.redeemed[key] = state.windows[key]?.resetsAt ?? 0
         save()
     }
@@ -134,12 +134,20 @@ actor AlertMonitor {
     /// Writes of the state that failed (the daemon logs them).
     nonisolated let saveFailures = Atomic<Int>(0)
 
+    /// The state kept, when the file is a regular file (a link, a FIFO or a device is not read).
     private static func read(_ file: URL) -> State? {
-        let descriptor = open(file.path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        let descriptor = open(file.path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
         guard let data = try? handle.read(upToCount: 4 << 20) else { return nil }
         return try? JSONDecoder().decode(State.self, from: data)
+    }
+
+    /// What one account's window is remembered by: `UUID:5h`, `UUID:weekly`.
+    private static func key(_ account: Account, _ window: ChappieUsageWindow.Kind) -> String {
+        "\(account.uuid.uuidString.lowercased()):\(window.rawValue)"
     }
 
     private static func percent(_ value: Double) -> String {

@@ -1,4 +1,5 @@
 import ChappieCore
+import ChappieNet
 public import Foundation
 
 /// Where alerts go and when thresholds fire: the daemon's `--alert-webhook`, `--alert-command` and
@@ -35,7 +36,7 @@ public struct AlertTargets: Sendable, Equatable {
         }
         switch scheme {
         case "https": return url
-        case "http" where isLoopback(host): return url
+        case "http" where ChappieHTTPClient.isLoopbackAddress(host: host): return url
         case "http": throw ServiceError(.invalidInput, "an alert webhook over http must be on loopback (127.0.0.1, ::1, localhost); use https")
         default: throw ServiceError(.invalidInput, "an alert webhook must be an https URL (or http on loopback)")
         }
@@ -66,16 +67,11 @@ public struct AlertTargets: Sendable, Equatable {
     /// A webhook as output and logs show it: scheme, host and port; its path and query often hold
     /// the secret (a Slack or ntfy topic), so they are left out.
     public static func redacted(_ url: URL) -> String {
-        var shown = "\(url.scheme ?? "?")://\(url.host ?? "?")"
+        let host = url.host ?? "?"
+        var shown = "\(url.scheme ?? "?")://\(host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host)"
         if let port = url.port { shown += ":\(port)" }
         if !url.path.isEmpty && url.path != "/" || url.query != nil { shown += "/…" }
         return shown
     }
 
-    private static func isLoopback(_ host: String) -> Bool {
-        let bare = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")).lowercased()
-        if bare == "localhost" || bare == "::1" { return true }
-        let octets = bare.split(separator: ".", omittingEmptySubsequences: false)
-        return octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil }
-    }
 }

@@ -26,7 +26,7 @@ struct DaemonAlerts: Sendable {
         if monitor.saveFailures.exchange(0, ordering: .relaxed) > 0 {
             logger.warning("cannot write alerts-state.json in the data directory: a restarted daemon may repeat an alert")
         }
-        let window: String
+        let window: ChappieUsageWindow.Kind
         if autoRedeem, let full = observation.atLimit.first, await !monitor.redeemedThisCycle(account, window: full) {
             window = full
         } else if !autoRedeem, dispatcher != nil, let reached = observation.reachedLimit.first {
@@ -56,7 +56,7 @@ struct DaemonAlerts: Sendable {
         }
         // Told once per cycle, when the window reaches its limit (with --auto-redeem: when redeeming failed then).
         guard observation.reachedLimit.contains(window) else { return }
-        let binding = window == "5h" ? snapshot.shortWindow : snapshot.longWindow
+        let binding = window == .fiveHour ? snapshot.shortWindow : snapshot.longWindow
         dispatcher?.send(
             AlertEvent(
                 .creditAvailable, account: account.name.rawValue, window: window, usedPercent: binding?.usedPercent, resetsAt: binding?.resetsAt,

@@ -1,12 +1,16 @@
+import CProcess
+import ChappieCore
 import Foundation
 import Synchronization
 
 /// A command chappie starts and stays the parent of (`lease run`, `exec --failover`), rather than
 /// replacing itself with it as plain `exec` does.
 enum ChildCommand {
-    /// Why a command could not start, with its exit status.
+    /// Why a command could not start: the exit status a shell gives (127 not found, 126 not
+    /// runnable), and a sentence naming the program (never its arguments, which may hold secrets).
     struct SpawnFailure: Error {
         var status: Int32
+        var reason: String
     }
 
     /// How a command ended.
@@ -27,15 +31,19 @@ enum ChildCommand {
 
     /// Starts `command` (found on `PATH`) with chappie's standard streams and environment, less
     /// `removed` and plus `adding`, its signals as chappie was started with, and none of chappie's
-    /// other descriptors; `standardInput`, when given, as its standard input.
+    /// other descriptors; `standardInput`, when given, as its standard input; in a process group of
+    /// its own when `ownProcessGroup`.
     static func spawn(
-        _ command: [String], adding environment: [String: String], removing removed: [String], standardInput: Int32? = nil
+        _ command: [String], adding environment: [String: String], removing removed: [String], standardInput: Int32? = nil,
+        ownProcessGroup: Bool = false
     ) throws(SpawnFailure) -> pid_t {
-        ProcessReplacement.markDescriptorsCloseOnExec()
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         if let standardInput { posix_spawn_file_actions_adddup2(&actions, standardInput, 0) }
+        // In the child, not by marking chappie's own descriptors first: another thread (the daemon
+        // has many) may open one in between.
+        chappie_spawn_close_from(&actions, 3)
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -46,7 +54,10 @@ enum ChildCommand {
         var mask = inherited.mask
         posix_spawnattr_setsigdefault(&attributes, &defaults)
         posix_spawnattr_setsigmask(&attributes, &mask)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+        // A job stays in chappie's process group (the terminal's Ctrl-C reaches it); a background
+        // command gets its own, so that everything it started can be stopped together.
+        if ownProcessGroup { posix_spawnattr_setpgroup(&attributes, 0) }
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK | (ownProcessGroup ? POSIX_SPAWN_SETPGROUP : 0)))
 
         var merged = ProcessInfo.processInfo.environment
         for name in removed { merged[name] = nil }
@@ -60,8 +71,7 @@ enum ChildCommand {
         var child: pid_t = 0
         let result = posix_spawnp(&child, command[0], &actions, &attributes, &arguments, &variables)
         guard result == 0 else {
-            FileHandle.standardError.write(Data("chappie: cannot run \(command[0]): \(String(cString: strerror(result)))\n".utf8))
-            throw SpawnFailure(status: result == ENOENT ? 127 : 126)
+            throw SpawnFailure(status: result == ENOENT ? 127 : 126, reason: "cannot run \(command[0]): \(String(cString: strerror(result)))")
         }
         return child
     }
@@ -119,5 +129,33 @@ public final class JobControl: Sendable {
     /// The command ended and was reaped: its process id may be another process's from now on.
     func ended() {
         state.withLock { $0.child = nil }
+    }
+}
+
+/// Where one run of a job runs (`lease run`, each run of `--failover`): its account, its Codex home
+/// and environment, and how to give it back.
+final class JobSeat: Sendable {
+    let account: Account
+    let codexHome: URL?
+    let environment: [String: String]
+    let removedVariables: [String]
+    private let giveBack: @Sendable () async -> Void
+    private let released = Atomic<Bool>(false)
+
+    init(
+        account: Account, codexHome: URL?, environment: [String: String], removedVariables: [String] = [],
+        release: @escaping @Sendable () async -> Void
+    ) {
+        self.account = account
+        self.codexHome = codexHome
+        self.environment = environment
+        self.removedVariables = removedVariables
+        giveBack = release
+    }
+
+    /// Gives the seat back (the lease released, the in-use lock closed); once, however often asked.
+    func release() async {
+        guard !released.exchange(true, ordering: .relaxed) else { return }
+        await giveBack()
     }
 }

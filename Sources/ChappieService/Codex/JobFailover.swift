@@ -31,16 +31,6 @@ public struct JobFailover: Sendable {
         }
     }
 
-    /// Where one run of the job runs.
-    struct Seat: Sendable {
-        var account: Account
-        var codexHome: URL?
-        var environment: [String: String]
-        var removedVariables: [String] = []
-        /// Gives the seat back (the lease released, the in-use lock closed), however the run ended.
-        var release: @Sendable () async -> Void
-    }
-
     let store: any AccountStore
     let usage: UsageService
     let exec: ExecService
@@ -60,10 +50,10 @@ public struct JobFailover: Sendable {
         _ command: [String], as account: AccountName, options: Options, control: JobControl, report: @escaping @Sendable (String) -> Void
     ) async throws -> Int32 {
         let exec = exec
-        let seat: @Sendable (AccountName) async throws -> Seat = { name in
+        let seat: @Sendable (AccountName) async throws -> JobSeat = { name in
             let plan = try await exec.prepare(name)
             if let problem = plan.sharingProblem { report("warning: \(problem)") }
-            return Seat(account: plan.account, codexHome: plan.codexHome, environment: plan.environment) { close(plan.inUseLock) }
+            return JobSeat(account: plan.account, codexHome: plan.codexHome, environment: plan.environment) { close(plan.inUseLock) }
         }
         return try await run(command, options: options, first: try await seat(account), control: control, report: report) { excluded in
             try await seat(try await usage.best(maxAge: .seconds(120), excluding: excluded).account.name)
@@ -90,8 +80,8 @@ public struct JobFailover: Sendable {
     /// Runs the job, then waits for the `failover` alerts it sent (one attempt each: a webhook
     /// has 10 seconds, the alert command 30).
     private func run(
-        _ command: [String], options: Options, first: Seat, control: JobControl, report: @escaping @Sendable (String) -> Void,
-        next: @Sendable (Set<Int64>) async throws -> Seat
+        _ command: [String], options: Options, first: JobSeat, control: JobControl, report: @escaping @Sendable (String) -> Void,
+        next: @Sendable (Set<Int64>) async throws -> JobSeat
     ) async throws -> Int32 {
         let sent = Mutex<[Task<Void, Never>]>([])
         var dispatcher: AlertDispatcher?
@@ -111,8 +101,8 @@ public struct JobFailover: Sendable {
     /// Runs the job in `first`, and while it stops at its account's limit, resumes it in the seat
     /// `next` gives (never an account in the set it is passed).
     private func runJob(
-        _ command: [String], options: Options, first: Seat, control: JobControl, report: @Sendable (String) -> Void,
-        next: @Sendable (Set<Int64>) async throws -> Seat, alert: @Sendable (AlertEvent) -> Void
+        _ command: [String], options: Options, first: JobSeat, control: JobControl, report: @Sendable (String) -> Void,
+        next: @Sendable (Set<Int64>) async throws -> JobSeat, alert: @Sendable (AlertEvent) -> Void
     ) async throws -> Int32 {
         var seat = first
         var command = command
@@ -160,7 +150,7 @@ public struct JobFailover: Sendable {
                 report("\(full); chappie was asked to stop (signal \(number)), so the job is not failed over")
                 return status
             }
-            let seated: Seat
+            let seated: JobSeat
             do {
                 seated = try await next(tried)
             } catch {
@@ -186,7 +176,7 @@ public struct JobFailover: Sendable {
             let binding = reading.bindingWindow
             alert(
                 AlertEvent(
-                    .failover, account: seated.account.name.rawValue, window: binding.map { $0 == reading.shortWindow ? "5h" : "weekly" },
+                    .failover, account: seated.account.name.rawValue, window: binding.map { $0 == reading.shortWindow ? .fiveHour : .weekly },
                     usedPercent: binding?.usedPercent, resetsAt: binding?.resetsAt,
                     message: "\(full); its job resumed session \(session.id) as \(seated.account.name)", from: name.rawValue))
             command = options.resume.command(session: session.id)
@@ -197,14 +187,14 @@ public struct JobFailover: Sendable {
 
     /// One run: how it ended, and the session it wrote.
     private static func runOnce(
-        _ command: [String], in seat: Seat, control: JobControl, watching known: JobSession.Found?
+        _ command: [String], in seat: JobSeat, control: JobControl, watching known: JobSession.Found?
     ) async -> (end: ChildCommand.Termination, session: Result<JobSession.Found, JobSession.Unknown>) {
         let watch = seat.codexHome.map { JobSession(codexHome: $0, known: known) }
         let child: pid_t
         do {
             child = try ChildCommand.spawn(command, adding: seat.environment, removing: seat.removedVariables)
         } catch {
-            return (.exited(error.status), .failure(JobSession.Unknown(reason: "the command did not start")))
+            return (.exited(error.status), .failure(JobSession.Unknown(reason: error.reason)))
         }
         control.running(child)
         let watching = watch?.watch(child)

@@ -6,11 +6,12 @@ import Synchronization
 /// Codex keeps each session in a rollout file, `sessions/YYYY/MM/DD/rollout-TIME-ID.jsonl` in its
 /// home, open for writing while the session lasts. Sessions are shared between Codex homes (see
 /// ``SharedCodexHome``), so the newest file may be another job's: only a rollout the job's own
-/// process tree is seen holding open counts, looked for in its open files every `interval` while it
-/// runs. A job too quick to be seen so has no session chappie will name.
+/// process tree is seen holding open for writing counts (one it merely reads, `rg` over the
+/// sessions, does not), looked for in its open files every `interval` while it runs. A job too
+/// quick to be seen so, or seen writing two sessions, has no session chappie will name.
 final class JobSession: Sendable {
     /// A session found: its id and rollout file.
-    struct Found: Sendable, Equatable {
+    struct Found: Sendable, Hashable {
         var id: String
         var rollout: String
     }
@@ -24,7 +25,7 @@ final class JobSession: Sendable {
     let sessions: URL
     /// The rollout a resumed job goes on writing, wherever its file is.
     private let known: Found?
-    private let seen = Mutex<Found?>(nil)
+    private let seen = Mutex<(found: Found?, several: Bool)>((nil, false))
 
     /// A watch over `codexHome`'s sessions, and over `known`'s rollout (a resumed job's).
     init(codexHome: URL, known: Found? = nil) {
@@ -36,8 +37,11 @@ final class JobSession: Sendable {
     func watch(_ root: pid_t, every interval: Duration = .milliseconds(50)) -> Task<Void, Never> {
         Task.detached { [self] in
             while !Task.isCancelled {
-                if seen.withLock({ $0 }) == nil, let open = Self.openRollout(of: root, under: sessions, known: known) {
-                    seen.withLock { $0 = open }
+                let open = Self.openRollouts(of: root, under: sessions, known: known)
+                seen.withLock { seen in
+                    let all = Set(open + (seen.found.map { [$0] } ?? []))
+                    if all.count > 1 { seen.several = true }
+                    if seen.found == nil { seen.found = open.first }
                 }
                 try? await Task.sleep(for: interval)
             }
@@ -46,7 +50,9 @@ final class JobSession: Sendable {
 
     /// The rollout the job was seen holding open, or why there is none.
     func found() -> Result<Found, Unknown> {
-        if let open = seen.withLock({ $0 }) { return .success(open) }
+        let (found, several) = seen.withLock { ($0.found, $0.several) }
+        if several { return .failure(Unknown(reason: "the job was seen writing more than one Codex session")) }
+        if let found { return .success(found) }
         return .failure(Unknown(reason: "the job was not seen writing a Codex session in \(sessions.path)"))
     }
 
@@ -81,22 +87,34 @@ final class JobSession: Sendable {
         return Found(id: id.uuidString.lowercased(), rollout: path)
     }
 
-    /// A rollout under `sessions` (through any link to it), or `known`'s (wherever it is), that
-    /// `root` or one of its descendants holds open.
-    static func openRollout(of root: pid_t, under sessions: URL, known: Found? = nil) -> Found? {
+    /// The rollouts under `sessions` (through any link to it), and `known`'s (wherever it is), that
+    /// `root` or one of its descendants holds open for writing.
+    static func openRollouts(of root: pid_t, under sessions: URL, known: Found? = nil) -> [Found] {
         var directories = [sessions.path]
         if let resolved = resolved(sessions.path) { directories.append(resolved) }
         let knownPaths = known.map { [$0.rollout, resolved($0.rollout)].compactMap { $0 } } ?? []
+        var open: [Found] = []
         for process in descendants(of: root) {
             let fds = "/proc/\(process)/fd"
             for fd in (try? FileManager.default.contentsOfDirectory(atPath: fds)) ?? [] {
-                guard let target = link(fds + "/" + fd) else { continue }
-                if let known, knownPaths.contains(target) { return known }
-                guard directories.contains(where: { target.hasPrefix($0 + "/") }) else { continue }
-                if let found = rollout(target) { return found }
+                guard let target = link(fds + "/" + fd), isOpenForWriting("/proc/\(process)/fdinfo/\(fd)") else { continue }
+                if let known, knownPaths.contains(target) {
+                    open.append(known)
+                } else if directories.contains(where: { target.hasPrefix($0 + "/") }), let found = rollout(target) {
+                    open.append(found)
+                }
             }
         }
-        return nil
+        return Array(Set(open))
+    }
+
+    /// Whether a descriptor's `fdinfo` says it was opened for writing (`flags`, octal: O_WRONLY or O_RDWR).
+    private static func isOpenForWriting(_ fdinfo: String) -> Bool {
+        guard let text = try? String(contentsOfFile: fdinfo, encoding: .utf8),
+            let line = text.split(separator: "\n").first(where: { $0.hasPrefix("flags:") }),
+            let flags = Int(line.dropFirst("flags:".count).trimmingCharacters(in: .whitespaces), radix: 8)
+        else { return false }
+        return flags & 3 != 0
     }
 
     private static func resolved(_ path: String) -> String? {

@@ -22,6 +22,7 @@ public final class Daemon: Service {
     private let switcher: AutoSwitcher
     private let api: DaemonAPI
     private let metrics: DaemonMetrics
+    private let alerts: DaemonAlerts?
 
     /// Creates a daemon over an open store.
     ///
@@ -54,6 +55,7 @@ public final class Daemon: Service {
                 credits: ResetCreditsService(store: store, tokens: usage.tokens, http: endpoints.httpClient()), autoRedeem: configuration.autoRedeem,
                 logger: logger)
         }
+        self.alerts = alerts
         scheduler = DaemonScheduler(store: store, usage: usage, configuration: configuration, state: state, logger: logger, alerts: alerts)
         switcher = AutoSwitcher(store: store, usage: usage, configuration: configuration, state: state, logger: logger, alerts: alerts)
         api = DaemonAPI(store: store, usage: usage, state: state, metrics: metrics)
@@ -93,6 +95,10 @@ public final class Daemon: Service {
         // The socket is removed only while it is still this daemon's: another daemon that has
         // taken the path since keeps its socket.
         listening?.unlinkIfUnchanged()
+        // Alerts still being delivered (a webhook retrying) get a few seconds, then stop, logged.
+        if let stopped = await alerts?.dispatcher?.drain(within: .seconds(5)), stopped > 0 {
+            logger.warning("alerts not delivered before the daemon stopped", metadata: ["alerts": "\(stopped)"])
+        }
     }
 
     /// Everything the daemon does while its socket is served.

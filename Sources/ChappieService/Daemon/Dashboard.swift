@@ -133,7 +133,9 @@ struct Dashboard: Sendable {
         let utc = Date.ISO8601FormatStyle().year().month().day()
         let days = TokenBars.days(from: now.addingTimeInterval(-13 * 86400).formatted(utc), to: now.formatted(utc))
         var tokens: [Int64: [String: Int]] = [:]
-        for entry in try await store.dailyTokens(since: days.first, accounts: nil) { tokens[entry.accountID, default: [:]][entry.day] = entry.tokens }
+        for entry in try await store.dailyTokens(since: days.first, accounts: nil) where entry.day <= (days.last ?? "") {
+            tokens[entry.accountID, default: [:]][entry.day] = entry.tokens
+        }
         var body = """
             <h1>chappie</h1>
             <p class="period" id="period">\(accounts.count) account\(accounts.count == 1 ? "" : "s"); charts over the last 7 days \
@@ -182,7 +184,7 @@ struct Dashboard: Sendable {
                 body += "\n</figure>\n"
             }
             let counts = tokens[account.id] ?? [:]
-            let total = days.reduce(0) { $0 + (counts[$1] ?? 0) }
+            let total = days.reduce(0) { DailyTokens.adding($0, counts[$1] ?? 0) }
             body += "<figure class=\"tokens\"><figcaption>Tokens per day (UTC), last 14 days: \(escape(TokenBars.short(total)))</figcaption>\n"
             body += TokenBars.svg(counts, days: days, label: "\(account.name.rawValue): tokens per day, last 14 days") + "\n</figure>\n"
             body += "</div>\n</section>\n"

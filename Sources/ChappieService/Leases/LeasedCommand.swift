@@ -27,6 +27,7 @@ extension LeaseService {
             status = await ChildCommand.wait(for: child).status
             control.ended()
         } catch {
+            report(error.reason)
             status = error.status
         }
         await seat.release()
@@ -35,7 +36,7 @@ extension LeaseService {
 
     /// A lease taken for a job run from here: the home it hands out held in use, the lease renewed
     /// every third of its time to live until the seat is released, which gives the lease back.
-    func seat(_ request: LeaseRequest, report: @escaping @Sendable (String) -> Void) async throws -> JobFailover.Seat {
+    func seat(_ request: LeaseRequest, report: @escaping @Sendable (String) -> Void) async throws -> JobSeat {
         let granted = try await acquireHolding(request, waiting: report)
         let id = granted.lease.id
         report("lease \(id.uuidString.lowercased()) on \(granted.account.name) until renewed or released")
@@ -60,7 +61,7 @@ extension LeaseService {
                 }
             }
         }
-        return JobFailover.Seat(
+        return JobSeat(
             account: granted.account, codexHome: granted.codexHome.map { URL(fileURLWithPath: $0) }, environment: granted.environment,
             removedVariables: granted.removedVariables
         ) {

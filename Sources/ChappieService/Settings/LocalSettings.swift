@@ -35,11 +35,12 @@ public struct LocalSettings: Sendable, Equatable, Codable {
         }
         defer { close(descriptor) }
         var info = stat()
-        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == getuid(), info.st_mode & 0o022 == 0,
-            info.st_size <= 65_536
-        else {
+        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == getuid(), info.st_mode & 0o022 == 0 else {
             throw ServiceError(
                 .invalidInput, "\(file.path) is not a settings file of yours (a regular file, yours, not writable by others); remove it")
+        }
+        guard info.st_size <= Self.largest else {
+            throw ServiceError(.invalidInput, "\(file.path) is larger than settings are (\(Self.largest / 1024) KiB at most); remove it")
         }
         var data = Data(count: Int(info.st_size))
         let count = data.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
@@ -55,12 +56,25 @@ public struct LocalSettings: Sendable, Equatable, Codable {
     public func save(in directory: URL) throws(ServiceError) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        let data: Data
         do {
-            try PrivateFile.write(SecretBytes(copying: try encoder.encode(self)), to: Self.file(in: directory))
+            data = try encoder.encode(self)
+        } catch {
+            throw ServiceError(.invalidInput, "the settings could not be written: \(error)")
+        }
+        guard data.count <= Self.largest else {
+            throw ServiceError(
+                .invalidInput, "the settings would be larger than \(Self.largest / 1024) KiB; use a shorter value (a script for a long command)")
+        }
+        do {
+            try PrivateFile.write(SecretBytes(copying: data), to: Self.file(in: directory))
         } catch {
             throw ServiceError(.invalidInput, "cannot write \(Self.file(in: directory).path): \(error)")
         }
     }
+
+    /// The largest settings file read, and written.
+    static let largest = 65_536
 
     /// The alert targets these settings give, checked.
     public func alertTargets() throws(ServiceError) -> AlertTargets {

@@ -16,19 +16,22 @@ extension ChappieHTTPRequest {
 
 extension TokenService {
     /// Sends a backend request as an account: with a token fresh for 5 minutes, once more with a
-    /// forced refresh after a 401, within 30 seconds each. A 2xx reply is returned.
+    /// forced refresh after a 401 (unless `refreshingOn401` is `false`: a refresh rotates the
+    /// refresh token, which an endpoint of no consequence should not cause), within `timeout` each.
+    /// A 2xx reply is returned.
     ///
     /// - Throws: ``ServiceError`` `.unavailable` for no answer, a 429 or a 5xx (try again later),
     ///   `.invalidInput` for any other status; ``ChappieAuthError`` when the tokens cannot be refreshed.
     package func send(
-        for account: Account, over http: ChappieHTTPClient, to what: String, _ make: () -> ChappieHTTPRequest
+        for account: Account, over http: ChappieHTTPClient, to what: String, refreshingOn401: Bool = true, timeout: Duration = .seconds(30),
+        _ make: () -> ChappieHTTPRequest
     ) async throws -> ChappieHTTPResponse {
         let refresher = refresher(margin: .seconds(300))
         var fresh = try await refresher.validCredentials(for: account)
         func attempt(_ fresh: TokenRefresher.Fresh) async throws -> ChappieHTTPResponse {
             var request = make()
             request.authorize(as: fresh.account, token: fresh.credentials.accessToken, originator: oauth.endpoints.originator)
-            request.totalTimeout = .seconds(30)
+            request.totalTimeout = timeout
             do {
                 return try await http.execute(request)
             } catch let error as ChappieHTTPClientError {
@@ -36,7 +39,7 @@ extension TokenService {
             }
         }
         var response = try await attempt(fresh)
-        if response.status == 401 {
+        if response.status == 401, refreshingOn401 {
             fresh = try await refresher.validCredentials(for: fresh.account, force: true)
             response = try await attempt(fresh)
         }

@@ -118,7 +118,7 @@ enum UsageHTMLReport {
                 let utc = Date.ISO8601FormatStyle().year().month().day()
                 let days = TokenBars.days(from: start.formatted(utc), to: end.formatted(utc))
                 let counts = tokens[account.id] ?? [:]
-                let total = days.reduce(0) { $0 + (counts[$1] ?? 0) }
+                let total = days.reduce(0) { DailyTokens.adding($0, counts[$1] ?? 0) }
                 body += "<figure>\n<figcaption>\(HTMLText.escaped("Tokens per day (UTC), \(TokenBars.short(total)) in all"))</figcaption>\n"
                 body += TokenBars.svg(counts, days: days, label: "\(account.name.rawValue): tokens per day") + "\n</figure>\n"
             }

@@ -154,7 +154,8 @@ public struct UsageReport: Sendable {
                     day.end > (since ?? .distantPast), day.start < (until ?? .distantFuture),
                     let interval = calendar.dateInterval(of: component, for: noon)
                 else { continue }
-                tokenSums[entry.accountID, default: [:]][interval.start, default: 0] += entry.tokens
+                let sum = tokenSums[entry.accountID]?[interval.start] ?? 0
+                tokenSums[entry.accountID, default: [:]][interval.start] = DailyTokens.adding(sum, entry.tokens)
                 if periods[entry.accountID]?[interval.start] == nil {
                     periods[entry.accountID, default: [:]][interval.start] = PeriodAccumulator.Period(interval: interval)
                 }

@@ -132,7 +132,8 @@ public struct UsageService: Sendable {
     public func readTokenHistory(_ account: Account) async throws -> [(day: String, tokens: Int)] {
         let days: [(day: String, tokens: Int)]
         do {
-            let response = try await tokens.send(for: account, over: http, to: "the profile endpoint") {
+            let response = try await tokens.send(for: account, over: http, to: "the profile endpoint", refreshingOn401: false, timeout: .seconds(10))
+            {
                 ChappieHTTPRequest(url: tokens.oauth.endpoints.profileURL, headers: ["Accept": "application/json"])
             }
             guard let read = DailyTokens.days(fromProfile: response.body) else {
@@ -145,6 +146,8 @@ public struct UsageService: Sendable {
             throw error
         }
         try await store.recordDailyTokens(days, for: account, at: Date())
+        try? await store.recordEvent(
+            .usagePolled, account: account, detail: "GET \(tokens.oauth.endpoints.profileURL.absoluteString): tokens of \(days.count) days")
         return days
     }
 
