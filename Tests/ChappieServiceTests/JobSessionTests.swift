@@ -23,7 +23,8 @@ struct JobSessionTests {
         // A child of the shell holds the files, so the process tree is walked too.
         let process = try ChildProcess(URL(fileURLWithPath: "/bin/sh"), ["-c", "sh -c '\(script); touch \(ready.path); sleep 30'"])
         defer { process.terminate() }
-        for _ in 0..<600 where !FileManager.default.fileExists(atPath: ready.path) { try await Task.sleep(for: .milliseconds(10)) }
+        for _ in 0..<6000 where !FileManager.default.fileExists(atPath: ready.path) { try await Task.sleep(for: .milliseconds(10)) }
+        try #require(FileManager.default.fileExists(atPath: ready.path), "the shell did not start within a minute")
         defer { unlink(ready.path) }
         return JobSession.openRollouts(of: process.processIdentifier, under: home.appendingPathComponent("sessions"), known: known)
     }

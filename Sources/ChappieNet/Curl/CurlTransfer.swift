@@ -76,9 +76,8 @@ final class CurlTransfer: @unchecked Sendable {
         if request.url.scheme?.lowercased() == "https" { try trust(configuration.trust) }
         if let proxy = configuration.proxy { try set(CURLOPT_PROXY, proxy) }
         if let noProxy = configuration.noProxy { try set(CURLOPT_NOPROXY, noProxy) }
-        // Loopback is never proxied (as ProxyEnvironment says for sockets): a request to this
-        // machine does not leave it in clear through an http_proxy.
-        if ChappieHTTPClient.isLoopbackAddress(host: request.url.host ?? "") { try set(CURLOPT_PROXY, "") }
+        // An empty proxy is libcurl's "none", over the environment's too.
+        if request.bypassesProxy { try set(CURLOPT_PROXY, "") }
         try check(ccurl_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer), "CURLOPT_ERRORBUFFER")
 
         switch request.method {

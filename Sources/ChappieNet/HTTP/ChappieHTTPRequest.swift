@@ -24,6 +24,10 @@ public struct ChappieHTTPRequest: Sendable {
     /// revoke): such a request, like one with `Authorization`, is refused over plain http except to
     /// loopback.
     public var bodyCarriesCredentials: Bool
+    /// Whether the request goes straight to its host, whatever proxy the environment or the
+    /// client names: a plain-http request to this machine (an alert webhook on loopback) must not
+    /// leave it in clear through a proxy. Default: `false`.
+    public var bypassesProxy = false
 
     /// Creates a request.
     ///

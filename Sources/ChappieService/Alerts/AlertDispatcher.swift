@@ -79,6 +79,8 @@ package struct AlertDispatcher: Sendable {
     private func deliver(_ body: Data, to webhook: URL, retries: Int) async {
         var request = ChappieHTTPRequest(url: webhook, method: .post, headers: ["Content-Type": "application/json"], body: body)
         request.totalTimeout = .seconds(10)
+        // An http webhook is on loopback (AlertTargets.webhook): it must not go through a proxy in clear.
+        request.bypassesProxy = webhook.scheme?.lowercased() == "http"
         var delay = retryDelay
         var problem = ""
         for attempt in 0...retries {
