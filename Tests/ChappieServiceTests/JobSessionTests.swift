@@ -20,8 +20,9 @@ struct JobSessionTests {
     /// Runs `script` under sh until `ready` exists, then asks what it holds open; stops it.
     private func scan(_ script: String, home: URL, known: JobSession.Found? = nil) async throws -> [JobSession.Found] {
         let ready = home.appendingPathComponent("ready")
-        // A child of the shell holds the files, so the process tree is walked too.
-        let process = try ChildProcess(URL(fileURLWithPath: "/bin/sh"), ["-c", "sh -c '\(script); touch \(ready.path); sleep 30'"])
+        // A child of the shell holds the files, so the process tree is walked too. It holds them until
+        // stopped (a busy test run may take minutes to look).
+        let process = try ChildProcess(URL(fileURLWithPath: "/bin/sh"), ["-c", "sh -c '\(script); touch \(ready.path); sleep 3600'"])
         defer { process.terminate() }
         for _ in 0..<6000 where !FileManager.default.fileExists(atPath: ready.path) { try await Task.sleep(for: .milliseconds(10)) }
         try #require(FileManager.default.fileExists(atPath: ready.path), "the shell did not start within a minute")
