@@ -22,8 +22,10 @@ struct JobSessionTests {
         let ready = home.appendingPathComponent("ready")
         // A child of the shell holds the files, so the process tree is walked too. It holds them until
         // stopped (a busy test run may take minutes to look).
-        let process = try ChildProcess(URL(fileURLWithPath: "/bin/sh"), ["-c", "sh -c '\(script); touch \(ready.path); sleep 3600'"])
-        defer { process.terminate() }
+        let process = try ChildProcess(URL(fileURLWithPath: "/bin/sh"), ["-c", "sh -c '\(script); touch \(ready.path); sleep 3600'; true"])
+        defer {
+            for pid in JobSession.descendants(of: process.processIdentifier).reversed() { kill(pid, SIGKILL) }
+        }
         for _ in 0..<6000 where !FileManager.default.fileExists(atPath: ready.path) { try await Task.sleep(for: .milliseconds(10)) }
         try #require(FileManager.default.fileExists(atPath: ready.path), "the shell did not start within a minute")
         defer { unlink(ready.path) }
