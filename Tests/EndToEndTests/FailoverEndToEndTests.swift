@@ -130,6 +130,9 @@ struct FailoverEndToEndTests {
             let own = try await testbed.chappie(["exec", "--failover", "--resume", bench.resume, "a", "--", "sh", "-c", "exit 4"])
             #expect(own.status == 4)
             #expect(own.stderr.contains("chappie: the job exited 4 with a not at its limit; no failover"), "\(own.stderr)")
+            let missing = try await testbed.chappie(["exec", "--failover", "--resume", bench.resume, "a", "--", "chappie-no-such-program"])
+            #expect(missing.status == 127)
+            #expect(missing.stderr.contains("chappie: cannot run chappie-no-such-program: No such file or directory"), "\(missing.stderr)")
 
             // a stops after a turn and b, taking over, after another; c is full: one failover only.
             try await bench.usage("a", #"{"limit_after_turns":1}"#)

@@ -69,7 +69,9 @@ package struct AlertDispatcher: Sendable {
     @discardableResult
     package func drain(within limit: Duration) async -> Int {
         let deadline = ContinuousClock.now + limit
-        while !inFlight.isEmpty, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(50)) }
+        while !inFlight.isEmpty, ContinuousClock.now < deadline {
+            do { try await Task.sleep(for: .milliseconds(50)) } catch { break }
+        }
         let left = inFlight.all()
         for task in left { task.cancel() }
         for task in left { await task.value }
@@ -140,7 +142,12 @@ package struct AlertDispatcher: Sendable {
             // The whole group: a shell's children too, which would otherwise hold chappie's output open.
             kill(-child, SIGKILL)
         }
-        let end = await ChildCommand.wait(for: child)
+        // A stopping daemon (drain) stops the command too.
+        let end = await withTaskCancellationHandler {
+            await ChildCommand.wait(for: child)
+        } onCancel: {
+            kill(-child, SIGKILL)
+        }
         timer.cancel()
         switch end {
         case .exited(0): return nil

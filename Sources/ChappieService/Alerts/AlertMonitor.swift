@@ -99,7 +99,9 @@ actor AlertMonitor {
     /// Whether a credit was redeemed in this window's current cycle.
     func redeemedThisCycle(_ account: Account, window: ChappieUsageWindow.Kind) -> Bool {
         let key = Self.key(account, window)
-        return state.redeemed[key] != nil && state.redeemed[key] == state.windows[key]?.resetsAt ?? 0
+        // Within 2 minutes, as cycles are told apart (reset times jitter).
+        guard let redeemed = state.redeemed[key] else { return false }
+        return abs(redeemed - (state.windows[key]?.resetsAt ?? 0)) <= 120
     }
 
     /// A credit was redeemed for this window's current cycle: no other is, until the next.

@@ -46,12 +46,18 @@ struct DaemonAlerts: Sendable {
             do {
                 let outcome = try await credits.redeem(account)
                 // Once the service has answered for this cycle, it is not asked again in it.
-                if outcome != .nothingToReset { await monitor.noteRedeemed(account, window: window) }
+                await monitor.noteRedeemed(account, window: window)
                 logger.notice("redeemed a reset credit (--auto-redeem)", metadata: ["account": "\(account.name)", "outcome": "\(outcome.rawValue)"])
                 return
             } catch {
+                // Only a failure that may pass (no answer, a 5xx, a 429) is tried again at the next poll.
+                let passes = (error as? ServiceError)?.code == .unavailable
+                if !passes { await monitor.noteRedeemed(account, window: window) }
                 logger.warning(
-                    "redeeming a reset credit failed; tried again at the next poll", metadata: ["account": "\(account.name)", "error": "\(error)"])
+                    passes
+                        ? "redeeming a reset credit failed; tried again at the next poll"
+                        : "redeeming a reset credit failed; not tried again this cycle",
+                    metadata: ["account": "\(account.name)", "error": "\(error)"])
             }
         }
         // Told once per cycle, when the window reaches its limit (with --auto-redeem: when redeeming failed then).

@@ -43,7 +43,9 @@ enum ChildCommand {
         if let standardInput { posix_spawn_file_actions_adddup2(&actions, standardInput, 0) }
         // In the child, not by marking chappie's own descriptors first: another thread (the daemon
         // has many) may open one in between.
-        chappie_spawn_close_from(&actions, 3)
+        guard chappie_spawn_close_from(&actions, 3) == 0 else {
+            throw SpawnFailure(status: 126, reason: "cannot run \(command[0]): its descriptors could not be closed")
+        }
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }

@@ -112,7 +112,7 @@ public struct JobFailover: Sendable {
         while true {
             tried.insert(seat.account.id)
             report("running as \(seat.account.name) (\(await standing(of: seat.account)))")
-            let termination = await Self.runOnce(command, in: seat, control: control, watching: resumed)
+            let termination = await Self.runOnce(command, in: seat, control: control, watching: resumed, report: report)
             await seat.release()
             guard case .exited(let status) = termination.end, status != 0, status != 126, status != 127 else { return termination.end.status }
             if let number = control.stopRequested {
@@ -157,6 +157,12 @@ public struct JobFailover: Sendable {
                 report("\(full); no other account can take the job over: \(FailureDescription(error)?.message ?? "\(error)")")
                 return status
             }
+            // A signal while the next account was made ready: nothing more starts.
+            if let number = control.stopRequested {
+                await seated.release()
+                report("\(full); chappie was asked to stop (signal \(number)), so the job is not failed over")
+                return status
+            }
             var link: String?
             do {
                 link = try seated.codexHome.flatMap { try JobSession.makeVisible(session, in: $0) }
@@ -187,13 +193,14 @@ public struct JobFailover: Sendable {
 
     /// One run: how it ended, and the session it wrote.
     private static func runOnce(
-        _ command: [String], in seat: JobSeat, control: JobControl, watching known: JobSession.Found?
+        _ command: [String], in seat: JobSeat, control: JobControl, watching known: JobSession.Found?, report: @Sendable (String) -> Void
     ) async -> (end: ChildCommand.Termination, session: Result<JobSession.Found, JobSession.Unknown>) {
         let watch = seat.codexHome.map { JobSession(codexHome: $0, known: known) }
         let child: pid_t
         do {
             child = try ChildCommand.spawn(command, adding: seat.environment, removing: seat.removedVariables)
         } catch {
+            report(error.reason)
             return (.exited(error.status), .failure(JobSession.Unknown(reason: error.reason)))
         }
         control.running(child)

@@ -7,8 +7,8 @@ import Synchronization
 /// home, open for writing while the session lasts. Sessions are shared between Codex homes (see
 /// ``SharedCodexHome``), so the newest file may be another job's: only a rollout the job's own
 /// process tree is seen holding open for writing counts (one it merely reads, `rg` over the
-/// sessions, does not), looked for in its open files every `interval` while it runs. A job too
-/// quick to be seen so, or seen writing two sessions, has no session chappie will name.
+/// sessions, does not), looked for in its open files every `interval` until one is found. A job
+/// too quick to be seen so, or first seen writing two sessions, has no session chappie will name.
 final class JobSession: Sendable {
     /// A session found: its id and rollout file.
     struct Found: Sendable, Hashable {
@@ -34,15 +34,21 @@ final class JobSession: Sendable {
     }
 
     /// Looks at the job's open files until the task is cancelled.
+    /// Once a session is found it is the job's; sessions it opens later (a sub-agent's) do not
+    /// change that, and the look becomes a slow one.
     func watch(_ root: pid_t, every interval: Duration = .milliseconds(50)) -> Task<Void, Never> {
         Task.detached { [self] in
             while !Task.isCancelled {
-                let open = Self.openRollouts(of: root, under: sessions, known: known)
-                seen.withLock { seen in
-                    let all = Set(open + (seen.found.map { [$0] } ?? []))
-                    if all.count > 1 { seen.several = true }
-                    if seen.found == nil { seen.found = open.first }
+                let found = seen.withLock { $0.found }
+                if found == nil {
+                    let open = Self.openRollouts(of: root, under: sessions, known: known)
+                    seen.withLock { seen in
+                        // Two at first sight: which is the job's cannot be told.
+                        if open.count > 1 { seen.several = true }
+                        if seen.found == nil, !seen.several { seen.found = open.first }
+                    }
                 }
+                if seen.withLock({ $0.found != nil || $0.several }) { return }
                 try? await Task.sleep(for: interval)
             }
         }
@@ -97,12 +103,13 @@ final class JobSession: Sendable {
         for process in descendants(of: root) {
             let fds = "/proc/\(process)/fd"
             for fd in (try? FileManager.default.contentsOfDirectory(atPath: fds)) ?? [] {
-                guard let target = link(fds + "/" + fd), isOpenForWriting("/proc/\(process)/fdinfo/\(fd)") else { continue }
-                if let known, knownPaths.contains(target) {
-                    open.append(known)
-                } else if directories.contains(where: { target.hasPrefix($0 + "/") }), let found = rollout(target) {
-                    open.append(found)
-                }
+                guard let target = link(fds + "/" + fd) else { continue }
+                // The path first: fdinfo is read only for a rollout's descriptor.
+                let found =
+                    if let known, knownPaths.contains(target) { known } else if directories.contains(where: { target.hasPrefix($0 + "/") }) {
+                        rollout(target)
+                    } else { nil as Found? }
+                if let found, isOpenForWriting("/proc/\(process)/fdinfo/\(fd)") { open.append(found) }
             }
         }
         return Array(Set(open))
