@@ -70,6 +70,31 @@ for name in LEAN:
     if heavy:
         problems.append(f"{name}: must not depend on NIO or PostgresNIO, but reaches {', '.join(heavy)}")
 
+# docs/sdk.md, "What `import Chappie` pulls in", lists every module and product the SDK links.
+def sdk_closure():
+    modules, products = set(), set()
+    def walk(name):
+        for dependency in targets[name]["dependencies"]:
+            if "product" in dependency:
+                products.add(dependency["product"][0])
+            for kind in ("byName", "target"):
+                if kind in dependency and dependency[kind][0] not in modules:
+                    modules.add(dependency[kind][0])
+                    if dependency[kind][0] in targets:
+                        walk(dependency[kind][0])
+    walk("Chappie")
+    return modules, products
+
+with open("docs/sdk.md") as handle:
+    sdk = handle.read()
+section = sdk.split("## What `import Chappie` pulls in", 1)[-1].split("\n## ", 1)[0]
+listed = set(re.findall(r"`(\w+)`", section.split("Not pulled in")[0]))
+modules, products = sdk_closure()
+for missing in sorted((modules | products) - listed):
+    problems.append(f"docs/sdk.md: `import Chappie` pulls in {missing}, which its list does not name")
+for extra in sorted(listed - modules - products - {"Chappie", "dlopen", "import"}):
+    problems.append(f"docs/sdk.md: its list of what `import Chappie` pulls in names {extra}, which it does not link")
+
 for problem in problems:
     print(problem)
 if problems:
