@@ -216,7 +216,15 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
             guard let words = try? CommandWords.split(String(decoding: data, as: UTF8.self)) else { break }
             require(!words.isEmpty, "an accepted line has a word")
             require(!words.contains { $0.contains("\0") }, "no word holds a NUL")
-            let quoted = words.map { "'" + $0.replacingOccurrences(of: "'", with: #"'\''"#) + "'" }.joined(separator: " ")
+            // Quoted scalar by scalar, as the splitter reads: a quote that a combining mark follows is still a quote.
+            let quoted = words.map { word in
+                var scalars = String.UnicodeScalarView("'".unicodeScalars)
+                for scalar in word.unicodeScalars {
+                    if scalar == "'" { scalars.append(contentsOf: #"'\''"#.unicodeScalars) } else { scalars.append(scalar) }
+                }
+                scalars.append("'")
+                return String(scalars)
+            }.joined(separator: " ")
             require((try? CommandWords.split(quoted)) == words, "the words, quoted again, split the same")
         case .accountCheck:
             let responses = URL(string: "https://chatgpt.com/backend-api/codex/responses")!

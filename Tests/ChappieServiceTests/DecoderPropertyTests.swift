@@ -36,9 +36,12 @@ struct DecoderPropertyTests {
             ),
             // jwt-claims, found by make fuzz: ")" and NULs made the check itself match "found 1)".
             (FuzzTarget.jwtClaims, ")" + String(repeating: "\u{0}", count: 91)),
+            // command-line, found by make fuzz: CRs inside double quotes.
+            (FuzzTarget.commandLine, "Ite\"se\r\r''\u{07F3}\r\""),
         ])
     func regressions(_ target: FuzzTarget, _ input: String) {
-        #expect(target.run(Data(input.utf8)).isEmpty)
+        let broken = target.run(Data(input.utf8))
+        #expect(broken.isEmpty, "\(broken)")
     }
 
     /// Real-shaped inputs for each target, which the generator mutates.

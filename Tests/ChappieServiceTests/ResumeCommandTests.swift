@@ -13,6 +13,8 @@ struct ResumeCommandTests {
             (#"a\ b 'it'\''s' ''"#, ["a b", "it's", ""]),
             ("  tab\there\nnext  ", ["tab", "here", "next"]),
             (#"~/bin/x *.txt $VAR"#, ["~/bin/x", "*.txt", "$VAR"]),
+            // A quote or a blank that a combining mark follows is still one (scalars, not characters).
+            ("a'\u{301}b' c\u{20}\u{301}d", ["a\u{301}b", "c", "\u{301}d"]),
         ])
     func splits(_ line: String, _ words: [String]) throws {
         #expect(try CommandWords.split(line) == words)
