@@ -182,7 +182,7 @@ public struct JobFailover: Sendable {
             let binding = reading.bindingWindow
             alert(
                 AlertEvent(
-                    .failover, account: seated.account.name.rawValue, window: binding.map { $0 == reading.shortWindow ? .fiveHour : .weekly },
+                    .failover, account: seated.account.name.rawValue, window: Headroom(reading, reservePercent: nil).bindingWindow,
                     usedPercent: binding?.usedPercent, resetsAt: binding?.resetsAt,
                     message: "\(full); its job resumed session \(session.id) as \(seated.account.name)", from: name.rawValue))
             command = options.resume.command(session: session.id)
@@ -220,7 +220,9 @@ public struct JobFailover: Sendable {
 
     /// The binding window and its use: "5-hour 12 %", "weekly 100 %".
     static func binding(_ snapshot: ChappieUsageLimitSnapshot) -> String {
-        guard let window = snapshot.bindingWindow else { return "no window reported" }
-        return "\(window == snapshot.shortWindow ? "5-hour" : "weekly") \(Int(window.usedPercent.rounded())) %"
+        guard let window = snapshot.bindingWindow, let kind = Headroom(snapshot, reservePercent: nil).bindingWindow else {
+            return "no window reported"
+        }
+        return "\(kind.label) \(Int(window.usedPercent.rounded())) %"
     }
 }

@@ -130,7 +130,7 @@ struct Dashboard: Sendable {
         let escape = HTMLText.escaped
         let axis = UsageHTMLReport.TimeAxis(start: since, end: now, formatter: formatter)
         // Tokens per UTC day, the last 14 days.
-        let utc = Date.ISO8601FormatStyle().year().month().day()
+        let utc = TokenBars.utcDay
         let days = TokenBars.days(from: now.addingTimeInterval(-13 * 86400).formatted(utc), to: now.formatted(utc))
         var tokens: [Int64: [String: Int]] = [:]
         for entry in try await store.dailyTokens(since: days.first, accounts: nil) where entry.day <= (days.last ?? "") {

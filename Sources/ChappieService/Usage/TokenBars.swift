@@ -4,11 +4,14 @@ import Foundation
 /// Tokens per day drawn as bars (an inline SVG, no script): the HTML report's `--tokens` section
 /// and the dashboard's last 14 days.
 enum TokenBars {
+    /// A UTC day as the service counts tokens by it: `YYYY-MM-DD`.
+    static let utcDay = Date.ISO8601FormatStyle().year().month().day()
+
     /// The days `first` to `last` (UTC, `YYYY-MM-DD`), oldest first: every day, with or without tokens.
     static func days(from first: String, to last: String) -> [String] {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC")!
-        let format = Date.ISO8601FormatStyle().year().month().day()
+        let format = utcDay
         guard let start = try? format.parse(first), let end = try? format.parse(last), start <= end else { return [] }
         var days: [String] = []
         var day = start

@@ -115,7 +115,7 @@ enum UsageHTMLReport {
                 body += chart(drawn[kind], account: account.name, kind: kind, axis: axis) + "\n</figure>\n"
             }
             if let tokens {
-                let utc = Date.ISO8601FormatStyle().year().month().day()
+                let utc = TokenBars.utcDay
                 let days = TokenBars.days(from: start.formatted(utc), to: end.formatted(utc))
                 let counts = tokens[account.id] ?? [:]
                 let total = days.reduce(0) { DailyTokens.adding($0, counts[$1] ?? 0) }

@@ -145,7 +145,7 @@ public struct UsageReport: Sendable {
             local.hour = 12
             // A day counts when its local day overlaps the period asked for; the store is asked from
             // a day before `since`'s date, in case the zone runs behind UTC.
-            let first = since.map { $0.addingTimeInterval(-86_400).formatted(Date.ISO8601FormatStyle().year().month().day()) }
+            let first = since.map { $0.addingTimeInterval(-86_400).formatted(TokenBars.utcDay) }
             for entry in try await store.dailyTokens(since: first, accounts: ids) {
                 let parts = entry.day.split(separator: "-").compactMap { Int($0) }
                 guard parts.count == 3 else { continue }
