@@ -18,7 +18,10 @@ let package = Package(
         // The team pool for SDK users who want it (StoreOptions.poolBackend = TeamPool()).
         .library(name: "ChappiePool", targets: ["ChappiePool"]),
         .library(name: "ChappieEmulator", targets: ["ChappieEmulator"]),
+        // The front binary, and the helper it hands every command it does not serve itself
+        // (installed as PREFIX/libexec/chappie/chappie-full; docs/architecture.md, "Two binaries").
         .executable(name: "chappie", targets: ["chappie"]),
+        .executable(name: "chappie-full", targets: ["chappie-full"]),
         .executable(name: "chappie-emulator", targets: ["chappie-emulator"]),
     ],
     dependencies: [
@@ -61,6 +64,12 @@ let package = Package(
         .target(name: "CSignals"),
         // prctl and O_TMPFILE, which Swift cannot reach (Sources/CProcess/include/cprocess.h).
         .target(name: "CProcess"),
+        // The front binary's read-only path reads the store with SQLite's C API (GRDB links the same library).
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
         .systemLibrary(
             name: "CZstd",
             pkgConfig: "libzstd",
@@ -68,7 +77,11 @@ let package = Package(
         ),
 
         // Libraries, in import order: Core ← Net, Vault ← Store ← Chappie ← Service.
-        .target(name: "ChappieCore", swiftSettings: swiftSettings),
+        .target(name: "ChappieBuild", swiftSettings: swiftSettings),
+        .target(name: "ChappieCore", dependencies: ["ChappieBuild"], swiftSettings: swiftSettings),
+        // What the front binary does itself: the standard library, Glibc, SQLite and libsodium only,
+        // never Foundation (scripts/check-imports.py; the front binary's link is checked by the tests).
+        .target(name: "ChappieFront", dependencies: ["ChappieBuild", "CSQLite", "CSodium"], swiftSettings: swiftSettings),
         .target(
             name: "ChappieNet",
             dependencies: [
@@ -178,16 +191,25 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
-        // Executables. `chappie` parses and prints only: it reaches the store through ChappieService
-        // (never ChappieStore or ChappieVault), and does not link Hummingbird.
+        // Executables. `chappie` is the front: it serves the everyday reads (ChappieFront) and execs
+        // `chappie-full` with the same arguments for everything else. `chappie-full` parses and prints
+        // only: it reaches the store through ChappieService (never ChappieStore or ChappieVault), and
+        // does not link Hummingbird.
         .executableTarget(
             name: "chappie",
+            dependencies: ["ChappieFront"],
+            path: "Sources/chappie-front",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "chappie-full",
             dependencies: [
                 "ChappieService", "Chappie", "ChappieCore", "ChappieDaemonClient", "CSignals",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
+            path: "Sources/chappie",
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -246,6 +268,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "ChappieFrontTests",
+            dependencies: ["ChappieFront", "ChappieTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "ChappieCoreTests",
             dependencies: ["ChappieCore", "ChappieTestSupport"],
             swiftSettings: swiftSettings
@@ -281,7 +308,7 @@ let package = Package(
         // The command line's own output (charts, tables), tested without running the binary.
         .testTarget(
             name: "chappieTests",
-            dependencies: ["chappie", "ChappieCore"],
+            dependencies: ["chappie-full", "ChappieCore"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -30,7 +30,8 @@ for target in package["targets"]:
     for dependency in target["dependencies"]:
         for kind in ("byName", "target", "product"):
             if kind in dependency:
-                declared.add(dependency[kind][0])
+                # A target's module name has `_` where its name has `-` (chappie-full).
+                declared.add(dependency[kind][0].replace("-", "_") if kind != "product" else dependency[kind][0])
     imported = {}
     for root, _, files in os.walk(path):
         for file in files:
@@ -39,7 +40,7 @@ for target in package["targets"]:
                 for module in IMPORT.findall(open(source, encoding="utf-8").read()):
                     imported.setdefault(module, source)
     for module, source in sorted(imported.items()):
-        if module not in declared and module not in SYSTEM and module != name:
+        if module not in declared and module not in SYSTEM and module != name.replace("-", "_"):
             problems.append(f"{name}: imports {module} ({source}) without declaring it in Package.swift")
     # A C target is used from its C sources, which this check does not read.
     has_c = any(f.endswith((".c", ".h")) for _, _, files in os.walk(path) for f in files)
@@ -64,6 +65,21 @@ def closure(name, seen):
                         closure(module, seen)
     return seen
 
+
+# The front binary (`chappie`) and what it does itself: no Foundation at all, whose start-up
+# (and ICU, linked statically) is what the front binary exists to leave out (docs/architecture.md).
+for name in ["chappie", "ChappieFront", "ChappieBuild"]:
+    for module in closure(name, set()):
+        if module not in ("ChappieFront", "ChappieBuild", "CSQLite", "CSodium"):
+            problems.append(f"{name}: the front binary must link only ChappieFront, ChappieBuild, SQLite and libsodium, but reaches {module}")
+    path = targets[name].get("path") or os.path.join("Sources", name)
+    for root, _, files in os.walk(path):
+        for file in files:
+            if file.endswith(".swift"):
+                source = os.path.join(root, file)
+                for module in IMPORT.findall(open(source, encoding="utf-8").read()):
+                    if module.startswith("Foundation"):
+                        problems.append(f"{name}: {source} imports {module}; the front binary must start without Foundation")
 
 for name in LEAN:
     heavy = sorted(m for m in closure(name, set()) if m.startswith("NIO") or m in ("PostgresNIO", "AsyncHTTPClient", "Hummingbird"))

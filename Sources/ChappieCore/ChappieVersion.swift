@@ -1,3 +1,4 @@
+import ChappieBuild
 import Foundation
 
 /// The version of chappie.
@@ -5,7 +6,7 @@ import Foundation
 /// Shown by `chappie --version` and `chappie doctor`, and sent in the `User-Agent` of every request.
 public enum ChappieVersion {
     /// The version of this build, in semantic-versioning form.
-    public static let current = "0.1.0"
+    public static let current = ChappieBuild.version
 
     /// `chappie/<version> (<os>; <arch>)`: how chappie names itself in a `User-Agent`, never as
     /// the Codex CLI.

@@ -9,13 +9,40 @@ public enum BuiltProducts {
         return URL(fileURLWithPath: executable).deletingLastPathComponent()
     }
 
-    /// The path of a built executable such as `chappie`, or an error saying how to build it.
+    /// The path of a built executable such as `chappie-emulator`, or an error saying how to build it.
+    ///
+    /// `chappie` is the front binary as `make install` lays it out: `bin/chappie`, with the full
+    /// binary at `libexec/chappie/chappie-full` (``installedLayout``), so that every test that runs
+    /// chappie runs the installed layout. The build directory's layout (both side by side) is
+    /// what `make demo` and `make interop` run.
     public static func executable(_ name: String) throws -> URL {
         let url = directory.appendingPathComponent(name)
         guard FileManager.default.isExecutableFile(atPath: url.path) else {
             throw EmulatorHarnessError(message: "\(url.path) is missing: run `swift build` (or `make test`) before `swift test`")
         }
-        return url
+        guard name == "chappie" else { return url }
+        _ = try executable("chappie-full")
+        return try installedLayout.get().appendingPathComponent("bin/chappie")
+    }
+
+    /// `PREFIX` of an installed layout made once per test process from the build: a copy of the
+    /// front binary in `bin/`, and the full binary linked in `libexec/chappie/`.
+    public static let installedLayout: Result<URL, any Error> = Result {
+        let prefix = directory.appendingPathComponent("installed-layout/\(getpid())")
+        let manager = FileManager.default
+        try? manager.removeItem(at: prefix)
+        try manager.createDirectory(at: prefix.appendingPathComponent("bin"), withIntermediateDirectories: true)
+        try manager.createDirectory(at: prefix.appendingPathComponent("libexec/chappie"), withIntermediateDirectories: true)
+        try manager.copyItem(at: directory.appendingPathComponent("chappie"), to: prefix.appendingPathComponent("bin/chappie"))
+        try manager.createSymbolicLink(
+            at: prefix.appendingPathComponent("libexec/chappie/chappie-full"), withDestinationURL: directory.appendingPathComponent("chappie-full"))
+        // Layouts of test processes that have ended.
+        for old in (try? manager.contentsOfDirectory(atPath: prefix.deletingLastPathComponent().path)) ?? [] {
+            if let pid = Int32(old), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH {
+                try? manager.removeItem(at: prefix.deletingLastPathComponent().appendingPathComponent(old))
+            }
+        }
+        return prefix
     }
 }
 

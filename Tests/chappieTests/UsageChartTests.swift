@@ -1,5 +1,5 @@
 import ChappieCore
-@testable import chappie
+@testable import chappie_full
 import Foundation
 import Testing
 

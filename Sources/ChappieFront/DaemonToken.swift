@@ -1,0 +1,94 @@
+import Glibc
+
+/// `token` asked of a running daemon, as the full binary asks it (docs/daemon.md, "The socket"):
+/// one JSON line each way over the daemon's Unix socket, 60 seconds at most.
+enum DaemonToken {
+    /// What asking came to.
+    enum Outcome: Equatable {
+        /// The daemon's token.
+        case token(FrontToken)
+        /// No daemon there, or none that answered: the store is read instead, as the full binary does.
+        case noDaemon
+        /// The daemon answered otherwise (a refusal, or a reply the front does not print itself):
+        /// the full binary asks again and says what it says.
+        case full
+    }
+
+    static let timeoutSeconds = 60
+    static let maximumReplyBytes = 64 << 20
+
+    static func ask(_ request: FrontRequest.TokenRequest, socket path: String) -> Outcome {
+        var info = stat()
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let pathBytes = Array(path.utf8)
+        guard stat(path, &info) == 0, pathBytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return .noDaemon }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: pathBytes)
+            raw[pathBytes.count] = 0
+        }
+        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard descriptor >= 0 else { return .noDaemon }
+        defer { close(descriptor) }
+        var limit = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+        let connected = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard connected == 0 else { return .noDaemon }
+        // The request as the full binary's encoder writes it; names are plain ASCII, nothing to escape.
+        var line = #"{"command":"token""#
+        if let name = request.name { line += #","account":"\#(name)""# }
+        line += #","marginSeconds":\#(request.marginSeconds)}"# + "\n"
+        guard sendAll(descriptor, Array(line.utf8)), let answer = readLine(descriptor), let reply = JSONValue.parse(answer) else { return .noDaemon }
+        // A reply that does not read as one is no answer, and the store is read (as the full binary does).
+        guard let ok = reply["ok"]?.bool else { return .noDaemon }
+        guard ok, let token = reply["token"], token != .null else { return .full }
+        guard let name = token["name"]?.string, let accessToken = token["accessToken"]?.string, let fedramp = token["fedramp"]?.bool,
+            let expiry = optional(token["expiresAt"], { $0.number }), let accountID = optional(token["chatgptAccountID"], { $0.string }),
+            let warning = optional(token["warning"], { $0.string })
+        else { return .noDaemon }
+        guard expiry.map({ $0 == $0.rounded(.towardZero) && $0 >= 0 && $0 <= AccessTokenClaims.latestExpiry }) ?? true else { return .full }
+        return .token(
+            FrontToken(
+                name: name, accessToken: accessToken, expiresAt: expiry.map { Int64($0) }, chatgptAccountID: accountID, fedramp: fedramp,
+                warning: warning))
+    }
+
+    /// An optional member: `.some(nil)` when absent or null, `.some(value)` when of the type, `nil` otherwise.
+    private static func optional<T>(_ value: JSONValue?, _ read: (JSONValue) -> T?) -> T?? {
+        guard let value, value != .null else { return .some(nil) }
+        return read(value).map { .some($0) }
+    }
+
+    private static func sendAll(_ descriptor: Int32, _ bytes: [UInt8]) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { send(descriptor, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+            if written < 0, errno == EINTR { continue }
+            guard written > 0 else { return false }
+            offset += written
+        }
+        return true
+    }
+
+    /// One line, within the timeout in all; what came before an end of file counts as the line.
+    private static func readLine(_ descriptor: Int32) -> [UInt8]? {
+        var start = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &start)
+        var line: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            var now = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &now)
+            guard now.tv_sec - start.tv_sec < timeoutSeconds else { return nil }
+            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { return line.isEmpty ? nil : line }
+            if let newline = buffer[0..<count].firstIndex(of: 0x0A) { return line + buffer[0..<newline] }
+            line += buffer[0..<count]
+            guard line.count <= maximumReplyBytes else { return nil }
+        }
+    }
+}

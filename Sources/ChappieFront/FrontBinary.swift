@@ -1,0 +1,101 @@
+import ChappieBuild
+import CSodium
+import Glibc
+
+/// The front binary: answers `--version` and `token` when that is only a read, and hands every
+/// other command line to the full binary, unchanged, by `exec` (docs/architecture.md, "Two binaries").
+///
+/// Handing off comes before anything that would change what the full binary starts with: no
+/// secret is read from the environment, no signal's disposition is changed, no file is written.
+public enum FrontBinary {
+    /// The full binary's name, in `PREFIX/libexec/chappie/` when installed, else beside the front
+    /// binary (a build directory).
+    public static let fullBinaryName = "chappie-full"
+
+    /// Runs the command line `arguments` (with the program's name first) and exits.
+    public static func run(_ arguments: [String]) -> Never {
+        let environment = FrontRequest.processEnvironment
+        switch FrontRequest(arguments: Array(arguments.dropFirst()), environment: environment) {
+        case .version:
+            finish(stdout: ChappieBuild.version + "\n")
+        case .token(let request):
+            guard let directory = DataDirectory(home: request.home, environment: environment) else { handOff(arguments) }
+            let token: FrontToken
+            switch DaemonToken.ask(request, socket: request.socket ?? directory.socket) {
+            case .token(let answer):
+                token = answer
+            case .full:
+                handOff(arguments)
+            case .noDaemon:
+                guard sodium_init() >= 0, let stored = StoreToken(directory: directory, request: request, now: now()).read() else {
+                    handOff(arguments)
+                }
+                token = stored
+            }
+            guard let output = TokenOutput.render(token, json: request.json) else { handOff(arguments) }
+            finish(stdout: output.stdout, stderr: output.stderr)
+        case .full:
+            handOff(arguments)
+        }
+    }
+
+    /// The full binary for this front binary, if it is there.
+    public static func fullBinary() -> String? {
+        candidates().first { access($0, X_OK) == 0 }
+    }
+
+    /// Where the full binary is looked for: the installed layout first, then the build directory's.
+    static func candidates() -> [String] {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard count > 0 else { return [] }
+        let executable = String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let directory = executable.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        let prefix = directory.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        return [prefix + "/libexec/chappie/" + fullBinaryName, directory + "/" + fullBinaryName]
+    }
+
+    /// Replaces this process with the full binary, given the same arguments and environment.
+    static func handOff(_ arguments: [String]) -> Never {
+        if let full = fullBinary() {
+            var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+            execv(full, &argv)
+            let reason = String(cString: strerror(errno))
+            finish(stderr: "error: chappie could not start \(full): \(reason)\n", status: 69)
+        }
+        let looked = candidates().joined(separator: " and ")
+        finish(
+            stderr: """
+                error: chappie's full binary, \(fullBinaryName), is missing (looked for \(looked)); every command but --version \
+                and a stored token runs in it. Install both with make install (PREFIX/bin/chappie and \
+                PREFIX/libexec/chappie/\(fullBinaryName)), or build both with swift build.
+
+                """, status: 69)
+    }
+
+    /// Seconds since 1970, to the nanosecond.
+    static func now() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_REALTIME, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+
+    /// Writes the output and exits with `status`.
+    static func finish(stdout: String = "", stderr: String = "", status: Int32 = 0) -> Never {
+        write(2, stderr)
+        write(1, stdout)
+        exit(status)
+    }
+
+    private static func write(_ descriptor: Int32, _ text: String) {
+        var bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeMutableBytes { Glibc.write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
+            if written < 0, errno == EINTR { continue }
+            guard written > 0 else { return }
+            offset += written
+        }
+        bytes.removeAll()
+    }
+}

@@ -1,0 +1,131 @@
+import Glibc
+
+/// What the front binary was asked to do: the few command lines it answers itself, read exactly,
+/// and everything else, which goes to the full binary unread.
+///
+/// The grammar served here is a strict subset of the full command tree's. A line outside it, an
+/// environment that changes what a command means (a pool, a passphrase, other endpoints, a check
+/// of the line only), or any doubt sends the line to `chappie-full` with the same arguments, so
+/// help, typos, completions and every error message are the full binary's own.
+public enum FrontRequest: Equatable, Sendable {
+    /// `chappie --version`.
+    case version
+    /// `chappie token [NAME] [--margin D] [--socket PATH] [--home DIR] [--json]`.
+    case token(TokenRequest)
+    /// Anything else: the full binary's.
+    case full
+
+    /// What `token` was asked for.
+    public struct TokenRequest: Equatable, Sendable {
+        /// The account named on the line; `nil` for the active one.
+        public var name: String?
+        /// Refresh when the token expires within this many seconds.
+        public var marginSeconds: Int64 = 300
+        /// `--socket`, `~` expanded.
+        public var socket: String?
+        /// `--home`, `~` expanded.
+        public var home: String?
+        /// `--json`.
+        public var json = false
+    }
+
+    /// Environment variables under which the front binary does not answer: each changes the store,
+    /// the key, the endpoints or what `chappie` does with a line, and the full binary reads them.
+    static let fullBinaryVariables = [
+        "CHAPPIE_STORE_URL", "CHAPPIE_PASSPHRASE", "CHAPPIE_NEW_PASSPHRASE", "CHAPPIE_BACKUP_PASSPHRASE", "CHAPPIE_KEY_FILE",
+        "CREDENTIALS_DIRECTORY", "CHAPPIE_CHECK_ONLY", "CHAPPIE_ISSUER", "CHAPPIE_BACKEND", "CHAPPIE_CA_FILE", "CHAPPIE_MACHINE",
+        "CHAPPIE_STORE_PASSWORD_FILE", "CHAPPIE_ACCOUNT",
+    ]
+
+    /// Reads a command line (without the program's name) in `environment`.
+    public init(arguments: [String], environment: (String) -> String? = FrontRequest.processEnvironment) {
+        self = .full
+        if arguments == ["--version"] {
+            self = .version
+            return
+        }
+        guard arguments.first == "token" || arguments.contains("token") else { return }
+        guard !Self.fullBinaryVariables.contains(where: { environment($0).map { !$0.isEmpty } ?? false }) else { return }
+        var request = TokenRequest()
+        var sawCommand = false
+        var index = 0
+        func value(of option: String) -> String? {
+            let word = arguments[index]
+            if word.hasPrefix(option + "=") { return String(word.dropFirst(option.count + 1)) }
+            guard word == option, index + 1 < arguments.count else { return nil }
+            index += 1
+            return arguments[index]
+        }
+        while index < arguments.count {
+            let word = arguments[index]
+            if word == "token", !sawCommand {
+                sawCommand = true
+            } else if word == "--json", !request.json {
+                request.json = true
+            } else if word == "--home" || word.hasPrefix("--home=") {
+                // Global options may stand before the command, as in the full binary.
+                guard request.home == nil, let home = value(of: "--home"), let expanded = Self.expandingTilde(home, environment) else { return }
+                request.home = expanded
+            } else if sawCommand, word == "--margin" || word.hasPrefix("--margin=") {
+                guard let text = value(of: "--margin"), let seconds = Self.seconds(text) else { return }
+                request.marginSeconds = seconds
+            } else if sawCommand, word == "--socket" || word.hasPrefix("--socket=") {
+                guard request.socket == nil, let socket = value(of: "--socket"), let expanded = Self.expandingTilde(socket, environment) else {
+                    return
+                }
+                request.socket = expanded
+            } else if sawCommand, request.name == nil, Self.isAccountName(word) {
+                request.name = word
+            } else {
+                return
+            }
+            index += 1
+        }
+        guard sawCommand else { return }
+        self = .token(request)
+    }
+
+    /// The process's environment variable.
+    public static func processEnvironment(_ name: String) -> String? {
+        getenv(name).map { String(cString: $0) }
+    }
+
+    /// A name the full binary accepts (`AccountName`'s rule): 1 to 64 ASCII letters, digits, `-`,
+    /// `_` and `.`, not `.` or `..`. A word that starts with `-` is an option, not a name.
+    static func isAccountName(_ word: String) -> Bool {
+        let bytes = Array(word.utf8)
+        guard (1...64).contains(bytes.count), word != ".", word != "..", bytes.first != UInt8(ascii: "-") else { return false }
+        return bytes.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."):
+                true
+            default: false
+            }
+        }
+    }
+
+    /// A duration as the full binary reads one: digits and an optional unit (s, m, h, d), under 10
+    /// million units; `nil` for anything else (the full binary then says why).
+    static func seconds(_ text: String) -> Int64? {
+        var digits = Substring(text)
+        var unit: Int64 = 1
+        if let last = digits.last, let multiplier = ["s": Int64(1), "m": 60, "h": 3600, "d": 86400][last] {
+            unit = multiplier
+            digits = digits.dropLast()
+        }
+        guard !digits.isEmpty, digits.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }), let value = Int64(digits),
+            value < 10_000_000
+        else { return nil }
+        return value * unit
+    }
+
+    /// `~` and `~/…` with a non-empty `HOME`; other paths as they are; `nil` for `~user` and for an
+    /// empty path (the full binary's to read).
+    static func expandingTilde(_ path: String, _ environment: (String) -> String?) -> String? {
+        guard !path.isEmpty else { return nil }
+        guard path.hasPrefix("~") else { return path }
+        guard path == "~" || path.hasPrefix("~/"), let home = environment("HOME"), home.hasPrefix("/") else { return nil }
+        return home + path.dropFirst()
+    }
+}

@@ -1,0 +1,153 @@
+import CSQLite
+import CSodium
+import Glibc
+
+/// A token as `chappie token` prints it.
+public struct FrontToken: Equatable, Sendable {
+    /// The account's name.
+    public var name: String
+    /// The access token.
+    public var accessToken: String
+    /// The access token's `exp`, in seconds since 1970, whole.
+    public var expiresAt: Int64?
+    /// The ChatGPT account id, when known.
+    public var chatgptAccountID: String?
+    /// Whether the account is a FedRAMP one.
+    public var fedramp: Bool
+    /// A warning to print first (the daemon's, when it could not refresh).
+    public var warning: String?
+}
+
+/// Reads a valid access token from the local store, read-only, when nothing is to be done but
+/// read: the store is set up, the key file opens it, the account is in order and its token does
+/// not expire within the margin. Every other case is `nil`, and the full binary takes the line
+/// and does what it always did (refresh, adopt a Codex login's newer tokens, finish a key rotation,
+/// recover, explain an error).
+///
+/// The checks mirror the full binary's open and token decision (docs/architecture.md, "The front
+/// binary"); each `nil` below names the case it leaves to the full binary.
+public struct StoreToken {
+    /// The newest migration this reader knows the schema of; a store at any other is the full binary's.
+    public static let schemaMigration = "0007_daily_tokens"
+
+    let directory: DataDirectory
+    let request: FrontRequest.TokenRequest
+    let now: Double
+
+    /// A reader for `request` in `directory`, deciding expiry against `now` (seconds since 1970).
+    public init(directory: DataDirectory, request: FrontRequest.TokenRequest, now: Double) {
+        self.directory = directory
+        self.request = request
+        self.now = now
+    }
+
+    /// The token, or `nil` when the full binary must answer.
+    public func read() -> FrontToken? {
+        let database = directory.path + "/chappie.sqlite"
+        // The full binary fixes modes, makes missing files and refuses links: leave all that to it.
+        guard directory.isPrivateDirectory(directory.path), directory.isPrivateFile(database),
+            !directory.exists(directory.path + "/store-url"),
+            !["-wal", "-shm", "-journal"].contains(where: { directory.isLink(database + $0) }),
+            access(database, W_OK) == 0,
+            !directory.exists(directory.keyFile + ".new"), !directory.hasPendingRecovery()
+        else { return nil }
+        guard var key = readKey() else { return nil }
+        defer { sodium_memzero(&key, key.count) }
+        guard let store = ReadOnlyDatabase(path: database) else { return nil }
+        return token(in: store, key: key)
+    }
+
+    private func token(in store: ReadOnlyDatabase, key: [UInt8]) -> FrontToken? {
+        guard let migration = store.rows("SELECT max(identifier) FROM grdb_migrations")?.first?.first?.text, migration == Self.schemaMigration,
+            let settings = store.rows(
+                "SELECT key, value FROM settings WHERE key IN ('key_id', 'key_check', 'passphrase_kdf', 'pending_key_id', 'row_bound_credentials', 'active_account')"
+            )
+        else { return nil }
+        var setting: [String: [UInt8]] = [:]
+        for row in settings {
+            if let name = row[0].text, let value = row[1].bytes { setting[name] = value }
+        }
+        // A passphrase store, a rotation or a reseal in progress: the full binary's.
+        guard setting["passphrase_kdf"] == nil, setting["pending_key_id"] == nil, setting["row_bound_credentials"] == nil,
+            let keyIDBytes = setting["key_id"], let keyID = String(validating: keyIDBytes, as: UTF8.self),
+            keyID == Sealing.keyID(key), let check = setting["key_check"],
+            Sealing.open(check, associatedData: "chappie/key-check/v1", key: key) == Array("chappie key check v1".utf8)
+        else { return nil }
+
+        let columns = "id, name, chatgpt_account_id, is_fedramp, status, codex_home, uuid"
+        let rows: [[ReadOnlyDatabase.Value]]?
+        if let name = request.name {
+            rows = store.rows("SELECT \(columns) FROM accounts WHERE name = ?", [.text(name)])
+        } else if let active = setting["active_account"], let text = String(validating: active, as: UTF8.self), let id = Int64(text) {
+            rows = store.rows("SELECT \(columns) FROM accounts WHERE id = ?", [.integer(id)])
+        } else {
+            return nil
+        }
+        // No such account, or no active one: the full binary says so in its words.
+        guard let account = rows?.first, let id = account[0].integer, let name = account[1].text, FrontRequest.isAccountName(name),
+            let status = account[4].text, status == "ok" || status == "disabled",
+            let uuid = account[6].text, Self.isLowercaseUUID(uuid)
+        else { return nil }
+        let accountID: String?
+        switch account[2] {
+        case .null: accountID = nil
+        case .text(let text): accountID = text
+        default: return nil
+        }
+        guard let fedramp = account[3].integer, fedramp == 0 || fedramp == 1 else { return nil }
+
+        // Moving to a pool, or its credentials sealed otherwise than the key and the account's UUID.
+        guard store.rows("SELECT 1 FROM pool_moves WHERE account_id = ?", [.integer(id)])?.isEmpty == true,
+            let sealed = store.rows("SELECT key_id, nonce, ciphertext, binding FROM sealed_credentials WHERE account_id = ?", [.integer(id)])?.first,
+            sealed[0].text == keyID, sealed[3].integer == 2, let nonce = sealed[1].bytes, let ciphertext = sealed[2].bytes,
+            var plaintext = Sealing.open(nonce + ciphertext, associatedData: "chappie/credential/v2 account=\(uuid) key=\(keyID)", key: key)
+        else { return nil }
+        defer { sodium_memzero(&plaintext, plaintext.count) }
+        guard let credentials = JSONValue.parse(plaintext), let accessToken = credentials["access_token"]?.string,
+            let refreshToken = credentials["refresh_token"]?.string, credentials["id_token"]?.string != nil
+        else { return nil }
+
+        // A Codex home that may hold newer tokens: the full binary compares and adopts.
+        switch account[5] {
+        case .null: break
+        case .text(let codexHome): guard !CodexLogin(home: codexHome).mayHoldOtherTokens(than: refreshToken) else { return nil }
+        default: return nil
+        }
+        return finish(name: name, accessToken: accessToken, accountID: accountID, fedramp: fedramp == 1)
+    }
+
+    /// The token, unless it expires within the margin or says no expiry (then it is refreshed).
+    private func finish(name: String, accessToken: String, accountID: String?, fedramp: Bool) -> FrontToken? {
+        guard let expiry = AccessTokenClaims.expiry(of: accessToken), Double(expiry) - now > Double(request.marginSeconds) else { return nil }
+        return FrontToken(name: name, accessToken: accessToken, expiresAt: expiry, chatgptAccountID: accountID, fedramp: fedramp, warning: nil)
+    }
+
+    /// The key file's key, read holding the key lock shared (as the full binary does), when the
+    /// lock is free now and the file is in order.
+    private func readKey() -> [UInt8]? {
+        let lockPath = directory.path + "/locks/key.lock"
+        guard directory.isPrivateFile(lockPath) else { return nil }
+        let lock = open(lockPath, O_RDWR | O_NOFOLLOW | O_CLOEXEC)
+        guard lock >= 0 else { return nil }
+        defer { close(lock) }
+        guard flock(lock, LOCK_SH | LOCK_NB) == 0 else { return nil }
+        defer { flock(lock, LOCK_UN) }
+        guard directory.isPrivateFile(directory.keyFile), var contents = DataDirectory.contents(of: directory.keyFile, limit: 4096) else {
+            return nil
+        }
+        defer { sodium_memzero(&contents, contents.count) }
+        if contents.count == 32 { return contents }
+        while let last = contents.last, last == 0x0A || last == 0x0D || last == 0x20 { contents.removeLast() }
+        return Sealing.base64Decoded(contents, length: 32)
+    }
+
+    static func isLowercaseUUID(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        guard bytes.count == 36 else { return false }
+        return bytes.enumerated().allSatisfy { offset, byte in
+            [8, 13, 18, 23].contains(offset)
+                ? byte == UInt8(ascii: "-")
+                : (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
+        }
+    }
+}

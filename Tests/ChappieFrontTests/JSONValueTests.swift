@@ -1,0 +1,85 @@
+import ChappieTestSupport
+import Foundation
+import Testing
+
+@testable import ChappieFront
+
+@Suite("The front binary's JSON reader agrees with Foundation's on what it reads, and refuses the rest")
+struct JSONValueTests {
+    /// Foundation's reading of the same bytes, in ``JSONValue``'s terms.
+    static func foundation(_ bytes: Data) -> JSONValue? {
+        guard let object = try? JSONSerialization.jsonObject(with: bytes, options: [.fragmentsAllowed]) else { return nil }
+        func convert(_ value: Any) -> JSONValue {
+            switch value {
+            case is NSNull: return .null
+            case let number as NSNumber where String(cString: number.objCType) == "c": return .bool(number.boolValue)
+            case let number as NSNumber: return .number(number.doubleValue)
+            case let text as String: return .string(text)
+            case let array as [Any]: return .array(array.map(convert))
+            case let object as [String: Any]: return .object(object.mapValues(convert))
+            default: return .null
+            }
+        }
+        return convert(object)
+    }
+
+    @Test("Every JSON fixture of the real service reads as Foundation reads it")
+    func fixtures() throws {
+        let names = try FileManager.default.contentsOfDirectory(atPath: Fixtures.directory.path).filter { $0.hasSuffix(".json") }
+        #expect(names.count >= 10)
+        for name in names {
+            let bytes = try Fixtures.data(name)
+            let ours = JSONValue.parse(Array(bytes))
+            #expect(ours != nil, "\(name)")
+            #expect(ours == Self.foundation(bytes), "\(name)")
+        }
+    }
+
+    @Test(
+        "Escapes, surrogate pairs, numbers and nesting",
+        arguments: [
+            (#"{"a":"\u00e9\ud83d\ude00\n\t\"\\\/"}"#, JSONValue.object(["a": .string("é😀\n\t\"\\/")])),
+            (
+                #"[1, -0.5, 2e3, 1E-2, true, false, null]"#,
+                .array([.number(1), .number(-0.5), .number(2000), .number(0.01), .bool(true), .bool(false), .null])
+            ),
+            (#" {"exp": 1764000000} "#, .object(["exp": .number(1_764_000_000)])),
+            (#"{"a":1,"a":2}"#, .object(["a": .number(2)])),
+            ("\"caf\u{e9}\"", .string("café")),
+        ])
+    func reads(text: String, value: JSONValue) {
+        #expect(JSONValue.parse(Array(text.utf8)) == value)
+    }
+
+    @Test(
+        "What is not JSON is refused",
+        arguments: [
+            "", "{", "}", "[1,]", "{\"a\":1,}", "01", "1.", ".5", "-", "+1", "1e", "NaN", "Infinity", "tru", "nul", "\"\\x\"", "\"\\u12\"",
+            "\"\\ud800\"", "\"\\ud800\\u0041\"", "\"a\nb\"", "{\"a\" 1}", "{1:2}", "[1 2]", "1 2", "\"unterminated", "1e999",
+        ])
+    func refuses(text: String) {
+        #expect(JSONValue.parse(Array(text.utf8)) == nil, "\(text)")
+    }
+
+    @Test("Invalid UTF-8 inside a string is refused; nesting deeper than 64 is refused, not recursed into")
+    func limits() {
+        #expect(JSONValue.parse([0x22, 0xC3, 0x28, 0x22]) == nil)
+        #expect(JSONValue.parse(Array((String(repeating: "[", count: 64) + String(repeating: "]", count: 64)).utf8)) != nil)
+        #expect(JSONValue.parse(Array((String(repeating: "[", count: 65) + String(repeating: "]", count: 65)).utf8)) == nil)
+        #expect(JSONValue.parse(Array(String(repeating: "[", count: 100_000).utf8)) == nil)
+    }
+
+    @Test("Random documents: whatever Foundation reads as an object, the reader reads the same; it never crashes")
+    func randomDocuments() {
+        var generator = SystemRandomNumberGenerator()
+        let pieces = ["{", "}", "[", "]", ",", ":", "\"a\"", "\"\\u00e9\"", "1", "-2.5e1", "true", "null", " ", "\"x\\\"y\"", "0", "\\"]
+        for _ in 0..<5000 {
+            let text = (0..<Int.random(in: 1...12, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined()
+            let ours = JSONValue.parse(Array(text.utf8))
+            let theirs = Self.foundation(Data(text.utf8))
+            if case .object? = theirs { #expect(ours == theirs, "\(text)") }
+            if case .array? = theirs { #expect(ours == theirs, "\(text)") }
+            if ours != nil, theirs != nil { #expect(ours == theirs, "\(text)") }
+        }
+    }
+}

@@ -1,0 +1,199 @@
+import ChappieTestSupport
+import Foundation
+import Testing
+
+/// The front binary (`chappie`) against the full one (`chappie-full`), run as a user runs them.
+///
+/// A copy of the front binary alone in a directory cannot hand a line on: it exits 69 saying the
+/// full binary is missing. So whether a line was answered by the front binary itself is seen from
+/// outside, and what it answered is compared byte for byte with the full binary's answer.
+@Suite("The front binary answers --version and stored tokens itself, byte for byte as the full binary, and hands on every other line", .tags(.slow))
+struct FrontBinaryEndToEndTests {
+    /// A testbed with two accounts (work, active; home) and the front binary copied alone.
+    struct Setup: TestFixture {
+        let testbed: ChappieTestbed
+        let lone: URL
+
+        static func start() async throws -> Setup {
+            let testbed = try await ChappieTestbed.start()
+            for name in ["work", "home"] { #expect(try await testbed.chappie(["accounts", "add", name]).status == 0) }
+            let lone = try TestTokens.temporaryDirectory("chappie-lone-front").appendingPathComponent("chappie")
+            try FileManager.default.copyItem(at: try BuiltProducts.executable("chappie"), to: lone)
+            return Setup(testbed: testbed, lone: lone)
+        }
+
+        func stop() async {
+            await testbed.stop()
+            try? FileManager.default.removeItem(at: lone.deletingLastPathComponent())
+        }
+
+        /// The variables every run gets: the testbed's `HOME`, nothing of the tester's.
+        var environment: [String: String?] {
+            var environment: [String: String?] = ["HOME": testbed.userHome.path]
+            for name in [
+                "CHAPPIE_HOME", "CHAPPIE_ACCOUNT", "CHAPPIE_KEY_FILE", "CHAPPIE_PASSPHRASE", "CHAPPIE_STORE_URL", "CHAPPIE_CHECK_ONLY", "CODEX_HOME",
+            ] {
+                environment[name] = .some(nil)
+            }
+            return environment
+        }
+
+        /// The lone front binary, in the data directory.
+        func front(_ arguments: [String], _ extra: [String: String?] = [:]) async throws -> ProcessResult {
+            try await runProcess(lone, arguments, environment: environment.merging(extra) { $1 }, directory: testbed.home)
+        }
+
+        /// The full binary with the same line.
+        func full(_ arguments: [String], _ extra: [String: String?] = [:]) async throws -> ProcessResult {
+            try await runProcess(
+                try BuiltProducts.executable("chappie-full"), arguments, environment: environment.merging(extra) { $1 }, directory: testbed.home)
+        }
+
+        /// The front binary as installed (`bin/chappie` with `libexec/chappie/chappie-full`).
+        func installed(_ arguments: [String], _ extra: [String: String?] = [:]) async throws -> ProcessResult {
+            try await runProcess(
+                try BuiltProducts.executable("chappie"), arguments, environment: environment.merging(extra) { $1 }, directory: testbed.home)
+        }
+
+        var home: [String] { ["--home", testbed.home.path] }
+
+        func redemptions() async throws -> Int {
+            try await testbed.control("/_emulator/stats").int("refresh", "redemptions") ?? 0
+        }
+    }
+
+    @Test(
+        "--version and token (named, active, --json, --margin, options before the command) are answered alone, as the full binary answers, and the store is not written"
+    )
+    func served() async throws {
+        let setup = try await Setup.start()
+        try await whileRunning(setup) {
+            let store = setup.testbed.home.appendingPathComponent("chappie.sqlite").path
+            let modified = try FileManager.default.attributesOfItem(atPath: store)[.modificationDate] as? Date
+            let before = try await setup.redemptions()
+            let lines = [
+                ["--version"], ["token", "work"] + setup.home, ["token"] + setup.home, ["token", "--json", "home"] + setup.home,
+                setup.home + ["--json", "token"], ["token", "work", "--margin", "30m"] + setup.home,
+            ]
+            var answers: [ProcessResult] = []
+            for line in lines { answers.append(try await setup.front(line)) }
+            #expect(try await setup.front(["token", "work"], ["CHAPPIE_HOME": setup.testbed.home.path]).status == 0)
+            // Read-only: the database file is as it was (the full binary's open writes it).
+            #expect(try FileManager.default.attributesOfItem(atPath: store)[.modificationDate] as? Date == modified)
+            for (line, front) in zip(lines, answers) {
+                let full = try await setup.full(line)
+                #expect(front.status == 0, "\(line): \(front.stderr)")
+                #expect(front.stdout == full.stdout && front.stderr == full.stderr && front.status == full.status, "\(line)")
+            }
+            #expect(try await setup.redemptions() == before)
+        }
+    }
+
+    @Test("Lines it does not answer alone go to the full binary: alone it says what to install (69); installed, the answer is the full binary's")
+    func handedOn() async throws {
+        let setup = try await Setup.start()
+        try await whileRunning(setup) {
+            let lines: [([String], [String: String?])] = [
+                (["token", "work", "--margin", "2h"] + setup.home, [:]), (["token", "nope"] + setup.home, [:]),
+                (["accounts", "list"] + setup.home, [:]),
+                (["token", "work", "--verbose"] + setup.home, [:]), (["--help"], [:]), (["tokn"], [:]),
+                (["token", "work"] + setup.home, ["CHAPPIE_STORE_URL": "postgres://nobody@127.0.0.1:1/none"]),
+                (["token", "work"] + setup.home, ["CHAPPIE_PASSPHRASE": "x"]), (["token"] + setup.home, ["CHAPPIE_ACCOUNT": "home"]),
+            ]
+            for (line, environment) in lines {
+                let alone = try await setup.front(line, environment)
+                #expect(alone.status == 69, "\(line): \(alone.stderr)")
+                #expect(alone.stderr.contains("chappie-full") && alone.stderr.contains("make install"), "\(alone.stderr)")
+                #expect(alone.stdout.isEmpty)
+                // The refresh above changes the token: compare what does not change.
+                let installed = try await setup.installed(line, environment)
+                let full = try await setup.full(line, environment)
+                #expect(installed.status == full.status, "\(line): \(installed.stderr) / \(full.stderr)")
+                if line.contains("--margin") || line.contains("--verbose") { continue }
+                #expect(installed.stdout == full.stdout && installed.stderr == full.stderr, "\(line)")
+            }
+        }
+    }
+
+    @Test("What the full binary would do more than read goes to it: a loose key file, tokens waiting in recovery, a Codex login with other tokens")
+    func storeStates() async throws {
+        let setup = try await Setup.start()
+        try await whileRunning(setup) {
+            let line = ["token", "work"] + setup.home
+            #expect(try await setup.front(line).status == 0)
+            let key = setup.testbed.home.appendingPathComponent("chappie.key").path
+            chmod(key, 0o644)
+            #expect(try await setup.front(line).status == 69)
+            chmod(key, 0o600)
+
+            let recovery = setup.testbed.home.appendingPathComponent("recovery")
+            try FileManager.default.createDirectory(at: recovery, withIntermediateDirectories: true)
+            let pending = recovery.appendingPathComponent("account-1.sealed")
+            try Data("x".utf8).write(to: pending)
+            #expect(try await setup.front(line).status == 69)
+            try FileManager.default.removeItem(at: pending)
+            #expect(try await setup.front(line).status == 0)
+
+            // Bound to a Codex home: the same tokens there are a read; other tokens, the full binary's.
+            let codex = setup.testbed.home.appendingPathComponent("codex")
+            #expect(try await setup.installed(["accounts", "switch", "work", "--codex-home", codex.path] + setup.home).status == 0)
+            #expect(try await setup.front(line).status == 0)
+            let auth = codex.appendingPathComponent("auth.json")
+            let text = try String(contentsOf: auth, encoding: .utf8)
+            let login = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+            var tokens = try #require(login["tokens"] as? [String: Any])
+            tokens["refresh_token"] = "another"
+            var changed = login
+            changed["tokens"] = tokens
+            try JSONSerialization.data(withJSONObject: changed).write(to: auth)
+            #expect(try await setup.front(line).status == 69)
+            try Data(text.utf8).write(to: auth)
+            #expect(try await setup.front(line).status == 0)
+        }
+    }
+
+    @Test("With the daemon running, token is asked of it over the socket: answered alone even when the store could not be read alone")
+    func throughTheDaemon() async throws {
+        let setup = try await Setup.start()
+        try await whileRunning(setup) {
+            let daemon = try setup.testbed.startDaemon([])
+            try await setup.testbed.waitForSocket()
+            // The key file too open for the front binary's own read: only the daemon can answer alone.
+            let key = setup.testbed.home.appendingPathComponent("chappie.key").path
+            chmod(key, 0o644)
+            for line in [["token", "work"] + setup.home, ["token", "--json"] + setup.home] {
+                let front = try await setup.front(line)
+                #expect(front.status == 0, "\(front.stderr)")
+                let full = try await setup.full(line)
+                #expect(front.stdout == full.stdout && front.stderr == full.stderr, "\(line)")
+            }
+            // A refusal is the full binary's to word.
+            #expect(try await setup.front(["token", "nope"] + setup.home).status == 69)
+            chmod(key, 0o600)
+            daemon.terminate()
+            await daemon.waitUntilExit()
+        }
+    }
+
+    @Test("The front binary links SQLite, libsodium and the C and Swift runtimes only: no Foundation, NIO, TLS, PostgreSQL client or GRDB")
+    func lean() async throws {
+        let front = try BuiltProducts.executable("chappie").path
+        let needed = try await runProcess(URL(fileURLWithPath: "/usr/bin/readelf"), ["-d", front])
+        #expect(needed.status == 0)
+        let libraries = needed.stdout.split(separator: "\n").filter { $0.contains("(NEEDED)") }.compactMap { line in
+            line.split(separator: "[").last.map { String($0.dropLast()) }
+        }
+        let allowed = ["libsodium.so", "libsqlite3.so", "libc.so", "libm.so", "libstdc++.so", "libgcc_s.so", "ld-linux", "libswift"]
+        for library in libraries {
+            #expect(allowed.contains { library.hasPrefix($0) }, "\(library) is linked")
+            #expect(!library.contains("Foundation") && !library.contains("libcurl") && !library.contains("libssl"), "\(library)")
+        }
+        // The symbol table names the Swift modules linked in: none of the heavy ones.
+        let symbols = try await runProcess(URL(fileURLWithPath: "/usr/bin/nm"), ["--defined-only", front], timeout: .seconds(120))
+        #expect(symbols.status == 0)
+        for module in ["7NIOCore", "6NIOSSL", "11PostgresNIO", "4GRDB", "14ArgumentParser", "20FoundationEssentials", "10Foundation", "9WSCore"] {
+            #expect(!symbols.stdout.contains("$s\(module)"), "the front binary links \(module.drop { $0.isNumber })")
+        }
+        #expect(symbols.stdout.contains("$s12ChappieFront"))
+    }
+}
