@@ -58,6 +58,7 @@ fuzz: deps
 ui-check:
 	@scripts/install-deps.sh chromium sqlite3 python3
 	$(SWIFT) build --product chappie $(SWIFT_BUILD_FLAGS)
+	$(SWIFT) build --product chappie-full $(SWIFT_BUILD_FLAGS)
 	$(SWIFT) build --product chappie-emulator $(SWIFT_BUILD_FLAGS)
 	@CHAPPIE_BIN="$(BIN)" scripts/ui-check.sh
 
@@ -65,15 +66,20 @@ bench:
 	@scripts/install-deps.sh sqlite3 postgresql
 	@echo "==> Building the benchmark harness (release)"
 	$(SWIFT) build -c release --static-swift-stdlib --product chappie $(SWIFT_BUILD_FLAGS)
+	$(SWIFT) build -c release --static-swift-stdlib --product chappie-full $(SWIFT_BUILD_FLAGS)
 	$(SWIFT) build -c release --product chappie-bench $(SWIFT_BUILD_FLAGS)
 	@echo "==> Running the benchmarks"
 	$$($(SWIFT) build -c release --show-bin-path)/chappie-bench
 
+# The front binary in bin/, the full binary it hands every other command to in libexec/chappie/
+# (docs/architecture.md, "Two binaries").
 install: deps
-	@echo "==> Building chappie (release, static Swift runtime)"
+	@echo "==> Building chappie and chappie-full (release, static Swift runtime)"
 	$(SWIFT) build -c release --static-swift-stdlib --product chappie $(SWIFT_BUILD_FLAGS)
-	@echo "==> Installing $(PREFIX)/bin/chappie"
-	install -d "$(PREFIX)/bin"
+	$(SWIFT) build -c release --static-swift-stdlib --product chappie-full $(SWIFT_BUILD_FLAGS)
+	@echo "==> Installing $(PREFIX)/bin/chappie and $(PREFIX)/libexec/chappie/chappie-full"
+	install -d "$(PREFIX)/bin" "$(PREFIX)/libexec/chappie"
+	install -s -m 0755 "$$($(SWIFT) build -c release --show-bin-path)/chappie-full" "$(PREFIX)/libexec/chappie/chappie-full"
 	install -s -m 0755 "$$($(SWIFT) build -c release --show-bin-path)/chappie" "$(PREFIX)/bin/chappie"
 	@echo "==> Generating the completions and the man page"
 	$(SWIFT) build --product generate-manual $(SWIFT_BUILD_FLAGS)

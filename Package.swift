@@ -152,7 +152,7 @@ let package = Package(
         .target(
             name: "ChappieFuzzing",
             dependencies: [
-                "Chappie", "ChappieService", "ChappieNet", "ChappieCore", "ChappieDaemonClient",
+                "Chappie", "ChappieService", "ChappieNet", "ChappieCore", "ChappieDaemonClient", "ChappieFront",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOExtras", package: "swift-nio-extras"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
@@ -269,7 +269,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ChappieFrontTests",
-            dependencies: ["ChappieFront", "ChappieTestSupport"],
+            dependencies: ["ChappieFront", "ChappieStore", "ChappieFuzzing", "ChappieTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

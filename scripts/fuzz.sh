@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds="${FUZZ_SECONDS:-60}"
-targets="${FUZZ_TARGETS:-jwt-claims auth-json usage-reply rate-limit-headers token-reply device-code-reply sse websocket-frames backup-file socket-request http-request issuer-keys accounts-check reset-credits command-line profile}"
+targets="${FUZZ_TARGETS:-jwt-claims auth-json usage-reply rate-limit-headers token-reply device-code-reply sse websocket-frames backup-file socket-request http-request issuer-keys accounts-check reset-credits command-line profile front-reader}"
 scratch=.build/fuzz
 
 echo "==> Building chappie-fuzz (libFuzzer + AddressSanitizer, in $scratch)"
@@ -30,6 +30,7 @@ seeds() {
     accounts-check) cp "$fixtures"/wham-accounts-check*.json "$2/" ;;
     reset-credits) cp "$fixtures"/wham-reset-credits*.json "$2/" ;;
     profile) cp "$fixtures"/wham-profiles-me.json "$2/" ;;
+    front-reader) cp "$fixtures"/codex-auth.json "$2/"; python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["access_token"], end="")' "$fixtures/token-response.json" > "$2/access" ;;
     command-line) printf '%s' "sh job.sh 'resume' \"{session}\" go\\ on" > "$2/resume" ;;
     http-request) printf 'GET /metrics HTTP/1.1\r\nHost: localhost:9464\r\nAuthorization: Bearer x\r\n\r\n' > "$2/get" ;;
   esac

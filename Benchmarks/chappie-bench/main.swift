@@ -13,9 +13,11 @@
 //    time to first delta and total, beside `curl -N` fetching the same SSE stream.
 // 5. `chappie usage report --by day` over 1,000,000 samples of 50 accounts, whole process (time and
 //    peak memory), beside `sqlite3 -csv` running an equivalent GROUP BY on the same file.
-// 7. Start-up (StartUpBenchmark.swift): `chappie token` and `chappie accounts list` with 50
-//    accounts beside a bare `sqlite3 DB 'select count(*) from accounts'`, in one run.
-//    `chappie-bench startup [--chappie PATH]` runs only these rows, against another build if given.
+// 7. Start-up (StartUpBenchmark.swift): the front binary's `--version`, `token` (alone and through
+//    the daemon), `accounts list`, `usage --cached` and `prompt` with 50 accounts, beside a bare
+//    `sqlite3` read of the same file and the full binary's same commands, in one run.
+//    `chappie-bench startup [--chappie PATH]` runs only these rows, against another build if given
+//    (its `chappie-full` beside it).
 // 8. The team pool (PoolBenchmark.swift): token and accounts list on PostgreSQL beside SQLite, and
 //    200 accounts refreshed by 4 machines at once. `chappie-bench pool` runs only these rows.
 // 9. Auto-switch on time (SwitchBenchmark.swift): the daemon with default options moving off an
@@ -169,7 +171,10 @@ func makeStore(accounts count: Int) async throws -> URL {
     let key = SecretKey.generate()
     try KeyFile.write(key, to: home.appendingPathComponent("chappie.key"))
     let store = try StoreDatabase.open(at: StoreLocation(directory: home)).unlock(with: key)
-    let idToken = String(repeating: "i", count: 1800), accessToken = String(repeating: "a", count: 1800)
+    // An access token shaped as the issuer's: a JWT whose `exp` is a day away (unsigned; nothing here checks).
+    let claims = Data(#"{"exp":\#(Int(Date().timeIntervalSince1970) + 86400)}"#.utf8).base64EncodedString()
+        .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    let idToken = String(repeating: "i", count: 1800), accessToken = "e30." + claims + "." + String(repeating: "s", count: 1700)
     for index in 0..<count {
         _ = try await store.save(
             info: ChappieAccountInfo(email: "user\(index)@example.com", userID: "user-\(index)", accountID: "acct-\(index)", plan: .plus),

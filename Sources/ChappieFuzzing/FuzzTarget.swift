@@ -1,4 +1,5 @@
 import ChappieDaemonClient
+package import ChappieFront
 import Chappie
 import CryptoExtras
 import ChappieCore
@@ -48,6 +49,9 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
     case profile = "profile"
     /// A command line (`--resume`, an alert command) split into words; re-quoted, it splits the same.
     case commandLine = "command-line"
+    /// What the front binary reads without Foundation: JSON (a credential, the daemon's reply) and
+    /// an access token's `exp`, each against Foundation's reading of the same bytes.
+    case frontReader = "front-reader"
 
     /// Feeds `data` to the target's decoders; returns the promises an accepted value broke.
     package func run(_ data: Data) -> [String] {
@@ -226,6 +230,15 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
                 return String(scalars)
             }.joined(separator: " ")
             require((try? CommandWords.split(quoted)) == words, "the words, quoted again, split the same")
+        case .frontReader:
+            if let value = JSONValue.parse(data) {
+                require(Self.foundationJSON(data) == value, "JSON the front binary reads, Foundation reads the same")
+            }
+            if let expiry = AccessTokenClaims.expiry(of: text) {
+                require(
+                    (try? TokenClaims(jwt: text))?.expiresAt == Date(timeIntervalSince1970: Double(expiry)),
+                    "an exp the front binary reads is the full binary's")
+            }
         case .accountCheck:
             let responses = URL(string: "https://chatgpt.com/backend-api/codex/responses")!
             for id in ["a", "4b0e8a46-6f3a-4d3e-9c1b-0c0de0f1a2b3", "9d2f6c1e-2b7a-4e44-8f0a-5a6b7c8d9e0f"] {
@@ -263,5 +276,46 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
             info: ChappieAccountInfo(email: "fuzz@example.com", userID: "user-fuzz", accountID: "acct-fuzz", plan: .plus),
             status: .ok, accessTokenExpiresAt: nil, lastRefreshAt: nil, lastError: nil, codexHome: nil, reservePercent: nil,
             createdAt: Date(timeIntervalSince1970: 0), updatedAt: Date(timeIntervalSince1970: 0), isActive: false, maxLeases: 1)
+    }
+
+    /// Foundation's reading of JSON bytes, in the front binary's terms: `JSONDecoder`'s, which
+    /// the full binary reads credentials and the daemon's replies with.
+    private static func foundationJSON(_ data: Data) -> JSONValue? {
+        (try? JSONDecoder().decode(DecodedJSON.self, from: data))?.value
+    }
+
+}
+
+/// Any JSON value, as `JSONDecoder` reads it.
+package struct DecodedJSON: Decodable {
+    package let value: JSONValue
+
+    package init(from decoder: any Decoder) throws {
+        if var array = try? decoder.unkeyedContainer() {
+            var elements: [JSONValue] = []
+            while !array.isAtEnd { elements.append(try array.decode(DecodedJSON.self).value) }
+            value = .array(elements)
+        } else if let object = try? decoder.container(keyedBy: Key.self) {
+            value = .object(
+                try Dictionary(uniqueKeysWithValues: object.allKeys.map { ($0.stringValue, try object.decode(DecodedJSON.self, forKey: $0).value) }))
+        } else {
+            let single = try decoder.singleValueContainer()
+            if single.decodeNil() {
+                value = .null
+            } else if let flag = try? single.decode(Bool.self) {
+                value = .bool(flag)
+            } else if let number = try? single.decode(Double.self) {
+                value = .number(number)
+            } else {
+                value = .string(try single.decode(String.self))
+            }
+        }
+    }
+
+    private struct Key: CodingKey {
+        let stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
     }
 }

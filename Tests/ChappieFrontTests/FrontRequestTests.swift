@@ -1,3 +1,4 @@
+import ChappieStore
 import Foundation
 import Testing
 
@@ -106,5 +107,13 @@ extension [UInt8] {
     var base64URL: String {
         Data(self).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
             .replacingOccurrences(of: "=", with: "")
+    }
+}
+
+@Suite("The front binary's reader knows the store's newest schema")
+struct StoreSchemaTests {
+    @Test("StoreToken reads stores at the newest migration, and the store's newest migration is that one")
+    func newestMigration() {
+        #expect(StoreSchema.migrations.last?.id == StoreToken.schemaMigration)
     }
 }

@@ -1,3 +1,4 @@
+import ChappieFuzzing
 import ChappieTestSupport
 import Foundation
 import Testing
@@ -6,21 +7,9 @@ import Testing
 
 @Suite("The front binary's JSON reader agrees with Foundation's on what it reads, and refuses the rest")
 struct JSONValueTests {
-    /// Foundation's reading of the same bytes, in ``JSONValue``'s terms.
+    /// Foundation's reading of the same bytes (`JSONDecoder`'s, as the full binary reads), in ``JSONValue``'s terms.
     static func foundation(_ bytes: Data) -> JSONValue? {
-        guard let object = try? JSONSerialization.jsonObject(with: bytes, options: [.fragmentsAllowed]) else { return nil }
-        func convert(_ value: Any) -> JSONValue {
-            switch value {
-            case is NSNull: return .null
-            case let number as NSNumber where String(cString: number.objCType) == "c": return .bool(number.boolValue)
-            case let number as NSNumber: return .number(number.doubleValue)
-            case let text as String: return .string(text)
-            case let array as [Any]: return .array(array.map(convert))
-            case let object as [String: Any]: return .object(object.mapValues(convert))
-            default: return .null
-            }
-        }
-        return convert(object)
+        (try? JSONDecoder().decode(DecodedJSON.self, from: bytes))?.value
     }
 
     @Test("Every JSON fixture of the real service reads as Foundation reads it")
@@ -55,7 +44,7 @@ struct JSONValueTests {
         "What is not JSON is refused",
         arguments: [
             "", "{", "}", "[1,]", "{\"a\":1,}", "01", "1.", ".5", "-", "+1", "1e", "NaN", "Infinity", "tru", "nul", "\"\\x\"", "\"\\u12\"",
-            "\"\\ud800\"", "\"\\ud800\\u0041\"", "\"a\nb\"", "{\"a\" 1}", "{1:2}", "[1 2]", "1 2", "\"unterminated", "1e999",
+            "\"\\ud800\"", "\"\\ud800\\u0041\"", "\"a\nb\"", "{\"a\" 1}", "{1:2}", "[1 2]", "1 2", "\"unterminated", "1e999", "\"\u{FEFF}\" x",
         ])
     func refuses(text: String) {
         #expect(JSONValue.parse(Array(text.utf8)) == nil, "\(text)")
@@ -81,5 +70,16 @@ struct JSONValueTests {
             if case .array? = theirs { #expect(ours == theirs, "\(text)") }
             if ours != nil, theirs != nil { #expect(ours == theirs, "\(text)") }
         }
+    }
+}
+
+@Suite("What the fuzzer found in the front binary's reader")
+struct FrontReaderRegressionTests {
+    @Test("A byte-order mark inside a string is kept, as JSONDecoder keeps it (JSONSerialization drops it)")
+    func byteOrderMark() {
+        let bytes: [UInt8] = Array(#"{"a":""#.utf8) + [0xEF, 0xBB, 0xBF] + Array(#""}"#.utf8)
+        #expect(JSONValue.parse(bytes) == .object(["a": .string("\u{FEFF}")]))
+        #expect(JSONValueTests.foundation(Data(bytes)) == JSONValue.parse(bytes))
+        #expect(FuzzTarget.frontReader.run(Data(bytes)).isEmpty)
     }
 }

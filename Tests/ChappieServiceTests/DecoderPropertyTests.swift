@@ -120,6 +120,11 @@ struct DecoderPropertyTests {
             return [
                 Data(#"codex exec resume {session} "go on, \"now\"" 'it'\''s' a\ b"#.utf8), Data("notify-send 'chappie' \"$HOME\"\t\n".utf8),
             ]
+        case .frontReader:
+            return ["access_token", "id_token"].compactMap { token[$0] as? String }.map { Data($0.utf8) } + [
+                try Fixtures.data("codex-auth.json"),
+                Data(#"{"ok":true,"token":{"name":"w","accessToken":"a.b.c","expiresAt":1764000000,"fedramp":false,"warning":"\u00e9"}}"#.utf8),
+            ]
         case .httpRequest:
             return [
                 Data("GET /metrics?x=1 HTTP/1.1\r\nHost: localhost:9464\r\nAuthorization: Bearer x\r\n\r\n".utf8),

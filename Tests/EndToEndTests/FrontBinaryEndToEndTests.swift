@@ -95,7 +95,7 @@ struct FrontBinaryEndToEndTests {
         try await whileRunning(setup) {
             let lines: [([String], [String: String?])] = [
                 (["token", "work", "--margin", "2h"] + setup.home, [:]), (["token", "nope"] + setup.home, [:]),
-                (["accounts", "list"] + setup.home, [:]),
+                (["accounts", "list", "--json"] + setup.home, [:]),
                 (["token", "work", "--verbose"] + setup.home, [:]), (["--help"], [:]), (["tokn"], [:]),
                 (["token", "work"] + setup.home, ["CHAPPIE_STORE_URL": "postgres://nobody@127.0.0.1:1/none"]),
                 (["token", "work"] + setup.home, ["CHAPPIE_PASSPHRASE": "x"]), (["token"] + setup.home, ["CHAPPIE_ACCOUNT": "home"]),
