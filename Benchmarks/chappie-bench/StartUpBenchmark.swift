@@ -27,17 +27,11 @@ func runStartUp(chappie: URL) async throws -> [String] {
     }
     // Nothing leaves the machine: the daemon's endpoints are a closed loopback port, and it polls hourly.
     let offline = ["--issuer", "http://127.0.0.1:9", "--backend", "http://127.0.0.1:9/backend-api"]
-    let daemon = Process()
-    daemon.executableURL = full
-    daemon.arguments = ["daemon", "--poll-interval", "1h", "--log-level", "warning", "--home", served.path] + offline
-    daemon.standardOutput = FileHandle.nullDevice
-    daemon.standardError = FileHandle.nullDevice
-    try daemon.run()
+    let daemon = try startDaemon(full, home: served, ["--home", served.path] + offline)
     defer {
         daemon.terminate()
         daemon.waitUntilExit()
     }
-    for _ in 0..<200 where !FileManager.default.fileExists(atPath: served.appendingPathComponent("chappie.sock").path) { usleep(50_000) }
     // A first full open sets up what a store opened only by the harness lacks (the key lock).
     _ = try timeProcess(full, ["accounts", "list", "--home", home.path], runs: 1)
     _ = try timeProcess(

@@ -222,21 +222,28 @@ func signIn(count: Int, port: Int, home: URL) async throws {
     }
 }
 
-/// The daemon over the 200 signed-in accounts: `chappie token` through its socket, and its idle
-/// memory and CPU over 60 s.
-func runDaemon(chappie: URL, home: URL, service: [String]) async throws -> [String] {
+/// `chappie daemon` with `arguments`, polling hourly and logging warnings only (discarded), once
+/// its socket is in `home`; the caller stops it.
+func startDaemon(_ chappie: URL, home: URL, _ arguments: [String]) throws -> Process {
     let daemon = Process()
     daemon.executableURL = chappie
-    daemon.arguments = ["daemon", "--poll-interval", "1h", "--log-level", "warning"] + service
+    daemon.arguments = ["daemon", "--poll-interval", "1h", "--log-level", "warning"] + arguments
     daemon.standardOutput = FileHandle.nullDevice
     daemon.standardError = FileHandle.nullDevice
     try daemon.run()
+    for _ in 0..<200 where !FileManager.default.fileExists(atPath: home.appendingPathComponent("chappie.sock").path) { usleep(50_000) }
+    return daemon
+}
+
+/// The daemon over the 200 signed-in accounts: `chappie token` through its socket, and its idle
+/// memory and CPU over 60 s.
+func runDaemon(chappie: URL, home: URL, service: [String]) async throws -> [String] {
+    let daemon = try startDaemon(chappie, home: home, service)
     defer {
         daemon.terminate()
         daemon.waitUntilExit()
     }
     let socket = home.appendingPathComponent("chappie.sock")
-    for _ in 0..<200 where !FileManager.default.fileExists(atPath: socket.path) { usleep(50_000) }
     // Let the first poll of every account finish before measuring: wait until the daemon reports it.
     for _ in 0..<120 {
         let status = Process()

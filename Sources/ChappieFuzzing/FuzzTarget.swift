@@ -278,44 +278,20 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
             createdAt: Date(timeIntervalSince1970: 0), updatedAt: Date(timeIntervalSince1970: 0), isActive: false, maxLeases: 1)
     }
 
-    /// Foundation's reading of JSON bytes, in the front binary's terms: `JSONDecoder`'s, which
-    /// the full binary reads credentials and the daemon's replies with.
-    private static func foundationJSON(_ data: Data) -> JSONValue? {
-        (try? JSONDecoder().decode(DecodedJSON.self, from: data))?.value
-    }
-
-}
-
-/// Any JSON value, as `JSONDecoder` reads it.
-package struct DecodedJSON: Decodable {
-    package let value: JSONValue
-
-    package init(from decoder: any Decoder) throws {
-        if var array = try? decoder.unkeyedContainer() {
-            var elements: [JSONValue] = []
-            while !array.isAtEnd { elements.append(try array.decode(DecodedJSON.self).value) }
-            value = .array(elements)
-        } else if let object = try? decoder.container(keyedBy: Key.self) {
-            value = .object(
-                try Dictionary(uniqueKeysWithValues: object.allKeys.map { ($0.stringValue, try object.decode(DecodedJSON.self, forKey: $0).value) }))
-        } else {
-            let single = try decoder.singleValueContainer()
-            if single.decodeNil() {
-                value = .null
-            } else if let flag = try? single.decode(Bool.self) {
-                value = .bool(flag)
-            } else if let number = try? single.decode(Double.self) {
-                value = .number(number)
-            } else {
-                value = .string(try single.decode(String.self))
+    /// Foundation's reading of JSON bytes, in the front binary's terms: `JSONDecoder`'s (through
+    /// ``ChappieJSONValue``), which the full binary reads credentials and the daemon's replies with.
+    package static func foundationJSON(_ data: Data) -> JSONValue? {
+        func convert(_ value: ChappieJSONValue) -> JSONValue {
+            switch value {
+            case .null: .null
+            case .bool(let flag): .bool(flag)
+            case .number(let number): .number(number)
+            case .string(let text): .string(text)
+            case .array(let elements): .array(elements.map(convert))
+            case .object(let members): .object(members.mapValues(convert))
             }
         }
+        return (try? JSONDecoder().decode(ChappieJSONValue.self, from: data)).map(convert)
     }
 
-    private struct Key: CodingKey {
-        let stringValue: String
-        var intValue: Int? { nil }
-        init(stringValue: String) { self.stringValue = stringValue }
-        init?(intValue: Int) { nil }
-    }
 }
