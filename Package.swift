@@ -78,10 +78,13 @@ let package = Package(
 
         // Libraries, in import order: Core ← Net, Vault ← Store ← Chappie ← Service.
         .target(name: "ChappieBuild", swiftSettings: swiftSettings),
-        .target(name: "ChappieCore", dependencies: ["ChappieBuild"], swiftSettings: swiftSettings),
+        // Text as chappie shows it (tables, relative times, plan names, the headroom rule), without
+        // Foundation: both binaries show the same, and the front binary does not link Foundation.
+        .target(name: "ChappieText", swiftSettings: swiftSettings),
+        .target(name: "ChappieCore", dependencies: ["ChappieBuild", "ChappieText"], swiftSettings: swiftSettings),
         // What the front binary does itself: the standard library, Glibc, SQLite and libsodium only,
         // never Foundation (scripts/check-imports.py; the front binary's link is checked by the tests).
-        .target(name: "ChappieFront", dependencies: ["ChappieBuild", "CSQLite", "CSodium"], swiftSettings: swiftSettings),
+        .target(name: "ChappieFront", dependencies: ["ChappieBuild", "ChappieText", "CSQLite", "CSodium", "CProcess"], swiftSettings: swiftSettings),
         .target(
             name: "ChappieNet",
             dependencies: [
@@ -127,7 +130,7 @@ let package = Package(
         .target(
             name: "Chappie",
             dependencies: [
-                "ChappieCore", "ChappieNet", "ChappieVault", "ChappieStore", .product(name: "Logging", package: "swift-log"),
+                "ChappieCore", "ChappieText", "ChappieNet", "ChappieVault", "ChappieStore", .product(name: "Logging", package: "swift-log"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
@@ -135,7 +138,7 @@ let package = Package(
         .target(
             name: "ChappieService",
             dependencies: [
-                "Chappie", "ChappieNet", "ChappiePool", "ChappieStore", "ChappieVault", "ChappieCore", "ChappieDaemonClient", "CProcess",
+                "Chappie", "ChappieNet", "ChappiePool", "ChappieStore", "ChappieVault", "ChappieCore", "ChappieText", "ChappieDaemonClient", "CProcess",
                 .product(name: "Logging", package: "swift-log"),
                 // The daemon's Unix socket (DaemonSocketServer).
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -204,7 +207,7 @@ let package = Package(
         .executableTarget(
             name: "chappie-full",
             dependencies: [
-                "ChappieService", "Chappie", "ChappieCore", "ChappieDaemonClient", "CSignals",
+                "ChappieService", "Chappie", "ChappieCore", "ChappieText", "ChappieDaemonClient", "CSignals",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -269,12 +272,12 @@ let package = Package(
         ),
         .testTarget(
             name: "ChappieFrontTests",
-            dependencies: ["ChappieFront", "ChappieStore", "ChappieFuzzing", "ChappieTestSupport"],
+            dependencies: ["ChappieFront", "ChappieCore", "ChappieStore", "ChappieVault", "ChappieFuzzing", "ChappieTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "ChappieCoreTests",
-            dependencies: ["ChappieCore", "ChappieTestSupport"],
+            dependencies: ["ChappieCore", "ChappieText", "ChappieTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -68,10 +68,11 @@ def closure(name, seen):
 
 # The front binary (`chappie`) and what it does itself: no Foundation at all, whose start-up
 # (and ICU, linked statically) is what the front binary exists to leave out (docs/architecture.md).
-for name in ["chappie", "ChappieFront", "ChappieBuild"]:
+FRONT = ("ChappieFront", "ChappieBuild", "ChappieText", "CSQLite", "CSodium", "CProcess")
+for name in ["chappie", *FRONT[:3]]:
     for module in closure(name, set()):
-        if module not in ("ChappieFront", "ChappieBuild", "CSQLite", "CSodium"):
-            problems.append(f"{name}: the front binary must link only ChappieFront, ChappieBuild, SQLite and libsodium, but reaches {module}")
+        if module not in FRONT:
+            problems.append(f"{name}: the front binary must link only {', '.join(FRONT)}, but reaches {module}")
     path = targets[name].get("path") or os.path.join("Sources", name)
     for root, _, files in os.walk(path):
         for file in files:

@@ -1,3 +1,4 @@
+import CSodium
 import Glibc
 
 /// Where the store and its key file are, resolved as the full binary resolves them
@@ -9,8 +10,8 @@ public struct DataDirectory: Sendable {
     /// The key file used when no other key source is given.
     public let keyFile: String
 
-    /// The directory for `home` (`--home`, already `~`-expanded) in `environment`; `nil` when it
-    /// cannot be told without Foundation (no usable `HOME`), which the full binary then works out.
+    /// The directory for `home` (`--home`) in `environment`; `nil` when the full binary is to work
+    /// it out (a `~` path, or no usable `HOME`).
     public init?(home: String?, environment: (String) -> String?) {
         if let home, !home.isEmpty {
             path = home
@@ -18,12 +19,12 @@ public struct DataDirectory: Sendable {
             return
         }
         if let home = environment("CHAPPIE_HOME"), !home.isEmpty {
-            guard let expanded = FrontRequest.expandingTilde(home, environment) else { return nil }
-            path = expanded
-            keyFile = expanded + "/chappie.key"
+            guard let plain = FrontRequest.plainPath(home) else { return nil }
+            path = plain
+            keyFile = plain + "/chappie.key"
             return
         }
-        guard let user = environment("HOME"), user.hasPrefix("/") else { return nil }
+        guard let user = environment("HOME").flatMap(FrontRequest.plainPath), user.hasPrefix("/") else { return nil }
         let data = environment("XDG_DATA_HOME").flatMap { $0.hasPrefix("/") ? $0 : nil } ?? user + "/.local/share"
         let config = environment("XDG_CONFIG_HOME").flatMap { $0.hasPrefix("/") ? $0 : nil } ?? user + "/.config"
         path = data + "/chappie"
@@ -63,6 +64,8 @@ public struct DataDirectory: Sendable {
         defer { close(file) }
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
+        // A key file's bytes pass through here.
+        defer { sodium_memzero(&buffer, buffer.count) }
         while true {
             let count = buffer.withUnsafeMutableBytes { read(file, $0.baseAddress, $0.count) }
             if count < 0, errno == EINTR { continue }
@@ -73,14 +76,51 @@ public struct DataDirectory: Sendable {
         }
     }
 
+    /// Whether a `.NAME.PID.RANDOM.tmp` left by a killed write is in the data directory, the key
+    /// file's directory or `recovery/`: the full binary's open removes those (they may hold tokens
+    /// or a key in clear), so it opens the store while any is there.
+    func hasTemporaries() -> Bool {
+        let keyDirectory = keyFile.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        return [path, keyDirectory, path + "/recovery"].contains { directory in
+            Self.names(in: directory).contains { $0.hasPrefix(".") && $0.hasSuffix(".tmp") }
+        }
+    }
+
+    /// Whether a `.chappie-account` is in the working directory or any above it: which account it
+    /// names, and whether to trust it, is the full binary's to say.
+    static func hasAccountBinding() -> Bool {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        // Without a working directory the full binary decides too.
+        guard getcwd(&buffer, buffer.count) != nil else { return true }
+        var directory = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        var info = stat()
+        while true {
+            if lstat((directory == "/" ? "" : directory) + "/.chappie-account", &info) == 0 || errno != ENOENT { return true }
+            guard directory != "/" else { return false }
+            directory = String(directory[..<(directory.lastIndex(of: "/") ?? directory.startIndex)])
+            if directory.isEmpty { directory = "/" }
+        }
+    }
+
+    /// The names in a directory; none when it cannot be read.
+    static func names(in path: String) -> [String] {
+        guard let directory = opendir(path) else { return [] }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            names.append(withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) })
+        }
+        return names
+    }
+
     /// Whether tokens wait in `recovery/` to be taken into the store (an earlier refresh could not
     /// commit them): the full binary's open takes them in first.
     func hasPendingRecovery() -> Bool {
         let recovery = path + "/recovery"
-        guard let directory = opendir(recovery) else { return errno != ENOENT }
-        defer { closedir(directory) }
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        var info = stat()
+        guard lstat(recovery, &info) == 0 else { return errno != ENOENT }
+        guard info.st_mode & S_IFMT == S_IFDIR else { return true }
+        for name in Self.names(in: recovery) {
             if name.hasSuffix(".sealed") { return true }
             if name.hasSuffix(".slot") {
                 // A reserved slot starts with a zero byte until tokens are written into it.

@@ -1,5 +1,7 @@
 import ChappieBuild
+import CProcess
 import CSodium
+import ChappieText
 import Glibc
 
 /// The front binary: answers `--version` and `token` when that is only a read, and hands every
@@ -19,15 +21,23 @@ public enum FrontBinary {
         case .version:
             finish(stdout: ChappieBuild.version + "\n")
         case .token(let request):
-            guard let directory = DataDirectory(home: request.home, environment: environment) else { handOff(arguments) }
+            // Which account a directory's `.chappie-account` names is the full binary's to say.
+            guard request.name != nil || !DataDirectory.hasAccountBinding(),
+                let directory = DataDirectory(home: request.home, environment: environment)
+            else { handOff(arguments) }
+            // Tokens and the key pass through this process, as through the full binary, which makes
+            // itself non-dumpable first thing too (exec makes the full binary dumpable again until it does).
+            chappie_process_set_dumpable(0)
             let token: FrontToken
-            switch DaemonToken.ask(request, socket: request.socket ?? directory.socket) {
+            switch DaemonTokenClient.ask(request, socket: request.socket ?? directory.socket) {
             case .token(let answer):
                 token = answer
+            case .refused(let message, let exitCode):
+                finish(stderr: "error: \(TerminalText.sanitized(message, keepingLineBreaks: true))\n", status: exitCode)
             case .full:
                 handOff(arguments)
             case .noDaemon:
-                guard sodium_init() >= 0, let stored = StoreToken(directory: directory, request: request, now: now()).read() else {
+                guard sodium_init() >= 0, let stored = StoredTokenReader(directory: directory, request: request, now: now()).read() else {
                     handOff(arguments)
                 }
                 token = stored
@@ -88,14 +98,13 @@ public enum FrontBinary {
     }
 
     private static func write(_ descriptor: Int32, _ text: String) {
-        var bytes = Array(text.utf8)
+        let bytes = Array(text.utf8)
         var offset = 0
         while offset < bytes.count {
-            let written = bytes.withUnsafeMutableBytes { Glibc.write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
+            let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
             if written < 0, errno == EINTR { continue }
             guard written > 0 else { return }
             offset += written
         }
-        bytes.removeAll()
     }
 }

@@ -1,3 +1,4 @@
+import ChappieText
 import Glibc
 
 /// What the front binary was asked to do: the few command lines it answers itself, read exactly,
@@ -21,9 +22,9 @@ public enum FrontRequest: Equatable, Sendable {
         public var name: String?
         /// Refresh when the token expires within this many seconds.
         public var marginSeconds: Int64 = 300
-        /// `--socket`, `~` expanded.
+        /// `--socket`.
         public var socket: String?
-        /// `--home`, `~` expanded.
+        /// `--home`.
         public var home: String?
         /// `--json`.
         public var json = false
@@ -32,10 +33,12 @@ public enum FrontRequest: Equatable, Sendable {
     /// Environment variables under which the front binary does not answer: each changes the store,
     /// the key, the endpoints or what `chappie` does with a line, and the full binary reads them.
     static let fullBinaryVariables = [
-        "CHAPPIE_STORE_URL", "CHAPPIE_PASSPHRASE", "CHAPPIE_NEW_PASSPHRASE", "CHAPPIE_BACKUP_PASSPHRASE", "CHAPPIE_KEY_FILE",
-        "CREDENTIALS_DIRECTORY", "CHAPPIE_CHECK_ONLY", "CHAPPIE_ISSUER", "CHAPPIE_BACKEND", "CHAPPIE_CA_FILE", "CHAPPIE_MACHINE",
-        "CHAPPIE_STORE_PASSWORD_FILE", "CHAPPIE_ACCOUNT",
+        "CHAPPIE_STORE_URL", "CHAPPIE_KEY_FILE", "CREDENTIALS_DIRECTORY", "CHAPPIE_CHECK_ONLY", "CHAPPIE_ISSUER", "CHAPPIE_BACKEND",
+        "CHAPPIE_CA_FILE", "CHAPPIE_MACHINE", "CHAPPIE_STORE_PASSWORD_FILE", "CHAPPIE_ACCOUNT",
     ]
+
+    /// Variables the full binary takes even when empty (an empty passphrase is an error there).
+    static let fullBinaryWhenSet = ["CHAPPIE_PASSPHRASE", "CHAPPIE_NEW_PASSPHRASE", "CHAPPIE_BACKUP_PASSPHRASE"]
 
     /// Reads a command line (without the program's name) in `environment`.
     public init(arguments: [String], environment: (String) -> String? = FrontRequest.processEnvironment) {
@@ -44,15 +47,18 @@ public enum FrontRequest: Equatable, Sendable {
             self = .version
             return
         }
-        guard arguments.first == "token" || arguments.contains("token") else { return }
-        guard !Self.fullBinaryVariables.contains(where: { environment($0).map { !$0.isEmpty } ?? false }) else { return }
+        guard arguments.contains("token"),
+            !Self.fullBinaryVariables.contains(where: { environment($0).map { !$0.isEmpty } ?? false }),
+            !Self.fullBinaryWhenSet.contains(where: { environment($0) != nil })
+        else { return }
         var request = TokenRequest()
         var sawCommand = false
         var index = 0
         func value(of option: String) -> String? {
             let word = arguments[index]
             if word.hasPrefix(option + "=") { return String(word.dropFirst(option.count + 1)) }
-            guard word == option, index + 1 < arguments.count else { return nil }
+            // A value that looks like an option is the full binary's to refuse.
+            guard word == option, index + 1 < arguments.count, !arguments[index + 1].hasPrefix("-") else { return nil }
             index += 1
             return arguments[index]
         }
@@ -64,16 +70,14 @@ public enum FrontRequest: Equatable, Sendable {
                 request.json = true
             } else if word == "--home" || word.hasPrefix("--home=") {
                 // Global options may stand before the command, as in the full binary.
-                guard request.home == nil, let home = value(of: "--home"), let expanded = Self.expandingTilde(home, environment) else { return }
-                request.home = expanded
+                guard request.home == nil, let home = value(of: "--home"), let plain = Self.plainPath(home) else { return }
+                request.home = plain
             } else if sawCommand, word == "--margin" || word.hasPrefix("--margin=") {
-                guard let text = value(of: "--margin"), let seconds = Self.seconds(text) else { return }
-                request.marginSeconds = seconds
+                guard let text = value(of: "--margin"), let margin = DurationText.parse(text) else { return }
+                request.marginSeconds = margin.components.seconds
             } else if sawCommand, word == "--socket" || word.hasPrefix("--socket=") {
-                guard request.socket == nil, let socket = value(of: "--socket"), let expanded = Self.expandingTilde(socket, environment) else {
-                    return
-                }
-                request.socket = expanded
+                guard request.socket == nil, let socket = value(of: "--socket"), let plain = Self.plainPath(socket) else { return }
+                request.socket = plain
             } else if sawCommand, request.name == nil, Self.isAccountName(word) {
                 request.name = word
             } else {
@@ -105,27 +109,12 @@ public enum FrontRequest: Equatable, Sendable {
         }
     }
 
-    /// A duration as the full binary reads one: digits and an optional unit (s, m, h, d), under 10
-    /// million units; `nil` for anything else (the full binary then says why).
-    static func seconds(_ text: String) -> Int64? {
-        var digits = Substring(text)
-        var unit: Int64 = 1
-        if let last = digits.last, let multiplier = ["s": Int64(1), "m": 60, "h": 3600, "d": 86400][last] {
-            unit = multiplier
-            digits = digits.dropLast()
-        }
-        guard !digits.isEmpty, digits.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }), let value = Int64(digits),
-            value < 10_000_000
-        else { return nil }
-        return value * unit
-    }
-
-    /// `~` and `~/…` with a non-empty `HOME`; other paths as they are; `nil` for `~user` and for an
-    /// empty path (the full binary's to read).
-    static func expandingTilde(_ path: String, _ environment: (String) -> String?) -> String? {
-        guard !path.isEmpty else { return nil }
-        guard path.hasPrefix("~") else { return path }
-        guard path == "~" || path.hasPrefix("~/"), let home = environment("HOME"), home.hasPrefix("/") else { return nil }
-        return home + path.dropFirst()
+    /// A path as given; `nil` (the full binary's to read) for an empty one, one that starts with
+    /// `~` (the full binary expands it with the user database's home, not `HOME`) and one with
+    /// `..` or `.` in it (the full binary resolves those without the file system, which a link
+    /// could make differ).
+    static func plainPath(_ path: String) -> String? {
+        guard !path.isEmpty, !path.hasPrefix("~"), !path.split(separator: "/").contains(where: { $0 == ".." || $0 == "." }) else { return nil }
+        return path
     }
 }

@@ -16,7 +16,7 @@ public enum JSONValue: Equatable, Sendable {
     static let maximumDepth = 64
 
     /// Reads a whole document; `nil` for anything that is not exactly one JSON value (leading and
-    /// trailing white space allowed).
+    /// trailing white space allowed), and for an object with a key twice.
     public static func parse(_ bytes: some Collection<UInt8>) -> JSONValue? {
         var reader = Reader(bytes: Array(bytes))
         guard let value = reader.value(depth: 0) else { return nil }
@@ -27,6 +27,11 @@ public enum JSONValue: Equatable, Sendable {
     /// The member `key` of an object.
     public subscript(key: String) -> JSONValue? {
         if case .object(let members) = self { members[key] } else { nil }
+    }
+
+    /// The keys, when this is an object.
+    public var objectKeys: [String] {
+        if case .object(let members) = self { Array(members.keys) } else { [] }
     }
 
     /// The string, when this is one.
@@ -89,8 +94,9 @@ private struct Reader {
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { return nil }
             index += 1
             guard let member = value(depth: depth) else { return nil }
-            // A repeated key: the last one counts, as with Foundation's decoder.
-            members[key] = member
+            // A repeated key is refused: Foundation's decoder takes the first, its serialization the
+            // last, and a document that says two things is not one to act on.
+            guard members.updateValue(member, forKey: key) == nil else { return nil }
             skipSpace()
             guard index < bytes.count else { return nil }
             if bytes[index] == UInt8(ascii: ",") {

@@ -44,8 +44,8 @@ final class ReadOnlyDatabase {
             return nil
         }
         connection = handle
-        // As the full binary: a writer holding the WAL index briefly is waited for.
-        sqlite3_busy_timeout(connection, 10_000)
+        // A writer holding the WAL index is waited for briefly; then the full binary waits its 10 s.
+        sqlite3_busy_timeout(connection, 200)
         guard sqlite3_exec(connection, "BEGIN", nil, nil, nil) == SQLITE_OK else { return nil }
     }
 

@@ -20,6 +20,7 @@ enum Sealing {
                     plaintext.baseAddress, &length, nil, nonce + nonceLength, UInt64(sealed.count - nonceLength), ad, UInt64(ad.count), nonce, key)
             }
         }
+        defer { sodium_memzero(&plaintext, plaintext.count) }
         guard result == 0 else { return nil }
         return Array(plaintext.prefix(Int(length)))
     }

@@ -234,6 +234,25 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
             if let value = JSONValue.parse(data) {
                 require(Self.foundationJSON(data) == value, "JSON the front binary reads, Foundation reads the same")
             }
+            let decoder = JSONDecoder()
+            decoder.dateDecodingStrategy = .secondsSince1970
+            let reply = try? decoder.decode(DaemonReply.self, from: data)
+            switch DaemonTokenClient.outcome(reply: Array(data)) {
+            case .token(let token):
+                let theirs = reply?.token
+                require(
+                    reply?.ok == true && theirs?.name == token.name && theirs?.accessToken == token.accessToken
+                        && theirs?.expiresAt == token.expiresAt.map { Date(timeIntervalSince1970: Double($0)) }
+                        && theirs?.chatgptAccountID == token.chatgptAccountID && theirs?.fedramp == token.fedramp && theirs?.warning == token.warning,
+                    "a daemon's token the front binary prints is the one the full binary reads")
+            case .refused(let message, let exitCode):
+                let refusal = reply.map { DaemonRefusal($0, otherwise: "the daemon gave no token") }
+                require(
+                    reply.map { !$0.ok || $0.token == nil } == true && refusal?.message == message && refusal?.exitCode == exitCode,
+                    "a daemon's refusal the front binary prints is the one the full binary reads")
+            case .noDaemon, .full:
+                break
+            }
             if let expiry = AccessTokenClaims.expiry(of: text) {
                 require(
                     (try? TokenClaims(jwt: text))?.expiresAt == Date(timeIntervalSince1970: Double(expiry)),

@@ -33,7 +33,6 @@ struct JSONValueTests {
                 .array([.number(1), .number(-0.5), .number(2000), .number(0.01), .bool(true), .bool(false), .null])
             ),
             (#" {"exp": 1764000000} "#, .object(["exp": .number(1_764_000_000)])),
-            (#"{"a":1,"a":2}"#, .object(["a": .number(2)])),
             ("\"caf\u{e9}\"", .string("café")),
         ])
     func reads(text: String, value: JSONValue) {
@@ -44,7 +43,8 @@ struct JSONValueTests {
         "What is not JSON is refused",
         arguments: [
             "", "{", "}", "[1,]", "{\"a\":1,}", "01", "1.", ".5", "-", "+1", "1e", "NaN", "Infinity", "tru", "nul", "\"\\x\"", "\"\\u12\"",
-            "\"\\ud800\"", "\"\\ud800\\u0041\"", "\"a\nb\"", "{\"a\" 1}", "{1:2}", "[1 2]", "1 2", "\"unterminated", "1e999", "\"\u{FEFF}\" x",
+            "\"\\ud800\"", "\"\\ud800\\u0041\"", "\"a\nb\"", "{\"a\" 1}", "{1:2}", "[1 2]", "1 2", "\"unterminated", "1e999", #"{"a":1,"a":2}"#,
+            "\"\u{FEFF}\" x",
         ])
     func refuses(text: String) {
         #expect(JSONValue.parse(Array(text.utf8)) == nil, "\(text)")
@@ -60,7 +60,7 @@ struct JSONValueTests {
 
     @Test("Random documents: whatever Foundation reads as an object, the reader reads the same; it never crashes")
     func randomDocuments() {
-        var generator = SystemRandomNumberGenerator()
+        var generator = SeededGenerator(seed: 7)
         let pieces = ["{", "}", "[", "]", ",", ":", "\"a\"", "\"\\u00e9\"", "1", "-2.5e1", "true", "null", " ", "\"x\\\"y\"", "0", "\\"]
         for _ in 0..<5000 {
             let text = (0..<Int.random(in: 1...12, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined()

@@ -124,6 +124,7 @@ struct DecoderPropertyTests {
             return ["access_token", "id_token"].compactMap { token[$0] as? String }.map { Data($0.utf8) } + [
                 try Fixtures.data("codex-auth.json"),
                 Data(#"{"ok":true,"token":{"name":"w","accessToken":"a.b.c","expiresAt":1764000000,"fedramp":false,"warning":"\u00e9"}}"#.utf8),
+                Data(#"{"ok":false,"error":"no account named x","exitCode":1}"#.utf8),
             ]
         case .httpRequest:
             return [

@@ -1,3 +1,4 @@
+import ChappieText
 package import ChappieCore
 import ChappieNet
 package import CryptoExtras

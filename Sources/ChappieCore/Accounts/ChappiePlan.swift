@@ -1,3 +1,5 @@
+import ChappieText
+
 /// A ChatGPT plan, decoded leniently from the `chatgpt_plan_type` claim or the usage `plan_type`.
 ///
 /// Unknown strings are kept as ``unknown(_:)`` rather than rejected (docs/protocol.md §4.3).
@@ -65,20 +67,7 @@ public enum ChappiePlan: Sendable, Hashable, Codable, CustomStringConvertible {
 
     /// The name to show a person, such as "Pro Lite".
     public var displayName: String {
-        switch self {
-        case .free: "Free"
-        case .go: "Go"
-        case .plus: "Plus"
-        case .pro: "Pro"
-        case .proLite: "Pro Lite"
-        case .team: "Team"
-        case .selfServeBusinessUsageBased: "Business (usage-based)"
-        case .business: "Business"
-        case .enterpriseCbpUsageBased: "Enterprise (usage-based)"
-        case .enterprise: "Enterprise"
-        case .edu: "Edu"
-        case .unknown(let raw): raw.isEmpty ? "Unknown" : raw
-        }
+        PlanName.display(raw: rawValue)
     }
 
     /// Whether this is a workspace plan (team, business, enterprise, edu).

@@ -1,3 +1,5 @@
+import ChappieText
+
 /// Text for an HTML or XML page: chappie's usage report and dashboard, and the sign-in callback's
 /// answer.
 package enum HTMLText {

@@ -1,3 +1,4 @@
+import ChappieText
 public import Foundation
 
 /// One usage-limit window as the service reports it.
@@ -123,8 +124,10 @@ public struct ChappieUsageLimitSnapshot: Sendable, Hashable, Codable {
     public var bindingWindow: ChappieUsageWindow? {
         switch (shortWindow, longWindow) {
         case (let short?, let long?):
-            if short.usedPercent != long.usedPercent { return short.usedPercent > long.usedPercent ? short : long }
-            return (short.resetsAt ?? .distantPast) > (long.resetsAt ?? .distantPast) ? short : long
+            let fiveHourBinds = HeadroomRule.fiveHourBinds(
+                fiveHourUsed: short.usedPercent, fiveHourResetsAt: short.resetsAt?.timeIntervalSince1970, weeklyUsed: long.usedPercent,
+                weeklyResetsAt: long.resetsAt?.timeIntervalSince1970)
+            return fiveHourBinds ? short : long
         case (let short?, nil): return short
         case (nil, let long?): return long
         case (nil, nil): return nil

@@ -1,3 +1,4 @@
+import ChappieText
 import ChappieCore
 package import Chappie
 package import ChappieStore

@@ -1,3 +1,4 @@
+import ChappieText
 public import ChappieCore
 import Chappie
 package import ChappieStore
@@ -49,7 +50,7 @@ public struct ExecService: Sendable {
     /// Whether a directory has the shape of a private Codex home of any chappie data directory,
     /// `codex-homes/UUID`: `$CODEX_HOME` in a command another store's `exec` started.
     public static func isPrivateCodexHome(_ home: URL) -> Bool {
-        home.deletingLastPathComponent().lastPathComponent == "codex-homes" && UUID(uuidString: home.lastPathComponent) != nil
+        CodexHomePath.isPrivate(home.path)
     }
 
     /// Makes an account's Codex home ready for a command: claims a private one when the account

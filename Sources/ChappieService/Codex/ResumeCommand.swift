@@ -1,3 +1,4 @@
+import ChappieText
 import ChappieCore
 import Foundation
 

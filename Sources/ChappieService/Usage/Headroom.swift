@@ -1,3 +1,4 @@
+import ChappieText
 public import ChappieCore
 
 /// How much room an account has left: the one headroom rule of `--best`, auto-switch, `accounts
@@ -19,9 +20,8 @@ public struct Headroom: Sendable, Hashable, Codable {
     public init(_ snapshot: ChappieUsageLimitSnapshot, reservePercent: Double?) {
         let binding = snapshot.bindingWindow
         let used = binding?.usedPercent ?? 0
-        let reserve = reservePercent ?? 100
         bindingWindow = binding.map { $0 == snapshot.shortWindow ? .fiveHour : .weekly }
-        percent = max(0, reserve - used)
-        isFull = snapshot.limitReached || used >= reserve
+        percent = HeadroomRule.percent(bindingUsed: used, reserve: reservePercent)
+        isFull = snapshot.limitReached || used >= (reservePercent ?? 100)
     }
 }

@@ -1,3 +1,4 @@
+import ChappieText
 public import ChappieCore
 public import Foundation
 

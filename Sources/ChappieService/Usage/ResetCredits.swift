@@ -1,3 +1,4 @@
+import ChappieText
 package import Chappie
 public import ChappieCore
 package import ChappieNet

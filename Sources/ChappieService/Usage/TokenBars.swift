@@ -1,3 +1,4 @@
+import ChappieText
 import ChappieCore
 import Foundation
 
@@ -47,7 +48,7 @@ enum TokenBars {
 
     /// "1.2 M", "340 k", "12".
     static func short(_ count: Int) -> String {
-        if count >= 1_000_000 { return UsageReport.format(Double(count) / 1_000_000) + " M" }
+        if count >= 1_000_000 { return DecimalText.format(Double(count) / 1_000_000) + " M" }
         if count >= 10_000 { return String(count / 1000) + " k" }
         return String(count)
     }

@@ -1,3 +1,4 @@
+import ChappieText
 package import ChappieCore
 package import ChappieStore
 package import Foundation
@@ -35,7 +36,7 @@ public struct UsageReport: Sendable {
             switch self {
             case .text(let text): text
             case .integer(let value): String(value)
-            case .number(let value): UsageReport.format(value)
+            case .number(let value): DecimalText.format(value)
             case .empty: ""
             }
         }
@@ -186,17 +187,6 @@ public struct UsageReport: Sendable {
     /// The report as RFC 4180 CSV with a header row.
     public func csv() -> String {
         CSVWriter.record(columns) + rows.map { CSVWriter.record($0.map(\.csvText)) }.joined()
-    }
-
-    /// At most two decimals, no trailing zeros: 37, 37.5, 37.33.
-    static func format(_ value: Double) -> String {
-        // A stored value no reply could give now (older stores took any number) prints, never traps.
-        guard value.isFinite, abs(value) < 1e15 else { return value.isFinite ? "\(value)" : "0" }
-        let rounded = (value * 100).rounded() / 100
-        if rounded == rounded.rounded() { return String(Int(rounded)) }
-        var text = String(format: "%.2f", rounded)
-        while text.hasSuffix("0") { text.removeLast() }
-        return text
     }
 }
 

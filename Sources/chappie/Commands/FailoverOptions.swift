@@ -1,3 +1,4 @@
+import ChappieText
 import ArgumentParser
 import ChappieCore
 import ChappieService

@@ -1,3 +1,4 @@
+import ChappieText
 import ChappieDaemonClient
 import ArgumentParser
 import Chappie

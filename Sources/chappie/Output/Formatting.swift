@@ -1,3 +1,4 @@
+import ChappieText
 import ChappieCore
 import ChappieService
 import Foundation
@@ -30,7 +31,7 @@ enum Formatting {
     static func codexHome(_ path: String?) -> TextTable.Cell {
         guard let path else { return TextTable.Cell("-") }
         let home = ProcessInfo.processInfo.environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
-        let shown = path.hasPrefix(home + "/") ? "~" + path.dropFirst(home.count) : path
+        let shown = CodexHomePath.shown(path, home: home)
         return TextTable.Cell(shown, short: ExecService.isPrivateCodexHome(URL(fileURLWithPath: path)) ? "private" : shown)
     }
 }

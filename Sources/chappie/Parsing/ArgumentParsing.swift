@@ -1,3 +1,4 @@
+import ChappieText
 public import ArgumentParser
 import ChappieCore
 import ChappieService

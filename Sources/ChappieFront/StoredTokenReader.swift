@@ -26,9 +26,13 @@ public struct FrontToken: Equatable, Sendable {
 ///
 /// The checks mirror the full binary's open and token decision (docs/architecture.md, "The front
 /// binary"); each `nil` below names the case it leaves to the full binary.
-public struct StoreToken {
-    /// The newest migration this reader knows the schema of; a store at any other is the full binary's.
-    public static let schemaMigration = "0007_daily_tokens"
+public struct StoredTokenReader {
+    /// The migrations of the schema this reader knows; a store with any other set is the full
+    /// binary's (kept equal to the store's list by a test).
+    public static let schemaMigrations = [
+        "0001_initial", "0002_account_reserve", "0003_codex_home_owner", "0004_account_uuid", "0005_leases", "0006_pool_moves",
+        "0007_daily_tokens",
+    ]
 
     let directory: DataDirectory
     let request: FrontRequest.TokenRequest
@@ -48,8 +52,9 @@ public struct StoreToken {
         guard directory.isPrivateDirectory(directory.path), directory.isPrivateFile(database),
             !directory.exists(directory.path + "/store-url"),
             !["-wal", "-shm", "-journal"].contains(where: { directory.isLink(database + $0) }),
-            access(database, W_OK) == 0,
-            !directory.exists(directory.keyFile + ".new"), !directory.hasPendingRecovery()
+            // The full binary's open needs to write all of them (and makes them writable when not).
+            ["", "-wal", "-shm"].allSatisfy({ !directory.exists(database + $0) || access(database + $0, W_OK) == 0 }),
+            !directory.exists(directory.keyFile + ".new"), !directory.hasPendingRecovery(), !directory.hasTemporaries()
         else { return nil }
         guard var key = readKey() else { return nil }
         defer { sodium_memzero(&key, key.count) }
@@ -58,7 +63,8 @@ public struct StoreToken {
     }
 
     private func token(in store: ReadOnlyDatabase, key: [UInt8]) -> FrontToken? {
-        guard let migration = store.rows("SELECT max(identifier) FROM grdb_migrations")?.first?.first?.text, migration == Self.schemaMigration,
+        guard let migrations = store.rows("SELECT identifier FROM grdb_migrations ORDER BY identifier"),
+            migrations.map({ $0.first?.text }) == Self.schemaMigrations,
             let settings = store.rows(
                 "SELECT key, value FROM settings WHERE key IN ('key_id', 'key_check', 'passphrase_kdf', 'pending_key_id', 'row_bound_credentials', 'active_account')"
             )

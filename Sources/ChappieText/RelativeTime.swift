@@ -1,12 +1,10 @@
-package import Foundation
-
 /// A time as people say it next to now: "just now", "in 5 h 10 min", "3 min ago". Tables, the
 /// dashboard and messages write times so (the dashboard's script writes the same words in the
 /// browser).
 package enum RelativeTime {
-    /// `date` relative to `now`.
-    package static func describe(_ date: Date, now: Date = Date()) -> String {
-        let seconds = Int(date.timeIntervalSince(now).rounded())
+    /// A time `seconds` from now (negative: in the past), rounded to the second.
+    package static func describe(secondsFromNow: Double) -> String {
+        let seconds = Int(secondsFromNow.rounded())
         if abs(seconds) < 2 { return "just now" }
         let magnitude = abs(seconds)
         let text =

@@ -1,43 +1,42 @@
-import ChappieCore
-import Foundation
+import Glibc
 
 /// A plain-text table with left-aligned columns, for terminal output, fitted to the terminal's
 /// width: cells with a short form take it, then columns are dropped in the order given, then
 /// clippable columns are cut at a word, until the table fits.
-struct TextTable {
+package struct TextTable {
     /// A column and how it gives way on a narrow terminal.
-    struct Column: ExpressibleByStringLiteral {
-        var header: String
+    package struct Column: ExpressibleByStringLiteral {
+        package var header: String
         /// Dropped when the table does not fit, lowest first; `nil`: kept.
-        var drop: Int?
+        package var drop: Int?
         /// May be cut (at a word, marked `…`) down to its header's width or 12 characters.
-        var clips = false
+        package var clips = false
 
-        init(_ header: String, drop: Int? = nil, clips: Bool = false) {
+        package init(_ header: String, drop: Int? = nil, clips: Bool = false) {
             self.header = header
             self.drop = drop
             self.clips = clips
         }
 
-        init(stringLiteral header: String) {
+        package init(stringLiteral header: String) {
             self.init(header)
         }
     }
 
     /// A cell: its text, a shorter one for a narrow terminal, and whether it shows an account at
     /// its limit (red on a colour terminal, else followed by `(full)`).
-    struct Cell: ExpressibleByStringLiteral {
-        var text: String
-        var short: String?
-        var full = false
+    package struct Cell: ExpressibleByStringLiteral {
+        package var text: String
+        package var short: String?
+        package var full = false
 
-        init(_ text: String, short: String? = nil, full: Bool = false) {
+        package init(_ text: String, short: String? = nil, full: Bool = false) {
             self.text = TerminalText.sanitized(text)
             self.short = short.map { TerminalText.sanitized($0) }
             self.full = full
         }
 
-        init(stringLiteral text: String) {
+        package init(stringLiteral text: String) {
             self.init(text)
         }
     }
@@ -45,35 +44,35 @@ struct TextTable {
     private let columns: [Column]
     private var rows: [[Cell]] = []
 
-    init(_ columns: Column...) {
+    package init(_ columns: Column...) {
         self.columns = columns
     }
 
-    init(columns: [Column]) {
+    package init(columns: [Column]) {
         self.columns = columns
     }
 
-    init(_ headers: [String]) {
+    package init(_ headers: [String]) {
         columns = headers.map { Column($0) }
     }
 
     /// Adds a row of plain cells (made safe for the terminal: no control characters).
-    mutating func append(_ row: String...) {
+    package mutating func append(_ row: String...) {
         append(row.map { Cell($0) })
     }
 
     /// Adds a row of plain cells.
-    mutating func append(_ row: [String]) {
+    package mutating func append(_ row: [String]) {
         append(row.map { Cell($0) })
     }
 
     /// Adds a row.
-    mutating func append(_ row: [Cell]) {
+    package mutating func append(_ row: [Cell]) {
         rows.append(row)
     }
 
     /// The table, one line per row, columns separated by two spaces, fitted to `width` when given.
-    func render(width: Int? = Terminal.width, style: Terminal.Style = .current) -> String {
+    package func render(width: Int? = Terminal.width, style: Terminal.Style = .current) -> String {
         var visible = Array(columns.indices)
         var useShort = false
         var clipTo: [Int: Int] = [:]
@@ -117,25 +116,29 @@ struct TextTable {
 }
 
 /// What the terminal standard output goes to can show.
-enum Terminal {
+package enum Terminal {
     /// Whether marks are shown in colour or in words.
-    enum Style {
+    package enum Style {
         case colour, plain
 
         /// Colour on a terminal, unless `NO_COLOR` is set or the terminal is dumb.
-        static var current: Style {
-            let environment = ProcessInfo.processInfo.environment
-            if let noColor = environment["NO_COLOR"], !noColor.isEmpty { return .plain }
-            return isatty(STDOUT_FILENO) == 1 && environment["TERM"] != "dumb" ? .colour : .plain
+        package static var current: Style {
+            if let noColor = Terminal.variable("NO_COLOR"), !noColor.isEmpty { return .plain }
+            return isatty(STDOUT_FILENO) == 1 && Terminal.variable("TERM") != "dumb" ? .colour : .plain
         }
     }
 
     /// `$COLUMNS`, else the width of the terminal standard output is, else `nil` (a pipe gets
     /// whole lines).
-    static var width: Int? {
-        if let columns = ProcessInfo.processInfo.environment["COLUMNS"].flatMap(Int.init), columns > 0 { return columns }
+    package static var width: Int? {
+        if let columns = variable("COLUMNS").flatMap(Int.init), columns > 0 { return columns }
         var size = winsize()
         guard isatty(STDOUT_FILENO) == 1, ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return nil }
         return Int(size.ws_col)
+    }
+
+    /// An environment variable (this module does without Foundation, for the front binary).
+    static func variable(_ name: String) -> String? {
+        getenv(name).map { String(cString: $0) }
     }
 }

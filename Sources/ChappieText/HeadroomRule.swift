@@ -1,0 +1,15 @@
+/// The one headroom rule (`--best`, auto-switch, `accounts list`, `usage`), on plain numbers so that
+/// the front binary applies the same rule as the full one.
+package enum HeadroomRule {
+    /// Whether the 5-hour window binds rather than the weekly one: the fuller binds; at equal use,
+    /// the one that resets later (an unknown reset counts as earliest).
+    package static func fiveHourBinds(fiveHourUsed: Double, fiveHourResetsAt: Double?, weeklyUsed: Double, weeklyResetsAt: Double?) -> Bool {
+        if fiveHourUsed != weeklyUsed { return fiveHourUsed > weeklyUsed }
+        return (fiveHourResetsAt ?? -.infinity) > (weeklyResetsAt ?? -.infinity)
+    }
+
+    /// The reserve (or 100) minus the binding window's use, never below 0.
+    package static func percent(bindingUsed: Double?, reserve: Double?) -> Double {
+        max(0, (reserve ?? 100) - (bindingUsed ?? 0))
+    }
+}

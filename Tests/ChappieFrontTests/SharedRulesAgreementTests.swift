@@ -1,0 +1,66 @@
+import ChappieCore
+import ChappieStore
+import ChappieVault
+import Foundation
+import Testing
+
+@testable import ChappieFront
+
+/// The front binary applies some of the full binary's rules without Foundation. Where it cannot
+/// share their code, these tests hold the two to the same answers.
+@Suite("The front binary's rules give the full binary's answers")
+struct SharedRulesAgreementTests {
+    @Test("An account name: the front binary's check accepts exactly what AccountName accepts")
+    func accountNames() {
+        var generator = SeededGenerator(seed: 32)
+        let alphabet = "aZ09._-/ é\u{0}~".map(String.init) + ["..", "."]
+        var words = [".", "..", "", "-a", "a", String(repeating: "a", count: 64), String(repeating: "a", count: 65), "a.b", "..a", "a..", "é"]
+        for _ in 0..<2000 {
+            words.append((0..<Int.random(in: 1...6, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! }.joined())
+        }
+        for word in words where !word.hasPrefix("-") {
+            #expect(FrontRequest.isAccountName(word) == ((try? AccountName(word)) != nil), "\(word.debugDescription)")
+        }
+    }
+
+    @Test("A key's id: the front binary's is the vault's")
+    func keyIDs() {
+        for _ in 0..<20 {
+            let key = SecretKey.generate()
+            #expect(key.bytes.withUnsafeBytes { Sealing.keyID(Array($0)) } == key.id)
+        }
+    }
+
+    @Test("The data directory and key file: the front binary's are the store's, for every way of giving them")
+    func dataDirectories() {
+        let cases: [(String?, [String: String])] = [
+            ("/d", [:]), (nil, ["CHAPPIE_HOME": "/c", "HOME": "/h"]), (nil, ["HOME": "/h"]),
+            (nil, ["HOME": "/h", "XDG_DATA_HOME": "/x", "XDG_CONFIG_HOME": "/y"]),
+            (nil, ["HOME": "/h", "XDG_DATA_HOME": "x", "XDG_CONFIG_HOME": "y"]),
+            ("/d/e", ["CHAPPIE_HOME": "/c"]),
+        ]
+        for (home, environment) in cases {
+            let front = DataDirectory(home: home, environment: { environment[$0] })
+            let store = StoreLocation.resolve(home: home, environment: environment)
+            #expect(front?.path == store.directory.path, "\(home ?? "-") \(environment)")
+            #expect(front?.keyFile == store.defaultKeyFile.path, "\(home ?? "-") \(environment)")
+        }
+    }
+}
+
+/// A small deterministic generator (SplitMix64), so that a failure repeats.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+
+    init(seed: UInt64) {
+        state = seed
+    }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var value = state
+        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
+        return value ^ (value >> 31)
+    }
+}
