@@ -138,7 +138,8 @@ let package = Package(
         .target(
             name: "ChappieService",
             dependencies: [
-                "Chappie", "ChappieNet", "ChappiePool", "ChappieStore", "ChappieVault", "ChappieCore", "ChappieText", "ChappieDaemonClient", "CProcess",
+                "Chappie", "ChappieNet", "ChappiePool", "ChappieStore", "ChappieVault", "ChappieCore", "ChappieText", "ChappieDaemonClient",
+                "CProcess",
                 .product(name: "Logging", package: "swift-log"),
                 // The daemon's Unix socket (DaemonSocketServer).
                 .product(name: "NIOCore", package: "swift-nio"),
