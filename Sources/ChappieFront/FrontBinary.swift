@@ -4,8 +4,9 @@ import CSodium
 import ChappieText
 import Glibc
 
-/// The front binary: answers `--version` and `token` when that is only a read, and hands every
-/// other command line to the full binary, unchanged, by `exec` (docs/architecture.md, "Two binaries").
+/// The front binary: answers `--version`, `token` and `accounts list` when that is only a read, and
+/// hands every other command line to the full binary, unchanged, by `exec` (docs/architecture.md,
+/// "Two binaries").
 ///
 /// Handing off comes before anything that would change what the full binary starts with: no
 /// secret is read from the environment, no signal's disposition is changed, no file is written.
@@ -44,6 +45,14 @@ public enum FrontBinary {
             }
             guard let output = TokenOutput.render(token, json: request.json) else { handOff(arguments) }
             finish(stdout: output.stdout, stderr: output.stderr)
+        case .accountsList(let home):
+            guard let directory = DataDirectory(home: home, environment: environment), let userHome = environment("HOME"), !userHome.isEmpty
+            else { handOff(arguments) }
+            chappie_process_set_dumpable(0)
+            guard sodium_init() >= 0, let table = AccountsTable(directory: directory, now: now(), userHome: userHome).render() else {
+                handOff(arguments)
+            }
+            finish(stdout: table)
         case .full:
             handOff(arguments)
         }

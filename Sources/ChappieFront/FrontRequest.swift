@@ -13,6 +13,8 @@ public enum FrontRequest: Equatable, Sendable {
     case version
     /// `chappie token [NAME] [--margin D] [--socket PATH] [--home DIR] [--json]`.
     case token(TokenRequest)
+    /// `chappie accounts list [--home DIR]` (the table; `--json` is the full binary's).
+    case accountsList(home: String?)
     /// Anything else: the full binary's.
     case full
 
@@ -47,10 +49,14 @@ public enum FrontRequest: Equatable, Sendable {
             self = .version
             return
         }
-        guard arguments.contains("token"),
-            !Self.fullBinaryVariables.contains(where: { environment($0).map { !$0.isEmpty } ?? false }),
+        guard !Self.fullBinaryVariables.contains(where: { environment($0).map { !$0.isEmpty } ?? false }),
             !Self.fullBinaryWhenSet.contains(where: { environment($0) != nil })
         else { return }
+        if let list = Self.accountsList(arguments) {
+            self = list
+            return
+        }
+        guard arguments.contains("token") else { return }
         var request = TokenRequest()
         var sawCommand = false
         var index = 0
@@ -87,6 +93,35 @@ public enum FrontRequest: Equatable, Sendable {
         }
         guard sawCommand else { return }
         self = .token(request)
+    }
+
+    /// `accounts list` with `--home DIR` before it (moved after it, as the full binary moves global
+    /// options) or after it, and nothing else.
+    static func accountsList(_ arguments: [String]) -> FrontRequest? {
+        var words: [String] = []
+        var home: String?
+        var index = 0
+        while index < arguments.count {
+            let word = arguments[index]
+            if word == "--home" || word.hasPrefix("--home=") {
+                // Between the command and its subcommand the full binary refuses it.
+                guard words != ["accounts"] else { return nil }
+                let value: String
+                if word == "--home" {
+                    guard index + 1 < arguments.count, !arguments[index + 1].hasPrefix("-") else { return nil }
+                    index += 1
+                    value = arguments[index]
+                } else {
+                    value = String(word.dropFirst("--home=".count))
+                }
+                guard home == nil, let plain = plainPath(value) else { return nil }
+                home = plain
+            } else {
+                words.append(word)
+            }
+            index += 1
+        }
+        return words == ["accounts", "list"] ? .accountsList(home: home) : nil
     }
 
     /// The process's environment variable.

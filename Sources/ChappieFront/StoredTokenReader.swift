@@ -19,21 +19,10 @@ public struct FrontToken: Equatable, Sendable {
 }
 
 /// Reads a valid access token from the local store, read-only, when nothing is to be done but
-/// read: the store is set up, the key file opens it, the account is in order and its token does
-/// not expire within the margin. Every other case is `nil`, and the full binary takes the line
-/// and does what it always did (refresh, adopt a Codex login's newer tokens, finish a key rotation,
-/// recover, explain an error).
-///
-/// The checks mirror the full binary's open and token decision (docs/architecture.md, "The front
-/// binary"); each `nil` below names the case it leaves to the full binary.
+/// read: the account is in order and its token does not expire within the margin. Every other case
+/// is `nil`, and the full binary takes the line and does what it always did (refresh, adopt a Codex
+/// login's newer tokens, explain an error).
 public struct StoredTokenReader {
-    /// The migrations of the schema this reader knows; a store with any other set is the full
-    /// binary's (kept equal to the store's list by a test).
-    public static let schemaMigrations = [
-        "0001_initial", "0002_account_reserve", "0003_codex_home_owner", "0004_account_uuid", "0005_leases", "0006_pool_moves",
-        "0007_daily_tokens",
-    ]
-
     let directory: DataDirectory
     let request: FrontRequest.TokenRequest
     let now: Double
@@ -47,52 +36,20 @@ public struct StoredTokenReader {
 
     /// The token, or `nil` when the full binary must answer.
     public func read() -> FrontToken? {
-        let database = directory.path + "/chappie.sqlite"
-        // The full binary fixes modes, makes missing files and refuses links: leave all that to it.
-        guard directory.isPrivateDirectory(directory.path), directory.isPrivateFile(database),
-            !directory.exists(directory.path + "/store-url"),
-            !["-wal", "-shm", "-journal"].contains(where: { directory.isLink(database + $0) }),
-            // The full binary's open needs to write all of them (and makes them writable when not).
-            ["", "-wal", "-shm"].allSatisfy({ !directory.exists(database + $0) || access(database + $0, W_OK) == 0 }),
-            !directory.exists(directory.keyFile + ".new"), !directory.hasPendingRecovery(), !directory.hasTemporaries()
-        else { return nil }
-        guard var key = readKey() else { return nil }
-        defer { sodium_memzero(&key, key.count) }
-        guard let store = ReadOnlyDatabase(path: database) else { return nil }
-        return token(in: store, key: key)
-    }
-
-    private func token(in store: ReadOnlyDatabase, key: [UInt8]) -> FrontToken? {
-        guard let migrations = store.rows("SELECT identifier FROM grdb_migrations ORDER BY identifier"),
-            migrations.map({ $0.first?.text }) == Self.schemaMigrations,
-            let settings = store.rows(
-                "SELECT key, value FROM settings WHERE key IN ('key_id', 'key_check', 'passphrase_kdf', 'pending_key_id', 'row_bound_credentials', 'active_account')"
-            )
-        else { return nil }
-        var setting: [String: [UInt8]] = [:]
-        for row in settings {
-            if let name = row[0].text, let value = row[1].bytes { setting[name] = value }
-        }
-        // A passphrase store, a rotation or a reseal in progress: the full binary's.
-        guard setting["passphrase_kdf"] == nil, setting["pending_key_id"] == nil, setting["row_bound_credentials"] == nil,
-            let keyIDBytes = setting["key_id"], let keyID = String(validating: keyIDBytes, as: UTF8.self),
-            keyID == Sealing.keyID(key), let check = setting["key_check"],
-            Sealing.open(check, associatedData: "chappie/key-check/v1", key: key) == Array("chappie key check v1".utf8)
-        else { return nil }
-
+        guard let store = OpenedStore(directory) else { return nil }
         let columns = "id, name, chatgpt_account_id, is_fedramp, status, codex_home, uuid"
         let rows: [[ReadOnlyDatabase.Value]]?
         if let name = request.name {
-            rows = store.rows("SELECT \(columns) FROM accounts WHERE name = ?", [.text(name)])
-        } else if let active = setting["active_account"], let text = String(validating: active, as: UTF8.self), let id = Int64(text) {
-            rows = store.rows("SELECT \(columns) FROM accounts WHERE id = ?", [.integer(id)])
+            rows = store.database.rows("SELECT \(columns) FROM accounts WHERE name = ?", [.text(name)])
+        } else if let active = store.activeID {
+            rows = store.database.rows("SELECT \(columns) FROM accounts WHERE id = ?", [.integer(active)])
         } else {
             return nil
         }
         // No such account, or no active one: the full binary says so in its words.
         guard let account = rows?.first, let id = account[0].integer, let name = account[1].text, FrontRequest.isAccountName(name),
             let status = account[4].text, status == "ok" || status == "disabled",
-            let uuid = account[6].text, Self.isLowercaseUUID(uuid)
+            let uuid = account[6].text, OpenedStore.isLowercaseUUID(uuid)
         else { return nil }
         let accountID: String?
         switch account[2] {
@@ -103,10 +60,10 @@ public struct StoredTokenReader {
         guard let fedramp = account[3].integer, fedramp == 0 || fedramp == 1 else { return nil }
 
         // Moving to a pool, or its credentials sealed otherwise than the key and the account's UUID.
-        guard store.rows("SELECT 1 FROM pool_moves WHERE account_id = ?", [.integer(id)])?.isEmpty == true,
-            let sealed = store.rows("SELECT key_id, nonce, ciphertext, binding FROM sealed_credentials WHERE account_id = ?", [.integer(id)])?.first,
-            sealed[0].text == keyID, sealed[3].integer == 2, let nonce = sealed[1].bytes, let ciphertext = sealed[2].bytes,
-            var plaintext = Sealing.open(nonce + ciphertext, associatedData: "chappie/credential/v2 account=\(uuid) key=\(keyID)", key: key)
+        guard store.database.rows("SELECT 1 FROM pool_moves WHERE account_id = ?", [.integer(id)])?.isEmpty == true,
+            let sealed = store.database.rows(
+                "SELECT key_id, nonce, ciphertext, binding FROM sealed_credentials WHERE account_id = ?", [.integer(id)])?.first,
+            var plaintext = store.credentials(sealed, uuid: uuid)
         else { return nil }
         defer { sodium_memzero(&plaintext, plaintext.count) }
         guard let credentials = JSONValue.parse(plaintext), let accessToken = credentials["access_token"]?.string,
@@ -127,10 +84,85 @@ public struct StoredTokenReader {
         guard let expiry = AccessTokenClaims.expiry(of: accessToken), Double(expiry) - now > Double(request.marginSeconds) else { return nil }
         return FrontToken(name: name, accessToken: accessToken, expiresAt: expiry, chatgptAccountID: accountID, fedramp: fedramp, warning: nil)
     }
+}
+
+/// The local store opened read-only with its key, when the front binary may read it as it is:
+/// set up, at the schema it knows, sealed with the key file's key, no rotation, reseal, recovery or
+/// move in progress. Every other store is the full binary's (`nil`), which fixes modes, makes
+/// missing files, migrates, finishes what was interrupted and explains errors
+/// (docs/architecture.md, "Two binaries").
+final class OpenedStore {
+    /// The migrations of the schema this reader knows; a store with any other set is the full
+    /// binary's (kept equal to the store's list by a test).
+    static let schemaMigrations = [
+        "0001_initial", "0002_account_reserve", "0003_codex_home_owner", "0004_account_uuid", "0005_leases", "0006_pool_moves",
+        "0007_daily_tokens",
+    ]
+
+    let database: ReadOnlyDatabase
+    private var key: [UInt8]
+    let keyID: String
+    /// The active account's row id, when one is set.
+    let activeID: Int64?
+
+    init?(_ directory: DataDirectory) {
+        let file = directory.path + "/chappie.sqlite"
+        guard directory.isPrivateDirectory(directory.path), directory.isPrivateFile(file), !directory.exists(directory.path + "/store-url"),
+            !["-wal", "-shm", "-journal"].contains(where: { directory.isLink(file + $0) }),
+            // The full binary's open needs to write all of them (and makes them writable when not).
+            ["", "-wal", "-shm"].allSatisfy({ !directory.exists(file + $0) || access(file + $0, W_OK) == 0 }),
+            !directory.exists(directory.keyFile + ".new"), !directory.hasPendingRecovery(), !directory.hasTemporaries(),
+            var key = Self.readKey(directory)
+        else { return nil }
+        guard let database = ReadOnlyDatabase(path: file),
+            let migrations = database.rows("SELECT identifier FROM grdb_migrations ORDER BY identifier"),
+            migrations.map({ $0.first?.text }) == Self.schemaMigrations,
+            let settings = database.rows(
+                "SELECT key, value FROM settings WHERE key IN ('key_id', 'key_check', 'passphrase_kdf', 'pending_key_id', 'row_bound_credentials', 'active_account')"
+            )
+        else {
+            sodium_memzero(&key, key.count)
+            return nil
+        }
+        var setting: [String: [UInt8]] = [:]
+        for row in settings {
+            if let name = row[0].text, let value = row[1].bytes { setting[name] = value }
+        }
+        // A passphrase store, a rotation or a reseal in progress: the full binary's.
+        guard setting["passphrase_kdf"] == nil, setting["pending_key_id"] == nil, setting["row_bound_credentials"] == nil,
+            let keyIDBytes = setting["key_id"], let keyID = String(validating: keyIDBytes, as: UTF8.self),
+            keyID == Sealing.keyID(key), let check = setting["key_check"],
+            Sealing.open(check, associatedData: "chappie/key-check/v1", key: key) == Array("chappie key check v1".utf8)
+        else {
+            sodium_memzero(&key, key.count)
+            return nil
+        }
+        self.database = database
+        self.key = key
+        self.keyID = keyID
+        activeID = setting["active_account"].flatMap { String(validating: $0, as: UTF8.self) }.flatMap { Int64($0) }
+    }
+
+    deinit {
+        sodium_memzero(&key, key.count)
+    }
+
+    /// Whether any account is moving to a team pool (its credentials are the full binary's to explain).
+    var hasMoves: Bool {
+        database.rows("SELECT 1 FROM pool_moves LIMIT 1")?.isEmpty != true
+    }
+
+    /// The plaintext of an account's sealed credentials, when they are sealed as the full binary
+    /// seals them now (this key, bound to the account's UUID) and open; the caller zeroes it.
+    func credentials(_ sealed: [ReadOnlyDatabase.Value], uuid: String) -> [UInt8]? {
+        guard sealed.count == 4, sealed[0].text == keyID, sealed[3].integer == 2, let nonce = sealed[1].bytes, let ciphertext = sealed[2].bytes
+        else { return nil }
+        return Sealing.open(nonce + ciphertext, associatedData: "chappie/credential/v2 account=\(uuid) key=\(keyID)", key: key)
+    }
 
     /// The key file's key, read holding the key lock shared (as the full binary does), when the
     /// lock is free now and the file is in order.
-    private func readKey() -> [UInt8]? {
+    private static func readKey(_ directory: DataDirectory) -> [UInt8]? {
         let lockPath = directory.path + "/locks/key.lock"
         guard directory.isPrivateFile(lockPath) else { return nil }
         let lock = open(lockPath, O_RDWR | O_NOFOLLOW | O_CLOEXEC)

@@ -24,18 +24,23 @@ struct FrontRequestTests {
         #expect(Self.request("token w --home=/d") == .token(.init(name: "w", home: "/d")))
         #expect(Self.request("token --socket /s") == .token(.init(socket: "/s")))
         #expect(Self.request("token token") == .token(.init(name: "token")))
+        #expect(Self.request("accounts list") == .accountsList(home: nil))
+        #expect(Self.request("--home /d accounts list") == .accountsList(home: "/d"))
+        #expect(Self.request("accounts list --home=/d") == .accountsList(home: "/d"))
     }
 
     @Test(
         "Everything else goes to the full binary",
         arguments: [
-            "", "--help", "-h", "help token", "token --help", "--version --json", "accounts list", "token a b", "token --verbose", "token -- a",
+            "", "--help", "-h", "help token", "token --help", "--version --json", "token a b", "token --verbose", "token -- a",
             "token --margin 5x", "token --margin -5", "token --margin 10000000", "token --home=~/d", "token --socket ~/s", "token --home ~",
             "token --margin", "token --issuer http://x",
             "token --backend http://x", "token --store postgres://x", "token --key-file k", "token --ca-file c", "token --machine m", "work token",
             "--margin 5 token", "token .", "token ..", "token -w", "token " + String(repeating: "a", count: 65), "token caf\u{e9}",
             "token --home ~u/d",
-            "token --home=", "token --json --json", "token --home /a --home /b", "tokens", "usage --cached", "prompt", "token --socket --json",
+            "token --home=", "token --json --json", "token --home /a --home /b", "tokens", "usage --cached", "prompt", "accounts list --json",
+            "accounts", "list accounts", "accounts list x", "accounts list --home", "accounts --verbose list", "accounts --home /d list",
+            "token --socket --json",
             "token --home /a/../b", "token --home ./d", "token --margin=-1",
         ])
     func handedOn(line: String) {
@@ -124,6 +129,6 @@ extension [UInt8] {
 struct StoreSchemaTests {
     @Test("StoredTokenReader reads stores with exactly the store's migrations")
     func newestMigration() {
-        #expect(StoreSchema.migrations.map(\.id) == StoredTokenReader.schemaMigrations)
+        #expect(StoreSchema.migrations.map(\.id) == OpenedStore.schemaMigrations)
     }
 }

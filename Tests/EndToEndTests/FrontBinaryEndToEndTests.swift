@@ -1,5 +1,6 @@
 import ChappieTestSupport
 import Foundation
+import GRDB
 import Testing
 
 /// The front binary (`chappie`) against the full one (`chappie-full`), run as a user runs them.
@@ -174,6 +175,95 @@ struct FrontBinaryEndToEndTests {
             chmod(key, 0o600)
             daemon.terminate()
             await daemon.waitUntilExit()
+        }
+    }
+
+    @Test("accounts list is answered alone, as the full binary draws it: readings, a reserve, a full account, a private Codex home, narrow terminals")
+    func accountsList() async throws {
+        let setup = try await Setup.start()
+        try await whileRunning(setup) {
+            let exec = try await setup.installed(["exec", "home"] + setup.testbed.service + ["--", "true"])
+            #expect(exec.status == 0, "\(exec.stderr)")
+            let listed = JSONDocument(Data(try await setup.installed(["accounts", "list", "--json"] + setup.home).stdout.utf8))
+            for (name, usage) in [
+                ("home", #"{"five_hour_used_percent":100}"#), ("work", #"{"five_hour_used_percent":72.345,"weekly_used_percent":30}"#),
+            ] {
+                let index = try #require((0..<(listed.array()?.count ?? 0)).first { listed.string($0, "name") == name })
+                let id = try #require(listed.string(index, "chatgptAccountID"))
+                _ = try await setup.testbed.control("/_emulator/accounts/\(id)/usage", method: "POST", body: usage)
+            }
+            #expect(try await setup.installed(["usage", "poll", "--all"] + setup.testbed.service).status == 0)
+            #expect(try await setup.installed(["accounts", "set", "work", "--reserve", "50"] + setup.home).status == 0)
+            // Relative times move on between the two runs: compare the rest.
+            func steady(_ text: String) -> String {
+                text.replacing(/(in |)[0-9]+ (s|min|h [0-9]+ min|d [0-9]+ h)( ago|)|just now/, with: "T").replacing(/\ +/, with: " ")
+            }
+            for environment: [String: String?] in [[:], ["COLUMNS": "60"], ["COLUMNS": "200"], ["COLUMNS": "40", "NO_COLOR": "1"]] {
+                let line = ["accounts", "list"] + setup.home
+                let front = try await setup.front(line, environment)
+                let full = try await setup.full(line, environment)
+                #expect(front.status == 0, "\(environment): \(front.stderr)")
+                #expect(steady(front.stdout) == steady(full.stdout) && front.stderr == full.stderr, "\(environment)\n\(front.stdout)\n\(full.stdout)")
+            }
+            #expect(try await setup.front(["accounts", "list", "--json"] + setup.home).status == 69)
+            #expect(try await setup.front(setup.home + ["accounts", "list"]).status == 0)
+        }
+    }
+
+    @Test("A store the full binary would do something with first is its to read", arguments: StoreState.allCases)
+    func storeState(_ state: StoreState) async throws {
+        let setup = try await Setup.start()
+        try await whileRunning(setup) {
+            let lines = [["token", "work"] + setup.home, ["accounts", "list"] + setup.home]
+            for line in lines { #expect(try await setup.front(line).status == 0, "\(line) before \(state)") }
+            try await state.apply(to: setup.testbed.home)
+            for line in lines {
+                let alone = try await setup.front(line)
+                #expect(alone.status == 69, "\(state): \(line) was answered alone: \(alone.stdout)")
+            }
+        }
+    }
+
+    /// States of a data directory in which the front binary hands both `token` and `accounts list` on.
+    enum StoreState: String, CaseIterable, CustomTestStringConvertible {
+        case noDatabase, looseDirectory, linkedWAL, storeURLFile, unknownMigration, passphraseStore, rotationInProgress, pendingKeyFile
+        case rowBoundCredentials, keyLockHeld, movingToPool, credentialsDoNotOpen, staleTemporary
+
+        var testDescription: String { rawValue }
+
+        func apply(to home: URL) async throws {
+            let database = home.appendingPathComponent("chappie.sqlite")
+            func sql(_ statement: String) throws {
+                let queue = try DatabaseQueue(path: database.path)
+                try queue.write { try $0.execute(sql: statement) }
+            }
+            switch self {
+            case .noDatabase: try FileManager.default.removeItem(at: database)
+            case .looseDirectory: chmod(home.path, 0o755)
+            case .linkedWAL:
+                try? FileManager.default.removeItem(at: home.appendingPathComponent("chappie.sqlite-wal"))
+                try FileManager.default.createSymbolicLink(
+                    atPath: home.appendingPathComponent("chappie.sqlite-wal").path, withDestinationPath: "/tmp/elsewhere")
+            case .storeURLFile:
+                try Data("postgres://nobody@127.0.0.1:1/none\n".utf8).write(to: home.appendingPathComponent("store-url"))
+                chmod(home.appendingPathComponent("store-url").path, 0o600)
+            case .unknownMigration: try sql("INSERT INTO grdb_migrations VALUES ('0005z_unknown')")
+            case .passphraseStore: try sql("INSERT INTO settings VALUES ('passphrase_kdf', X'7B7D')")
+            case .rotationInProgress: try sql("INSERT INTO settings VALUES ('pending_key_id', X'3030')")
+            case .pendingKeyFile: try Data("x".utf8).write(to: home.appendingPathComponent("chappie.key.new"))
+            case .rowBoundCredentials: try sql("INSERT INTO settings VALUES ('row_bound_credentials', X'31')")
+            case .keyLockHeld:
+                // Held exclusive by another process (a rotation), for longer than the check takes.
+                let lock = home.appendingPathComponent("locks/key.lock").path
+                _ = try ChildProcess(URL(fileURLWithPath: "/usr/bin/flock"), ["-x", lock, "sleep", "60"], stdin: .lifeline)
+                for _ in 0..<600 where try await runProcess(URL(fileURLWithPath: "/usr/bin/flock"), ["-n", "-s", lock, "true"]).status == 0 {
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+            case .movingToPool:
+                try sql("INSERT INTO pool_moves (account_id, started_at) SELECT id, '2026-11-26 00:00:00.000' FROM accounts WHERE name = 'work'")
+            case .credentialsDoNotOpen: try sql("UPDATE sealed_credentials SET nonce = zeroblob(24)")
+            case .staleTemporary: try Data("x".utf8).write(to: home.appendingPathComponent(".chappie.key.99999999.1.tmp"))
+            }
         }
     }
 
