@@ -273,7 +273,10 @@ let package = Package(
         ),
         .testTarget(
             name: "ChappieFrontTests",
-            dependencies: ["ChappieFront", "ChappieCore", "ChappieStore", "ChappieVault", "ChappieFuzzing", "ChappieTestSupport"],
+            dependencies: [
+                "ChappieFront", "ChappieCore", "ChappieStore", "ChappieVault", "ChappieFuzzing", "ChappieTestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -48,8 +48,9 @@ for target in package["targets"]:
         if not has_c:
             problems.append(f"{name}: declares {module} in Package.swift and never imports it")
 
-# The targets a lean front end (`token`, `accounts list` without the daemon's stack) is made of:
-# none of them may reach NIO, NIOSSL or PostgreSQL's client, however indirectly.
+# The targets that read the store and ask the daemon without the daemon's stack (the SDK's store,
+# `ChappieDaemonClient`): none of them may reach NIO, NIOSSL or PostgreSQL's client, however
+# indirectly.
 LEAN = ["ChappieDaemonClient", "ChappieStore", "ChappieVault", "ChappieCore"]
 targets = {t["name"]: t for t in package["targets"]}
 

@@ -2,7 +2,7 @@ import CSodium
 
 /// The store's sealing, read side: XChaCha20-Poly1305 (IETF) with a 24-byte nonce before the
 /// ciphertext and its tag, and the key's id, the first 8 bytes of its BLAKE2b hash in hex
-/// (docs/security.md, "Sealing").
+/// (docs/security.md, "What is sealed"; a test holds the id to the vault's).
 enum Sealing {
     static let nonceLength = 24
     static let tagLength = 16

@@ -1,6 +1,7 @@
 import ChappieCore
 import ChappieStore
 import ChappieVault
+import GRDB
 import Foundation
 import Testing
 
@@ -62,5 +63,26 @@ struct SeededGenerator: RandomNumberGenerator {
         value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
         value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
         return value ^ (value >> 31)
+    }
+}
+
+@Suite("The front binary reads the store's times as GRDB reads them")
+struct DatabaseTimeTests {
+    @Test("Stored times, with and without milliseconds, are GRDB's to the millisecond; other forms are left to the full binary")
+    func times() throws {
+        var generator = SeededGenerator(seed: 11)
+        for _ in 0..<2000 {
+            let millis = Int64.random(in: 0..<4_102_444_800_000, using: &generator)
+            let date = Date(timeIntervalSince1970: Double(millis) / 1000)
+            let text = try #require(String.fromDatabaseValue(date.databaseValue))
+            let grdb = try #require(Date.fromDatabaseValue(text.databaseValue))
+            let ours = try #require(AccountsTable.databaseTime(text), "\(text)")
+            #expect(abs(ours - grdb.timeIntervalSince1970) < 1e-6, "\(text)")
+            let whole = String(text.prefix(19))
+            #expect(AccountsTable.databaseTime(whole) == Date.fromDatabaseValue(whole.databaseValue)?.timeIntervalSince1970, "\(whole)")
+        }
+        for text in ["2026-11-26T10:00:00.000", "2026-11-26 10:00", "2026-13-01 00:00:00", "2026-11-26 10:00:00.00", "2026-11-26 10:00:00Z", ""] {
+            #expect(AccountsTable.databaseTime(text) == nil, "\(text)")
+        }
     }
 }
