@@ -78,20 +78,24 @@ struct AccountsTable {
                 return TextTable.Cell("\(DecimalText.format(percent)) % (\(label ?? "-"))", full: percent <= 0)
             }
             let nextReset = [reading?.fiveHour?.resetsAt, reading?.weekly?.resetsAt].compactMap { $0 }.min()
+            guard let codexHomeCell = codexHomeCell(codexHome) else { return nil }
             table.append([
                 store.activeID == id ? "*" : " ", TextTable.Cell(name), TextTable.Cell(email ?? "-"),
                 TextTable.Cell(plan.map { PlanName.display(raw: $0) } ?? "-"),
                 TextTable.Cell(status), percent(reading?.fiveHour), percent(reading?.weekly), headroom ?? "-",
-                TextTable.Cell(nextReset.map(Self.localTime) ?? "-"), TextTable.Cell(expiry), codexHomeCell(codexHome),
+                TextTable.Cell(nextReset.map(Self.localTime) ?? "-"), TextTable.Cell(expiry), codexHomeCell,
             ])
         }
         return table.render() + "\n"
     }
 
     /// The Codex home column: `~` for the home directory, `private` on a narrow terminal for one of
-    /// `chappie exec`'s own homes.
-    private func codexHomeCell(_ path: String?) -> TextTable.Cell {
+    /// `chappie exec`'s own homes; `nil` to hand on.
+    private func codexHomeCell(_ path: String?) -> TextTable.Cell? {
         guard let path else { return "-" }
+        // A relative path, or one in `codex-homes` whose name Foundation's UUID parser might read
+        // otherwise than this strict one: the full binary's to show.
+        guard path.hasPrefix("/"), path.split(separator: "/").dropLast().last != "codex-homes" || CodexHomePath.isPrivate(path) else { return nil }
         let shown = CodexHomePath.shown(path, home: userHome)
         return TextTable.Cell(shown, short: CodexHomePath.isPrivate(path) ? "private" : shown)
     }
@@ -119,7 +123,8 @@ struct AccountsTable {
     }
 
     /// A time as the store writes it (UTC `YYYY-MM-DD HH:MM:SS.SSS`, or without the milliseconds), in
-    /// seconds since 1970; `nil` for any other form (the full binary reads those).
+    /// seconds since 1970; `nil` for any other form, and before 1970 (Foundation's calendar turns
+    /// Julian before 1582): the full binary reads those.
     static func databaseTime(_ text: String) -> Double? {
         let bytes = Array(text.utf8)
         guard bytes.count == 19 || bytes.count == 23 else { return nil }
@@ -135,7 +140,8 @@ struct AccountsTable {
             (4, UInt8(ascii: "-")), (7, UInt8(ascii: "-")), (10, UInt8(ascii: " ")), (13, UInt8(ascii: ":")), (16, UInt8(ascii: ":")),
         ]
         guard separators.allSatisfy({ bytes[$0.0] == $0.1 }), let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
-            let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19), (1...12).contains(month), (1...31).contains(day),
+            let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19), (1970...9999).contains(year),
+            (1...12).contains(month), (1...31).contains(day),
             hour < 24, minute < 60, second < 60
         else { return nil }
         var milliseconds = 0
@@ -188,7 +194,10 @@ private struct Reading {
                 default: nil
                 }
             }
-            guard let minutes = integer(row[at + 1]), let resets = integer(row[at + 2]) else { return nil }
+            // A reset time chappie could not have stored (outside 1970–9999) is the full binary's to show.
+            guard let minutes = integer(row[at + 1]), let resets = integer(row[at + 2]),
+                resets.map({ (0...AccessTokenClaims.latestExpiry).contains(Double($0)) }) ?? true
+            else { return nil }
             return .some(Window(used: used, minutes: minutes, resetsAt: resets))
         }
         guard let fiveHour = window(6), let weekly = window(9) else { return nil }

@@ -17,6 +17,8 @@ public enum FrontBinary {
 
     /// Runs the command line `arguments` (with the program's name first) and exits.
     public static func run(_ arguments: [String]) -> Never {
+        // A variable given twice is read as its last value by the full binary and its first by getenv.
+        guard !environmentHasDuplicates() else { handOff(arguments) }
         let environment = FrontRequest.processEnvironment
         switch FrontRequest(arguments: Array(arguments.dropFirst()), environment: environment) {
         case .version:
@@ -85,11 +87,23 @@ public enum FrontBinary {
         let looked = candidates().joined(separator: " and ")
         finish(
             stderr: """
-                error: chappie's full binary, \(fullBinaryName), is missing (looked for \(looked)); every command but --version \
-                and a stored token runs in it. Install both with make install (PREFIX/bin/chappie and \
+                error: chappie's full binary, \(fullBinaryName), is missing (looked for \(looked)); every command but --version, \
+                a stored token and accounts list runs in it. Install both with make install (PREFIX/bin/chappie and \
                 PREFIX/libexec/chappie/\(fullBinaryName)), or build both with swift build.
 
                 """, status: 69)
+    }
+
+    /// Whether a name appears twice in the environment.
+    static func environmentHasDuplicates() -> Bool {
+        var names = Set<Substring>()
+        var entry = environ
+        while let pointer = entry.pointee {
+            let text = String(cString: pointer)
+            guard names.insert(text.prefix { $0 != "=" }).inserted else { return true }
+            entry += 1
+        }
+        return false
     }
 
     /// Seconds since 1970, to the nanosecond.
@@ -101,6 +115,9 @@ public enum FrontBinary {
 
     /// Writes the output and exits with `status`.
     static func finish(stdout: String = "", stderr: String = "", status: Int32 = 0) -> Never {
+        // As the full binary: a closed output is an error to stop writing at, not a signal. Only
+        // now, when nothing is handed on any more (an ignored signal would stay ignored across exec).
+        signal(SIGPIPE, SIG_IGN)
         write(2, stderr)
         write(1, stdout)
         exit(status)

@@ -35,10 +35,13 @@ final class ReadOnlyDatabase {
         }
     }
 
-    /// Opens `path` read-only, not through a link, and starts a read transaction.
+    /// Opens `path` read-only and starts a read transaction. The caller has checked that the file
+    /// and its `-wal`, `-shm` and `-journal` are not links (`SQLITE_OPEN_NOFOLLOW` would refuse a
+    /// link anywhere in the path, such as a `/home` that links to `/var/home`, which the full binary
+    /// follows).
     init?(path: String) {
         var handle: OpaquePointer?
-        let flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
+        let flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
         guard sqlite3_open_v2(path, &handle, flags, nil) == SQLITE_OK, let handle else {
             sqlite3_close_v2(handle)
             return nil

@@ -126,7 +126,8 @@ final class OpenedStore {
         }
         var setting: [String: [UInt8]] = [:]
         for row in settings {
-            if let name = row[0].text, let value = row[1].bytes { setting[name] = value }
+            // GRDB reads an integer setting as its decimal digits.
+            if let name = row[0].text, let value = row[1].bytes ?? row[1].integer.map({ Array(String($0).utf8) }) { setting[name] = value }
         }
         // A passphrase store, a rotation or a reseal in progress: the full binary's.
         guard setting["passphrase_kdf"] == nil, setting["pending_key_id"] == nil, setting["row_bound_credentials"] == nil,
@@ -137,10 +138,16 @@ final class OpenedStore {
             sodium_memzero(&key, key.count)
             return nil
         }
+        // An active account named otherwise than by its row id is the full binary's to read.
+        let active = setting["active_account"].map { String(validating: $0, as: UTF8.self).flatMap { Int64($0) } }
+        guard active != .some(nil) else {
+            sodium_memzero(&key, key.count)
+            return nil
+        }
         self.database = database
         self.key = key
         self.keyID = keyID
-        activeID = setting["active_account"].flatMap { String(validating: $0, as: UTF8.self) }.flatMap { Int64($0) }
+        activeID = active ?? nil
     }
 
     deinit {

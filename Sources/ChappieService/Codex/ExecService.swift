@@ -1,4 +1,3 @@
-import ChappieText
 public import ChappieCore
 import Chappie
 package import ChappieStore
@@ -50,7 +49,7 @@ public struct ExecService: Sendable {
     /// Whether a directory has the shape of a private Codex home of any chappie data directory,
     /// `codex-homes/UUID`: `$CODEX_HOME` in a command another store's `exec` started.
     public static func isPrivateCodexHome(_ home: URL) -> Bool {
-        CodexHomePath.isPrivate(home.path)
+        home.deletingLastPathComponent().lastPathComponent == "codex-homes" && UUID(uuidString: home.lastPathComponent) != nil
     }
 
     /// Makes an account's Codex home ready for a command: claims a private one when the account
