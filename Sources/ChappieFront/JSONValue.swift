@@ -213,14 +213,22 @@ private struct Reader {
         let integerStart = index
         let integerDigits = digits()
         guard integerDigits > 0, integerDigits == 1 || bytes[integerStart] != UInt8(ascii: "0") else { return nil }
+        var fraction = false
         if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
             index += 1
+            fraction = true
             guard digits() > 0 else { return nil }
         }
         if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
             index += 1
-            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
-            guard digits() > 0 else { return nil }
+            var signed = false
+            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+                index += 1
+                signed = true
+            }
+            // Foundation's JSONDecoder refuses `0e6` (a zero, no fraction, an unsigned exponent),
+            // valid as it is: the full binary would not read it, so neither does this reader.
+            guard digits() > 0, fraction || signed || bytes[integerStart] != UInt8(ascii: "0") || integerDigits > 1 else { return nil }
         }
         guard let text = String(validating: bytes[start..<index], as: UTF8.self), let number = Double(text), number.isFinite else { return nil }
         return number

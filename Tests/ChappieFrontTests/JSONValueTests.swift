@@ -82,4 +82,13 @@ struct FrontReaderRegressionTests {
         #expect(JSONValueTests.foundation(Data(bytes)) == JSONValue.parse(bytes))
         #expect(FuzzTarget.frontReader.run(Data(bytes)).isEmpty)
     }
+
+    @Test(
+        "`0e6`, which JSONDecoder refuses though it is JSON, is refused too (make fuzz found it)", arguments: ["0e6", "0E6", "[0e6]", "{\"a\":0e6}"])
+    func zeroWithExponent(text: String) {
+        #expect(JSONValue.parse(Array(text.utf8)) == nil)
+        #expect(FuzzTarget.frontReader.run(Data(text.utf8)).isEmpty)
+        #expect(JSONValue.parse(Array("0.0e6".utf8)) == .number(0))
+        #expect(JSONValue.parse(Array("10e6".utf8)) == .number(10_000_000))
+    }
 }

@@ -38,6 +38,8 @@ struct DecoderPropertyTests {
             (FuzzTarget.jwtClaims, ")" + String(repeating: "\u{0}", count: 91)),
             // command-line, found by make fuzz: CRs inside double quotes.
             (FuzzTarget.commandLine, "Ite\"se\r\r''\u{07F3}\r\""),
+            // front-reader, found by make fuzz: JSON that JSONDecoder refuses (`0e6`).
+            (FuzzTarget.frontReader, "0e6"),
         ])
     func regressions(_ target: FuzzTarget, _ input: String) {
         let broken = target.run(Data(input.utf8))
