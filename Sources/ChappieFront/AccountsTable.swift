@@ -49,10 +49,10 @@ struct AccountsTable {
         tzset()
         for account in accounts {
             guard let id = account[0].integer, let name = account[1].text, FrontRequest.isAccountName(name),
-                let email = Self.optionalText(account[2]),
-                let plan = Self.optionalText(account[3]), let status = account[4].text, ["ok", "reauth_required", "disabled"].contains(status),
-                let expiresText = Self.optionalText(account[5]), let codexHome = Self.optionalText(account[6]),
-                let uuid = account[8].text, OpenedStore.isLowercaseUUID(uuid),
+                let email = account[2].optionalText,
+                let plan = account[3].optionalText, let status = account[4].text, ["ok", "reauth_required", "disabled"].contains(status),
+                let expiresText = account[5].optionalText, let codexHome = account[6].optionalText,
+                let uuid = account[8].text, UUIDText.isUUID(uuid, lowercaseOnly: true),
                 let sealed = credentials[id], var plaintext = store.credentials(sealed, uuid: uuid)
             else { return nil }
             sodium_memzero(&plaintext, plaintext.count)
@@ -98,15 +98,6 @@ struct AccountsTable {
         guard path.hasPrefix("/"), path.split(separator: "/").dropLast().last != "codex-homes" || CodexHomePath.isPrivate(path) else { return nil }
         let shown = CodexHomePath.shown(path, home: userHome)
         return TextTable.Cell(shown, short: CodexHomePath.isPrivate(path) ? "private" : shown)
-    }
-
-    /// `.some(nil)` for NULL, `.some(text)` for text, `nil` for another type.
-    private static func optionalText(_ value: ReadOnlyDatabase.Value) -> String?? {
-        switch value {
-        case .null: .some(nil)
-        case .text(let text): .some(text)
-        default: nil
-        }
     }
 
     /// `2026-11-21 14:05` in local time.
@@ -187,15 +178,8 @@ private struct Reading {
             }
             // The full binary clamps a stored percentage; one that needs it is its to show.
             guard used.isFinite, (0...100).contains(used) else { return nil }
-            func integer(_ value: ReadOnlyDatabase.Value) -> Int64?? {
-                switch value {
-                case .null: .some(nil)
-                case .integer(let number): .some(number)
-                default: nil
-                }
-            }
             // A reset time chappie could not have stored (outside 1970–9999) is the full binary's to show.
-            guard let minutes = integer(row[at + 1]), let resets = integer(row[at + 2]),
+            guard let minutes = row[at + 1].optionalInteger, let resets = row[at + 2].optionalInteger,
                 resets.map({ (0...AccessTokenClaims.latestExpiry).contains(Double($0)) }) ?? true
             else { return nil }
             return .some(Window(used: used, minutes: minutes, resetsAt: resets))

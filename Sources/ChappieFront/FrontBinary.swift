@@ -96,11 +96,13 @@ public enum FrontBinary {
 
     /// Whether a name appears twice in the environment.
     static func environmentHasDuplicates() -> Bool {
-        var names = Set<Substring>()
+        // A few dozen names: compared pairwise, which costs less at start than a Set's set-up.
+        var names: [Substring] = []
         var entry = environ
         while let pointer = entry.pointee {
-            let text = String(cString: pointer)
-            guard names.insert(text.prefix { $0 != "=" }).inserted else { return true }
+            let name = String(cString: pointer).prefix { $0 != "=" }
+            if names.contains(name) { return true }
+            names.append(name)
             entry += 1
         }
         return false

@@ -59,17 +59,9 @@ public enum FrontRequest: Equatable, Sendable {
         guard arguments.contains("token") else { return }
         var request = TokenRequest()
         var sawCommand = false
-        var index = 0
-        func value(of option: String) -> String? {
-            let word = arguments[index]
-            if word.hasPrefix(option + "=") { return String(word.dropFirst(option.count + 1)) }
-            // A value that looks like an option is the full binary's to refuse.
-            guard word == option, index + 1 < arguments.count, !arguments[index + 1].hasPrefix("-") else { return nil }
-            index += 1
-            return arguments[index]
-        }
-        while index < arguments.count {
-            let word = arguments[index]
+        var words = Words(arguments)
+        func value(of option: String) -> String? { words.value(of: option) }
+        while let word = words.current {
             if word == "token", !sawCommand {
                 sawCommand = true
             } else if word == "--json", !request.json {
@@ -89,7 +81,7 @@ public enum FrontRequest: Equatable, Sendable {
             } else {
                 return
             }
-            index += 1
+            words.advance()
         }
         guard sawCommand else { return }
         self = .token(request)
@@ -98,30 +90,45 @@ public enum FrontRequest: Equatable, Sendable {
     /// `accounts list` with `--home DIR` before it (moved after it, as the full binary moves global
     /// options) or after it, and nothing else.
     static func accountsList(_ arguments: [String]) -> FrontRequest? {
-        var words: [String] = []
+        var commands: [String] = []
         var home: String?
-        var index = 0
-        while index < arguments.count {
-            let word = arguments[index]
+        var words = Words(arguments)
+        while let word = words.current {
             if word == "--home" || word.hasPrefix("--home=") {
                 // Between the command and its subcommand the full binary refuses it.
-                guard words != ["accounts"] else { return nil }
-                let value: String
-                if word == "--home" {
-                    guard index + 1 < arguments.count, !arguments[index + 1].hasPrefix("-") else { return nil }
-                    index += 1
-                    value = arguments[index]
-                } else {
-                    value = String(word.dropFirst("--home=".count))
-                }
-                guard home == nil, let plain = plainPath(value) else { return nil }
+                guard commands != ["accounts"], home == nil, let value = words.value(of: "--home"), let plain = plainPath(value) else { return nil }
                 home = plain
             } else {
-                words.append(word)
+                commands.append(word)
             }
-            index += 1
+            words.advance()
         }
-        return words == ["accounts", "list"] ? .accountsList(home: home) : nil
+        return commands == ["accounts", "list"] ? .accountsList(home: home) : nil
+    }
+
+    /// A command line read word by word, with an option's value as ArgumentParser takes it.
+    struct Words {
+        let arguments: [String]
+        private var index = 0
+
+        init(_ arguments: [String]) {
+            self.arguments = arguments
+        }
+
+        /// The word at hand, `nil` past the end.
+        var current: String? { index < arguments.count ? arguments[index] : nil }
+
+        mutating func advance() { index += 1 }
+
+        /// The value of `option` at hand (`--option=value`, or `--option value`, moving onto it);
+        /// `nil` when it has none, or the next word looks like an option (the full binary's to refuse).
+        mutating func value(of option: String) -> String? {
+            let word = arguments[index]
+            if word.hasPrefix(option + "=") { return String(word.dropFirst(option.count + 1)) }
+            guard word == option, index + 1 < arguments.count, !arguments[index + 1].hasPrefix("-") else { return nil }
+            index += 1
+            return arguments[index]
+        }
     }
 
     /// The process's environment variable.

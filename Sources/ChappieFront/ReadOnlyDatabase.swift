@@ -25,6 +25,24 @@ final class ReadOnlyDatabase {
             if case .integer(let integer) = self { integer } else { nil }
         }
 
+        /// A nullable text column: `.some(nil)` for NULL, `.some(text)`, `nil` for another type.
+        var optionalText: String?? {
+            switch self {
+            case .null: .some(nil)
+            case .text(let text): .some(text)
+            default: nil
+            }
+        }
+
+        /// A nullable integer column: `.some(nil)` for NULL, `.some(number)`, `nil` for another type.
+        var optionalInteger: Int64?? {
+            switch self {
+            case .null: .some(nil)
+            case .integer(let number): .some(number)
+            default: nil
+            }
+        }
+
         /// A blob, or text as its UTF-8 bytes (GRDB stores `Data` as a blob, but a text value is the same bytes).
         var bytes: [UInt8]? {
             switch self {

@@ -1,5 +1,6 @@
 import CSQLite
 import CSodium
+import ChappieText
 import Glibc
 
 /// A token as `chappie token` prints it.
@@ -49,15 +50,9 @@ public struct StoredTokenReader {
         // No such account, or no active one: the full binary says so in its words.
         guard let account = rows?.first, let id = account[0].integer, let name = account[1].text, FrontRequest.isAccountName(name),
             let status = account[4].text, status == "ok" || status == "disabled",
-            let uuid = account[6].text, OpenedStore.isLowercaseUUID(uuid)
+            let uuid = account[6].text, UUIDText.isUUID(uuid, lowercaseOnly: true)
         else { return nil }
-        let accountID: String?
-        switch account[2] {
-        case .null: accountID = nil
-        case .text(let text): accountID = text
-        default: return nil
-        }
-        guard let fedramp = account[3].integer, fedramp == 0 || fedramp == 1 else { return nil }
+        guard let accountID = account[2].optionalText, let fedramp = account[3].integer, fedramp == 0 || fedramp == 1 else { return nil }
 
         // Moving to a pool, or its credentials sealed otherwise than the key and the account's UUID.
         guard store.database.rows("SELECT 1 FROM pool_moves WHERE account_id = ?", [.integer(id)])?.isEmpty == true,
@@ -184,15 +179,5 @@ final class OpenedStore {
         if contents.count == 32 { return contents }
         while let last = contents.last, last == 0x0A || last == 0x0D || last == 0x20 { contents.removeLast() }
         return Sealing.base64Decoded(contents, length: 32)
-    }
-
-    static func isLowercaseUUID(_ text: String) -> Bool {
-        let bytes = Array(text.utf8)
-        guard bytes.count == 36 else { return false }
-        return bytes.enumerated().allSatisfy { offset, byte in
-            [8, 13, 18, 23].contains(offset)
-                ? byte == UInt8(ascii: "-")
-                : (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
-        }
     }
 }
