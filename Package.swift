@@ -274,7 +274,7 @@ let package = Package(
         .testTarget(
             name: "ChappieFrontTests",
             dependencies: [
-                "ChappieFront", "ChappieCore", "ChappieStore", "ChappieVault", "ChappieFuzzing", "ChappieTestSupport",
+                "ChappieFront", "ChappieCore", "ChappieText", "ChappieStore", "ChappieVault", "ChappieFuzzing", "ChappieTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: swiftSettings

@@ -30,7 +30,8 @@ seeds() {
     accounts-check) cp "$fixtures"/wham-accounts-check*.json "$2/" ;;
     reset-credits) cp "$fixtures"/wham-reset-credits*.json "$2/" ;;
     profile) cp "$fixtures"/wham-profiles-me.json "$2/" ;;
-    front-reader) cp "$fixtures"/codex-auth.json "$2/"; python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["access_token"], end="")' "$fixtures/token-response.json" > "$2/access" ;;
+    front-reader) cp "$fixtures"/codex-auth.json "$2/"; python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["access_token"], end="")' "$fixtures/token-response.json" > "$2/access"
+      printf '%s' '{"ok":true,"accounts":[{"id":1,"uuid":"0b5e6b8e-2f0c-4d7e-9a53-6f1c2d3e4f50","name":"work","info":{"plan":"pro","isFedRAMPAccount":false},"status":"ok","createdAt":1,"updatedAt":1,"isActive":true,"maxLeases":1}],"usage":[1,{"accountID":1,"observedAt":1,"source":"poll","limitID":"codex","snapshot":{"limitID":"codex","shortWindow":{"usedPercent":42.4,"windowMinutes":300,"resetsAt":1790003600},"limitReached":false}}]}' > "$2/usage" ;;
     command-line) printf '%s' "sh job.sh 'resume' \"{session}\" go\\ on" > "$2/resume" ;;
     http-request) printf 'GET /metrics HTTP/1.1\r\nHost: localhost:9464\r\nAuthorization: Bearer x\r\n\r\n' > "$2/get" ;;
   esac

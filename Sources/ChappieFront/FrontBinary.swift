@@ -4,7 +4,7 @@ import CSodium
 import ChappieText
 import Glibc
 
-/// The front binary: answers `--version`, `token` and `accounts list` when that is only a read, and
+/// The front binary: answers `--version`, `token`, `accounts list` and `prompt` when that is only a read, and
 /// hands every other command line to the full binary, unchanged, by `exec` (docs/architecture.md,
 /// "Two binaries").
 ///
@@ -55,6 +55,13 @@ public enum FrontBinary {
                 handOff(arguments)
             }
             finish(stdout: table)
+        case .prompt(let format, let home):
+            // A directory's `.chappie-account` chooses the account: the full binary's to read. No
+            // daemon answering: the full binary reads the store.
+            guard !DataDirectory.hasAccountBinding(), let directory = DataDirectory(home: home, environment: environment),
+                case .line(let line) = DaemonPromptReader.ask(format: format, socket: directory.socket, now: now())
+            else { handOff(arguments) }
+            finish(stdout: line.map { $0 + "\n" } ?? "")
         case .full:
             handOff(arguments)
         }

@@ -15,6 +15,8 @@ public enum FrontRequest: Equatable, Sendable {
     case token(TokenRequest)
     /// `chappie accounts list [--home DIR]` (the table; `--json` is the full binary's).
     case accountsList(home: String?)
+    /// `chappie prompt [--format FORMAT] [--home DIR]`.
+    case prompt(format: String, home: String?)
     /// Anything else: the full binary's.
     case full
 
@@ -54,6 +56,10 @@ public enum FrontRequest: Equatable, Sendable {
         else { return }
         if let list = Self.accountsList(arguments) {
             self = list
+            return
+        }
+        if let prompt = Self.prompt(arguments) {
+            self = prompt
             return
         }
         guard arguments.contains("token") else { return }
@@ -104,6 +110,30 @@ public enum FrontRequest: Equatable, Sendable {
             words.advance()
         }
         return commands == ["accounts", "list"] ? .accountsList(home: home) : nil
+    }
+
+    /// `prompt` with a format the full binary would take and `--home DIR`, and nothing else.
+    static func prompt(_ arguments: [String]) -> FrontRequest? {
+        var sawCommand = false
+        var format: String?
+        var home: String?
+        var words = Words(arguments)
+        while let word = words.current {
+            if word == "prompt", !sawCommand {
+                sawCommand = true
+            } else if word == "--home" || word.hasPrefix("--home=") {
+                guard home == nil, let value = words.value(of: "--home"), let plain = plainPath(value) else { return nil }
+                home = plain
+            } else if sawCommand, word == "--format" || word.hasPrefix("--format=") {
+                // A format the full binary refuses is its to explain.
+                guard format == nil, let value = words.value(of: "--format"), PromptText.problem(with: value) == nil else { return nil }
+                format = value
+            } else {
+                return nil
+            }
+            words.advance()
+        }
+        return sawCommand ? .prompt(format: format ?? PromptText.defaultFormat, home: home) : nil
     }
 
     /// A command line read word by word, with an option's value as ArgumentParser takes it.

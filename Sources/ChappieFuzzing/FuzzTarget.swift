@@ -253,6 +253,25 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
             case .noDaemon, .full:
                 break
             }
+            // The daemon's `usage` reply as `prompt` reads it: a line the front binary writes is the
+            // full binary's line, for the active account and its reading, at one instant and zone.
+            let now = Date(timeIntervalSince1970: 1_790_000_000)
+            let utc = TimeZone(identifier: "UTC")!
+            for format in [PromptLine.defaultFormat, "{plan} {left} {window}"] {
+                let clock = { (seconds: Double, withDay: Bool) in
+                    MinuteFormat.formatter(utc, format: withDay ? "EEE HH:mm" : "HH:mm").string(from: Date(timeIntervalSince1970: seconds))
+                }
+                guard
+                    case .line(let line) = DaemonPromptReader.outcome(
+                        reply: Array(data), format: format, now: now.timeIntervalSince1970, clock: clock)
+                else { continue }
+                let theirs = reply.flatMap { reply in reply.ok ? reply.accounts : nil }.map { accounts in
+                    accounts.first(where: \.isActive).map { account in
+                        PromptLine.render(format, account: account, reading: reply?.usage?[account.id]?.snapshot, timeZone: utc, now: now)
+                    }
+                }
+                require(theirs == .some(line), "a prompt line the front binary writes is the one the full binary writes")
+            }
             if let expiry = AccessTokenClaims.expiry(of: text) {
                 require(
                     (try? TokenClaims(jwt: text))?.expiresAt == Date(timeIntervalSince1970: Double(expiry)),

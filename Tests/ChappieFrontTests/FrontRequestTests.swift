@@ -27,6 +27,9 @@ struct FrontRequestTests {
         #expect(Self.request("accounts list") == .accountsList(home: nil))
         #expect(Self.request("--home /d accounts list") == .accountsList(home: "/d"))
         #expect(Self.request("accounts list --home=/d") == .accountsList(home: "/d"))
+        #expect(Self.request("prompt") == .prompt(format: "{account} {window} {used}% ↻{reset}", home: nil))
+        #expect(Self.request("--home /d prompt --format {plan}:{left}") == .prompt(format: "{plan}:{left}", home: "/d"))
+        #expect(Self.request("prompt --format=x --home=/d") == .prompt(format: "x", home: "/d"))
     }
 
     @Test(
@@ -38,7 +41,9 @@ struct FrontRequestTests {
             "token --backend http://x", "token --store postgres://x", "token --key-file k", "token --ca-file c", "token --machine m", "work token",
             "--margin 5 token", "token .", "token ..", "token -w", "token " + String(repeating: "a", count: 65), "token caf\u{e9}",
             "token --home ~u/d",
-            "token --home=", "token --json --json", "token --home /a --home /b", "tokens", "usage --cached", "prompt", "accounts list --json",
+            "token --home=", "token --json --json", "token --home /a --home /b", "tokens", "usage --cached", "accounts list --json",
+            "prompt --format {acount}", "prompt --format {account", "prompt --format", "prompt --json", "prompt x", "prompt prompt",
+            "prompt --format a --format b", "--format x prompt", "prompt --socket /s", "prompt --home ~/d", "prompt --verbose",
             "accounts", "list accounts", "accounts list x", "accounts list --home", "accounts --verbose list", "accounts --home /d list",
             "token --socket --json",
             "token --home /a/../b", "token --home ./d", "token --margin=-1",

@@ -92,3 +92,35 @@ struct FrontReaderRegressionTests {
         #expect(JSONValue.parse(Array("10e6".utf8)) == .number(10_000_000))
     }
 }
+
+@Suite("The front binary's prompt from the daemon's usage reply")
+struct DaemonPromptReaderTests {
+    static func line(_ reply: String, format: String = "{account} {plan} {window} {used}% {left} ↻{reset}") -> DaemonPromptReader.Outcome {
+        DaemonPromptReader.outcome(reply: Array(reply.utf8), format: format, now: 1_790_000_000) { seconds, withDay in
+            "\(Int(seconds))\(withDay ? "+day" : "")"
+        }
+    }
+
+    @Test("The daemon's reply gives the active account's line, its binding window and reserve, and the full binary's line")
+    func reply() {
+        #expect(Self.line(DaemonReplies.usage) == .line("work Pro wk 91% 0 ↻1790400000+day"))
+        #expect(FuzzTarget.frontReader.run(Data(DaemonReplies.usage.utf8)).isEmpty)
+    }
+
+    @Test("No active account is no line; a refusal, a missing member, an unknown one or an odd time is the full binary's to read")
+    func doubts() {
+        #expect(Self.line(DaemonReplies.usage.replacingOccurrences(of: #""isActive":true"#, with: #""isActive":false"#)) == .line(nil))
+        #expect(Self.line(#"{"ok":true,"accounts":[]}"#) == .line(nil))
+        for reply in [
+            #"{"ok":false,"error":"no","exitCode":1}"#, #"{"ok":true}"#, #"{"ok":true,"accounts":[],"usage":[1]}"#,
+            DaemonReplies.usage.replacingOccurrences(of: #""maxLeases":1"#, with: #""maxLeases":1.5"#),
+            DaemonReplies.usage.replacingOccurrences(of: #""status":"ok","#, with: ""),
+            DaemonReplies.usage.replacingOccurrences(of: #""limitReached":false"#, with: #""limitReached":false,"extra":1"#),
+            DaemonReplies.usage.replacingOccurrences(of: #""resetsAt":1790400000"#, with: #""resetsAt":1790400000.5"#),
+            DaemonReplies.usage.replacingOccurrences(of: #""name":"work""#, with: #""name":"w o""#),
+        ] {
+            #expect(Self.line(reply) == .full, "\(reply)")
+            #expect(FuzzTarget.frontReader.run(Data(reply.utf8)).isEmpty)
+        }
+    }
+}

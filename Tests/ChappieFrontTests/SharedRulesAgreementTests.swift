@@ -1,4 +1,5 @@
 import ChappieCore
+import ChappieText
 import ChappieStore
 import ChappieVault
 import GRDB
@@ -21,6 +22,30 @@ struct SharedRulesAgreementTests {
         }
         for word in words where !word.hasPrefix("-") {
             #expect(FrontRequest.isAccountName(word) == ((try? AccountName(word)) != nil), "\(word.debugDescription)")
+        }
+    }
+
+    @Test("A prompt's reset time: the C library's local time is Foundation's, to the minute, with and without its day")
+    func promptClock() {
+        // The process's own zone (the end-to-end suite runs both binaries under other TZ values).
+        let formats = (MinuteFormat.formatter(.current, format: "HH:mm"), MinuteFormat.formatter(.current, format: "EEE HH:mm"))
+        var generator = SeededGenerator(seed: 7)
+        var instants: [Double] = [0, 59, 60, 86_399, 86_400, 951_782_400, 1_790_003_600, 253_402_300_799]
+        for _ in 0..<2000 { instants.append(Double(Int64.random(in: 0...4_102_444_800, using: &generator))) }
+        for seconds in instants {
+            let date = Date(timeIntervalSince1970: seconds)
+            #expect(PromptText.localClock(seconds, withDay: false) == formats.0.string(from: date), "\(seconds)")
+            #expect(PromptText.localClock(seconds, withDay: true) == formats.1.string(from: date), "\(seconds)")
+        }
+    }
+
+    @Test("A prompt's ends: trimmed of the spaces Foundation trims, no more")
+    func promptSpaces() {
+        let pieces = [" ", "\t", "\u{3000}", "\u{A0}", "\u{2009}", "\n", "\u{200B}", "a", "é", "\u{301}", "↻", "\r\n"]
+        var generator = SeededGenerator(seed: 9)
+        for _ in 0..<3000 {
+            let text = (0..<Int.random(in: 0...6, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined()
+            #expect(PromptText.trimmingSpaces(text) == text.trimmingCharacters(in: .whitespaces), "\(text.debugDescription)")
         }
     }
 

@@ -127,6 +127,7 @@ struct DecoderPropertyTests {
                 try Fixtures.data("codex-auth.json"),
                 Data(#"{"ok":true,"token":{"name":"w","accessToken":"a.b.c","expiresAt":1764000000,"fedramp":false,"warning":"\u00e9"}}"#.utf8),
                 Data(#"{"ok":false,"error":"no account named x","exitCode":1}"#.utf8),
+                Data(DaemonReplies.usage.utf8),
             ]
         case .httpRequest:
             return [

@@ -51,9 +51,10 @@ struct FrontBinaryEndToEndTests {
         }
 
         /// The front binary as installed (`bin/chappie` with `libexec/chappie/chappie-full`).
-        func installed(_ arguments: [String], _ extra: [String: String?] = [:]) async throws -> ProcessResult {
+        func installed(_ arguments: [String], _ extra: [String: String?] = [:], directory: URL? = nil) async throws -> ProcessResult {
             try await runProcess(
-                try BuiltProducts.executable("chappie"), arguments, environment: environment.merging(extra) { $1 }, directory: testbed.home)
+                try BuiltProducts.executable("chappie"), arguments, environment: environment.merging(extra) { $1 },
+                directory: directory ?? testbed.home)
         }
 
         var home: [String] { ["--home", testbed.home.path] }
@@ -173,6 +174,49 @@ struct FrontBinaryEndToEndTests {
             let fullRefused = try await setup.full(["token", "nope"] + setup.home)
             #expect(refused.status == fullRefused.status && refused.stderr == fullRefused.stderr && refused.status != 0, "\(refused.stderr)")
             chmod(key, 0o600)
+            daemon.terminate()
+            await daemon.waitUntilExit()
+        }
+    }
+
+    @Test("With the daemon running, prompt is answered alone from its readings, as the full binary writes the line, in any time zone")
+    func promptThroughTheDaemon() async throws {
+        let setup = try await Setup.start()
+        try await whileRunning(setup) {
+            let listed = JSONDocument(Data(try await setup.installed(["accounts", "list", "--json"] + setup.home).stdout.utf8))
+            let index = try #require((0..<(listed.array()?.count ?? 0)).first { listed.string($0, "name") == "work" })
+            let id = try #require(listed.string(index, "chatgptAccountID"))
+            #expect(try await setup.installed(["accounts", "set", "work", "--reserve", "80"] + setup.home).status == 0)
+            let formats = [[], ["--format", "{plan} {left}% {window} {used}"], ["--format=\u{3000}{account} ↻{reset}\t"], ["--format", "x"]]
+            // No daemon: the store is the full binary's to read.
+            #expect(try await setup.front(["prompt"] + setup.home).status == 69)
+            let daemon = try setup.testbed.startDaemon([])
+            try await setup.testbed.waitForSocket()
+            // The 5-hour window binding (its reset within the day), then the weekly one (days away: its day is named).
+            for usage in [#"{"five_hour_used_percent":42.4,"weekly_used_percent":20}"#, #"{"five_hour_used_percent":10,"weekly_used_percent":90.5}"#]
+            {
+                _ = try await setup.testbed.control("/_emulator/accounts/\(id)/usage", method: "POST", body: usage)
+                #expect(try await setup.installed(["usage", "poll", "--all"] + setup.testbed.service).status == 0)
+                for zone in ["UTC", "Asia/Kolkata", "America/St_Johns"] {
+                    for format in formats {
+                        let line = ["prompt"] + format + setup.home
+                        let front = try await setup.front(line, ["TZ": zone])
+                        let full = try await setup.full(line, ["TZ": zone])
+                        #expect(front.status == 0 && front.stderr.isEmpty, "\(line): \(front.stderr)")
+                        #expect(front.stdout == full.stdout && front.stderr == full.stderr, "\(zone) \(line)\n\(front.stdout)\(full.stdout)")
+                        #expect(!front.stdout.isEmpty)
+                    }
+                }
+            }
+            // The account a directory binds or $CHAPPIE_ACCOUNT names, and a format the full binary refuses, are handed on.
+            #expect(try await setup.front(["prompt"] + setup.home, ["CHAPPIE_ACCOUNT": "home"]).status == 69)
+            #expect(try await setup.front(["prompt", "--format", "{acount}"] + setup.home).status == 69)
+            let project = setup.testbed.home.appendingPathComponent("bound")
+            try FileManager.default.createDirectory(at: project, withIntermediateDirectories: true)
+            #expect(try await setup.installed(["bind", "home"] + setup.home, directory: project).status == 0)
+            #expect(try await runProcess(setup.lone, ["prompt"] + setup.home, environment: setup.environment, directory: project).status == 69)
+            let bound = try await setup.installed(["prompt"] + setup.home, directory: project)
+            #expect(bound.stdout.hasPrefix("home "), "\(bound.stdout)")
             daemon.terminate()
             await daemon.waitUntilExit()
         }
