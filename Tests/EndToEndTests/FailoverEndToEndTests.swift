@@ -91,7 +91,8 @@ struct FailoverEndToEndTests {
             // The webhook by the name localhost, behind a dead proxy that only 127.0.0.1 bypasses: an
             // alert to loopback never goes through a proxy.
             let webhook = testbed.emulator.issuer.replacingOccurrences(of: "127.0.0.1", with: "localhost") + "/_emulator/webhooks"
-            #expect(try await testbed.chappie(["config", "set", "alert-webhook", webhook]).status == 0)
+            // Beside it, one that never answers: retried while the resumed job runs, stopped 30 s after it ends.
+            #expect(try await testbed.chappie(["config", "set", "alert-webhook", webhook + " http://127.0.0.1:9/dead"]).status == 0)
 
             var environment = bench.environment
             environment["http_proxy"] = "http://127.0.0.1:9"
@@ -105,6 +106,9 @@ struct FailoverEndToEndTests {
                 lines.contains("chappie: a reached its limit (5-hour 100 %); resuming session \(bench.session) as b (failover 1 of 3)"),
                 "\(run.stderr)")
             #expect(lines.contains("chappie: running as b (5-hour 30 %)"), "\(run.stderr)")
+            #expect(
+                lines.contains("chappie: warning: 1 failover alert was still being delivered when the job ended, and stopped"), "\(run.stderr)")
+            #expect(!run.stderr.contains("/dead"), "a webhook's path is redacted: \(run.stderr)")
             #expect(
                 bench.log == "started as a\nturn as a: 200\nturn as a: 200\nturn as a: 429\nresumed \(bench.session) as b: 200\n", "\(bench.log)")
             let log = try await testbed.chappie(["log", "--json"])

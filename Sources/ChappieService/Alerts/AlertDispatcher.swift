@@ -45,14 +45,14 @@ package struct AlertDispatcher: Sendable {
 
     /// Starts delivering `event` to every target; the task ends when every delivery has.
     @discardableResult
-    package func send(_ event: AlertEvent, retrying: Bool = true) -> Task<Void, Never> {
+    package func send(_ event: AlertEvent) -> Task<Void, Never> {
         let body = event.json
         logger.notice("alert", metadata: ["event": "\(event.event.rawValue)", "account": "\(event.account)", "message": "\(event.message)"])
         let id = inFlight.next()
         let task = Task {
             await withTaskGroup(of: Void.self) { group in
                 for webhook in targets.webhooks {
-                    group.addTask { await deliver(body, to: webhook, retries: retrying ? Self.retries : 0) }
+                    group.addTask { await deliver(body, to: webhook, retries: Self.retries) }
                 }
                 if let command = targets.command {
                     group.addTask { await run(command, with: body) }

@@ -3,7 +3,6 @@ import ChappieNet
 import ChappieStore
 public import Foundation
 import Logging
-import Synchronization
 
 /// `exec --failover` and `lease run --failover`: a Codex job that stops at its account's limit is
 /// taken up again, in its own session, as the account with the most headroom.
@@ -77,13 +76,13 @@ public struct JobFailover: Sendable {
         }
     }
 
-    /// Runs the job, then waits for the `failover` alerts it sent (one attempt each: a webhook
-    /// has 10 seconds, the alert command 30).
+    /// Runs the job, then waits for the `failover` alerts it sent. A webhook is retried as the
+    /// daemon retries it while the resumed job runs; once the job has ended, what is still being
+    /// delivered gets ``alertsGrace``, then is stopped and logged as failed.
     private func run(
         _ command: [String], options: Options, first: JobSeat, control: JobControl, report: @escaping @Sendable (String) -> Void,
         next: @Sendable (Set<Int64>) async throws -> JobSeat
     ) async throws -> Int32 {
-        let sent = Mutex<[Task<Void, Never>]>([])
         var dispatcher: AlertDispatcher?
         do {
             let targets = try LocalSettings.load(from: store.location.directory).alertTargets()
@@ -92,11 +91,17 @@ public struct JobFailover: Sendable {
             report("warning: no failover alerts: \(error.message)")
         }
         let status = try await runJob(command, options: options, first: first, control: control, report: report, next: next) { [dispatcher] event in
-            if let task = dispatcher?.send(event, retrying: false) { sent.withLock { $0.append(task) } }
+            dispatcher?.send(event)
         }
-        for task in sent.withLock({ $0 }) { await task.value }
+        if let stopped = await dispatcher?.drain(within: Self.alertsGrace), stopped > 0 {
+            report("warning: \(stopped) failover alert\(stopped == 1 ? " was" : "s were") still being delivered when the job ended, and stopped")
+        }
         return status
     }
+
+    /// How long a finished job waits for its failover alerts still being delivered (a webhook
+    /// retrying, an alert command running).
+    static let alertsGrace = Duration.seconds(30)
 
     /// Runs the job in `first`, and while it stops at its account's limit, resumes it in the seat
     /// `next` gives (never an account in the set it is passed).
