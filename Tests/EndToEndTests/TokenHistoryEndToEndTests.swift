@@ -55,11 +55,24 @@ struct TokenHistoryEndToEndTests {
             // The daemon's polls read the history of an account not read within the hour.
             #expect(try await testbed.chappie(["accounts", "add", "c"]).status == 0)
             let c = try await ask(testbed, "c", "from c")
-            let daemon = try testbed.startDaemon(["--poll-interval", "1s"])
+            let daemon = try testbed.startDaemon(["--poll-interval", "1s", "--metrics-listen", "127.0.0.1:0"])
             try await testbed.waitForSocket()
             for _ in 0..<300 {
                 if try await reads() >= 3 { break }
                 try await Task.sleep(for: .milliseconds(100))
+            }
+            // The dashboard: each account's last 14 days as bars, today's its tokens.
+            let log = (try? String(contentsOf: testbed.home.appendingPathComponent("daemon.log"), encoding: .utf8)) ?? ""
+            let address = try #require(
+                log.split(separator: "\n").lazy.filter { $0.contains("serving /metrics") }.compactMap { JSONDocument(Data($0.utf8)).string("address") }
+                    .first, "\(log)")
+            let dashboard = try await runProcess(URL(fileURLWithPath: "/usr/bin/curl"), ["-s", "--max-time", "20", "http://\(address)/"]).stdout
+            for (name, count) in [("a", a), ("b", b), ("c", c)] {
+                let figure = try #require(
+                    dashboard.components(separatedBy: "aria-label=\"\(name): tokens per day, last 14 days\"").dropFirst().first?
+                        .components(separatedBy: "</svg>").first, "\(name): \(dashboard.suffix(2000))")
+                #expect(figure.components(separatedBy: "<rect class=\"tokens\"").count - 1 == 14, "\(name)")
+                #expect(figure.contains("<title>\(today): \(count) tokens</title>"), "\(name): \(figure)")
             }
             #expect(await testbed.stop(daemon) == 0)
             #expect(try await reads() == 3, "only c's history was due")
