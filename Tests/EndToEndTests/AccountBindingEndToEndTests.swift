@@ -55,6 +55,44 @@ struct AccountBindingEndToEndTests {
         }
     }
 
+    @Test(
+        "The search for a binding stops at a file system's boundary, and --best passes a binding over",
+        .enabled(if: canMountPrivately, "needs root and unshare -m to mount a file system below the bound directory"))
+    func boundaries() async throws {
+        let testbed = try await ChappieTestbed.start()
+        try await whileRunning(testbed) {
+            for name in ["work", "home"] { #expect(try await testbed.chappie(["accounts", "add", name]).status == 0) }
+            #expect(try await testbed.chappie(["accounts", "switch", "home"]).status == 0)
+            let project = testbed.home.appendingPathComponent("project")
+            let mounted = project.appendingPathComponent("mounted")
+            try FileManager.default.createDirectory(at: mounted, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+            #expect(try await testbed.chappie(["bind", "work"], directory: project).status == 0)
+            // Below the bound directory on the same file system: the binding.
+            #expect(try await testbed.chappie(["accounts", "current"], directory: mounted).stdout == "work\n")
+            // The same directory with another file system mounted on it: the binding is above the boundary.
+            let chappie = try BuiltProducts.executable("chappie").path
+            let across = try await runProcess(
+                URL(fileURLWithPath: "/usr/bin/unshare"),
+                [
+                    "-m", "sh", "-c", #"mount -t tmpfs -o size=1m,mode=0755 tmpfs "$1" && cd "$1" && program="$2" && shift 2 && exec "$program" "$@""#,
+                    "sh", mounted.path, chappie, "accounts", "current",
+                ] + testbed.service,
+                environment: ["HOME": testbed.userHome.path])
+            #expect(across.status == 0, "\(across.stderr)")
+            #expect(across.stdout == "home\n", "\(across.stdout)\(across.stderr)")
+            #expect(across.stderr.contains("the active account"), "\(across.stderr)")
+            // --best chooses by headroom, whatever the directory binds: work is bound, home has more room.
+            let listed = JSONDocument(Data(try await testbed.chappie(["accounts", "list", "--json"]).stdout.utf8))
+            let index = try #require((0..<2).first { listed.string($0, "name") == "work" })
+            let work = try #require(listed.string(index, "chatgptAccountID"))
+            _ = try await testbed.control("/_emulator/accounts/\(work)/usage", method: "POST", body: #"{"five_hour_used_percent":90}"#)
+            #expect(try await testbed.chappie(["usage", "poll", "--all"]).status == 0)
+            let best = try await testbed.chappie(["exec", "--best", "--", "sh", "-c", "echo $CHAPPIE_ACCOUNT"], directory: project)
+            #expect(best.stdout == "home\n", "\(best.stdout)\(best.stderr)")
+            #expect(best.status == 0, "\(best.stderr)")
+        }
+    }
+
     @Test("A binding to no account, or to no name, fails naming the file; one another user could change is passed over with a warning")
     func badBindings() async throws {
         let testbed = try await ChappieTestbed.start()
