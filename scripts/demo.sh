@@ -58,8 +58,9 @@ set_emulator_usage spare '{"five_hour_used_percent":10,"weekly_used_percent":80}
 step "chappie accounts list (usage, headroom and its binding window)"
 "${chappie[@]}" accounts list
 
-step "chappie accounts switch personal, then start chappie daemon --auto-switch (polls every 2 s)"
+step "chappie accounts switch personal; alerts to a webhook (the emulator's, on loopback); then chappie daemon --auto-switch (polls every 2 s)"
 "${chappie[@]}" accounts switch personal
+"${chappie[@]}" config set alert-webhook "$address/_emulator/webhooks"
 "${chappie[@]}" daemon --poll-interval 2s --auto-switch --codex-home "$work/codex" "${service[@]}" > "$work/daemon.log" 2>&1 &
 daemon_pid=$!
 for _ in $(seq 100); do [ -S "$CHAPPIE_HOME/chappie.sock" ] && break; sleep 0.1; done
@@ -74,6 +75,16 @@ done
 echo "Active account now: $("${chappie[@]}" accounts current)"
 "${chappie[@]}" log --limit 3
 grep -m1 'switched account' "$work/daemon.log" || true
+
+step "chappie prompt (one line for a shell prompt, from the daemon's readings)"
+"${chappie[@]}" prompt
+
+step "The alerts the webhook received (threshold, switched), one JSON body each"
+for _ in $(seq 40); do
+  curl -sf "$address/_emulator/webhooks" | grep -q '"switched' && break
+  sleep 0.25
+done
+curl -sf "$address/_emulator/webhooks" | python3 -c 'import json, sys; [print(body) for body in json.load(sys.stdin)]'
 
 step "chappie token through the daemon's socket (cut short)"
 token=$("${chappie[@]}" token "${service[@]}")
@@ -109,4 +120,4 @@ step "chappie log (the audit trail; it never holds a token)"
 "${chappie[@]}" log --limit 10
 
 echo
-echo "demo: success — against the emulator at $address chappie checked its setup, signed three accounts in, refreshed a token, polled usage, ran the daemon, which switched away from an account at its limit, reported usage as CSV, imported a Codex login, switched Codex to it, and rotated its key."
+echo "demo: success — against the emulator at $address chappie checked its setup, signed three accounts in, refreshed a token, polled usage, ran the daemon, which switched away from an account at its limit and said so to a webhook, reported usage as CSV, imported a Codex login, switched Codex to it, and rotated its key."
