@@ -87,6 +87,12 @@ public final class PostgresServer: Sendable {
         return try await run("psql", ["-h", socketDirectory, "-p", String(Self.port), "-U", Self.user, "-d", database, "-X", "-A", "-t", "-c", sql])
     }
 
+    /// The rows of every table of the database at `url`, as `pg_dump --data-only` writes them.
+    public func dump(_ url: String) async throws -> ProcessResult {
+        let database = String(url.split(separator: "?")[0].split(separator: "/").last ?? "postgres")
+        return try await run("pg_dump", ["-h", socketDirectory, "-p", String(Self.port), "-U", Self.user, "--data-only", database])
+    }
+
     /// Holds `table` of the database at `url` locked (ACCESS EXCLUSIVE) from a session of its own
     /// until ``release(_:in:)``; returns once the lock is held.
     public func lock(_ table: String, in url: String) async throws -> ChildProcess {

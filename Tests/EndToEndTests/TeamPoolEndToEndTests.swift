@@ -414,6 +414,57 @@ struct TeamPoolEndToEndTests {
         }
     }
 
+    @Test(
+        "Alerts on a pool: each machine's targets stay in its own settings, never the pool; of two daemons only the one that polled a reading alerts for it"
+    )
+    func alertsOnAPool() async throws {
+        let (server, url) = try await SharedPostgres.database()
+        let fleet = try await PoolFleet.start(machines: 2, url: url, emulatorArguments: Self.emulator)
+        try await whileRunning(fleet) {
+            #expect(try await fleet.chappie(1, ["accounts", "add", "a"]).status == 0)
+            let webhook = fleet.testbed.emulator.issuer + "/_emulator/webhooks"
+            #expect(try await fleet.chappie(1, ["config", "set", "alert-webhook", webhook]).status == 0)
+            // Machine 2 does not see machine 1's target, and the pool's database holds no trace of it.
+            #expect(try await fleet.chappie(2, ["config", "get", "alert-webhook"]).stdout.contains("_emulator") == false)
+            let dump = try await server.dump(url)
+            #expect(dump.status == 0, "\(dump.stderr)")
+            #expect(dump.stdout.contains("COPY public.accounts"), "\(dump.stdout.prefix(400))")
+            // The audit entry of the change is the pool's, with the webhook redacted (its path left out).
+            #expect(!dump.stdout.contains("_emulator/webhooks"), "the pool holds a webhook")
+            let mentions = dump.stdout.split(separator: "\n").filter { $0.contains("alert-webhook") }
+            #expect(
+                mentions.count == 1 && mentions.allSatisfy { $0.contains("alert-webhook (this machine) set to http://127.0.0.1:") }, "\(mentions)")
+            #expect(try await fleet.chappie(2, ["config", "set", "alert-webhook", webhook]).status == 0)
+
+            let id = try #require(try await fleet.testbed.control("/_emulator/accounts").string(0, "account_id"))
+            _ = try await fleet.testbed.control("/_emulator/accounts/\(id)/usage", method: "POST", body: #"{"five_hour_used_percent":85}"#)
+            let before = try await fleet.testbed.control("/_emulator/stats").int("requests", "/backend-api/wham/usage") ?? 0
+            var daemons: [ChildProcess] = []
+            for machine in 1...2 {
+                daemons.append(
+                    try ChildProcess(
+                        try BuiltProducts.executable("chappie"),
+                        [
+                            "daemon", "--poll-interval", "1s", "--issuer", fleet.testbed.emulator.issuer, "--backend", fleet.testbed.emulator.backend,
+                            "--home", fleet.homes[machine - 1].path, "--machine", "m\(machine)", "--stop-when-stdin-closes",
+                        ],
+                        environment: ["CHAPPIE_STORE_URL": fleet.url], stdin: .lifeline))
+            }
+            // Until the fleet has polled the account 6 times (both daemons had their turns), however slow the machine.
+            for _ in 0..<600 {
+                let polls = (try await fleet.testbed.control("/_emulator/stats").int("requests", "/backend-api/wham/usage") ?? 0) - before
+                if polls >= 6 { break }
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            for daemon in daemons { daemon.terminate() }
+            for daemon in daemons { await daemon.waitUntilExit() }
+            let bodies = try await fleet.testbed.control("/_emulator/webhooks").root as? [String] ?? []
+            let events = bodies.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+            #expect(events.count == 1, "one threshold crossed once, sent by one daemon: \(bodies)")
+            #expect(events.first?["event"] as? String == "threshold" && events.first?["threshold"] as? Int == 80, "\(bodies)")
+        }
+    }
+
     @Test("pool migrate --from-sqlite moves a single-user store's accounts, tokens and usage history into the pool, and out of the local store")
     func migrateFromSQLite() async throws {
         let (_, url) = try await SharedPostgres.database()

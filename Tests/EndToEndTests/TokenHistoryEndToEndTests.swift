@@ -64,8 +64,10 @@ struct TokenHistoryEndToEndTests {
             // The dashboard: each account's last 14 days as bars, today's its tokens.
             let log = (try? String(contentsOf: testbed.home.appendingPathComponent("daemon.log"), encoding: .utf8)) ?? ""
             let address = try #require(
-                log.split(separator: "\n").lazy.filter { $0.contains("serving /metrics") }.compactMap { JSONDocument(Data($0.utf8)).string("address") }
-                    .first, "\(log)")
+                log.split(separator: "\n").lazy.filter { $0.contains("serving /metrics") }.compactMap {
+                    JSONDocument(Data($0.utf8)).string("address")
+                }
+                .first, "\(log)")
             let dashboard = try await runProcess(URL(fileURLWithPath: "/usr/bin/curl"), ["-s", "--max-time", "20", "http://\(address)/"]).stdout
             for (name, count) in [("a", a), ("b", b), ("c", c)] {
                 let figure = try #require(
