@@ -56,6 +56,7 @@ func runStartUp(chappie: URL) async throws -> [String] {
         Row(
             label: "`chappie token user25` through the daemon", executable: chappie, arguments: ["token", "user25", "--home", served.path], floor: 0),
         Row(label: "`chappie accounts list`", executable: chappie, arguments: ["accounts", "list", "--home", home.path], floor: 0, target: 4),
+        Row(label: "`chappie accounts current`", executable: chappie, arguments: ["accounts", "current", "--home", home.path], floor: 0),
         Row(
             label: "`chappie usage --cached` through the daemon", executable: chappie, arguments: ["usage", "--cached", "--home", served.path],
             floor: 0),
@@ -66,6 +67,9 @@ func runStartUp(chappie: URL) async throws -> [String] {
         Row(
             label: "before: `chappie-full token user25` (no daemon)", executable: full, arguments: ["token", "user25", "--home", home.path], floor: 0),
         Row(label: "before: `chappie-full accounts list`", executable: full, arguments: ["accounts", "list", "--home", home.path], floor: 0),
+        Row(label: "before: `chappie-full accounts current`", executable: full, arguments: ["accounts", "current", "--home", home.path], floor: 0),
+        Row(
+            label: "before: `chappie-full prompt` through the daemon", executable: full, arguments: ["prompt", "--home", served.path], floor: 0),
     ]
     for row in rows { _ = try timeProcess(row.executable, row.arguments, runs: 3) }
     var times = Array(repeating: [Double](), count: rows.count)

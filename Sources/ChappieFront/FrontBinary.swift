@@ -4,7 +4,7 @@ import CSodium
 import ChappieText
 import Glibc
 
-/// The front binary: answers `--version`, `token`, `accounts list` and `prompt` when that is only a read, and
+/// The front binary: answers `--version`, `token`, `accounts list`, `accounts current` and `prompt` when that is only a read, and
 /// hands every other command line to the full binary, unchanged, by `exec` (docs/architecture.md,
 /// "Two binaries").
 ///
@@ -55,6 +55,14 @@ public enum FrontBinary {
                 handOff(arguments)
             }
             finish(stdout: table)
+        case .accountsCurrent(let home):
+            // A directory's `.chappie-account` names the account: the full binary's to read.
+            guard !DataDirectory.hasAccountBinding(), let directory = DataDirectory(home: home, environment: environment) else {
+                handOff(arguments)
+            }
+            chappie_process_set_dumpable(0)
+            guard sodium_init() >= 0, let name = ActiveAccount(directory: directory).name() else { handOff(arguments) }
+            finish(stdout: name + "\n", stderr: name + ", the active account\n")
         case .prompt(let format, let home):
             // A directory's `.chappie-account` chooses the account: the full binary's to read. No
             // daemon answering: the full binary reads the store.

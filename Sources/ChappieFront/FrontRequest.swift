@@ -15,6 +15,8 @@ public enum FrontRequest: Equatable, Sendable {
     case token(TokenRequest)
     /// `chappie accounts list [--home DIR]` (the table; `--json` is the full binary's).
     case accountsList(home: String?)
+    /// `chappie accounts current [--home DIR]` (its `--json` is the full binary's).
+    case accountsCurrent(home: String?)
     /// `chappie prompt [--format FORMAT] [--home DIR]`.
     case prompt(format: String, home: String?)
     /// Anything else: the full binary's.
@@ -93,8 +95,8 @@ public enum FrontRequest: Equatable, Sendable {
         self = .token(request)
     }
 
-    /// `accounts list` with `--home DIR` before it (moved after it, as the full binary moves global
-    /// options) or after it, and nothing else.
+    /// `accounts list` or `accounts current` with `--home DIR` before it (moved after it, as the
+    /// full binary moves global options) or after it, and nothing else.
     static func accountsList(_ arguments: [String]) -> FrontRequest? {
         var commands: [String] = []
         var home: String?
@@ -109,7 +111,11 @@ public enum FrontRequest: Equatable, Sendable {
             }
             words.advance()
         }
-        return commands == ["accounts", "list"] ? .accountsList(home: home) : nil
+        switch commands {
+        case ["accounts", "list"]: return .accountsList(home: home)
+        case ["accounts", "current"]: return .accountsCurrent(home: home)
+        default: return nil
+        }
     }
 
     /// `prompt` with a format the full binary would take and `--home DIR`, and nothing else.

@@ -27,6 +27,8 @@ struct FrontRequestTests {
         #expect(Self.request("accounts list") == .accountsList(home: nil))
         #expect(Self.request("--home /d accounts list") == .accountsList(home: "/d"))
         #expect(Self.request("accounts list --home=/d") == .accountsList(home: "/d"))
+        #expect(Self.request("accounts current") == .accountsCurrent(home: nil))
+        #expect(Self.request("accounts current --home /d") == .accountsCurrent(home: "/d"))
         #expect(Self.request("prompt") == .prompt(format: "{account} {window} {used}% ↻{reset}", home: nil))
         #expect(Self.request("--home /d prompt --format {plan}:{left}") == .prompt(format: "{plan}:{left}", home: "/d"))
         #expect(Self.request("prompt --format=x --home=/d") == .prompt(format: "x", home: "/d"))
@@ -42,6 +44,7 @@ struct FrontRequestTests {
             "--margin 5 token", "token .", "token ..", "token -w", "token " + String(repeating: "a", count: 65), "token caf\u{e9}",
             "token --home ~u/d",
             "token --home=", "token --json --json", "token --home /a --home /b", "tokens", "usage --cached", "accounts list --json",
+            "accounts current --json", "accounts current x", "accounts --home /d current", "current accounts",
             "prompt --format {acount}", "prompt --format {account", "prompt --format", "prompt --json", "prompt x", "prompt prompt",
             "prompt --format a --format b", "--format x prompt", "prompt --socket /s", "prompt --home ~/d", "prompt --verbose",
             "accounts", "list accounts", "accounts list x", "accounts list --home", "accounts --verbose list", "accounts --home /d list",
