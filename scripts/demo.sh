@@ -84,6 +84,7 @@ for _ in $(seq 40); do
   curl -sf "$address/_emulator/webhooks" | grep -q '"switched' && break
   sleep 0.25
 done
+curl -sf "$address/_emulator/webhooks" | grep -q '"switched' || { echo "demo: the webhook received no switched alert" >&2; exit 1; }
 curl -sf "$address/_emulator/webhooks" | python3 -c 'import json, sys; [print(body) for body in json.load(sys.stdin)]'
 
 step "chappie token through the daemon's socket (cut short)"

@@ -18,11 +18,20 @@ package enum DaemonPromptReader {
     /// How long the daemon may take, as the full binary's `prompt` allows it.
     static let timeoutMilliseconds = 500
 
-    static func ask(format: String, socket path: String, now: Double) -> Outcome {
-        guard let answer = DaemonTokenClient.exchange(#"{"command":"usage"}"#, socket: path, timeoutMilliseconds: timeoutMilliseconds)
+    /// Asks the daemon at `path`; the line is rendered at `now()` once the reply is in, as the full
+    /// binary renders it after its reply.
+    static func ask(format: String, socket path: String, now: () -> Double) -> Outcome {
+        let start = now()
+        guard let answer = DaemonSocket.exchange(#"{"command":"usage"}"#, socket: path, timeoutMilliseconds: timeoutMilliseconds)
         else { return .full }
-        return outcome(reply: answer, format: format, now: now, clock: PromptText.localClock)
+        let line = outcome(reply: answer, format: format, now: now(), clock: PromptText.localClock)
+        // A reply so large that reading it took most of the full binary's 2 seconds: its to decide
+        // (it gives a prompt up after them).
+        return now() - start > budgetSeconds ? .full : line
     }
+
+    /// How long the front binary may spend on a line before the full binary's budget is at risk.
+    static let budgetSeconds = 1.5
 
     /// The line a reply gives; fuzzed against the full binary's decoder and `PromptLine`
     /// (`front-reader`).
@@ -157,7 +166,7 @@ package enum DaemonPromptReader {
     /// A whole number as `JSONDecoder` reads an `Int64` from a JSON number (`1.0` and `1e2` are
     /// whole); only where a `Double` holds it exactly.
     static func int64(_ value: JSONValue) -> Int64? {
-        guard let number = value.number, number == number.rounded(.towardZero), number.magnitude <= 0x1p53 else { return nil }
+        guard let number = value.number, number == number.rounded(.towardZero), number.magnitude < 0x1p53 else { return nil }
         return Int64(number)
     }
 

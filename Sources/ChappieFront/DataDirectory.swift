@@ -14,14 +14,15 @@ public struct DataDirectory: Sendable {
     /// it out (a `~` path, or no usable `HOME`).
     public init?(home: String?, environment: (String) -> String?) {
         if let home, !home.isEmpty {
-            path = home
-            keyFile = home + "/chappie.key"
+            guard let absolute = Self.absolute(home) else { return nil }
+            path = absolute
+            keyFile = absolute + "/chappie.key"
             return
         }
         if let home = environment("CHAPPIE_HOME"), !home.isEmpty {
-            guard let plain = FrontRequest.plainPath(home) else { return nil }
-            path = plain
-            keyFile = plain + "/chappie.key"
+            guard let absolute = FrontRequest.plainPath(home).flatMap(Self.absolute) else { return nil }
+            path = absolute
+            keyFile = absolute + "/chappie.key"
             return
         }
         guard let user = environment("HOME").flatMap(FrontRequest.plainPath), user.hasPrefix("/") else { return nil }
@@ -29,6 +30,16 @@ public struct DataDirectory: Sendable {
         let config = environment("XDG_CONFIG_HOME").flatMap { $0.hasPrefix("/") ? $0 : nil } ?? user + "/.config"
         path = data + "/chappie"
         keyFile = config + "/chappie/chappie.key"
+    }
+
+    /// `path` against the working directory when relative, as Foundation's file URLs take it (the
+    /// socket path's length, limited to 107 bytes, is then the full binary's); `nil` without one.
+    static func absolute(_ path: String) -> String? {
+        guard !path.hasPrefix("/") else { return path }
+        guard let directory = getcwd(nil, 0) else { return nil }
+        defer { free(directory) }
+        let base = String(cString: directory)
+        return base.hasSuffix("/") ? base + path : base + "/" + path
     }
 
     /// The daemon's socket, unless `--socket` names another.

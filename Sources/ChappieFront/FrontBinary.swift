@@ -32,7 +32,8 @@ public enum FrontBinary {
             // itself non-dumpable first thing too (exec makes the full binary dumpable again until it does).
             chappie_process_set_dumpable(0)
             let token: FrontToken
-            switch DaemonTokenClient.ask(request, socket: request.socket ?? directory.socket) {
+            guard let socket = request.socket.map(DataDirectory.absolute) ?? directory.socket else { handOff(arguments) }
+            switch DaemonTokenClient.ask(request, socket: socket) {
             case .token(let answer):
                 token = answer
             case .refused(let message, let exitCode):
@@ -62,12 +63,14 @@ public enum FrontBinary {
             }
             chappie_process_set_dumpable(0)
             guard sodium_init() >= 0, let name = ActiveAccount(directory: directory).name() else { handOff(arguments) }
-            finish(stdout: name + "\n", stderr: name + ", the active account\n")
+            finish(stdout: name + "\n", stderr: name + ", the active account\n", stdoutFirst: true)
         case .prompt(let format, let home):
             // A directory's `.chappie-account` chooses the account: the full binary's to read. No
             // daemon answering: the full binary reads the store.
-            guard !DataDirectory.hasAccountBinding(), let directory = DataDirectory(home: home, environment: environment),
-                case .line(let line) = DaemonPromptReader.ask(format: format, socket: directory.socket, now: now())
+            // A reset time in a zone Foundation may name otherwise than the C library: the full binary's.
+            guard !DataDirectory.hasAccountBinding(), !format.contains("{reset}") || PromptText.zoneIsNamedAlike(environment),
+                let directory = DataDirectory(home: home, environment: environment),
+                case .line(let line) = DaemonPromptReader.ask(format: format, socket: directory.socket, now: now)
             else { handOff(arguments) }
             finish(stdout: line.map { $0 + "\n" } ?? "")
         case .full:
@@ -103,7 +106,7 @@ public enum FrontBinary {
         finish(
             stderr: """
                 error: chappie's full binary, \(fullBinaryName), is missing (looked for \(looked)); every command but --version, \
-                a stored token and accounts list runs in it. Install both with make install (PREFIX/bin/chappie and \
+                a stored token, accounts list and current, and a prompt from the daemon runs in it. Install both with make install (PREFIX/bin/chappie and \
                 PREFIX/libexec/chappie/\(fullBinaryName)), or build both with swift build.
 
                 """, status: 69)
@@ -131,12 +134,14 @@ public enum FrontBinary {
     }
 
     /// Writes the output and exits with `status`.
-    static func finish(stdout: String = "", stderr: String = "", status: Int32 = 0) -> Never {
+    static func finish(stdout: String = "", stderr: String = "", status: Int32 = 0, stdoutFirst: Bool = false) -> Never {
         // As the full binary: a closed output is an error to stop writing at, not a signal. Only
         // now, when nothing is handed on any more (an ignored signal would stay ignored across exec).
         signal(SIGPIPE, SIG_IGN)
+        // In the order the full binary writes them, which a terminal showing both keeps.
+        if stdoutFirst { write(1, stdout) }
         write(2, stderr)
-        write(1, stdout)
+        if !stdoutFirst { write(1, stdout) }
         exit(status)
     }
 

@@ -56,8 +56,8 @@ public enum FrontRequest: Equatable, Sendable {
         guard !Self.fullBinaryVariables.contains(where: { environment($0).map { !$0.isEmpty } ?? false }),
             !Self.fullBinaryWhenSet.contains(where: { environment($0) != nil })
         else { return }
-        if let list = Self.accountsList(arguments) {
-            self = list
+        if let accounts = Self.accounts(arguments) {
+            self = accounts
             return
         }
         if let prompt = Self.prompt(arguments) {
@@ -97,7 +97,7 @@ public enum FrontRequest: Equatable, Sendable {
 
     /// `accounts list` or `accounts current` with `--home DIR` before it (moved after it, as the
     /// full binary moves global options) or after it, and nothing else.
-    static func accountsList(_ arguments: [String]) -> FrontRequest? {
+    static func accounts(_ arguments: [String]) -> FrontRequest? {
         var commands: [String] = []
         var home: String?
         var words = Words(arguments)
@@ -160,7 +160,8 @@ public enum FrontRequest: Equatable, Sendable {
         /// `nil` when it has none, or the next word looks like an option (the full binary's to refuse).
         mutating func value(of option: String) -> String? {
             let word = arguments[index]
-            if word.hasPrefix(option + "=") { return String(word.dropFirst(option.count + 1)) }
+            // `--option=` with nothing after it is a missing value to ArgumentParser.
+            if word.hasPrefix(option + "=") { return word.count > option.count + 1 ? String(word.dropFirst(option.count + 1)) : nil }
             guard word == option, index + 1 < arguments.count, !arguments[index + 1].hasPrefix("-") else { return nil }
             index += 1
             return arguments[index]
@@ -192,7 +193,10 @@ public enum FrontRequest: Equatable, Sendable {
     /// `..` or `.` in it (the full binary resolves those without the file system, which a link
     /// could make differ).
     static func plainPath(_ path: String) -> String? {
-        guard !path.isEmpty, !path.hasPrefix("~"), !path.split(separator: "/").contains(where: { $0 == ".." || $0 == "." }) else { return nil }
+        guard !path.isEmpty, !path.hasPrefix("~"), !path.split(separator: "/").contains(where: { $0 == ".." || $0 == "." }),
+            // Foundation drops a trailing and a doubled `/`: a path it would write otherwise is its to read.
+            !path.contains("//"), path == "/" || !path.hasSuffix("/")
+        else { return nil }
         return path
     }
 }

@@ -219,6 +219,7 @@ private struct Reader {
             fraction = true
             guard digits() > 0 else { return nil }
         }
+        let mantissaEnd = index
         if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
             index += 1
             var signed = false
@@ -231,6 +232,9 @@ private struct Reader {
             guard digits() > 0, fraction || signed || bytes[integerStart] != UInt8(ascii: "0") || integerDigits > 1 else { return nil }
         }
         guard let text = String(validating: bytes[start..<index], as: UTF8.self), let number = Double(text), number.isFinite else { return nil }
+        // A number too small for a Double (`1e-400`) is refused by JSONDecoder, not read as 0.
+        guard number != 0 || !bytes[integerStart..<mantissaEnd].contains(where: { (UInt8(ascii: "1")...UInt8(ascii: "9")).contains($0) })
+        else { return nil }
         return number
     }
 }

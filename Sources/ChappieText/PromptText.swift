@@ -97,6 +97,36 @@ package enum PromptText {
         return String(scalars[first...last])
     }
 
+    /// Whether the C library and Foundation name the same local time zone, so that ``localClock``
+    /// writes the reset time Foundation writes: `TZ` a zone name (`Area/City`, `UTC`, `GMT`), or
+    /// unset with `/etc/localtime` a link into a `zoneinfo` directory; and no `TZFILE`. Foundation
+    /// reads abbreviations (`EST`), POSIX rules (`JST-9`), `:`-paths and a copied `/etc/localtime`
+    /// otherwise than the C library does.
+    package static func zoneIsNamedAlike(_ environment: (String) -> String?) -> Bool {
+        guard environment("TZFILE") == nil else { return false }
+        if let zone = environment("TZ") {
+            let bytes = Array(zone.utf8)
+            let plain = bytes.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                    UInt8(ascii: "_"), UInt8(ascii: "-"), UInt8(ascii: "+"), UInt8(ascii: "/"):
+                    true
+                default: false
+                }
+            }
+            // A name the C library finds in its zone files, outside the `posix/` and `right/` copies
+            // Foundation does not know.
+            let named = plain && bytes.first != UInt8(ascii: "/") && !zone.contains("..") && !zone.hasPrefix("posix/") && !zone.hasPrefix("right/")
+            guard named, zone.contains("/") || zone == "UTC" || zone == "GMT", environment("TZDIR") == nil else { return false }
+            var info = stat()
+            return stat("/usr/share/zoneinfo/" + zone, &info) == 0 && info.st_mode & S_IFMT == S_IFREG
+        }
+        var target = [CChar](repeating: 0, count: 4096)
+        let count = readlink("/etc/localtime", &target, target.count - 1)
+        guard count > 0 else { return false }
+        return String(decoding: target[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self).contains("/zoneinfo/")
+    }
+
     /// A reset time in the process's time zone (`TZ`, else `/etc/localtime`): `21:30`, or
     /// `Mon 21:30` with its day.
     package static func localClock(_ seconds: Double, withDay: Bool) -> String {

@@ -45,6 +45,7 @@ struct FrontRequestTests {
             "token --home ~u/d",
             "token --home=", "token --json --json", "token --home /a --home /b", "tokens", "usage --cached", "accounts list --json",
             "accounts current --json", "accounts current x", "accounts --home /d current", "current accounts",
+            "prompt --format=", "token --home /d/", "token --home //d", "prompt --home /a//b",
             "prompt --format {acount}", "prompt --format {account", "prompt --format", "prompt --json", "prompt x", "prompt prompt",
             "prompt --format a --format b", "--format x prompt", "prompt --socket /s", "prompt --home ~/d", "prompt --verbose",
             "accounts", "list accounts", "accounts list x", "accounts list --home", "accounts --verbose list", "accounts --home /d list",

@@ -1,4 +1,5 @@
 import ChappieFuzzing
+import ChappieText
 import ChappieTestSupport
 import Foundation
 import Testing
@@ -91,6 +92,20 @@ struct FrontReaderRegressionTests {
         #expect(JSONValue.parse(Array("0.0e6".utf8)) == .number(0))
         #expect(JSONValue.parse(Array("10e6".utf8)) == .number(10_000_000))
     }
+
+    @Test(
+        "A number too small for a Double, which JSONDecoder refuses, is refused too (a hostile review found it); a zero written small is a zero",
+        arguments: [
+            "1e-400", "-1e-400", "2e-324",
+            "[0.0000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000001]",
+        ])
+    func underflow(text: String) {
+        #expect(JSONValue.parse(Array(text.utf8)) == nil)
+        #expect(JSONValueTests.foundation(Data(text.utf8)) == nil)
+        #expect(FuzzTarget.frontReader.run(Data(text.utf8)).isEmpty)
+        #expect(JSONValue.parse(Array("0e-400".utf8)) == .number(0))
+        #expect(JSONValue.parse(Array("4.9e-324".utf8)) == .number(5e-324))
+    }
 }
 
 @Suite("The front binary's prompt from the daemon's usage reply")
@@ -105,6 +120,20 @@ struct DaemonPromptReaderTests {
     func reply() {
         #expect(Self.line(DaemonReplies.usage) == .line("work Pro wk 91% 0 ↻1790400000+day"))
         #expect(FuzzTarget.frontReader.run(Data(DaemonReplies.usage.utf8)).isEmpty)
+    }
+
+    @Test("Where the C library and Foundation name the local zone alike, the front binary writes reset times; elsewhere not")
+    func zones() {
+        func alike(_ variables: [String: String]) -> Bool { PromptText.zoneIsNamedAlike { variables[$0] } }
+        for zone in ["UTC", "Asia/Kolkata", "America/St_Johns", "Europe/Paris", "Etc/GMT-9"] { #expect(alike(["TZ": zone]), "\(zone)") }
+        for zone in [
+            "", "EST", "JST-9", "GMT-9", "UTC-3", ":Europe/Paris", "/usr/share/zoneinfo/Asia/Tokyo", "posix/Asia/Tokyo", "right/UTC", "asia/tokyo",
+            "Nowhere/City", "Europe/../Etc/UTC", "CET-1CEST,M3.5.0,M10.5.0/3",
+        ] {
+            #expect(!alike(["TZ": zone]), "\(zone)")
+        }
+        #expect(!alike(["TZ": "UTC", "TZFILE": "/etc/localtime"]))
+        #expect(!alike(["TZ": "Europe/Paris", "TZDIR": "/tmp"]))
     }
 
     @Test("No active account is no line; a refusal, a missing member, an unknown one or an odd time is the full binary's to read")

@@ -64,6 +64,8 @@ struct SharedRulesAgreementTests {
             (nil, ["HOME": "/h", "XDG_DATA_HOME": "/x", "XDG_CONFIG_HOME": "/y"]),
             (nil, ["HOME": "/h", "XDG_DATA_HOME": "x", "XDG_CONFIG_HOME": "y"]),
             ("/d/e", ["CHAPPIE_HOME": "/c"]),
+            // Relative: against the working directory, as Foundation's file URLs take it.
+            ("data", [:]), ("a/b", [:]), (nil, ["CHAPPIE_HOME": "data", "HOME": "/h"]),
         ]
         for (home, environment) in cases {
             let front = DataDirectory(home: home, environment: { environment[$0] })

@@ -65,6 +65,7 @@ struct CreditsEndToEndTests {
                 polls += 1
                 try await Task.sleep(for: .milliseconds(50))
             }
+            try #require(try await testbed.control("/_emulator/stats").int("held") == 1, "the first redemption never reached the service")
             let second = try await testbed.chappie(["credits", "redeem", "work"])
             #expect(second.status == 0, "\(second.stdout)\(second.stderr)")
             _ = try await testbed.control("/_emulator/release", method: "POST")

@@ -201,13 +201,29 @@ struct FrontBinaryEndToEndTests {
                 for zone in ["UTC", "Asia/Kolkata", "America/St_Johns"] {
                     for format in formats {
                         let line = ["prompt"] + format + setup.home
-                        let front = try await setup.front(line, ["TZ": zone])
+                        // The daemon has 0.5 s to answer, as for the full binary: on a busy machine a
+                        // run may be handed on (69 for the lone copy); one of a few tries is answered alone.
+                        var front = try await setup.front(line, ["TZ": zone])
+                        for _ in 0..<5 where front.status == 69 { front = try await setup.front(line, ["TZ": zone]) }
                         let full = try await setup.full(line, ["TZ": zone])
                         #expect(front.status == 0 && front.stderr.isEmpty, "\(line): \(front.stderr)")
                         #expect(front.stdout == full.stdout && front.stderr == full.stderr, "\(zone) \(line)\n\(front.stdout)\(full.stdout)")
                         #expect(!front.stdout.isEmpty)
                     }
                 }
+            }
+            // A zone Foundation names otherwise than the C library (an abbreviation, a POSIX rule, a
+            // path, TZFILE): a line with a reset time is handed on; one without is answered alone.
+            for zone: [String: String?] in [["TZ": "EST"], ["TZ": "JST-9"], ["TZ": ":Europe/Paris"], ["TZ": ""], ["TZFILE": "/etc/localtime"]] {
+                #expect(try await setup.front(["prompt"] + setup.home, zone).status == 69, "\(zone)")
+                let installed = try await setup.installed(["prompt"] + setup.home, zone)
+                let full = try await setup.full(["prompt"] + setup.home, zone)
+                #expect(installed.stdout == full.stdout && installed.status == full.status, "\(zone)")
+                var alone = try await setup.front(["prompt", "--format", "{account} {used}"] + setup.home, zone)
+                for _ in 0..<5 where alone.status == 69 {
+                    alone = try await setup.front(["prompt", "--format", "{account} {used}"] + setup.home, zone)
+                }
+                #expect(alone.status == 0 && alone.stdout.hasPrefix("work "), "\(zone): \(alone.stdout)\(alone.stderr)")
             }
             // The account a directory binds or $CHAPPIE_ACCOUNT names, and a format the full binary refuses, are handed on.
             #expect(try await setup.front(["prompt"] + setup.home, ["CHAPPIE_ACCOUNT": "home"]).status == 69)

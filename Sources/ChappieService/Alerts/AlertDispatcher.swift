@@ -85,11 +85,13 @@ package struct AlertDispatcher: Sendable {
         request.bypassesProxy = webhook.scheme?.lowercased() == "http"
         var delay = retryDelay
         var problem = ""
+        var attempts = 0
         for attempt in 0...retries {
             if attempt > 0 {
                 do { try await sleep(delay) } catch { break }
                 delay *= 2
             }
+            attempts += 1
             do {
                 let response = try await http.execute(request)
                 if (200..<300).contains(response.status) {
@@ -103,7 +105,7 @@ package struct AlertDispatcher: Sendable {
         }
         record("webhook", .failed)
         logger.warning(
-            "alert webhook failed", metadata: ["webhook": "\(AlertTargets.redacted(webhook))", "attempts": "\(retries + 1)", "error": "\(problem)"])
+            "alert webhook failed", metadata: ["webhook": "\(AlertTargets.redacted(webhook))", "attempts": "\(attempts)", "error": "\(problem)"])
     }
 
     private func run(_ command: [String], with body: Data) async {

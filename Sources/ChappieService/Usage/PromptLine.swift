@@ -15,8 +15,6 @@ public import Foundation
 public enum PromptLine {
     /// `{account} {window} {used}% ↻{reset}`.
     public static let defaultFormat = PromptText.defaultFormat
-    /// The placeholders a format may use.
-    public static let placeholders = PromptText.placeholders
 
     /// Why a format cannot be used (an unknown placeholder, an unclosed brace), or `nil`.
     public static func problem(with format: String) -> String? {
