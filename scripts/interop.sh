@@ -276,6 +276,9 @@ set_usage "$a_id" '{"five_hour_used_percent": 20, "weekly_used_percent": 20, "li
 set_usage "$b_id" '{"five_hour_used_percent": 5, "weekly_used_percent": 5}'
 http -o /dev/null -X POST -d '{"name": "chappie_probe", "rounds": 1}' "$address/_emulator/tools/script"
 b_used=$(five_hour_used "$b_id")
+# The failover alert goes to this machine's webhook: the emulator's, which keeps what it receives.
+"${chappie[@]}" config set alert-webhook "$address/_emulator/webhooks" "${service[@]}" > /dev/null || fail "config set alert-webhook"
+webhooks_before=$(http "$address/_emulator/webhooks" | python3 -c 'import json, sys; print(len(json.load(sys.stdin)))')
 logs=("$work/failover.err" "$work/failover.out" "$emulator_log")
 rc=0
 timeout 300 env -u OPENAI_API_KEY -u CODEX_API_KEY -u CODEX_ACCESS_TOKEN HOME="$work/codex-user" \
@@ -303,6 +306,11 @@ grep -q "to b: session $session, failover 1" "$work/log.json" || fail "the audit
 no_reuse "after the failover"
 pass "4b codex exec hit a's limit after a tool call and finished as b, resuming its session $session ($(grep -c "^chappie:" "$work/failover.err") chappie lines on stderr, a failover in the audit log, reuse_detected 0)"
 sed -n 's/^/    | /p' "$work/failover.err" | grep '| chappie:'
+http "$address/_emulator/webhooks" > "$work/webhooks.json" || fail "the emulator's webhook bodies"
+python3 -c 'import json, sys; bodies = [json.loads(b) for b in json.load(open(sys.argv[1]))[int(sys.argv[2]):]]; sys.exit(0 if [b["event"] for b in bodies] == ["failover"] and bodies[0]["from"] == "a" and bodies[0]["account"] == "b" else 1)' \
+  "$work/webhooks.json" "$webhooks_before" || fail "the webhook did not receive one failover alert from a to b: $(cat "$work/webhooks.json")"
+python3 -c 'import json, sys; [print("    | webhook received:", b) for b in json.load(open(sys.argv[1]))[int(sys.argv[2]):]]' "$work/webhooks.json" "$webhooks_before"
+"${chappie[@]}" config unset alert-webhook "${service[@]}" > /dev/null
 
 summaries+=("interop: Codex $codex_version: $((checks - checks_before)) checks passed over TLS (login status, turns over WebSocket and HTTPS as a and b, its own refresh adopted by chappie, no refresh token presented twice, a job failed over from a to b)")
 }
