@@ -181,6 +181,8 @@ func makeStore(accounts count: Int) async throws -> URL {
             credentials: Credentials(idToken: idToken, accessToken: accessToken, refreshToken: "rt_\(index)_" + String(repeating: "r", count: 60)),
             accessTokenExpiresAt: Date().addingTimeInterval(86400), refreshedAt: Date(), name: nil, event: .imported)
     }
+    // An active account, as a user's first sign-in leaves one (`accounts current`, `prompt`).
+    if count > 0 { _ = try await store.activate(try AccountName("user0")) }
     return home
 }
 
