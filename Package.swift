@@ -208,7 +208,7 @@ let package = Package(
         .executableTarget(
             name: "chappie-full",
             dependencies: [
-                "ChappieService", "Chappie", "ChappieCore", "ChappieText", "ChappieDaemonClient", "CSignals",
+                "ChappieService", "Chappie", "ChappieCore", "ChappieText", "ChappieDaemonClient", "CSignals", "CProcess",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -22,6 +22,10 @@ stop_process() {
 start_emulator() {
   local name=$1
   shift
+  # The files exist before the emulator starts: the background job opens them in its own time, and
+  # reading one not yet there would stop this script (set -e).
+  : > "$work/$name.out"
+  : > "$work/$name.err"
   "$bin/chappie-emulator" --host 127.0.0.1 --port 0 "$@" > "$work/$name.out" 2> "$work/$name.err" &
   local pid=$!
   emulator_pids+=("$pid")

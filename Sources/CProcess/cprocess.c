@@ -1,9 +1,11 @@
 #define _GNU_SOURCE
 #include "cprocess.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/prctl.h>
+#include <unistd.h>
 
 int chappie_process_set_dumpable(int dumpable) {
     return prctl(PR_SET_DUMPABLE, dumpable ? 1 : 0, 0, 0, 0);
@@ -11,6 +13,21 @@ int chappie_process_set_dumpable(int dumpable) {
 
 int chappie_process_is_dumpable(void) {
     return prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
+}
+
+int chappie_process_open_standard_descriptors(void) {
+    for (int descriptor = 0; descriptor <= 2; descriptor++) {
+        if (fcntl(descriptor, F_GETFD) != -1 || errno != EBADF) continue;
+        // open returns the lowest free descriptor: this one.
+        int opened = open("/dev/null", O_RDWR);
+        if (opened == -1) return -1;
+        if (opened != descriptor) {
+            close(opened);
+            errno = EBADF;
+            return -1;
+        }
+    }
+    return 0;
 }
 
 int chappie_process_open_unnamed(const char *directory, unsigned int mode) {

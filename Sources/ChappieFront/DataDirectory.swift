@@ -51,9 +51,11 @@ public struct DataDirectory: Sendable {
         return lstat(path, &info) == 0
     }
 
-    func isLink(_ path: String) -> Bool {
+    /// Nothing at `path`, or a regular file (not a link).
+    func isRegularFileOrAbsent(_ path: String) -> Bool {
         var info = stat()
-        return lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFLNK
+        guard lstat(path, &info) == 0 else { return errno == ENOENT }
+        return info.st_mode & S_IFMT == S_IFREG
     }
 
     /// A directory of this user's, mode 0700, not a link: as the full binary leaves it.

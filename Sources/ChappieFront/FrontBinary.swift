@@ -17,6 +17,9 @@ public enum FrontBinary {
 
     /// Runs the command line `arguments` (with the program's name first) and exits.
     public static func run(_ arguments: [String]) -> Never {
+        // As the full binary does first: a closed standard descriptor is /dev/null, so the files
+        // opened here (the database, the socket) never take one, and the full binary starts alike.
+        _ = chappie_process_open_standard_descriptors()
         // A variable given twice is read as its last value by the full binary and its first by getenv.
         guard !environmentHasDuplicates() else { handOff(arguments) }
         let environment = FrontRequest.processEnvironment
@@ -63,7 +66,9 @@ public enum FrontBinary {
             }
             chappie_process_set_dumpable(0)
             guard sodium_init() >= 0, let name = ActiveAccount(directory: directory).name() else { handOff(arguments) }
-            finish(stdout: name + "\n", stderr: name + ", the active account\n", stdoutFirst: true)
+            // The full binary's standard output is line-buffered on a terminal (shown before its
+            // stderr line) and written at exit otherwise (after it).
+            finish(stdout: name + "\n", stderr: name + ", the active account\n", stdoutFirst: isatty(1) == 1)
         case .prompt(let format, let home):
             // A directory's `.chappie-account` chooses the account: the full binary's to read. No
             // daemon answering: the full binary reads the store.

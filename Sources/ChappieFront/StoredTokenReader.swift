@@ -103,7 +103,9 @@ final class OpenedStore {
     init?(_ directory: DataDirectory) {
         let file = directory.path + "/chappie.sqlite"
         guard directory.isPrivateDirectory(directory.path), directory.isPrivateFile(file), !directory.exists(directory.path + "/store-url"),
-            !["-wal", "-shm", "-journal"].contains(where: { directory.isLink(file + $0) }),
+            // SQLite's side files, when there, are files of their own (no link, directory or FIFO,
+            // which the full binary's open refuses).
+            ["-wal", "-shm", "-journal"].allSatisfy({ directory.isRegularFileOrAbsent(file + $0) }),
             // The full binary's open needs to write all of them (and makes them writable when not).
             ["", "-wal", "-shm"].allSatisfy({ !directory.exists(file + $0) || access(file + $0, W_OK) == 0 }),
             !directory.exists(directory.keyFile + ".new"), !directory.hasPendingRecovery(), !directory.hasTemporaries(),

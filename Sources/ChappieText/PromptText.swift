@@ -116,7 +116,9 @@ package enum PromptText {
             }
             // A name the C library finds in its zone files, outside the `posix/` and `right/` copies
             // Foundation does not know.
-            let named = plain && bytes.first != UInt8(ascii: "/") && !zone.contains("..") && !zone.hasPrefix("posix/") && !zone.hasPrefix("right/")
+            let named =
+                plain && bytes.first != UInt8(ascii: "/") && !zone.contains("..") && !zone.contains("//") && !zone.hasSuffix("/")
+                && !zone.hasPrefix("posix/") && !zone.hasPrefix("right/")
             guard named, zone.contains("/") || zone == "UTC" || zone == "GMT", environment("TZDIR") == nil else { return false }
             var info = stat()
             return stat("/usr/share/zoneinfo/" + zone, &info) == 0 && info.st_mode & S_IFMT == S_IFREG

@@ -1,5 +1,6 @@
 import ChappieText
 import ArgumentParser
+import CProcess
 import ChappieCore
 import ChappieService
 import Foundation
@@ -31,6 +32,9 @@ struct ChappieCommand: AsyncParsableCommand {
 
     /// Runs the command, mapping argument errors to exit code 2 as docs/errors.md says.
     static func main() async {
+        // Closed standard descriptors would be taken by the first files opened (the relay's pipe):
+        // what is printed would go into them.
+        _ = chappie_process_open_standard_descriptors()
         EnvironmentSecrets.take()
         ProcessReplacement.recordInheritedSignals()
         // SIGINT, SIGTERM and SIGHUP from here on go through the relay (default action until a command

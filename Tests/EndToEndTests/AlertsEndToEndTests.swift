@@ -94,10 +94,16 @@ struct AlertsEndToEndTests {
             let all = try await received(testbed)
             #expect(all.count == before + 1, "only the reset after the restart: \(all.suffix(all.count - before))")
             #expect(all.filter { $0["event"] as? String == "threshold" }.count == 2)
+            // The command runs beside the webhook's delivery: wait until it has written the reset too
+            // (a busy machine may start it after the webhook has answered).
+            func commandLines() -> [Substring] {
+                ((try? String(contentsOf: commandLog, encoding: .utf8)) ?? "").split(separator: "\n")
+            }
+            for _ in 0..<600 where commandLines().count < all.count { try await Task.sleep(for: .milliseconds(100)) }
             #expect(await testbed.stop(daemon) == 0)
 
             // The command got each event the webhook did, and no body carries a token.
-            let lines = try String(contentsOf: commandLog, encoding: .utf8).split(separator: "\n")
+            let lines = commandLines()
             #expect(lines.count == all.count, "\(lines)")
             #expect(!lines.contains { $0.contains("eyJ") } && !testbed.log("daemon.log").contains(webhook))
         }

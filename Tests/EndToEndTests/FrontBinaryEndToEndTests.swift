@@ -241,6 +241,24 @@ struct FrontBinaryEndToEndTests {
         }
     }
 
+    @Test("Started with its standard descriptors closed, each binary answers as it does with them open (none is taken by a file it opens)")
+    func closedDescriptors() async throws {
+        let setup = try await Setup.start()
+        try await whileRunning(setup) {
+            for program in [setup.lone.path, try BuiltProducts.executable("chappie-full").path] {
+                for closing in [">&- 2>&-", "<&- 2>&-", "<&- >&-"] {
+                    // The redirections close them for the command alone; the shell then says how it ended.
+                    let run = try await runProcess(
+                        URL(fileURLWithPath: "/bin/sh"),
+                        ["-c", "\"$0\" accounts current --home \"$1\" \(closing); echo \"exit $?\"", program, setup.testbed.home.path],
+                        environment: setup.environment)
+                    #expect(run.stdout.hasSuffix("exit 0\n"), "\(program) \(closing): \(run.stdout)\(run.stderr)")
+                    #expect(!run.stdout.contains("exit 69"))
+                }
+            }
+        }
+    }
+
     @Test("accounts list is answered alone, as the full binary draws it: readings, a reserve, a full account, a private Codex home, narrow terminals")
     func accountsList() async throws {
         let setup = try await Setup.start()
@@ -306,7 +324,7 @@ struct FrontBinaryEndToEndTests {
     /// States of a data directory in which the front binary hands both `token` and `accounts list` on.
     enum StoreState: String, CaseIterable, CustomTestStringConvertible {
         case noDatabase, looseDirectory, linkedWAL, storeURLFile, unknownMigration, passphraseStore, rotationInProgress, pendingKeyFile
-        case rowBoundCredentials, keyLockHeld, movingToPool, credentialsDoNotOpen, staleTemporary, tokensInRecovery
+        case rowBoundCredentials, keyLockHeld, movingToPool, credentialsDoNotOpen, staleTemporary, tokensInRecovery, sideFileNotAFile
 
         var testDescription: String { rawValue }
 
@@ -346,6 +364,10 @@ struct FrontBinaryEndToEndTests {
             case .movingToPool:
                 try sql("INSERT INTO pool_moves (account_id, started_at) SELECT id, '2026-11-26 00:00:00.000' FROM accounts WHERE name = 'work'")
             case .credentialsDoNotOpen: try sql("UPDATE sealed_credentials SET nonce = zeroblob(24)")
+            case .sideFileNotAFile:
+                let shm = home.appendingPathComponent("chappie.sqlite-shm")
+                try? FileManager.default.removeItem(at: shm)
+                try FileManager.default.createDirectory(at: shm, withIntermediateDirectories: false)
             case .staleTemporary: try Data("x".utf8).write(to: home.appendingPathComponent(".chappie.key.99999999.1.tmp"))
             case .tokensInRecovery:
                 let recovery = home.appendingPathComponent("recovery")

@@ -12,6 +12,11 @@ int chappie_process_set_dumpable(int dumpable);
 /// -1 with errno set.
 int chappie_process_is_dumpable(void);
 
+/// Opens /dev/null on each of descriptors 0, 1 and 2 that is closed, so that no file chappie opens
+/// later (the signal relay's pipe, the database) takes a standard descriptor and receives what is
+/// printed. Returns 0, or -1 with errno set.
+int chappie_process_open_standard_descriptors(void);
+
 /// Opens an unnamed file in `directory` for writing (O_TMPFILE), with `mode`: it has no name until
 /// linked, so nothing of it is left behind if chappie dies first. Returns the descriptor, or -1 with
 /// errno set (EOPNOTSUPP or EISDIR where the file system or kernel cannot).
