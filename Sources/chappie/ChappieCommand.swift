@@ -35,6 +35,7 @@ struct ChappieCommand: AsyncParsableCommand {
         // Closed standard descriptors would be taken by the first files opened (the relay's pipe):
         // what is printed would go into them.
         _ = chappie_process_open_standard_descriptors()
+        ProcessTimeZone.settle()
         EnvironmentSecrets.take()
         ProcessReplacement.recordInheritedSignals()
         // SIGINT, SIGTERM and SIGHUP from here on go through the relay (default action until a command

@@ -225,6 +225,15 @@ struct FrontBinaryEndToEndTests {
                 }
                 #expect(alone.status == 0 && alone.stdout.hasPrefix("work "), "\(zone): \(alone.stdout)\(alone.stderr)")
             }
+            // A zone Foundation knows but the system has no file for: Foundation would stop the full
+            // binary at TimeZone.current; it reads it as UTC, as the C library does.
+            let odd = try await setup.full(["prompt"] + setup.home, ["TZ": "ACT"])
+            let utc = try await setup.full(["prompt"] + setup.home, ["TZ": "UTC"])
+            #expect(odd.status == 0 && odd.stdout == utc.stdout && odd.stderr == utc.stderr, "\(odd.stderr.prefix(300))")
+            #expect(try await setup.installed(["prompt"] + setup.home, ["TZ": "ACT"]).stdout == utc.stdout)
+            // (accounts list's relative times may move on between two runs: its exit and silence suffice.)
+            let list = try await setup.full(["accounts", "list"] + setup.home, ["TZ": "ACT"])
+            #expect(list.status == 0 && list.stderr.isEmpty, "\(list.stderr.prefix(300))")
             // The account a directory binds or $CHAPPIE_ACCOUNT names, and a format the full binary refuses, are handed on.
             #expect(try await setup.front(["prompt"] + setup.home, ["CHAPPIE_ACCOUNT": "home"]).status == 69)
             #expect(try await setup.front(["prompt", "--format", "{acount}"] + setup.home).status == 69)
