@@ -168,22 +168,8 @@ struct FailoverEndToEndTests {
             defer { try? FileManager.default.removeItem(at: bench.files) }
             // a at its limit; the job waits (bounded) for SIGTERM, then fails as a job at its limit would.
             try await bench.usage("a", #"{"five_hour_used_percent":100}"#)
-            let started = bench.files.appendingPathComponent("started")
-            let job =
-                "trap 'echo got TERM >> \(bench.files.path)/log; exit 1' TERM; touch \(started.path); i=0; while [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done"
-            let stderr = bench.files.appendingPathComponent("stderr")
-            _ = FileManager.default.createFile(atPath: stderr.path, contents: nil)
-            let handle = try FileHandle(forWritingTo: stderr)
-            let chappie = try ChildProcess(
-                try BuiltProducts.executable("chappie"),
-                ["exec", "--failover", "--resume", bench.resume, "a"] + testbed.service + ["--", "sh", "-c", job],
-                environment: ["HOME": testbed.userHome.path], directory: bench.files, stderr: .descriptor(handle.fileDescriptor))
-            try handle.close()
-            for _ in 0..<600 where !FileManager.default.fileExists(atPath: started.path) { try await Task.sleep(for: .milliseconds(50)) }
-            kill(chappie.processIdentifier, SIGTERM)
-            await chappie.waitUntilExit()
-            let said = try String(contentsOf: stderr, encoding: .utf8)
-            #expect(await chappie.terminationStatus == 1, "\(said)")
+            let (status, said) = try await Self.stopJob(testbed, bench, with: SIGTERM)
+            #expect(status == 1, "\(said)")
             #expect(bench.log == "got TERM\n")
             #expect(said.contains("chappie: the job exited 1 after chappie was asked to stop (signal 15); no failover"), "\(said)")
 
@@ -205,37 +191,46 @@ struct FailoverEndToEndTests {
             let bench = try await Bench.start(testbed)
             defer { try? FileManager.default.removeItem(at: bench.files) }
             try await bench.usage("a", #"{"five_hour_used_percent":100}"#)
-            let started = bench.files.appendingPathComponent("started")
-            let job =
-                "trap 'echo got INT >> \(bench.files.path)/log; exit 1' INT; trap 'echo got HUP >> \(bench.files.path)/log; exit 1' HUP; touch \(started.path); i=0; while [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done"
-            let stderr = bench.files.appendingPathComponent("stderr")
-            _ = FileManager.default.createFile(atPath: stderr.path, contents: nil)
-            let handle = try FileHandle(forWritingTo: stderr)
-            // Started as a terminal's shell starts a foreground job: a process group of its own, and
-            // SIGINT not ignored (the test runner ignores it, which a child would inherit and keep).
-            let asFromAShell = """
-                import os, signal, sys
-                os.setpgid(0, 0)
-                signal.signal(signal.SIGINT, signal.SIG_DFL)
-                signal.signal(signal.SIGHUP, signal.SIG_DFL)
-                signal.pthread_sigmask(signal.SIG_SETMASK, [])
-                os.execv(sys.argv[1], sys.argv[1:])
-                """
-            let chappie = try ChildProcess(
-                URL(fileURLWithPath: "/usr/bin/python3"),
-                ["-c", asFromAShell, try BuiltProducts.executable("chappie").path, "exec", "--failover", "--resume", bench.resume, "a"]
-                    + testbed.service + ["--", "sh", "-c", job],
-                environment: ["HOME": testbed.userHome.path], directory: bench.files, stderr: .descriptor(handle.fileDescriptor))
-            try handle.close()
-            for _ in 0..<600 where !FileManager.default.fileExists(atPath: started.path) { try await Task.sleep(for: .milliseconds(50)) }
-            // Ctrl-C reaches the whole group (chappie passes it on to no one); SIGHUP chappie alone, which relays it.
-            kill(signal == SIGINT ? -chappie.processIdentifier : chappie.processIdentifier, signal)
-            await chappie.waitUntilExit()
-            let said = try String(contentsOf: stderr, encoding: .utf8)
-            #expect(await chappie.terminationStatus == 1, "\(said)")
+            let (status, said) = try await Self.stopJob(testbed, bench, with: signal)
+            #expect(status == 1, "\(said)")
             #expect(bench.log == (signal == SIGINT ? "got INT\n" : "got HUP\n"), "\(bench.log)")
             #expect(said.contains("chappie: the job exited 1 after chappie was asked to stop (signal \(signal)); no failover"), "\(said)")
         }
+    }
+
+    /// Runs `exec --failover` as a on a job that waits (bounded) for a signal and logs which it got,
+    /// sends `signal` once the job runs, and returns chappie's exit status and stderr. chappie is
+    /// started as a terminal's shell starts a foreground job: in a process group of its own, SIGINT
+    /// and SIGHUP not ignored (the test runner ignores SIGINT, which a child would inherit and
+    /// keep). SIGINT goes to the whole group, as Ctrl-C does (chappie passes it to no one); other
+    /// signals to chappie alone, which relays them.
+    private static func stopJob(_ testbed: ChappieTestbed, _ bench: Bench, with signal: Int32) async throws -> (status: Int32, said: String) {
+        let started = bench.files.appendingPathComponent("started")
+        let log = bench.files.appendingPathComponent("log").path
+        let job =
+            "trap 'echo got INT >> \(log); exit 1' INT; trap 'echo got HUP >> \(log); exit 1' HUP; trap 'echo got TERM >> \(log); exit 1' TERM; "
+            + "touch \(started.path); i=0; while [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done"
+        let stderr = bench.files.appendingPathComponent("stderr")
+        _ = FileManager.default.createFile(atPath: stderr.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: stderr)
+        let asFromAShell = """
+            import os, signal, sys
+            os.setpgid(0, 0)
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            signal.signal(signal.SIGHUP, signal.SIG_DFL)
+            signal.pthread_sigmask(signal.SIG_SETMASK, [])
+            os.execv(sys.argv[1], sys.argv[1:])
+            """
+        let chappie = try ChildProcess(
+            URL(fileURLWithPath: "/usr/bin/python3"),
+            ["-c", asFromAShell, try BuiltProducts.executable("chappie").path, "exec", "--failover", "--resume", bench.resume, "a"]
+                + testbed.service + ["--", "sh", "-c", job],
+            environment: ["HOME": testbed.userHome.path], directory: bench.files, stderr: .descriptor(handle.fileDescriptor))
+        try handle.close()
+        for _ in 0..<600 where !FileManager.default.fileExists(atPath: started.path) { try await Task.sleep(for: .milliseconds(50)) }
+        kill(signal == SIGINT ? -chappie.processIdentifier : chappie.processIdentifier, signal)
+        await chappie.waitUntilExit()
+        return (await chappie.terminationStatus, try String(contentsOf: stderr, encoding: .utf8))
     }
 
     @Test("--failover refuses, before anything runs, what it could not resume")
