@@ -16,18 +16,21 @@ int chappie_process_is_dumpable(void) {
 }
 
 int chappie_process_open_standard_descriptors(void) {
+    int result = 0;
     for (int descriptor = 0; descriptor <= 2; descriptor++) {
         if (fcntl(descriptor, F_GETFD) != -1 || errno != EBADF) continue;
-        // open returns the lowest free descriptor: this one.
+        // open returns the lowest free descriptor: this one. A failure leaves it closed and goes on
+        // with the others.
         int opened = open("/dev/null", O_RDWR);
-        if (opened == -1) return -1;
-        if (opened != descriptor) {
+        if (opened == -1) {
+            result = -1;
+        } else if (opened != descriptor) {
             close(opened);
             errno = EBADF;
-            return -1;
+            result = -1;
         }
     }
-    return 0;
+    return result;
 }
 
 int chappie_process_open_unnamed(const char *directory, unsigned int mode) {

@@ -228,7 +228,8 @@ struct FailoverEndToEndTests {
             environment: ["HOME": testbed.userHome.path], directory: bench.files, stderr: .descriptor(handle.fileDescriptor))
         try handle.close()
         for _ in 0..<600 where !FileManager.default.fileExists(atPath: started.path) { try await Task.sleep(for: .milliseconds(50)) }
-        kill(signal == SIGINT ? -chappie.processIdentifier : chappie.processIdentifier, signal)
+        // Only to a chappie still running (a group id is reused once its leader is gone).
+        if chappie.isRunning { kill(signal == SIGINT ? -chappie.processIdentifier : chappie.processIdentifier, signal) }
         await chappie.waitUntilExit()
         return (await chappie.terminationStatus, try String(contentsOf: stderr, encoding: .utf8))
     }
