@@ -194,7 +194,10 @@ struct FailoverEndToEndTests {
             let (status, said) = try await Self.stopJob(testbed, bench, with: signal)
             #expect(status == 1, "\(said)")
             #expect(bench.log == (signal == SIGINT ? "got INT\n" : "got HUP\n"), "\(bench.log)")
-            #expect(said.contains("chappie: the job exited 1 after chappie was asked to stop (signal \(signal)); no failover"), "\(said)")
+            // The job and chappie get Ctrl-C at once: chappie may take it before the job ends or after
+            // it has begun to read the account's usage. Either way it says why and fails nothing over.
+            #expect(said.contains("chappie was asked to stop (signal \(signal))"), "\(said)")
+            #expect(!said.contains("resuming session") && !said.contains("running as b"), "\(said)")
         }
     }
 

@@ -129,6 +129,12 @@ public struct JobFailover: Sendable {
             do {
                 reading = try await usage.poll(seat.account, tokenMargin: .seconds(300)).first
             } catch {
+                // Ctrl-C reaches the job and chappie at once: the job may end before chappie has
+                // taken the signal, which then stops the read. Said as the stop it is.
+                if let number = control.stopRequested {
+                    report("the job exited \(status) after chappie was asked to stop (signal \(number)); no failover")
+                    return status
+                }
                 report(
                     "the job exited \(status); \(name)'s usage could not be read (\(FailureDescription(error)?.message ?? "\(error)")), so it is not failed over"
                 )
