@@ -229,7 +229,10 @@ func signIn(count: Int, port: Int, home: URL) async throws {
 func startDaemon(_ chappie: URL, home: URL, _ arguments: [String]) throws -> Process {
     let daemon = Process()
     daemon.executableURL = chappie
-    daemon.arguments = ["daemon", "--poll-interval", "1h", "--log-level", "warning"] + arguments
+    // Its standard input is a pipe the harness holds: should the harness stop before it stops the
+    // daemon (a failed row traps), the daemon stops with it.
+    daemon.arguments = ["daemon", "--poll-interval", "1h", "--log-level", "warning", "--stop-when-stdin-closes"] + arguments
+    daemon.standardInput = Pipe()
     daemon.standardOutput = FileHandle.nullDevice
     daemon.standardError = FileHandle.nullDevice
     try daemon.run()
