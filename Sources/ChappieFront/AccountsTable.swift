@@ -18,8 +18,7 @@ struct AccountsTable {
     /// The table and its line break, or the line for no accounts.
     func render() -> String? {
         guard let store = OpenedStore(directory), !store.hasMoves,
-            let accounts = store.database.rows(
-                "SELECT id, name, email, plan, status, access_expires_at, codex_home, reserve_percent, uuid FROM accounts ORDER BY name"),
+            let accounts = store.database.rows("SELECT \(AccountRow.columns) FROM accounts ORDER BY name"),
             let sealed = store.database.rows("SELECT account_id, key_id, nonce, ciphertext, binding FROM sealed_credentials"),
             let readings = store.database.rows(
                 """
@@ -47,42 +46,27 @@ struct AccountsTable {
             TextTable.Column("HEADROOM", drop: 4), TextTable.Column("NEXT RESET", drop: 2), TextTable.Column("TOKEN EXPIRES", drop: 1),
             TextTable.Column("CODEX HOME", clips: true))
         tzset()
-        for account in accounts {
-            guard let id = account[0].integer, let name = account[1].text, FrontRequest.isAccountName(name),
-                let email = account[2].optionalText,
-                let plan = account[3].optionalText, let status = account[4].text, ["ok", "reauth_required", "disabled"].contains(status),
-                let expiresText = account[5].optionalText, let codexHome = account[6].optionalText,
-                let uuid = account[8].text, UUIDText.isUUID(uuid, lowercaseOnly: true),
-                let sealed = credentials[id], var plaintext = store.credentials(sealed, uuid: uuid)
+        for row in accounts {
+            guard let account = AccountRow(row), let sealed = credentials[account.id],
+                var plaintext = store.credentials(sealed, uuid: account.uuid)
             else { return nil }
             sodium_memzero(&plaintext, plaintext.count)
-            var expiry = "-"
-            if let expiresText {
-                guard let expires = Self.databaseTime(expiresText) else { return nil }
-                expiry = RelativeTime.describe(secondsFromNow: expires - now)
-            }
-            let reserve: Double?
-            switch account[7] {
-            case .null: reserve = nil
-            case .real(let value): reserve = value
-            case .integer(let value): reserve = Double(value)
-            default: return nil
-            }
-            let reading = latest[id]
+            let expiry = account.accessExpiresAt.map { RelativeTime.describe(secondsFromNow: $0 - now) } ?? "-"
+            let reading = latest[account.id]
             func percent(_ window: Reading.Window?) -> TextTable.Cell {
                 window.map { TextTable.Cell("\(DecimalText.format($0.used)) %", full: $0.used >= 100) } ?? "-"
             }
             let headroom = reading.map { reading in
                 let (binding, label) = reading.binding
-                let percent = HeadroomRule.percent(bindingUsed: binding?.used, reserve: reserve)
+                let percent = HeadroomRule.percent(bindingUsed: binding?.used, reserve: account.reservePercent)
                 return TextTable.Cell("\(DecimalText.format(percent)) % (\(label ?? "-"))", full: percent <= 0)
             }
             let nextReset = [reading?.fiveHour?.resetsAt, reading?.weekly?.resetsAt].compactMap { $0 }.min()
-            guard let codexHomeCell = codexHomeCell(codexHome) else { return nil }
+            guard let codexHomeCell = codexHomeCell(account.codexHome) else { return nil }
             table.append([
-                store.activeID == id ? "*" : " ", TextTable.Cell(name), TextTable.Cell(email ?? "-"),
-                TextTable.Cell(plan.map { PlanName.display(raw: $0) } ?? "-"),
-                TextTable.Cell(status), percent(reading?.fiveHour), percent(reading?.weekly), headroom ?? "-",
+                store.activeID == account.id ? "*" : " ", TextTable.Cell(account.name), TextTable.Cell(account.email ?? "-"),
+                TextTable.Cell(account.plan.map { PlanName.display(raw: $0) } ?? "-"),
+                TextTable.Cell(account.status), percent(reading?.fiveHour), percent(reading?.weekly), headroom ?? "-",
                 TextTable.Cell(nextReset.map(Self.localTime) ?? "-"), TextTable.Cell(expiry), codexHomeCell,
             ])
         }
@@ -204,5 +188,50 @@ private struct Reading {
         case (nil, let long?): return (long, "weekly")
         case (nil, nil): return (nil, nil)
         }
+    }
+}
+
+/// A row of `accounts` as the full binary decodes it (every column it reads of the right type, a
+/// time in the store's own form); `nil` for one it would read otherwise or not at all.
+struct AccountRow {
+    /// The columns, in the order the initializer reads them.
+    static let columns = "id, name, email, plan, status, access_expires_at, codex_home, reserve_percent, uuid"
+
+    let id: Int64
+    let name: String
+    let email: String?
+    let plan: String?
+    let status: String
+    /// Seconds since 1970.
+    let accessExpiresAt: Double?
+    let codexHome: String?
+    let reservePercent: Double?
+    let uuid: String
+
+    init?(_ row: [ReadOnlyDatabase.Value]) {
+        guard row.count == 9, let id = row[0].integer, let name = row[1].text, FrontRequest.isAccountName(name), let email = row[2].optionalText,
+            let plan = row[3].optionalText, let status = row[4].text, ["ok", "reauth_required", "disabled"].contains(status),
+            let expires = row[5].optionalText, let codexHome = row[6].optionalText, let uuid = row[8].text,
+            UUIDText.isUUID(uuid, lowercaseOnly: true)
+        else { return nil }
+        var expiresAt: Double?
+        if let expires {
+            guard let seconds = AccountsTable.databaseTime(expires) else { return nil }
+            expiresAt = seconds
+        }
+        switch row[7] {
+        case .null: reservePercent = nil
+        case .real(let value): reservePercent = value
+        case .integer(let value): reservePercent = Double(value)
+        default: return nil
+        }
+        self.id = id
+        self.name = name
+        self.email = email
+        self.plan = plan
+        self.status = status
+        self.accessExpiresAt = expiresAt
+        self.codexHome = codexHome
+        self.uuid = uuid
     }
 }

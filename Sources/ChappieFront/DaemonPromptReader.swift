@@ -39,7 +39,7 @@ package enum DaemonPromptReader {
         reply bytes: [UInt8], format: String, now: Double, clock: (_ seconds: Double, _ withDay: Bool) -> String
     ) -> Outcome {
         guard let reply = Members(JSONValue.parse(bytes), ["ok", "error", "exitCode", "accounts", "usage"]),
-            reply.required("ok", \.bool) == true, reply.optional("error", \.string) != nil, reply.optional("exitCode", int32) != nil,
+            reply.required("ok", \.bool) == true, reply.optional("error", \.string) != nil, reply.optional("exitCode", \.int32) != nil,
             case .array(let accountValues)? = reply["accounts"]
         else { return .full }
         var accounts: [PromptAccount] = []
@@ -55,7 +55,7 @@ package enum DaemonPromptReader {
             // of an id counts, as the decoder keeps it).
             guard pairs.count % 2 == 0 else { return .full }
             for index in stride(from: 0, to: pairs.count, by: 2) {
-                guard let id = int64(pairs[index]), let reading = PromptReading(pairs[index + 1]) else { return .full }
+                guard let id = pairs[index].int64, let reading = PromptReading(pairs[index + 1]) else { return .full }
                 readings[id] = reading
             }
         default: return .full
@@ -86,14 +86,14 @@ package enum DaemonPromptReader {
                         "id", "uuid", "name", "info", "status", "accessTokenExpiresAt", "lastRefreshAt", "lastError", "codexHome",
                         "reservePercent", "createdAt", "updatedAt", "isActive", "maxLeases",
                     ]),
-                let id = members.required("id", int64), let uuid = members.required("uuid", \.string), UUIDText.isUUID(uuid, lowercaseOnly: false),
+                let id = members.required("id", \.int64), let uuid = members.required("uuid", \.string), UUIDText.isUUID(uuid, lowercaseOnly: false),
                 let name = members.required("name", \.string), FrontRequest.isAccountName(name),
                 let status = members.required("status", \.string), ["ok", "reauth_required", "disabled"].contains(status),
                 members.optional("accessTokenExpiresAt", \.number) != nil, members.optional("lastRefreshAt", \.number) != nil,
                 members.optional("lastError", \.string) != nil, members.optional("codexHome", \.string) != nil,
                 let reserve = members.optional("reservePercent", \.number), members.required("createdAt", \.number) != nil,
                 members.required("updatedAt", \.number) != nil, let isActive = members.required("isActive", \.bool),
-                members.required("maxLeases", int64) != nil,
+                members.required("maxLeases", \.int64) != nil,
                 let info = Members(members["info"], ["email", "userID", "accountID", "plan", "isFedRAMPAccount"]),
                 info.optional("email", \.string) != nil, info.optional("userID", \.string) != nil,
                 info.optional("accountID", \.string) != nil, let plan = info.optional("plan", \.string),
@@ -115,7 +115,7 @@ package enum DaemonPromptReader {
 
         init?(_ value: JSONValue) {
             guard let members = Members(value, ["usedPercent", "windowMinutes", "resetsAt"]),
-                let used = members.required("usedPercent", \.number), let minutes = members.optional("windowMinutes", int64),
+                let used = members.required("usedPercent", \.number), let minutes = members.optional("windowMinutes", \.int64),
                 let resetsAt = members.optional("resetsAt", \.number),
                 // A time Foundation would format from another instant than its whole second, or
                 // outside 1970–9999: the full binary's to show.
@@ -133,7 +133,7 @@ package enum DaemonPromptReader {
 
         init?(_ value: JSONValue) {
             guard let sample = Members(value, ["accountID", "observedAt", "source", "limitID", "snapshot"]),
-                sample.required("accountID", int64) != nil, sample.required("observedAt", \.number) != nil,
+                sample.required("accountID", \.int64) != nil, sample.required("observedAt", \.number) != nil,
                 let source = sample.required("source", \.string), ["poll", "headers", "stream", "limit_error"].contains(source),
                 sample.required("limitID", \.string) != nil,
                 let snapshot = Members(
@@ -161,41 +161,5 @@ package enum DaemonPromptReader {
             case (nil, nil): binding = nil
             }
         }
-    }
-
-    /// A whole number as `JSONDecoder` reads an `Int64` from a JSON number (`1.0` and `1e2` are
-    /// whole); only where a `Double` holds it exactly.
-    static func int64(_ value: JSONValue) -> Int64? {
-        guard let number = value.number, number == number.rounded(.towardZero), number.magnitude < 0x1p53 else { return nil }
-        return Int64(number)
-    }
-
-    static func int32(_ value: JSONValue) -> Int32? {
-        int64(value).flatMap { Int32(exactly: $0) }
-    }
-}
-
-/// An object's members as a synthesized `Decodable` reads them: required and optional ones, each
-/// of its type. Members it does not know are doubt: the reader gives up where the decoder would
-/// pass over them, since chappie's daemon never writes them.
-private struct Members {
-    let members: [String: JSONValue]
-
-    init?(_ value: JSONValue?, _ known: [String]) {
-        guard case .object(let members)? = value, members.keys.allSatisfy(known.contains) else { return nil }
-        self.members = members
-    }
-
-    subscript(key: String) -> JSONValue? { members[key] }
-
-    /// A member that must be there, not null, and of the type.
-    func required<T>(_ key: String, _ read: (JSONValue) -> T?) -> T? {
-        members[key].flatMap(read)
-    }
-
-    /// `.some(nil)` when absent or null, `.some(value)` when of the type, `nil` otherwise.
-    func optional<T>(_ key: String, _ read: (JSONValue) -> T?) -> T?? {
-        guard let value = members[key], value != .null else { return .some(nil) }
-        return read(value).map { .some($0) }
     }
 }

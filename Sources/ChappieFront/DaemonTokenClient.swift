@@ -31,17 +31,16 @@ package enum DaemonTokenClient {
     /// What a reply line says, as the full binary's decoder (`DaemonReply`, dates in seconds) reads
     /// it; fuzzed against that decoder (`front-reader`).
     package static func outcome(reply bytes: [UInt8]) -> Outcome {
-        guard let reply = JSONValue.parse(bytes), let ok = reply["ok"]?.bool, let error = optional(reply["error"], { $0.string }),
-            let exitCode = optional(reply["exitCode"], { $0.number.flatMap { Int32(exactly: $0) } }),
-            Set(reply.objectKeys).isSubset(of: ["ok", "error", "exitCode", "token"])
+        guard let reply = Members(JSONValue.parse(bytes), ["ok", "error", "exitCode", "token"]), let ok = reply.required("ok", \.bool),
+            let error = reply.optional("error", \.string), let exitCode = reply.optional("exitCode", \.int32)
         else { return .full }
         guard let token = reply["token"], token != .null else {
             return .refused(message: error ?? "the daemon gave no token", exitCode: exitCode ?? 1)
         }
-        guard let name = token["name"]?.string, let accessToken = token["accessToken"]?.string, let fedramp = token["fedramp"]?.bool,
-            let expiry = optional(token["expiresAt"], { $0.number }), let accountID = optional(token["chatgptAccountID"], { $0.string }),
-            let warning = optional(token["warning"], { $0.string }),
-            Set(token.objectKeys).isSubset(of: ["name", "accessToken", "expiresAt", "chatgptAccountID", "fedramp", "warning"])
+        guard let token = Members(token, ["name", "accessToken", "expiresAt", "chatgptAccountID", "fedramp", "warning"]),
+            let name = token.required("name", \.string), let accessToken = token.required("accessToken", \.string),
+            let fedramp = token.required("fedramp", \.bool), let expiry = token.optional("expiresAt", \.number),
+            let accountID = token.optional("chatgptAccountID", \.string), let warning = token.optional("warning", \.string)
         else { return .full }
         guard ok else { return .refused(message: error ?? "the daemon gave no token", exitCode: exitCode ?? 1) }
         // A time Foundation would print otherwise than whole seconds: the full binary prints it.
@@ -50,11 +49,5 @@ package enum DaemonTokenClient {
             FrontToken(
                 name: name, accessToken: accessToken, expiresAt: expiry.map { Int64($0) }, chatgptAccountID: accountID, fedramp: fedramp,
                 warning: warning))
-    }
-
-    /// An optional member: `.some(nil)` when absent or null, `.some(value)` when of the type, `nil` otherwise.
-    private static func optional<T>(_ value: JSONValue?, _ read: (JSONValue) -> T?) -> T?? {
-        guard let value, value != .null else { return .some(nil) }
-        return read(value).map { .some($0) }
     }
 }

@@ -10,15 +10,16 @@ public enum ProcessTimeZone {
     /// starts. Returns the zone that would have crashed, if one did.
     @discardableResult
     public static func settle(zoneFiles: String = "/usr/share/zoneinfo") -> String? {
-        let environment = ProcessInfo.processInfo.environment
         // Foundation reads TZFILE first; an offset name (`GMT+5`) it parses itself, with no file.
-        guard environment["TZFILE"] == nil, let zone = environment["TZ"], !zone.isEmpty, !zone.hasPrefix(":"), !zone.hasPrefix("/"),
+        guard getenv("TZFILE") == nil, let zone = getenv("TZ").map({ String(cString: $0) }), !zone.isEmpty, !zone.hasPrefix(":"),
+            !zone.hasPrefix("/"),
             !zone.hasPrefix("GMT"), !zone.hasPrefix("UTC")
         else { return nil }
         // As Foundation resolves it: an abbreviation (`PST`) by its table, then the identifier.
         let named = TimeZone.abbreviationDictionary[zone] ?? zone
-        guard !named.split(separator: "/").contains(where: { $0 == ".." }), TimeZone(identifier: named) != nil,
-            !FileManager.default.fileExists(atPath: zoneFiles + "/" + named)
+        // The file first: a zone with one (nearly every TZ) costs no lookup in Foundation's data.
+        guard !named.split(separator: "/").contains(where: { $0 == ".." }), !FileManager.default.fileExists(atPath: zoneFiles + "/" + named),
+            TimeZone(identifier: named) != nil
         else { return nil }
         // Foundation keeps the current zone it first reads: read it once under UTC, then put TZ back.
         setenv("TZ", "UTC", 1)
