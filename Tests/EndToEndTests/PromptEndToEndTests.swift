@@ -11,6 +11,9 @@ struct PromptEndToEndTests {
             let empty = try await testbed.chappie(["prompt"])
             #expect(empty.status == 0)
             #expect(empty.stdout.isEmpty && empty.stderr.isEmpty, "\(empty.stdout)\(empty.stderr)")
+            // accounts current, by contrast, fails, and says what a new user does first.
+            let none = try await testbed.chappie(["accounts", "current"])
+            #expect(none.status == 1 && none.stderr.contains("no account yet; sign one in with: chappie accounts add NAME"), "\(none.stderr)")
 
             #expect(try await testbed.chappie(["accounts", "add", "work"]).status == 0)
             #expect(try await testbed.chappie(["prompt"]).stdout == "work\n")

@@ -122,7 +122,11 @@ extension ChappieCommand.Accounts {
                 }
             } else {
                 guard let active = try await services.accounts.active() else {
-                    throw CommandFailure(message: "no account is active; choose one with: chappie accounts switch NAME", exitCode: .failure)
+                    let message =
+                        try await services.accounts.all().isEmpty
+                        ? "no account yet; sign one in with: chappie accounts add NAME"
+                        : "no account is active; choose one with: chappie accounts switch NAME"
+                    throw CommandFailure(message: message, exitCode: .failure)
                 }
                 account = active
                 why = "the active account"
