@@ -11,6 +11,10 @@ int chappie_process_set_dumpable(int dumpable) {
     return prctl(PR_SET_DUMPABLE, dumpable ? 1 : 0, 0, 0, 0);
 }
 
+int chappie_thread_set_name(const char *name) {
+    return prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0);
+}
+
 int chappie_process_is_dumpable(void) {
     return prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
 }

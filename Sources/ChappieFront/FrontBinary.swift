@@ -1,6 +1,7 @@
 import ChappieBuild
 import CProcess
 import CSodium
+import ChappieSystem
 import ChappieText
 import Glibc
 
@@ -35,7 +36,11 @@ public enum FrontBinary {
             // itself non-dumpable first thing too (exec makes the full binary dumpable again until it does).
             chappie_process_set_dumpable(0)
             let token: FrontToken
-            guard let socket = request.socket.map(DataDirectory.absolute) ?? directory.socket else { handOff(arguments) }
+            // The data directory's socket only in a directory of this user's alone: another user who
+            // can write it could have put a server of their own there (the full binary says so).
+            guard request.socket != nil || directory.isPrivateDirectory(directory.path),
+                let socket = request.socket.map(DataDirectory.absolute) ?? directory.socket
+            else { handOff(arguments) }
             switch DaemonTokenClient.ask(request, socket: socket) {
             case .token(let answer):
                 token = answer
@@ -74,7 +79,7 @@ public enum FrontBinary {
             // daemon answering: the full binary reads the store.
             // A reset time in a zone Foundation may name otherwise than the C library: the full binary's.
             guard !DataDirectory.hasAccountBinding(), !format.contains("{reset}") || PromptText.zoneIsNamedAlike(environment),
-                let directory = DataDirectory(home: home, environment: environment),
+                let directory = DataDirectory(home: home, environment: environment), directory.isPrivateDirectory(directory.path),
                 case .line(let line) = DaemonPromptReader.ask(format: format, socket: directory.socket, now: now)
             else { handOff(arguments) }
             finish(stdout: line.map { $0 + "\n" } ?? "")
@@ -144,20 +149,9 @@ public enum FrontBinary {
         // now, when nothing is handed on any more (an ignored signal would stay ignored across exec).
         signal(SIGPIPE, SIG_IGN)
         // In the order the full binary writes them, which a terminal showing both keeps.
-        if stdoutFirst { write(1, stdout) }
-        write(2, stderr)
-        if !stdoutFirst { write(1, stdout) }
+        if stdoutFirst { StandardStream.output.write(stdout) }
+        StandardStream.error.write(stderr)
+        if !stdoutFirst { StandardStream.output.write(stdout) }
         exit(status)
-    }
-
-    private static func write(_ descriptor: Int32, _ text: String) {
-        let bytes = Array(text.utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
-            if written < 0, errno == EINTR { continue }
-            guard written > 0 else { return }
-            offset += written
-        }
     }
 }

@@ -1,3 +1,4 @@
+import ChappieSystem
 import ChappieText
 import ArgumentParser
 import CProcess
@@ -53,7 +54,7 @@ struct ChappieCommand: AsyncParsableCommand {
             } catch {
                 // Only a line the parser refused can hold a mistyped command (`usage snow` is an account).
                 if let typo = CommandTypos.problem(in: Array(arguments.prefix { $0 != "--" }), root: Self.self) {
-                    FileHandle.standardError.write(Data("error: \(typo)\n".utf8))
+                    StandardStream.error.write("error: \(typo)\n")
                     Foundation.exit(ChappieExitCode.usage)
                 }
                 throw error
@@ -66,15 +67,15 @@ struct ChappieCommand: AsyncParsableCommand {
                 try command.run()
             }
         } catch let failure as CommandFailure {
-            FileHandle.standardError.write(Data("error: \(TerminalText.sanitized(failure.message, keepingLineBreaks: true))\n".utf8))
+            StandardStream.error.write("error: \(TerminalText.sanitized(failure.message, keepingLineBreaks: true))\n")
             Foundation.exit(failure.exitCode.rawValue)
         } catch {
             if let failure = CommandFailure(error) {
-                FileHandle.standardError.write(Data("error: \(TerminalText.sanitized(failure.message, keepingLineBreaks: true))\n".utf8))
+                StandardStream.error.write("error: \(TerminalText.sanitized(failure.message, keepingLineBreaks: true))\n")
                 Foundation.exit(failure.exitCode.rawValue)
             }
             if exitCode(for: error) == .validationFailure {
-                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+                StandardStream.error.write(fullMessage(for: error) + "\n")
                 Foundation.exit(2)
             }
             // Help (`--help`, `help COMMAND`): the options every command takes under their own heading.

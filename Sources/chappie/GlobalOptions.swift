@@ -1,3 +1,4 @@
+import ChappieSystem
 import ChappieText
 import ArgumentParser
 import Chappie
@@ -111,7 +112,7 @@ struct GlobalOptions: ParsableArguments {
         guard let directory = AccountBinding.workingDirectory else { return nil }
         let search = AccountBinding.nearest(from: directory)
         if printingWarnings {
-            for warning in search.warnings { FileHandle.standardError.write(Data("warning: \(TerminalText.sanitized(warning))\n".utf8)) }
+            for warning in search.warnings { StandardStream.error.write("warning: \(TerminalText.sanitized(warning))\n") }
         }
         switch search.binding {
         case .none: return nil

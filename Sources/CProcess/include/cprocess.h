@@ -8,6 +8,10 @@
 /// environment in /proc (PR_SET_DUMPABLE). Returns 0, or -1 with errno set.
 int chappie_process_set_dumpable(int dumpable);
 
+/// Names the calling thread (PR_SET_NAME; at most 15 bytes are kept), as `ps -L` and
+/// /proc/PID/task/TID/comm show it. Returns 0, or -1 with errno set.
+int chappie_thread_set_name(const char *name);
+
 /// Returns 1 when this process may be dumped and read by its user's other processes, 0 when not,
 /// -1 with errno set.
 int chappie_process_is_dumpable(void);

@@ -1,3 +1,4 @@
+import ChappieSystem
 import Foundation
 
 /// Asks for a passphrase on the controlling terminal without echoing it.
@@ -10,7 +11,7 @@ public enum PassphrasePrompt {
     /// - Returns: The passphrase, or `nil` when there is no terminal or input ended.
     public static func ask(_ prompt: String) -> SecretBytes? {
         guard isInteractive else { return nil }
-        FileHandle.standardError.write(Data(prompt.utf8))
+        StandardStream.error.write(prompt)
         var original = termios()
         tcgetattr(STDIN_FILENO, &original)
         var silent = original
@@ -18,7 +19,7 @@ public enum PassphrasePrompt {
         tcsetattr(STDIN_FILENO, TCSAFLUSH, &silent)
         defer {
             tcsetattr(STDIN_FILENO, TCSAFLUSH, &original)
-            FileHandle.standardError.write(Data("\n".utf8))
+            StandardStream.error.write("\n")
         }
         var bytes: [UInt8] = []
         var byte: UInt8 = 0

@@ -1,3 +1,4 @@
+import ChappieSystem
 import ChappieText
 import ArgumentParser
 import ChappieCore
@@ -59,7 +60,7 @@ extension ChappieCommand.Accounts {
             }
             print(table.render())
             for summary in summaries where summary.credentialProblem != nil {
-                FileHandle.standardError.write(Data("warning: \(summary.credentialProblem!)\n".utf8))
+                StandardStream.error.write("warning: \(summary.credentialProblem!)\n")
             }
         }
     }
@@ -135,7 +136,7 @@ extension ChappieCommand.Accounts {
                 try JSONOutput.print(AccountJSON(account))
             } else {
                 print(account.name.rawValue)
-                try? FileHandle.standardError.write(contentsOf: Data("\(account.name), \(TerminalText.sanitized(why))\n".utf8))
+                StandardStream.error.write("\(account.name), \(TerminalText.sanitized(why))\n")
             }
         }
     }
@@ -208,22 +209,16 @@ extension ChappieCommand.Accounts {
             let home: AccountsService.CodexHomeChoice = noCodexHome ? .noHome : codexHome.map { .at(expandedPath($0)) } ?? .standard
             let outcome = try await service.switchTo(target, codexHome: home, force: force)
             if let skipped = outcome.codexHomeSkipped {
-                FileHandle.standardError.write(Data("note: \(TerminalText.sanitized(skipped))\n".utf8))
+                StandardStream.error.write("note: \(TerminalText.sanitized(skipped))\n")
             }
             if let imported = outcome.imported {
                 let who = imported.info.email.map { " (\(TerminalText.sanitized($0)))" } ?? ""
-                FileHandle.standardError.write(
-                    Data(
-                        "Imported the login \(outcome.codexAuthFile?.path ?? "the Codex home") held as \(imported.name)\(who), so that switching does not lose it\n"
-                            .utf8))
+                StandardStream.error.write("Imported the login \(outcome.codexAuthFile?.path ?? "the Codex home") held as \(imported.name)\(who), so that switching does not lose it\n")
             }
             // Switched all the same: the user may know the window is about to reset.
             if let full = try? await services.usage.fullness(of: outcome.account) {
                 let reset = full.resetsAt.map { "; it resets at \(Formatting.localTime($0)) (\(Formatting.relative($0)))" } ?? ""
-                FileHandle.standardError.write(
-                    Data(
-                        "warning: \(outcome.account.name) is at its limit (\(full.description))\(reset); chappie accounts switch --best picks the account with the most room\n"
-                            .utf8))
+                StandardStream.error.write("warning: \(outcome.account.name) is at its limit (\(full.description))\(reset); chappie accounts switch --best picks the account with the most room\n")
             }
             if global.json {
                 struct Switched: Encodable {
@@ -333,18 +328,14 @@ extension ChappieCommand.Accounts {
                 guard isatty(STDIN_FILENO) == 1 else {
                     throw CommandFailure(message: "not removing \(name) without confirmation: pass --yes", exitCode: .failure)
                 }
-                FileHandle.standardError.write(
-                    Data(
-                        "Remove \(name)\(account.info.email.map { " (\(TerminalText.sanitized($0)))" } ?? "")? Its tokens and usage history are deleted. [y/N] "
-                            .utf8))
+                StandardStream.error.write("Remove \(name)\(account.info.email.map { " (\(TerminalText.sanitized($0)))" } ?? "")? Its tokens and usage history are deleted. [y/N] ")
                 guard let answer = readLine(), ["y", "yes"].contains(answer.lowercased()) else {
                     throw CommandFailure(message: "nothing removed", exitCode: .failure)
                 }
             }
             let removal = try await services.removeAccount(name, revoking: revoke, force: force)
             if let failure = removal.revocationFailure {
-                FileHandle.standardError.write(
-                    Data("warning: could not revoke \(name)'s refresh token: \(failure) Removed it anyway (--force).\n".utf8))
+                StandardStream.error.write("warning: could not revoke \(name)'s refresh token: \(failure) Removed it anyway (--force).\n")
             }
             let revoked = removal.revoked
             if global.json {

@@ -1,3 +1,4 @@
+import ChappieSystem
 import ChappieText
 import ArgumentParser
 import Chappie
@@ -63,7 +64,7 @@ extension ChappieCommand {
                     for try await event in client.streamResponse(request) {
                         switch event {
                         case .textDelta(let delta):
-                            if json { try AskEvent.text(delta).print() } else { FileHandle.standardOutput.write(Data(delta.utf8)) }
+                            if json { try AskEvent.text(delta).print() } else { StandardStream.output.write(delta) }
                         case .usageLimits(let snapshot) where snapshot.limitID == "codex":
                             latest = snapshot
                             if json { try AskEvent.usage(snapshot).print() }
@@ -98,15 +99,15 @@ extension ChappieCommand {
                 ).print()
                 return
             }
-            FileHandle.standardOutput.write(Data("\n".utf8))
+            StandardStream.output.write("\n")
             if transport == .auto, let reason = client.transportFallbackReason {
-                FileHandle.standardError.write(Data("chappie: streamed over HTTP/SSE instead of WebSocket: \(TerminalText.sanitized(reason))\n".utf8))
+                StandardStream.error.write("chappie: streamed over HTTP/SSE instead of WebSocket: \(TerminalText.sanitized(reason))\n")
             }
             let windows = [("5-hour", usage?.shortWindow), ("weekly", usage?.longWindow)].compactMap { label, window in
                 window.map { "\(label) \(UsageSummary.percent($0.usedPercent)) %" }
             }
             let used = tokens.map { ", \($0.totalTokens) tokens" } ?? ""
-            FileHandle.standardError.write(Data("— \(name), \(model)\(used)\(windows.isEmpty ? "" : ": " + windows.joined(separator: ", "))\n".utf8))
+            StandardStream.error.write("— \(name), \(model)\(used)\(windows.isEmpty ? "" : ": " + windows.joined(separator: ", "))\n")
         }
 
         private func readPrompt() throws -> String {
@@ -152,6 +153,6 @@ struct AskEvent: Encodable {
     func print() throws {
         let encoder = Formatting.jsonEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        FileHandle.standardOutput.write(try encoder.encode(self) + Data("\n".utf8))
+        StandardStream.output.write(try encoder.encode(self) + Data("\n".utf8))
     }
 }

@@ -1,3 +1,4 @@
+import ChappieSystem
 import ChappieText
 import ArgumentParser
 import ChappieCore
@@ -65,12 +66,10 @@ extension ChappieCommand {
                     + (summary.settingsApplied.isEmpty ? "" : "; settings taken: \(summary.settingsApplied.joined(separator: ", "))")
                     + (summary.usageReadingsAdded > 0 ? "; \(summary.usageReadingsAdded) usage readings added" : "") + ".")
             if !summary.names(.added).isEmpty || !summary.names(.updated).isEmpty {
-                FileHandle.standardError.write(
-                    Data(
-                        """
+                StandardStream.error.write("""
                         note: use these accounts from this store only from now on; the store the backup came from \
                         holds the same refresh tokens, and a second redemption signs an account out.\n
-                        """.utf8))
+                        """)
             }
         }
     }

@@ -1,3 +1,4 @@
+import ChappieSystem
 import ChappieText
 import ArgumentParser
 import ChappieCore
@@ -36,7 +37,7 @@ extension ChappieCommand {
             }
             // A directory others can write makes the file one chappie passes over: say so now.
             if case .failure(.untrusted(let reason))? = AccountBinding.read(file) {
-                FileHandle.standardError.write(Data("warning: \(TerminalText.sanitized(reason)); commands here will not use it\n".utf8))
+                StandardStream.error.write("warning: \(TerminalText.sanitized(reason)); commands here will not use it\n")
             }
             if global.json {
                 try JSONOutput.print(BindingJSON(account: account.name.rawValue, file: file.path))

@@ -1,3 +1,4 @@
+import ChappieSystem
 import ChappieText
 import ChappieDaemonClient
 import ArgumentParser
@@ -199,7 +200,7 @@ extension ChappieCommand {
         func run() async throws {
             let (daemon, accounts, note) = try await DaemonOrStore(options: try global.serviceOptions(), socket: socket.map { expandedPath($0) })
                 .status()
-            if let note { FileHandle.standardError.write(Data("warning: \(TerminalText.sanitized(note))\n".utf8)) }
+            if let note { StandardStream.error.write("warning: \(TerminalText.sanitized(note))\n") }
             let output = Output(daemon: daemon, accounts: accounts)
             if global.json {
                 struct StatusJSON: Encodable {

@@ -1,3 +1,4 @@
+import ChappieSystem
 import ChappieText
 import ArgumentParser
 import ChappieCore
@@ -63,7 +64,7 @@ extension ChappieCommand {
                     var name = account
                     if best {
                         let choice = try await services.usage.best()
-                        if verbose { FileHandle.standardError.write(Data("chappie: best: \(TerminalText.sanitized(choice.reason))\n".utf8)) }
+                        if verbose { StandardStream.error.write("chappie: best: \(TerminalText.sanitized(choice.reason))\n") }
                         name = choice.account.name
                     }
                     let chosen = try await services.tokens.account(name).name
@@ -84,9 +85,9 @@ extension ChappieCommand {
                 }
                 return
             }
-            if let problem = plan.sharingProblem { FileHandle.standardError.write(Data("warning: \(TerminalText.sanitized(problem))\n".utf8)) }
+            if let problem = plan.sharingProblem { StandardStream.error.write("warning: \(TerminalText.sanitized(problem))\n") }
             if verbose {
-                FileHandle.standardError.write(Data("chappie: running as \(plan.account.name) with CODEX_HOME=\(plan.codexHome.path)\n".utf8))
+                StandardStream.error.write("chappie: running as \(plan.account.name) with CODEX_HOME=\(plan.codexHome.path)\n")
             }
             let failure = ProcessReplacement.replace(with: command, adding: plan.environment, keeping: [plan.inUseLock])
             throw CommandFailure(message: failure.reason, exitCode: ExitCode(failure.status))

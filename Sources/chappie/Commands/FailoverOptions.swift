@@ -1,3 +1,4 @@
+import ChappieSystem
 import ChappieText
 import ArgumentParser
 import ChappieCore
@@ -47,7 +48,7 @@ func runAsParent(
 ) async throws {
     let control = JobControl()
     let report: @Sendable (String) -> Void = { message in
-        if printing(message) { FileHandle.standardError.write(Data("chappie: \(TerminalText.sanitized(message))\n".utf8)) }
+        if printing(message) { StandardStream.error.write("chappie: \(TerminalText.sanitized(message))\n") }
     }
     let status = try await cancellingOnSignals(passingTo: control) { try await body(control, report) }
     if status != 0 { throw ExitCode(status) }

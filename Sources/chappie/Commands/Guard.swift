@@ -1,3 +1,4 @@
+import ChappieSystem
 import ChappieText
 import ArgumentParser
 import ChappieCore
@@ -53,7 +54,7 @@ extension ChappieCommand {
                 try JSONOutput.print(GuardJSON(verdict, minimum: minHeadroom, message: line))
             } else {
                 // The exit code is the answer: a closed standard error must not change it.
-                try? FileHandle.standardError.write(contentsOf: Data("\(TerminalText.sanitized(line))\n".utf8))
+                StandardStream.error.write("\(TerminalText.sanitized(line))\n")
             }
             if status != 0 { throw ExitCode(status) }
         }

@@ -1,3 +1,4 @@
+import ChappieSystem
 import ChappieText
 import ArgumentParser
 import ChappieCore
@@ -112,7 +113,7 @@ extension ChappieCommand {
                 let request = try await choice.request(holder: holder ?? "pid \(getppid()) (lease acquire)", global: global)
                 let granted = try await cancellingOnSignals {
                     try await services.leases.acquire(request) { message in
-                        FileHandle.standardError.write(Data("chappie: \(TerminalText.sanitized(message))\n".utf8))
+                        StandardStream.error.write("chappie: \(TerminalText.sanitized(message))\n")
                     }
                 }
                 try printLease(granted.lease, codexHome: granted.codexHome, json: global.json)

@@ -1,3 +1,4 @@
+import ChappieSystem
 import ArgumentParser
 import ChappieCore
 import ChappieService
@@ -41,7 +42,7 @@ extension ChappieCommand {
             }
             // A closed or full output is no reason to fail a prompt.
             guard let shown else { return }
-            try? FileHandle.standardOutput.write(contentsOf: Data((shown + "\n").utf8))
+            StandardStream.output.write(shown + "\n")
         }
 
         /// How long a prompt line may take before it is given up.
@@ -64,7 +65,14 @@ extension ChappieCommand {
                 return nil
             }
             let view: (accounts: [Account], latest: [Int64: UsageSample])
-            if let cached = await DaemonOrStore(options: options).cachedUsage(timeout: Self.daemonBudget) {
+            let cached: (accounts: [Account], latest: [Int64: UsageSample])?
+            do {
+                cached = try await DaemonOrStore(options: options).cachedUsage(timeout: Self.daemonBudget)
+            } catch {
+                // Another user's socket: nothing is shown, and the store is not read instead.
+                return nil
+            }
+            if let cached {
                 view = cached
             } else {
                 // No daemon: the store on this machine, read without its key and without writing

@@ -1,3 +1,4 @@
+import ChappieSystem
 import ChappieText
 import ChappieDaemonClient
 import ArgumentParser
@@ -36,7 +37,7 @@ extension ChappieCommand {
         }
 
         private func print(_ token: DaemonReply.Token) throws {
-            if let warning = token.warning { FileHandle.standardError.write(Data("warning: \(TerminalText.sanitized(warning))\n".utf8)) }
+            if let warning = token.warning { StandardStream.error.write("warning: \(TerminalText.sanitized(warning))\n") }
             if global.json {
                 struct TokenJSON: Encodable {
                     var account: String
@@ -53,7 +54,7 @@ extension ChappieCommand {
             } else {
                 // A token is printable text; whatever else is there (from a socket that is not a
                 // daemon's) does not reach the terminal as control characters.
-                FileHandle.standardOutput.write(Data((TerminalText.sanitized(token.accessToken) + "\n").utf8))
+                StandardStream.output.write(TerminalText.sanitized(token.accessToken) + "\n")
             }
         }
     }
@@ -96,7 +97,7 @@ extension ChappieCommand {
                                 ? " Its current token stays valid until \(Formatting.localTime(expiry)) (\(Formatting.relative(expiry)))."
                                 : " Its token has expired: what needs it fails until a refresh works."
                         }
-                        FileHandle.standardError.write(Data((line + "\n").utf8))
+                        StandardStream.error.write(line + "\n")
                     }
                 } else if !quiet && !global.json {
                     let expiry = report.expiresAt.map { "expires \(Formatting.localTime($0)) (\(Formatting.relative($0)))" } ?? ""

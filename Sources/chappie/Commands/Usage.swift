@@ -1,3 +1,4 @@
+import ChappieSystem
 import ChappieText
 import ChappieDaemonClient
 import ArgumentParser
@@ -33,7 +34,7 @@ extension ChappieCommand.Usage {
         func run() async throws {
             let name = try await global.account(self.name)
             // With --cached and a running daemon, the daemon's view is shown without opening the store.
-            if cached && !forecast, let (all, latest) = await DaemonOrStore(options: try global.serviceOptions()).cachedUsage() {
+            if cached && !forecast, let (all, latest) = try await DaemonOrStore(options: try global.serviceOptions()).cachedUsage() {
                 let accounts = name.map { name in all.filter { $0.name == name } } ?? all
                 if let name, accounts.isEmpty {
                     throw CommandFailure(message: "there is no account named \(name)", exitCode: .failure)
@@ -120,7 +121,7 @@ extension ChappieCommand.Usage {
                 }
                 print(table.render())
                 for (name, message) in failures.sorted(by: { $0.key < $1.key }) {
-                    FileHandle.standardError.write(Data("\(name): poll failed: \(message)\n".utf8))
+                    StandardStream.error.write("\(name): poll failed: \(message)\n")
                 }
             }
             if !failures.isEmpty { throw ExitStatus.temporaryFailure }
@@ -155,7 +156,7 @@ extension ChappieCommand.Usage {
                 if let error = result.error {
                     let failure = CommandFailure(error, account: result.account.name)
                     codes.append(failure?.exitCode.rawValue ?? ChappieExitCode.temporaryFailure)
-                    FileHandle.standardError.write(Data("\(result.account.name): FAILED: \(failure?.message ?? "\(error)")\n".utf8))
+                    StandardStream.error.write("\(result.account.name): FAILED: \(failure?.message ?? "\(error)")\n")
                 } else if !global.json, let main = result.snapshots.first {
                     print("\(result.account.name): 5-hour \(describeWindow(main.shortWindow)); weekly \(describeWindow(main.longWindow))")
                 }
@@ -369,7 +370,7 @@ func camelCase(_ name: String) -> String {
 /// of chappie's own files.
 func write(_ text: String, to path: String?, options: ServiceOptions) throws {
     guard let path else {
-        FileHandle.standardOutput.write(Data(text.utf8))
+        StandardStream.output.write(text)
         return
     }
     let url = expandedPath(path)

@@ -1,3 +1,4 @@
+import ChappieSystem
 import ChappieCore
 import ChappieService
 import Foundation
@@ -67,9 +68,9 @@ actor SignInDisplay {
                 let line =
                     "Waiting for \(what)… \(elapsed / 60):\(String(format: "%02d", elapsed % 60)) elapsed, \(left / 60):\(String(format: "%02d", left % 60)) left"
                 if live {
-                    FileHandle.standardError.write(Data("\r\u{1B}[2K\(line)".utf8))
+                    StandardStream.error.write("\r\u{1B}[2K\(line)")
                 } else if tick % 60 == 0 {
-                    FileHandle.standardError.write(Data("\(line)\n".utf8))
+                    StandardStream.error.write("\(line)\n")
                 }
                 tick += 1
                 try? await Task.sleep(for: .seconds(1))
@@ -84,12 +85,12 @@ actor SignInDisplay {
     private func stopTicker() {
         if let ticker {
             ticker.cancel()
-            if live { FileHandle.standardError.write(Data("\r\u{1B}[2K".utf8)) }
+            if live { StandardStream.error.write("\r\u{1B}[2K") }
         }
         ticker = nil
     }
 
     private nonisolated func write(_ text: String) {
-        FileHandle.standardError.write(Data(text.utf8))
+        StandardStream.error.write(text)
     }
 }

@@ -1,3 +1,4 @@
+import ChappieSystem
 import Foundation
 import Logging
 
@@ -19,6 +20,6 @@ struct JSONLogHandler: LogHandler {
         for (key, value) in metadata.merging(event.metadata ?? [:], uniquingKeysWith: { $1 }) { object[key] = "\(value)" }
         guard var line = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
         line.append(0x0A)
-        FileHandle.standardError.write(line)
+        StandardStream.error.write(line)
     }
 }

@@ -1,5 +1,7 @@
+import ChappieSystem
 import ChappieCore
 import ChappieService
+import CProcess
 import CSignals
 import Foundation
 import Synchronization
@@ -78,6 +80,8 @@ final class SignalRelay: Sendable {
 
     /// Reads the signals' numbers from the pipe, for as long as the process lives.
     private func readSignals(from descriptor: Int32) {
+        // Foundation's `Thread.name` names no thread on Linux; ps -L and the tests see this one.
+        _ = chappie_thread_set_name("chappie-signals")
         var byte: UInt8 = 0
         while true {
             let count = read(descriptor, &byte, 1)
@@ -148,10 +152,7 @@ func cancellingOnSignals<T: Sendable>(
         if control?.signal(number) == true { return }
         // Said once: a refresh the issuer may already have answered is never abandoned.
         if !told.exchange(true, ordering: .relaxed) {
-            FileHandle.standardError.write(
-                Data(
-                    "chappie: stopping; a refresh already sent waits for the issuer's answer (up to \(RefreshBounds.answerTimeout.components.seconds) s) and is stored first\n"
-                        .utf8))
+            StandardStream.error.write("chappie: stopping; a refresh already sent waits for the issuer's answer (up to \(RefreshBounds.answerTimeout.components.seconds) s) and is stored first\n")
         }
         pending.cancel()
     }
