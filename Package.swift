@@ -81,10 +81,13 @@ let package = Package(
         // Text as chappie shows it (tables, relative times, plan names, the headroom rule), without
         // Foundation: both binaries show the same, and the front binary does not link Foundation.
         .target(name: "ChappieText", swiftSettings: swiftSettings),
+        // The system calls both binaries share, without Foundation: best-effort writes to the
+        // standard streams, the daemon's socket client and who may listen there, who may write a path.
+        .target(name: "ChappieSystem", swiftSettings: swiftSettings),
         .target(name: "ChappieCore", dependencies: ["ChappieBuild", "ChappieText"], swiftSettings: swiftSettings),
         // What the front binary does itself: the standard library, Glibc, SQLite and libsodium only,
         // never Foundation (scripts/check-imports.py; the front binary's link is checked by the tests).
-        .target(name: "ChappieFront", dependencies: ["ChappieBuild", "ChappieText", "CSQLite", "CSodium", "CProcess"], swiftSettings: swiftSettings),
+        .target(name: "ChappieFront", dependencies: ["ChappieBuild", "ChappieText", "ChappieSystem", "CSQLite", "CSodium", "CProcess"], swiftSettings: swiftSettings),
         .target(
             name: "ChappieNet",
             dependencies: [
@@ -101,11 +104,11 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        .target(name: "ChappieVault", dependencies: ["ChappieCore", "CSodium", "CProcess"], swiftSettings: swiftSettings),
+        .target(name: "ChappieVault", dependencies: ["ChappieCore", "ChappieSystem", "CSodium", "CProcess"], swiftSettings: swiftSettings),
         .target(
             name: "ChappieStore",
             dependencies: [
-                "ChappieCore", "ChappieVault", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
+                "ChappieCore", "ChappieVault", "ChappieSystem", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -113,7 +116,7 @@ let package = Package(
         // for `token` and `accounts list` is made of this and the store (scripts/check-imports.py).
         .target(
             name: "ChappieDaemonClient",
-            dependencies: ["ChappieCore", "ChappieStore"],
+            dependencies: ["ChappieCore", "ChappieStore", "ChappieSystem"],
             swiftSettings: swiftSettings
         ),
         // The team pool's backend (docs/team-pool.md): the one target that links PostgresNIO.
@@ -139,7 +142,7 @@ let package = Package(
             name: "ChappieService",
             dependencies: [
                 "Chappie", "ChappieNet", "ChappiePool", "ChappieStore", "ChappieVault", "ChappieCore", "ChappieText", "ChappieDaemonClient",
-                "CProcess",
+                "ChappieSystem", "CProcess",
                 .product(name: "Logging", package: "swift-log"),
                 // The daemon's Unix socket (DaemonSocketServer).
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -208,7 +211,7 @@ let package = Package(
         .executableTarget(
             name: "chappie-full",
             dependencies: [
-                "ChappieService", "Chappie", "ChappieCore", "ChappieText", "ChappieDaemonClient", "CSignals", "CProcess",
+                "ChappieService", "Chappie", "ChappieCore", "ChappieText", "ChappieSystem", "ChappieDaemonClient", "CSignals", "CProcess",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -308,7 +311,7 @@ let package = Package(
             name: "ChappieServiceTests",
             dependencies: [
                 "ChappieService", "ChappieStore", "ChappieVault", "ChappieCore", "Chappie", "ChappieTestSupport", "ChappieEmulator",
-                "ChappieDaemonClient", "ChappieNet", "ChappieFuzzing", .product(name: "SwiftCSV", package: "SwiftCSV"),
+                "ChappieDaemonClient", "ChappieNet", "ChappieFuzzing", "ChappieSystem", .product(name: "SwiftCSV", package: "SwiftCSV"),
             ],
             swiftSettings: swiftSettings
         ),

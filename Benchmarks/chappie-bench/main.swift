@@ -270,7 +270,7 @@ func runDaemon(chappie: URL, home: URL, service: [String]) async throws -> [Stri
     var roundTrips: [Double] = []
     for _ in 0..<30 {
         let start = clock.now
-        let reply = await DaemonClient.send(DaemonRequest(command: "token", account: "user50"), to: socket)
+        let reply = try await DaemonClient.send(DaemonRequest(command: "token", account: "user50"), to: socket)
         precondition(reply?.ok == true, "the daemon did not answer")
         roundTrips.append(milliseconds(clock.now - start))
     }

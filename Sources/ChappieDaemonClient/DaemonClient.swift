@@ -1,5 +1,6 @@
 public import ChappieStore
 public import Foundation
+import ChappieSystem
 import Synchronization
 
 /// Talks to a running daemon over its Unix socket: one request line, one reply line. Used by the
@@ -25,15 +26,20 @@ public enum DaemonClient {
     }
 
     /// Sends a request; `nil` when no daemon answered (``ask(_:to:timeout:)`` says which way).
-    public static func send(_ request: DaemonRequest, to socket: URL, timeout: Duration = .seconds(60)) async -> DaemonReply? {
-        if case .replied(let reply) = await ask(request, to: socket, timeout: timeout) { reply } else { nil }
+    ///
+    /// - Throws: ``DaemonSocketError`` when another user listens at the socket.
+    public static func send(_ request: DaemonRequest, to socket: URL, timeout: Duration = .seconds(60)) async throws(DaemonSocketError) -> DaemonReply? {
+        if case .replied(let reply) = try await ask(request, to: socket, timeout: timeout) { reply } else { nil }
     }
 
     /// Sends a request and says what came of it. The socket is used on a thread of its own (no call
     /// blocks Swift's cooperative pool); cancelling the task shuts the connection down at once.
-    public static func ask(_ request: DaemonRequest, to socket: URL, timeout: Duration = .seconds(60)) async -> Outcome {
+    ///
+    /// - Throws: ``DaemonSocketError`` when another user listens at the socket: never a reason to
+    ///   read the store instead, since whoever planted it can also have planted the rest.
+    public static func ask(_ request: DaemonRequest, to socket: URL, timeout: Duration = .seconds(60)) async throws(DaemonSocketError) -> Outcome {
         let connection = OpenConnection()
-        return await withTaskCancellationHandler {
+        let outcome = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let thread = Thread { continuation.resume(returning: sendNow(request, to: socket, timeout: timeout, connection: connection)) }
                 thread.name = "chappie.daemon-client"
@@ -42,29 +48,29 @@ public enum DaemonClient {
         } onCancel: {
             connection.cancel()
         }
+        return try outcome.get()
     }
 
     /// ``ask(_:to:timeout:)`` on the calling thread.
-    static func sendNow(_ request: DaemonRequest, to socket: URL, timeout: Duration, connection: OpenConnection) -> Outcome {
-        guard FileManager.default.fileExists(atPath: socket.path), let descriptor = UnixSocketClient.connect(to: socket.path, timeout: timeout)
-        else {
-            return .noDaemon
+    static func sendNow(_ request: DaemonRequest, to socket: URL, timeout: Duration, connection: OpenConnection) -> Result<Outcome, DaemonSocketError> {
+        guard let line = try? JSONEncoder().encode(request) else { return .success(.noAnswer) }
+        let milliseconds = Int(timeout.components.seconds) * 1000 + Int(timeout.components.attoseconds / 1_000_000_000_000_000)
+        let watch = ConnectionWatch(connected: connection.open, closing: connection.close)
+        switch DaemonSocketExchange.exchange(Array(line), socket: socket.path, timeoutMilliseconds: max(1, milliseconds), watch: watch) {
+        case .noDaemon: return .success(.noDaemon)
+        case .noAnswer: return .success(.noAnswer)
+        case .foreignListener(let uid): return .failure(DaemonSocketError.foreignListener(socket: socket.path, uid: uid))
+        case .reply(let answer):
+            let decoder = JSONDecoder()
+            decoder.dateDecodingStrategy = .secondsSince1970
+            guard let reply = try? decoder.decode(DaemonReply.self, from: Data(answer)) else { return .success(.noAnswer) }
+            return .success(.replied(reply))
         }
-        defer { connection.close() }
-        guard connection.open(descriptor), var line = try? JSONEncoder().encode(request) else { return .noAnswer }
-        line.append(0x0A)
-        UnixSocketClient.write(descriptor, line)
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .secondsSince1970
-        guard let answer = UnixSocketClient.readLine(descriptor, limit: UnixSocketClient.maximumReplyBytes, timeout: timeout),
-            let reply = try? decoder.decode(DaemonReply.self, from: answer)
-        else { return .noAnswer }
-        return .replied(reply)
     }
 }
 
 /// The client's one connection, shared with a cancellation: cancelling shuts it down, so that a
-/// read waiting for the daemon returns at once; it is closed by whoever opened it.
+/// read waiting for the daemon returns at once; the exchange closes it.
 final class OpenConnection: Sendable {
     private struct State {
         var descriptor: Int32?
@@ -73,15 +79,13 @@ final class OpenConnection: Sendable {
 
     private let state = Mutex(State())
 
-    /// Takes the connected descriptor; `false` (and the descriptor closed) when already cancelled.
-    func open(_ descriptor: Int32) -> Bool {
-        let taken = state.withLock { state in
+    /// Takes the connected descriptor; `false` when already cancelled (the exchange then closes it).
+    @Sendable func open(_ descriptor: Int32) -> Bool {
+        state.withLock { state in
             guard !state.cancelled else { return false }
             state.descriptor = descriptor
             return true
         }
-        if !taken { Glibc.close(descriptor) }
-        return taken
     }
 
     func cancel() {
@@ -91,10 +95,8 @@ final class OpenConnection: Sendable {
         }
     }
 
-    func close() {
-        state.withLock { state in
-            if let descriptor = state.descriptor { Glibc.close(descriptor) }
-            state.descriptor = nil
-        }
+    /// Forgets the descriptor, which the exchange closes next: a later cancel shuts nothing down.
+    @Sendable func close() {
+        state.withLock { $0.descriptor = nil }
     }
 }

@@ -1,3 +1,4 @@
+import ChappieSystem
 import ChappieText
 import Glibc
 
@@ -22,7 +23,7 @@ package enum DaemonPromptReader {
     /// binary renders it after its reply.
     static func ask(format: String, socket path: String, now: () -> Double) -> Outcome {
         let start = now()
-        guard let answer = DaemonSocket.exchange(#"{"command":"usage"}"#, socket: path, timeoutMilliseconds: timeoutMilliseconds)
+        guard case .reply(let answer) = DaemonSocketExchange.exchange(Array(#"{"command":"usage"}"#.utf8), socket: path, timeoutMilliseconds: timeoutMilliseconds)
         else { return .full }
         let line = outcome(reply: answer, format: format, now: now(), clock: PromptText.localClock)
         // A reply so large that reading it took most of the full binary's 2 seconds: its to decide

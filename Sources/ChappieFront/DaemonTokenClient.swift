@@ -1,3 +1,4 @@
+import ChappieSystem
 import Glibc
 
 /// `token` asked of a running daemon, as the full binary asks it (docs/operations.md, "The local
@@ -24,8 +25,12 @@ package enum DaemonTokenClient {
         var line = #"{"command":"token""#
         if let name = request.name { line += #","account":"\#(name)""# }
         line += #","marginSeconds":\#(request.marginSeconds)}"#
-        guard let answer = DaemonSocket.exchange(line, socket: path, timeoutMilliseconds: timeoutSeconds * 1000) else { return .noDaemon }
-        return outcome(reply: answer)
+        switch DaemonSocketExchange.exchange(Array(line.utf8), socket: path, timeoutMilliseconds: timeoutSeconds * 1000) {
+        case .reply(let answer): return outcome(reply: answer)
+        case .noDaemon, .noAnswer: return .noDaemon
+        // Another user listens there: the full binary says so, and reads nothing else.
+        case .foreignListener: return .full
+        }
     }
 
     /// What a reply line says, as the full binary's decoder (`DaemonReply`, dates in seconds) reads

@@ -184,7 +184,7 @@ public struct ChappieServices: Sendable {
         let services = try await ChappieServices.open(options)
         let instance = try services.claimDaemonInstance()
         let route = DaemonOrStore(options: options, socket: socket)
-        if await route.daemonAnswers(timeout: .seconds(2)) {
+        if try await route.daemonAnswers(timeout: .seconds(2)) {
             throw ServiceError(.invalidInput, "a daemon is already running on \(route.socket.path)")
         }
         return (services, instance, route.socket)

@@ -1,4 +1,5 @@
 import ChappieDaemonClient
+import ChappieSystem
 import ChappieTestSupport
 import Foundation
 import Testing
@@ -13,7 +14,7 @@ struct DaemonClientTests {
         init() throws {
             path = try TestTokens.temporaryDirectory("chappie-silent").appendingPathComponent("s.sock").path
             descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-            var address = try #require(UnixSocketClient.address(path))
+            var address = try #require(DaemonSocketExchange.address(path))
             let bound = withUnsafePointer(to: &address) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
             }
@@ -30,8 +31,8 @@ struct DaemonClientTests {
     @Test("No socket file: no daemon, at once")
     func noDaemon() async throws {
         let missing = try TestTokens.temporaryDirectory("chappie-nodaemon").appendingPathComponent("chappie.sock")
-        #expect(await DaemonClient.send(DaemonRequest(command: "status"), to: missing) == nil)
-        guard case .noDaemon = await DaemonClient.ask(DaemonRequest(command: "status"), to: missing) else {
+        #expect(try await DaemonClient.send(DaemonRequest(command: "status"), to: missing) == nil)
+        guard case .noDaemon = try await DaemonClient.ask(DaemonRequest(command: "status"), to: missing) else {
             Issue.record("a missing socket is no daemon")
             return
         }
@@ -41,13 +42,13 @@ struct DaemonClientTests {
     func cancelledWhileWaiting() async throws {
         let listener = try SilentListener()
         let asking = Task {
-            await DaemonClient.send(DaemonRequest(command: "status"), to: URL(fileURLWithPath: listener.path), timeout: .seconds(3600))
+            try await DaemonClient.send(DaemonRequest(command: "status"), to: URL(fileURLWithPath: listener.path), timeout: .seconds(3600))
         }
         // Wait until the request is queued at the listener (connected), then cancel.
         var pending = pollfd(fd: listener.descriptor, events: Int16(POLLIN), revents: 0)
         while poll(&pending, 1, 50) == 0 { await Task.yield() }
         asking.cancel()
-        #expect(await asking.value == nil)
+        #expect(try await asking.value == nil)
         withExtendedLifetime(listener) {}
     }
 
@@ -61,7 +62,7 @@ struct DaemonClientTests {
             close(client)
         }
         answering.start()
-        let outcome = await DaemonClient.ask(DaemonRequest(command: "status"), to: URL(fileURLWithPath: listener.path), timeout: .seconds(3600))
+        let outcome = try await DaemonClient.ask(DaemonRequest(command: "status"), to: URL(fileURLWithPath: listener.path), timeout: .seconds(3600))
         guard case .noAnswer = outcome else {
             Issue.record("a socket that answers junk gave \(outcome), not .noAnswer")
             return

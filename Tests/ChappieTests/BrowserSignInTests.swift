@@ -188,19 +188,15 @@ struct BrowserSignInTests {
         }
     }
 
-    @Test("Another user's connection is refused, whatever it knows", .enabled(if: geteuid() == 0, "runs curl as nobody"))
+    @Test("Another user's connection is refused, whatever it knows", .enabled(if: OtherUser.isPossible, "runs curl as nobody"))
     func otherUserRefused() async throws {
         try await withEmulator { emulator in
             let seen = Seen()
             let signIn = BrowserSignIn(oauth: try oauth(emulator), ports: [0], callbackTimeout: .seconds(30))
             let task = Task { try await signIn.run { step in seen.steps.withLock { $0.append(step) } } }
             let startURL = try loopback(try await seen.until { seen.url })
-            let asNobody = try await runProcess(
-                URL(fileURLWithPath: "/usr/bin/setpriv"),
-                [
-                    "--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/curl", "-s", "-o", "/dev/null", "-w", "%{http_code}",
-                    startURL.absoluteString,
-                ])
+            let asNobody = try await OtherUser.nobody.run(
+                URL(fileURLWithPath: "/usr/bin/curl"), ["-s", "-o", "/dev/null", "-w", "%{http_code}", startURL.absoluteString])
             #expect(asNobody.stdout == "403", "\(asNobody.stdout) \(asNobody.stderr)")
             // The start URL is still unopened: the user's own browser goes on.
             #expect(try await emulator.client.execute(ChappieHTTPRequest(url: startURL)).status == 302)

@@ -174,16 +174,15 @@ struct AccountsStayWholeEndToEndTests {
 
     @Test(
         "A read-only database is refused before any refresh is redeemed; made writable again, the account works",
-        .enabled(if: geteuid() == 0, "runs chappie as nobody: root writes through file modes, so only another user sees a read-only file"))
+        .enabled(if: OtherUser.isPossible, "runs chappie as nobody: root writes through file modes, so only another user sees a read-only file"))
     func readOnlyDatabase() async throws {
         let setup = try await setUp([])
         try await whileRunning(setup) {
             #expect(chown(setup.home.path, 65534, 65534) == 0)
-            let chappie = try BuiltProducts.executable("chappie").path
+            let chappie = try OtherUser.chappie()
             func asNobody(_ arguments: [String]) async throws -> ProcessResult {
-                try await runProcess(
-                    URL(fileURLWithPath: "/usr/bin/setpriv"),
-                    ["--reuid=65534", "--regid=65534", "--clear-groups", chappie] + arguments + setup.service,
+                try await OtherUser.nobody.run(
+                    chappie, arguments + setup.service,
                     environment: ["HOME": setup.home.path, "CHAPPIE_PASSPHRASE": nil, "CHAPPIE_KEY_FILE": nil, "CHAPPIE_HOME": nil])
             }
             #expect(try await asNobody(["accounts", "add", "a"]).status == 0)

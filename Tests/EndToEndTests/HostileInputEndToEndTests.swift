@@ -305,17 +305,15 @@ struct HostileInputEndToEndTests {
 
     @Test(
         "chappie is not dumpable: a command it runs as the same user cannot read its /proc files",
-        .enabled(if: geteuid() == 0, "runs chappie as nobody, so that /proc's checks apply"))
+        .enabled(if: OtherUser.isPossible, "runs chappie as nobody, so that /proc's checks apply"))
     func notDumpable() async throws {
         let testbed = try await ChappieTestbed.start()
         try await whileRunning(testbed) {
             #expect(try await testbed.chappie(["accounts", "add", "solo"]).status == 0)
             #expect(try await runProcess(URL(fileURLWithPath: "/bin/chown"), ["-R", "65534:65534", testbed.home.path]).status == 0)
             let script = #"cat /proc/$PPID/environ >/dev/null && echo READABLE || echo REFUSED"#
-            let result = try await runProcess(
-                URL(fileURLWithPath: "/usr/bin/setpriv"),
-                ["--reuid=65534", "--regid=65534", "--clear-groups", try BuiltProducts.executable("chappie").path, "lease", "run"] + testbed.service
-                    + ["--", "sh", "-c", script],
+            let result = try await OtherUser.nobody.run(
+                try OtherUser.chappie(), ["lease", "run"] + testbed.service + ["--", "sh", "-c", script],
                 environment: ["CHAPPIE_PASSPHRASE": nil, "CHAPPIE_KEY_FILE": nil, "HOME": testbed.home.path], timeout: .seconds(60))
             #expect(result.status == 0, "\(result.stderr)")
             #expect(result.stdout.contains("REFUSED"), "\(result.stdout) \(result.stderr)")

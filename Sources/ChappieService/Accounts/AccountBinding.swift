@@ -1,4 +1,5 @@
 public import ChappieCore
+import ChappieSystem
 public import Foundation
 
 /// An account per directory: a `.chappie-account` file naming the account that commands run in
@@ -110,22 +111,16 @@ public struct AccountBinding: Sendable, Hashable {
     /// Why another user could change the file or replace it; `nil` when none could. Group write is
     /// allowed for the user's private group (a umask of 002), as for Codex homes.
     private static func untrusted(_ info: stat, file: URL) -> String? {
-        let uid = getuid()
         guard info.st_mode & S_IFMT == S_IFREG else { return "\(file.path) is not a regular file; chappie ignores it" }
-        if info.st_uid != uid && info.st_uid != 0 {
-            return "\(file.path) belongs to another user (uid \(info.st_uid)); chappie ignores it"
-        }
-        func writableByOthers(_ info: stat) -> Bool {
-            info.st_mode & S_IWOTH != 0 || (info.st_mode & S_IWGRP != 0 && !SafePath.isPrivateGroup(info.st_gid))
-        }
-        if writableByOthers(info) {
-            return "\(file.path) can be written by other users; chappie ignores it (chmod go-w \(file.path))"
+        switch PathOwnership.problem(info) {
+        case .ownedByAnother(let uid): return "\(file.path) belongs to another user (uid \(uid)); chappie ignores it"
+        case .writableByAll, .writableByGroup: return "\(file.path) can be written by other users; chappie ignores it (chmod go-w \(file.path))"
+        case nil: break
         }
         var directory = stat()
         let parent = file.deletingLastPathComponent().path
         guard stat(parent, &directory) == 0 else { return nil }
-        let sticky = directory.st_mode & S_ISVTX != 0 && directory.st_uid == 0
-        if !sticky, writableByOthers(directory) || (directory.st_uid != uid && directory.st_uid != 0) {
+        if PathOwnership.problem(directory, stickyAllowed: true) != nil {
             return "\(file.path) is in a directory other users can write, who could replace it; chappie ignores it"
         }
         return nil

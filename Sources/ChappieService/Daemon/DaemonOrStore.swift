@@ -1,4 +1,5 @@
 import Chappie
+import ChappieSystem
 public import ChappieCore
 public import ChappieDaemonClient
 public import Foundation
@@ -29,7 +30,7 @@ public struct DaemonOrStore: Sendable {
     ///   refresher's errors when no daemon runs.
     package func token(for name: AccountName?, margin: Duration) async throws -> DaemonReply.Token {
         let request = DaemonRequest(command: "token", account: name?.rawValue, marginSeconds: Int(margin.components.seconds))
-        if let reply = await DaemonClient.send(request, to: socket) {
+        if let reply = try await ask(request) {
             guard reply.ok, let token = reply.token else { throw DaemonRefusal(reply, otherwise: "the daemon gave no token") }
             return token
         }
@@ -40,8 +41,10 @@ public struct DaemonOrStore: Sendable {
 
     /// The daemon's accounts and their newest readings; `nil` when no daemon answers (then poll or
     /// read the store).
-    public func cachedUsage(timeout: Duration = .seconds(60)) async -> (accounts: [Account], latest: [Int64: UsageSample])? {
-        guard let reply = await DaemonClient.send(DaemonRequest(command: "usage"), to: socket, timeout: timeout), reply.ok,
+    ///
+    /// - Throws: ``DaemonSocketError`` for a socket chappie will not talk to.
+    public func cachedUsage(timeout: Duration = .seconds(60)) async throws -> (accounts: [Account], latest: [Int64: UsageSample])? {
+        guard let reply = try await ask(DaemonRequest(command: "usage"), timeout: timeout), reply.ok,
             let accounts = reply.accounts
         else {
             return nil
@@ -54,7 +57,8 @@ public struct DaemonOrStore: Sendable {
     /// at the socket that did not answer.
     public func status(timeout: Duration = .seconds(10)) async throws -> (daemon: DaemonReply.Status?, accounts: [Account], note: String?) {
         let note: String?
-        switch await DaemonClient.ask(DaemonRequest(command: "status"), to: socket, timeout: timeout) {
+        try checkDirectory()
+        switch try await DaemonClient.ask(DaemonRequest(command: "status"), to: socket, timeout: timeout) {
         case .replied(let reply) where reply.ok:
             return (reply.status, reply.accounts ?? [], nil)
         case .replied(let reply):
@@ -70,8 +74,24 @@ public struct DaemonOrStore: Sendable {
     }
 
     /// Whether a daemon answers on the socket (another data directory's may use the same path).
-    public func daemonAnswers(timeout: Duration) async -> Bool {
-        await DaemonClient.send(DaemonRequest(command: "status"), to: socket, timeout: timeout) != nil
+    public func daemonAnswers(timeout: Duration) async throws -> Bool {
+        try await ask(DaemonRequest(command: "status"), timeout: timeout) != nil
+    }
+
+    /// The daemon's reply, once the data directory holding its socket is known to be this user's
+    /// alone; `nil` when no daemon answers.
+    private func ask(_ request: DaemonRequest, timeout: Duration = .seconds(60)) async throws(DaemonSocketError) -> DaemonReply? {
+        try checkDirectory()
+        return try await DaemonClient.send(request, to: socket, timeout: timeout)
+    }
+
+    /// Refuses a data directory another user could have put the socket in. Only for the data
+    /// directory's own socket: one named with `--socket` is where the user chose, and the check of
+    /// who listens covers it.
+    private func checkDirectory() throws(DaemonSocketError) {
+        guard socket == options.daemonSocket else { return }
+        let directory = options.location.directory.path
+        if let problem = PathOwnership.problem(at: directory) { throw .untrustedDirectory(directory, problem) }
     }
 }
 

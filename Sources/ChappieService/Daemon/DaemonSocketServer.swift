@@ -1,5 +1,6 @@
 import ChappieCore
 import ChappieDaemonClient
+import ChappieSystem
 import ChappieNet
 import Foundation
 package import NIOCore
@@ -15,7 +16,7 @@ import NIOPosix
 /// ``Limits/maximumConnections`` open at once, past which the oldest idle connection is closed (or
 /// accepting pauses until a slot is free); a request line must arrive within the request deadline
 /// and its reply be taken within the same time, or the connection is closed. Only the daemon's
-/// own user is served (the peer's uid, from `SO_PEERCRED`).
+/// own user and root are served (the peer's uid, from `SO_PEERCRED`; ``SocketPeer``, the clients' rule too).
 package final class DaemonSocketServer: Sendable {
     /// How much the server allows each client.
     struct Limits: Sendable {
@@ -151,14 +152,14 @@ final class DaemonConnection: ChannelInboundHandler {
         let channel = context.channel
         open.admit(ObjectIdentifier(self), channel)?.close(promise: nil)
         closeAfterDeadline(context)
-        // Only the daemon's own user: the peer's credentials, as the kernel gives them (on the
+        // Only the daemon's own user or root: the peer's credentials, as the kernel gives them (on the
         // event loop, so the answer is in before any request is read). No answer is a refusal.
         let refusal = DaemonReply.failure("this daemon serves its own user only", exitCode: ChappieExitCode.signInRequired)
         if let provider = channel as? any SocketOptionProvider {
             let bound = NIOLoopBound((connection: self, context: context), eventLoop: context.eventLoop)
-            provider.unsafeGetSocketOption(level: .socket, name: NIOBSDSocket.Option(rawValue: 17)).whenComplete {
-                (result: Result<PeerCredentials, any Error>) in
-                guard (try? result.get().uid) != getuid() else { return }
+            provider.unsafeGetSocketOption(level: .socket, name: NIOBSDSocket.Option(rawValue: SocketPeer.optionPeerCredentials)).whenComplete {
+                (result: Result<SocketPeer.PeerCredentials, any Error>) in
+                if let uid = try? result.get().uid, SocketPeer.isTrusted(uid: uid) { return }
                 bound.value.connection.reply(refusal, context: bound.value.context)
             }
         } else {
@@ -246,12 +247,4 @@ final class DaemonConnection: ChannelInboundHandler {
             if bound.value.phase != .answering { channel.close(promise: nil) }
         }
     }
-}
-
-/// Linux's `struct ucred` (pid, uid, gid) for `SO_PEERCRED` (17), which Glibc declares only under
-/// `_GNU_SOURCE`.
-struct PeerCredentials: Sendable {
-    var pid: Int32 = 0
-    var uid: UInt32 = 0
-    var gid: UInt32 = 0
 }

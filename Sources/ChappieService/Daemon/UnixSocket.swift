@@ -1,7 +1,7 @@
-import ChappieDaemonClient
+import ChappieSystem
 import Foundation
 
-/// The daemon's end of its Unix-domain socket (the client's is `UnixSocketClient`). One JSON
+/// The daemon's end of its Unix-domain socket (the client's is `DaemonSocketExchange`). One JSON
 /// request line in, one JSON reply line out, per connection.
 enum UnixSocket {
     /// Binds and listens at `path` with mode 0600. An old socket there is replaced; anything else
@@ -14,16 +14,16 @@ enum UnixSocket {
                 throw ServiceError(.configuration, "\(path) exists and is not a socket; chappie will not replace it: choose another --socket path")
             }
         }
-        guard UnixSocketClient.address(path) != nil else {
+        guard DaemonSocketExchange.address(path) != nil else {
             throw ServiceError(
-                .configuration, "the socket path \(path) is longer than \(UnixSocketClient.maximumPathBytes) bytes; choose a shorter --socket")
+                .configuration, "the socket path \(path) is longer than \(DaemonSocketExchange.maximumPathBytes) bytes; choose a shorter --socket")
         }
         // Bound and listening under a name of its own first, then renamed into place: the path
         // appears only once a client can connect.
         let staging = path + ".\(getpid()).new"
-        guard var stagingAddress = UnixSocketClient.address(staging) else {
+        guard var stagingAddress = DaemonSocketExchange.address(staging) else {
             throw ServiceError(
-                .configuration, "the socket path \(path) is longer than \(UnixSocketClient.maximumPathBytes - 16) bytes; choose a shorter --socket")
+                .configuration, "the socket path \(path) is longer than \(DaemonSocketExchange.maximumPathBytes - 16) bytes; choose a shorter --socket")
         }
         let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { throw ServiceError(.configuration, "cannot create a socket: \(String(cString: strerror(errno)))") }

@@ -1,3 +1,4 @@
+import ChappieSystem
 package import Foundation
 
 /// Keeps the data directory 0700 and the files in it 0600.
@@ -17,8 +18,15 @@ package enum FilePermissions {
         guard info.st_mode & S_IFMT == S_IFDIR else {
             throw StoreError(.io, "\(directory.path) is not a directory; choose another --home")
         }
-        guard info.st_uid == getuid() else {
+        guard info.st_uid == geteuid() else {
             throw StoreError(.io, "\(directory.path) belongs to another user; use a directory of your own (--home)")
+        }
+        // Others could have put a database, a socket or a link of their own in it: narrowing it
+        // now would keep what they put there. Only read access is taken away silently.
+        if let problem = PathOwnership.problem(info) {
+            throw StoreError(
+                .io,
+                "\(directory.path) \(problem), who could have put files of their own in it; check what is in it, then run chmod 700 \(directory.path)")
         }
         if info.st_mode & 0o077 != 0, chmod(directory.path, 0o700) != 0 {
             throw StoreError(.io, "cannot make \(directory.path) private (chmod 700): \(String(cString: strerror(errno)))")
