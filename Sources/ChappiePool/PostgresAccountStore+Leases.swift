@@ -128,7 +128,7 @@ extension PostgresAccountStore {
             leases.append(
                 Lease(
                     id: id, accountID: accountID, accountName: accountName, machine: machine, holder: holder, wholeAccount: whole,
-                    acquiredAt: acquiredAt, expiresAt: expiresAt))
+                    acquiredAt: StoredNumber.clamped(acquiredAt), expiresAt: StoredNumber.clamped(expiresAt)))
         }
         return leases
     }

@@ -10,7 +10,8 @@ extension PostgresAccountStore {
         weekly_used_percent, weekly_window_minutes, weekly_resets_at, credits_has_credits, credits_unlimited, credits_balance, limit_reached
         """
 
-    private static func sample(_ row: PostgresRow) throws -> UsageSample {
+    /// A row's reading, its numbers checked (``StoredNumber``); `nil` when its own time makes no sense.
+    private static func sample(_ row: PostgresRow) throws -> UsageSample? {
         let (
             accountID, observedAt, source, limitID, plan, fiveHourUsed, fiveHourMinutes, fiveHourResets, weeklyUsed, weeklyMinutes,
             weeklyResets, hasCredits, unlimited, balance, limitReached
@@ -69,10 +70,12 @@ extension PostgresAccountStore {
             let rows = try await connection.query(
                 """
                 SELECT DISTINCT ON (account_id) \(unescaped: Self.sampleColumns) FROM usage_samples
-                WHERE limit_id = 'codex' ORDER BY account_id, observed_at DESC, id
+                WHERE limit_id = 'codex' AND observed_at >= 0 AND observed_at <= \(Date().timeIntervalSince1970 + UsageSample.futureTolerance)
+                ORDER BY account_id, observed_at DESC, id
                 """, logger: Self.logger)
+            // Readings dated ahead of now (beyond the tolerance) are passed over, as in the local store.
             for try await row in rows {
-                let sample = try Self.sample(row)
+                guard let sample = try Self.sample(row) else { continue }
                 latest[sample.accountID] = sample
             }
             return latest
@@ -89,7 +92,7 @@ extension PostgresAccountStore {
                     AND observed_at < \(until?.timeIntervalSince1970 ?? Double.greatestFiniteMagnitude)
                 ORDER BY observed_at, id
                 """, logger: Self.logger)
-            for try await row in rows { samples.append(try Self.sample(row)) }
+            for try await row in rows { if let sample = try Self.sample(row) { samples.append(sample) } }
             return samples
         }
     }
@@ -166,11 +169,12 @@ extension PostgresAccountStore {
                 for try await (account, observed, fiveHour, fiveHourResets, weekly, weeklyResets, reached) in rows.decode(
                     (Int64, Double, Double?, Int64?, Double?, Int64?, Bool).self)
                 {
-                    try update(
-                        &state,
-                        UsageReading(
+                    guard
+                        let reading = UsageReading.stored(
                             accountID: account, observedAt: observed, fiveHourUsed: fiveHour, fiveHourResetsAt: fiveHourResets, weeklyUsed: weekly,
-                            weeklyResetsAt: weeklyResets, limitReached: reached))
+                            weeklyResetsAt: weeklyResets, limitReached: reached)
+                    else { continue }
+                    try update(&state, reading)
                 }
                 return state
             }
@@ -194,11 +198,12 @@ extension PostgresAccountStore {
                 for try await (account, resets, first, last, count, peak, reached) in rows.decode(
                     (Int64, Int64, Double, Double, Int, Double?, Int).self)
                 {
-                    summaries.append(
-                        UsageWindowSummary(
-                            accountID: account, kind: kind, resetsAt: Date(timeIntervalSince1970: Double(resets)),
-                            firstSample: Date(timeIntervalSince1970: first), lastSample: Date(timeIntervalSince1970: last), samples: count,
-                            peakPercent: peak ?? 0, limitReached: reached))
+                    if let summary = UsageWindowSummary.stored(
+                        accountID: account, kind: kind, resetsAt: resets, firstSample: first, lastSample: last, samples: count, peakPercent: peak,
+                        limitReached: reached)
+                    {
+                        summaries.append(summary)
+                    }
                 }
             }
             return summaries
@@ -217,10 +222,12 @@ extension PostgresAccountStore {
             for try await (machine, account, count, first, last, five, weekly) in rows.decode(
                 (String, Int64, Int64, Double, Double, Double?, Double?).self)
             {
-                summaries.append(
-                    UsageMachineSummary(
-                        machine: machine, accountID: account, samples: Int(count), firstSample: Date(timeIntervalSince1970: first),
-                        lastSample: Date(timeIntervalSince1970: last), fiveHourPeak: five, weeklyPeak: weekly))
+                if let summary = UsageMachineSummary.stored(
+                    machine: machine, accountID: account, samples: Int(count), firstSample: first, lastSample: last, fiveHourPeak: five,
+                    weeklyPeak: weekly)
+                {
+                    summaries.append(summary)
+                }
             }
             return summaries
         }

@@ -37,6 +37,19 @@ public struct UsageSample: Sendable, Hashable, Codable {
         self.limitID = limitID
         self.snapshot = snapshot
     }
+
+    /// How far ahead of this machine's clock a reading may be dated and still count: another
+    /// machine's clock, a second or two off. A reading dated later (a clock that ran ahead, a
+    /// crafted backup, a pool row) would otherwise stay the newest, and fresh, until that date: no
+    /// poll would ask the service, and `guard` would trust it.
+    public static let futureTolerance: TimeInterval = 300
+
+    /// How old the reading is at `now`; infinite (stale) when it is dated beyond
+    /// ``futureTolerance`` ahead of `now`.
+    public func age(at now: Date) -> TimeInterval {
+        let age = now.timeIntervalSince(observedAt)
+        return age < -Self.futureTolerance ? .infinity : age
+    }
 }
 
 /// The part of a stored reading that reports sum up, read row by row in account and time order.

@@ -269,7 +269,9 @@ public struct BackupService: Sendable {
         return .unknown
     }
 
-    /// Adds the readings the account lacks (same time, source and limit); returns how many.
+    /// Adds the readings the account lacks (same time, source and limit); returns how many. A
+    /// reading dated ahead of now (beyond ``UsageSample/futureTolerance``) is left out: stored, it
+    /// would read as the newest until its date came.
     private func addUsage(_ readings: [UsageSample], to account: Account) async throws -> Int {
         struct Key: Hashable {
             var at: Date
@@ -279,7 +281,9 @@ public struct BackupService: Sendable {
         let present = Set(
             try await store.usageSamples(for: account, since: nil, until: nil).map { Key(at: $0.observedAt, source: $0.source, limit: $0.limitID) })
         var added = 0
-        for reading in readings where !present.contains(Key(at: reading.observedAt, source: reading.source, limit: reading.limitID)) {
+        let now = Date()
+        for reading in readings
+        where reading.age(at: now).isFinite && !present.contains(Key(at: reading.observedAt, source: reading.source, limit: reading.limitID)) {
             try await store.recordUsage([reading.snapshot], for: account, source: reading.source, at: reading.observedAt)
             added += 1
         }

@@ -29,7 +29,7 @@ struct PollPlan: Sendable {
     func due(_ accounts: [Account], latest: [Int64: UsageSample], now: Date) -> [Account] {
         accounts.filter { account in
             guard let reading = latest[account.id] else { return true }
-            return now.timeIntervalSince(reading.observedAt) >= freshness(of: reading)
+            return reading.age(at: now) >= freshness(of: reading)
         }
     }
 }

@@ -111,7 +111,7 @@ public struct UsageService: Sendable {
         let latest = (try? await store.latestUsage()) ?? [:]
         let maxAgeSeconds = Double(maxAge.components.seconds)
         return await boundedMap(accounts, concurrency: concurrency) { account in
-            if let sample = latest[account.id], Date().timeIntervalSince(sample.observedAt) < maxAgeSeconds {
+            if maxAgeSeconds > 0, let sample = latest[account.id], sample.age(at: Date()) < maxAgeSeconds {
                 return PollResult(account: account, snapshots: [sample.snapshot], cached: true)
             }
             // A little jitter, so that many accounts do not hit the service in the same instant.

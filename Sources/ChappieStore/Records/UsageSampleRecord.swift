@@ -33,6 +33,28 @@ package struct UsageSampleRecord: Codable, FetchableRecord, MutablePersistableRe
     package var creditsBalance: String?
     package var limitReached: Bool
 
+    /// A row as SQLite holds it, whatever it holds: a value of another type or out of range reads
+    /// as unknown here (``StoredNumber``), never as a decoding error that would fail every
+    /// account's readings, nor a trap.
+    package init(row: Row) throws {
+        id = StoredNumber.integer(row["id"])
+        accountId = StoredNumber.integer(row["account_id"]) ?? 0
+        observedAt = StoredNumber.real(row["observed_at"]) ?? .nan
+        source = StoredNumber.text(row["source"]) ?? UsageSource.poll.rawValue
+        limitId = StoredNumber.text(row["limit_id"]) ?? ""
+        plan = StoredNumber.text(row["plan"])
+        fiveHourUsedPercent = StoredNumber.real(row["five_hour_used_percent"])
+        fiveHourWindowMinutes = StoredNumber.integer(row["five_hour_window_minutes"]).flatMap { Int(exactly: $0) }
+        fiveHourResetsAt = StoredNumber.integer(row["five_hour_resets_at"])
+        weeklyUsedPercent = StoredNumber.real(row["weekly_used_percent"])
+        weeklyWindowMinutes = StoredNumber.integer(row["weekly_window_minutes"]).flatMap { Int(exactly: $0) }
+        weeklyResetsAt = StoredNumber.integer(row["weekly_resets_at"])
+        creditsHasCredits = StoredNumber.integer(row["credits_has_credits"]).map { $0 != 0 }
+        creditsUnlimited = StoredNumber.integer(row["credits_unlimited"]).map { $0 != 0 }
+        creditsBalance = StoredNumber.text(row["credits_balance"])
+        limitReached = StoredNumber.integer(row["limit_reached"]).map { $0 != 0 } ?? false
+    }
+
     package mutating func didInsert(_ inserted: InsertionSuccess) {
         id = inserted.rowID
     }
@@ -57,10 +79,14 @@ package struct UsageSampleRecord: Codable, FetchableRecord, MutablePersistableRe
         limitReached = snapshot.limitReached
     }
 
-    /// The public model.
-    package var sample: UsageSample {
+    /// The public model, its numbers checked (``StoredNumber``); `nil` when the reading's own time
+    /// is out of range: then the row tells nothing, and its account is read as if it were not there.
+    package var sample: UsageSample? {
+        guard let observed = StoredNumber.date(observedAt) else { return nil }
         func window(_ used: Double?, _ minutes: Int?, _ resets: Int64?) -> ChappieUsageWindow? {
-            used.map { ChappieUsageWindow(usedPercent: $0, windowMinutes: minutes, resetsAt: resets.map { Date(timeIntervalSince1970: Double($0)) }) }
+            StoredNumber.percent(used).map {
+                ChappieUsageWindow(usedPercent: $0, windowMinutes: StoredNumber.minutes(minutes), resetsAt: StoredNumber.date(resets))
+            }
         }
         let snapshot = ChappieUsageLimitSnapshot(
             limitID: limitId, plan: plan.map(ChappiePlan.init(rawValue:)),
@@ -69,7 +95,7 @@ package struct UsageSampleRecord: Codable, FetchableRecord, MutablePersistableRe
             credits: creditsHasCredits.map { ChappieCredits(hasCredits: $0, unlimited: creditsUnlimited ?? false, balance: creditsBalance) },
             limitReached: limitReached)
         return UsageSample(
-            accountID: accountId, observedAt: Date(timeIntervalSince1970: observedAt), source: UsageSource(rawValue: source) ?? .poll,
+            accountID: accountId, observedAt: observed, source: UsageSource(rawValue: source) ?? .poll,
             limitID: limitId, snapshot: snapshot)
     }
 }

@@ -107,7 +107,8 @@ extension SQLiteAccountStore {
             }
             return Lease(
                 id: id, accountID: row[1], accountName: name, machine: row[3], holder: row[4], wholeAccount: row[5],
-                acquiredAt: Date(timeIntervalSince1970: row[6]), expiresAt: Date(timeIntervalSince1970: row[7]))
+                acquiredAt: StoredNumber.clamped(Date(timeIntervalSince1970: StoredNumber.real(row[6]) ?? 0)),
+                expiresAt: StoredNumber.clamped(Date(timeIntervalSince1970: StoredNumber.real(row[7]) ?? 0)))
         }
     }
 }

@@ -30,16 +30,20 @@ extension SQLiteAccountStore {
     }
 
     /// Each account's newest `codex` reading, by account id (the store's and ``UnsealedView``'s).
-    static func latestUsage(_ db: Database) throws -> [Int64: UsageSample] {
+    /// Readings dated beyond ``UsageSample/futureTolerance`` from now, or before 1970, are passed
+    /// over: they would stay the newest, and fresh, for as long as their date lies ahead.
+    static func latestUsage(_ db: Database, now: Date = Date()) throws -> [Int64: UsageSample] {
         let records = try UsageSampleRecord.fetchAll(
             db,
             sql: """
                 SELECT s.* FROM usage_samples s
-                JOIN (SELECT account_id, max(observed_at) AS newest FROM usage_samples WHERE limit_id = 'codex' GROUP BY account_id) n
+                JOIN (SELECT account_id, max(observed_at) AS newest FROM usage_samples
+                      WHERE limit_id = 'codex' AND typeof(observed_at) IN ('real', 'integer') AND observed_at >= 0 AND observed_at <= ?
+                      GROUP BY account_id) n
                   ON n.account_id = s.account_id AND n.newest = s.observed_at
                 WHERE s.limit_id = 'codex'
-                """)
-        return Dictionary(records.map(\.sample).map { ($0.accountID, $0) }, uniquingKeysWith: { first, _ in first })
+                """, arguments: [now.timeIntervalSince1970 + UsageSample.futureTolerance])
+        return Dictionary(records.compactMap(\.sample).map { ($0.accountID, $0) }, uniquingKeysWith: { first, _ in first })
     }
 
     public func usageSamples(for account: Account, since: Date?, until: Date?) async throws(StoreError) -> [UsageSample] {
@@ -51,7 +55,7 @@ extension SQLiteAccountStore {
                 .filter(columns.observedAt >= (since?.timeIntervalSince1970 ?? -Double.greatestFiniteMagnitude))
                 .filter(columns.observedAt < (until?.timeIntervalSince1970 ?? Double.greatestFiniteMagnitude))
                 .order(columns.observedAt, columns.id)
-                .fetchAll(db).map(\.sample)
+                .fetchAll(db).compactMap(\.sample)
         }
     }
 
@@ -114,11 +118,13 @@ extension SQLiteAccountStore {
                 """
             let rows = try Row.fetchCursor(db, sql: sql, arguments: arguments)
             while let row = try rows.next() {
-                try update(
-                    &state,
-                    UsageReading(
-                        accountID: row[0], observedAt: row[1], fiveHourUsed: row[2], fiveHourResetsAt: row[3],
-                        weeklyUsed: row[4], weeklyResetsAt: row[5], limitReached: row[6]))
+                guard
+                    let reading = UsageReading.stored(
+                        accountID: StoredNumber.integer(row[0]) ?? 0, observedAt: StoredNumber.real(row[1]), fiveHourUsed: StoredNumber.real(row[2]),
+                        fiveHourResetsAt: StoredNumber.integer(row[3]), weeklyUsed: StoredNumber.real(row[4]),
+                        weeklyResetsAt: StoredNumber.integer(row[5]), limitReached: StoredNumber.integer(row[6]).map { $0 != 0 } ?? false)
+                else { continue }
+                try update(&state, reading)
             }
             return state
         }
@@ -134,11 +140,12 @@ extension SQLiteAccountStore {
                         count(*) AS n, max(\(prefix)_used_percent) AS peak, sum(limit_reached) AS reached
                     FROM usage_samples WHERE \(prefix)_resets_at IS NOT NULL AND \(filter) GROUP BY account_id, resets
                     """
-                summaries += try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
-                    UsageWindowSummary(
-                        accountID: row["account_id"], kind: kind, resetsAt: Date(timeIntervalSince1970: Double(row["resets"] as Int64)),
-                        firstSample: Date(timeIntervalSince1970: row["first"]), lastSample: Date(timeIntervalSince1970: row["last"]),
-                        samples: row["n"], peakPercent: row["peak"] ?? 0, limitReached: row["reached"])
+                summaries += try Row.fetchAll(db, sql: sql, arguments: arguments).compactMap { row in
+                    UsageWindowSummary.stored(
+                        accountID: StoredNumber.integer(row["account_id"]) ?? 0, kind: kind, resetsAt: StoredNumber.integer(row["resets"]),
+                        firstSample: StoredNumber.real(row["first"]), lastSample: StoredNumber.real(row["last"]),
+                        samples: StoredNumber.integer(row["n"]).flatMap { Int(exactly: $0) } ?? 0, peakPercent: StoredNumber.real(row["peak"]),
+                        limitReached: StoredNumber.integer(row["reached"]).flatMap { Int(exactly: $0) } ?? 0)
                 }
             }
             return summaries
@@ -153,10 +160,11 @@ extension SQLiteAccountStore {
                 SELECT account_id, count(*), min(observed_at), max(observed_at), max(five_hour_used_percent), max(weekly_used_percent)
                 FROM usage_samples WHERE \(filter) GROUP BY account_id
                 """
-            return try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
-                UsageMachineSummary(
-                    machine: machine, accountID: row[0], samples: row[1], firstSample: Date(timeIntervalSince1970: row[2]),
-                    lastSample: Date(timeIntervalSince1970: row[3]), fiveHourPeak: row[4], weeklyPeak: row[5])
+            return try Row.fetchAll(db, sql: sql, arguments: arguments).compactMap { row in
+                UsageMachineSummary.stored(
+                    machine: machine, accountID: StoredNumber.integer(row[0]) ?? 0, samples: StoredNumber.integer(row[1]).flatMap { Int(exactly: $0) } ?? 0,
+                    firstSample: StoredNumber.real(row[2]), lastSample: StoredNumber.real(row[3]), fiveHourPeak: StoredNumber.real(row[4]),
+                    weeklyPeak: StoredNumber.real(row[5]))
             }
         }
     }

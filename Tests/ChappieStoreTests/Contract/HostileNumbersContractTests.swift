@@ -1,0 +1,125 @@
+import ChappieCore
+import ChappieStore
+import ChappieTestSupport
+import Foundation
+import GRDB
+import Testing
+
+/// Every numeric column of both stores, set by hand to hostile values (what anyone who can write a
+/// team pool, or edit the database file, can do): every reader still answers, and what it answers
+/// is in range (issue 40, item 2; docs/security.md, "Hostile input").
+@Suite("Hostile numbers in every numeric column crash no reader", .serialized)
+struct HostileNumbersContractTests {
+    /// The columns, by table, with the values tried in each (SQL literals). A value the column or
+    /// its check refuses is skipped: only what a store can hold matters.
+    static func columns(_ backend: StoreBackend) -> [(table: String, column: String, values: [String])] {
+        let integers = ["9223372036854775807", "-9223372036854775808", "-1", "0"]
+        let reals =
+            backend == .sqlite
+            ? ["1e308", "-1e308", "9e999", "-9e999", "-1", "9223372036854775807"]
+            : ["'NaN'", "'Infinity'", "'-Infinity'", "1e308", "-1e308", "-1"]
+        let times = backend == .sqlite ? reals : ["'infinity'", "'-infinity'", "'294276-12-31 23:59:59+00'", "'4713-01-01 00:00:00+00 BC'"]
+        return [
+            ("usage_samples", "observed_at", reals), ("usage_samples", "five_hour_used_percent", reals),
+            ("usage_samples", "five_hour_window_minutes", integers), ("usage_samples", "five_hour_resets_at", integers + reals),
+            ("usage_samples", "weekly_used_percent", reals), ("usage_samples", "weekly_window_minutes", integers),
+            ("usage_samples", "weekly_resets_at", integers + reals), ("daily_tokens", "tokens", integers), ("daily_tokens", "read_at", reals),
+            ("leases", "acquired_at", times), ("leases", "expires_at", times), ("accounts", "reserve_percent", reals),
+            ("accounts", "max_leases", integers),
+        ]
+    }
+
+    /// Sets `column` of every row of `table` to `value`; whether the store took it.
+    static func set(_ store: ContractStore, _ table: String, _ column: String, _ value: String) async throws -> Bool {
+        let sql = "UPDATE \(table) SET \(column) = \(value)"
+        switch store.backend {
+        case .sqlite:
+            let database = try DatabaseQueue(path: store.home.appendingPathComponent("chappie.sqlite").path)
+            defer { try? database.close() }
+            return (try? await database.write { try $0.execute(sql: sql) }) != nil
+        case .postgres:
+            return try await SharedPostgres.database().server.psql(sql, in: try #require(store.address)).status == 0
+        }
+    }
+
+    @Test("Every reader answers in range, whatever a numeric column holds", arguments: StoreBackend.allCases)
+    func everyReaderAnswers(_ backend: StoreBackend) async throws {
+        try await backend.withStore { store in
+            let opened = try await store.open()
+            let account = try await opened.add(Identity("hostile@example.com", marker: "h"), name: "hostile")
+            let window = ChappieUsageWindow(usedPercent: 42, windowMinutes: 300, resetsAt: Date(timeIntervalSinceNow: 3600))
+            try await opened.recordUsage(
+                [ChappieUsageLimitSnapshot(limitID: "codex", plan: .plus, shortWindow: window, longWindow: window)], for: account, source: .poll,
+                at: Date())
+            try await opened.recordDailyTokens([(day: "2026-12-01", tokens: 1000)], for: account, at: Date())
+            _ = try await opened.acquireLease(on: [Lease.Candidate(accountID: account.id, wholeAccount: false)], holder: "test", ttl: .seconds(600))
+            for (table, column, values) in Self.columns(backend) {
+                for value in values {
+                    guard try await Self.set(store, table, column, value) else { continue }
+                    try await Self.readEverything(try await store.open(), "\(table).\(column) = \(value)")
+                }
+                // Back to a sane row for the next column: a fresh store is too slow on a pool.
+                try await Self.restore(store, table, column)
+            }
+        }
+    }
+
+    /// Puts a sane value back into `column`.
+    static func restore(_ store: ContractStore, _ table: String, _ column: String) async throws {
+        let now = Date().timeIntervalSince1970
+        let sane: String =
+            switch column {
+            case "observed_at", "read_at": "\(now)"
+            case "five_hour_resets_at", "weekly_resets_at": "\(Int(now) + 3600)"
+            case "five_hour_used_percent", "weekly_used_percent", "reserve_percent": column == "reserve_percent" ? "NULL" : "42"
+            case "five_hour_window_minutes", "weekly_window_minutes": "300"
+            case "tokens": "1000"
+            case "max_leases": "1"
+            default: store.backend == .sqlite ? "\(now + 600)" : "now() + interval '10 minutes'"
+            }
+        _ = try await set(store, table, column, sane)
+    }
+
+    /// Runs every reader of the store and checks what each says.
+    static func readEverything(_ store: any AccountStore, _ what: String) async throws {
+        func inRange(_ date: Date?) -> Bool { date.map { $0.timeIntervalSince1970 >= 0 && $0.timeIntervalSince1970 <= 253_402_300_799 } ?? true }
+        func percent(_ value: Double?) -> Bool { value.map { $0 >= 0 && $0 <= 100 } ?? true }
+        func checked(_ window: ChappieUsageWindow?) -> Bool {
+            guard let window else { return true }
+            return percent(window.usedPercent) && inRange(window.resetsAt) && (window.windowMinutes.map { $0 > 0 && $0 <= 5_256_000 } ?? true)
+        }
+        let accounts = (try? await store.accounts()) ?? []
+        for account in accounts {
+            #expect(account.reservePercent.map { $0 > 0 && $0 <= 100 } ?? true, "\(what): reserve \(String(describing: account.reservePercent))")
+            let samples = (try? await store.usageSamples(for: account, since: nil, until: nil)) ?? []
+            for sample in samples {
+                #expect(inRange(sample.observedAt) && checked(sample.snapshot.shortWindow) && checked(sample.snapshot.longWindow), "\(what): \(sample)")
+            }
+        }
+        for sample in ((try? await store.latestUsage()) ?? [:]).values {
+            #expect(inRange(sample.observedAt) && checked(sample.snapshot.shortWindow) && checked(sample.snapshot.longWindow), "\(what): \(sample)")
+            #expect(sample.observedAt.timeIntervalSinceNow <= UsageSample.futureTolerance, "\(what): a reading from the future is the newest")
+        }
+        let readings = (try? await store.reduceUsageReadings(since: nil, until: nil, accounts: nil, into: [UsageReading]()) { $0.append($1) }) ?? []
+        for reading in readings {
+            #expect(inRange(Date(timeIntervalSince1970: reading.observedAt)), "\(what): \(reading)")
+            #expect(percent(reading.fiveHourUsed) && percent(reading.weeklyUsed), "\(what): \(reading)")
+            #expect(inRange(reading.fiveHourResetsAt.map { Date(timeIntervalSince1970: Double($0)) }), "\(what): \(reading)")
+            #expect(inRange(reading.weeklyResetsAt.map { Date(timeIntervalSince1970: Double($0)) }), "\(what): \(reading)")
+        }
+        for summary in (try? await store.usageWindows(since: nil, until: nil, accounts: nil)) ?? [] {
+            #expect(inRange(summary.resetsAt) && inRange(summary.firstSample) && inRange(summary.lastSample) && percent(summary.peakPercent), "\(what)")
+        }
+        for summary in (try? await store.usageByMachine(since: nil, until: nil, accounts: nil)) ?? [] {
+            #expect(inRange(summary.firstSample) && inRange(summary.lastSample), "\(what)")
+            #expect(percent(summary.fiveHourPeak) && percent(summary.weeklyPeak), "\(what)")
+        }
+        for day in (try? await store.dailyTokens(since: nil, accounts: nil)) ?? [] {
+            #expect(day.tokens >= 0 && day.tokens <= DailyTokens.maximumPerDay, "\(what)")
+        }
+        for date in ((try? await store.dailyTokensReadAt()) ?? [:]).values { #expect(inRange(date), "\(what)") }
+        for lease in (try? await store.leases()) ?? [] {
+            #expect(inRange(lease.acquiredAt) && inRange(lease.expiresAt), "\(what): \(lease)")
+        }
+    }
+}
