@@ -91,7 +91,7 @@ let package = Package(
         .target(
             name: "ChappieNet",
             dependencies: [
-                "ChappieCore", "CCurl",
+                "ChappieCore", "ChappieSystem", "CCurl",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

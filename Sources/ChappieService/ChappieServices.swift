@@ -37,14 +37,17 @@ public struct ServiceOptions: Sendable {
         self.interactive = interactive ?? PassphrasePrompt.isInteractive
     }
 
-    /// These options with the store's traffic settings where nothing overrides them: the
-    /// `originator` setting, and the `ca-file` setting unless `--ca-file` or `CHAPPIE_CA_FILE`
-    /// named a file (every client of the services is made from ``endpoints`` afterwards).
+    /// These options with the settings where nothing overrides them: the store's `originator`, and
+    /// this machine's `ca-file` (``LocalSettings``) unless `--ca-file` or `CHAPPIE_CA_FILE` named a
+    /// file (every client of the services is made from ``endpoints`` afterwards). A `ca-file` the
+    /// store holds is read only from this machine's own database (where chappie kept it before);
+    /// a team pool's is ignored with a warning: whoever writes the pool must not choose whom every
+    /// machine trusts.
     ///
     /// The reads run outside the caller's cancellation: a signal that stops a command while it
     /// opens the store must not make them a failure (the command stops cleanly at its next step).
-    func applyingSettings(of store: any StoreSettings) async throws -> ServiceOptions {
-        let (originator, caFile) = try await Task.detached {
+    func applyingSettings(of store: any StoreSettings, isLocal: Bool) async throws -> ServiceOptions {
+        let (originator, storedCAFile) = try await Task.detached {
             (try await store.trafficSetting(.originator), try await store.trafficSetting(.caFile))
         }.value
         // Checked again as they are read: a team pool's database is not trusted with more than it
@@ -52,6 +55,16 @@ public struct ServiceOptions: Sendable {
         var options = self
         if options.endpoints.originator == ChappieEndpoints.defaultOriginator, let originator, ChappieEndpoints.isValidOriginator(originator) {
             options.endpoints.originator = originator
+        }
+        var caFile = try LocalSettings.load(from: location.directory).caFile
+        if caFile == nil, let storedCAFile {
+            if isLocal {
+                caFile = storedCAFile
+            } else {
+                Logger(label: "chappie.settings").warning(
+                    "the team pool sets ca-file for this machine; chappie ignores it: the certificate authorities to trust are this machine's own setting (chappie config set ca-file FILE)"
+                )
+            }
         }
         if options.endpoints.trust.additionalFiles.isEmpty, let caFile, caFile.hasPrefix("/") { options.endpoints.trust.additionalFiles = [caFile] }
         return options
@@ -135,7 +148,7 @@ public struct ChappieServices: Sendable {
     /// - Throws: ``StoreError`` or ``VaultError`` (configuration or key problems).
     public static func open(_ options: ServiceOptions) async throws -> ChappieServices {
         let opened = try await StoreOpener.open(options.storeOptions)
-        return ChappieServices(opened: opened, options: try await options.applyingSettings(of: opened.store))
+        return ChappieServices(opened: opened, options: try await options.applyingSettings(of: opened.store, isLocal: opened.local != nil))
     }
 
     private init(opened: StoreOpener.Opened, options: ServiceOptions) {
@@ -145,7 +158,7 @@ public struct ChappieServices: Sendable {
         tokens = TokenService(store: store, endpoints: options.endpoints)
         accounts = AccountsService(store: store, signatures: tokens.signatures)
         usage = UsageService(store: store, endpoints: options.endpoints)
-        settings = SettingsService(store: store, directory: store.location.directory)
+        settings = SettingsService(store: store, directory: store.location.directory, storeIsLocal: opened.local != nil)
         keys = KeyService(opened: opened, options: options.storeOptions)
         exec = ExecService(store: store, tokens: tokens, environment: accounts.environment)
         backups = BackupService(

@@ -57,6 +57,28 @@ public enum PathOwnership {
         return problem(info)
     }
 
+    /// The first place on the way to `path` that another user can change: the file itself, then
+    /// every directory above it up to `/` (where root's sticky directories such as `/tmp` pass),
+    /// both as named and with links resolved, since whoever can write a directory holding a link
+    /// can re-point it. `nil` when none can; a path that cannot be resolved is its own problem.
+    public static func firstProblem(onTheWayTo path: String) -> (path: String, problem: Problem)? {
+        guard let real = realpath(path, nil) else { return nil }
+        let resolved = String(cString: real)
+        free(real)
+        for start in [path, resolved] {
+            var current = start
+            var first = true
+            while true {
+                var info = stat()
+                if stat(current, &info) == 0, let problem = problem(info, stickyAllowed: !first) { return (current, problem) }
+                first = false
+                guard current != "/", let slash = current.lastIndex(of: "/") else { break }
+                current = slash == current.startIndex ? "/" : String(current[..<slash])
+            }
+        }
+        return nil
+    }
+
     /// This user's private group, if it has one: the user's own primary group, named like the
     /// user, with no other member. Looked up once, at the first use (`getpwuid` and `getgrgid`
     /// return shared buffers, so they are not called again from concurrent refreshes).

@@ -71,6 +71,38 @@ struct IdentityEndToEndTests {
             let refreshed = try await testbed.chappie(["refresh", "work"])
             #expect(refreshed.status == 0, "\(refreshed.stderr)")
             #expect(try await testbed.chappie(["ask", "--transport", "websocket", "hi"]).status == 0)
+            // This machine's setting, kept beside the alert targets, not in the store.
+            let local = try JSONSerialization.jsonObject(with: Data(contentsOf: testbed.home.appendingPathComponent("local-settings.json")))
+            #expect((local as? [String: Any])?["ca-file"] as? String == authority, "\(local)")
+            #expect(try await testbed.chappie(["config", "get", "ca-file"]).stdout == authority + "\n")
+        }
+    }
+
+    @Test("A certificate file another user can change, or one in a directory they can write, is refused when set and when used (78)")
+    func caFileOthersCanWrite() async throws {
+        let testbed = try await ChappieTestbed.start(emulatorArguments: ["--tls"] + ChappieTestbed.autoApproving)
+        try await whileRunning(testbed) {
+            let authority = try #require(testbed.emulator.authorityFile)
+            #expect(try await testbed.chappie(["accounts", "add", "work", "--ca-file", authority.path]).status == 0)
+            let open = try TestTokens.temporaryDirectory("chappie-open-ca")
+            defer { try? FileManager.default.removeItem(at: open) }
+            let writable = open.appendingPathComponent("writable.pem")
+            try FileManager.default.copyItem(at: authority, to: writable)
+            #expect(chmod(writable.path, 0o666) == 0)
+            let inOpenDirectory = open.appendingPathComponent("sub/ca.pem")
+            try FileManager.default.createDirectory(at: inOpenDirectory.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try FileManager.default.copyItem(at: authority, to: inOpenDirectory)
+            #expect(chmod(inOpenDirectory.deletingLastPathComponent().path, 0o777) == 0)
+            for (file, place) in [(writable.path, writable.path), (inOpenDirectory.path, inOpenDirectory.deletingLastPathComponent().path)] {
+                let set = try await testbed.chappie(["config", "set", "ca-file", file])
+                #expect(set.status == 78, "\(file): \(set.stderr)")
+                #expect(set.stderr.contains("\(place) can be written by every user") && set.stderr.contains("chmod go-w \(place)"), "\(set.stderr)")
+                let used = try await testbed.chappie(["refresh", "work", "--ca-file", file])
+                #expect(used.status == 78, "\(file): \(used.stderr)")
+                #expect(used.stderr.contains("\(place) can be written by every user"), "\(used.stderr)")
+            }
+            #expect(try await testbed.chappie(["config", "get", "ca-file"]).stdout == "\n")
+            #expect(try await testbed.chappie(["refresh", "work", "--ca-file", authority.path]).status == 0)
         }
     }
 }

@@ -414,6 +414,22 @@ struct TeamPoolEndToEndTests {
         }
     }
 
+    @Test("A ca-file row written into the pool for a machine is ignored, with a warning: whom a machine trusts is its own setting")
+    func caFileRowInThePoolIgnored() async throws {
+        let (server, url) = try await SharedPostgres.database()
+        let fleet = try await PoolFleet.start(machines: 1, url: url, emulatorArguments: Self.emulator)
+        try await whileRunning(fleet) {
+            #expect(try await fleet.chappie(1, ["accounts", "add", "a"]).status == 0)
+            let planted = try await server.psql(
+                "INSERT INTO machine_settings (machine, key, value) VALUES ('m1', 'ca_file', convert_to('/tmp/attacker-ca.pem', 'UTF8'))", in: url)
+            #expect(planted.status == 0, "\(planted.stderr)")
+            let refreshed = try await fleet.chappie(1, ["refresh", "a"])
+            #expect(refreshed.status == 0, "the planted file was not used: \(refreshed.stderr)")
+            #expect(refreshed.stderr.contains("the team pool sets ca-file for this machine; chappie ignores it"), "\(refreshed.stderr)")
+            #expect(try await fleet.chappie(1, ["config", "get", "ca-file"]).stdout == "\n")
+        }
+    }
+
     @Test(
         "Alerts on a pool: each machine's targets stay in its own settings, never the pool; a threshold is told by the daemons that polled it, once each, not once a poll"
     )

@@ -1,4 +1,5 @@
 import ChappieCore
+import ChappieSystem
 import Foundation
 import Synchronization
 
@@ -38,6 +39,13 @@ extension ChappieTLSTrust {
             throw ChappieHTTPClientError(
                 code: .untrustedFile,
                 message: "the certificate file \(file) cannot be read: check --ca-file, CHAPPIE_CA_FILE, the ca-file setting or SSL_CERT_FILE")
+        }
+        // Whoever can change the file, or a directory on the way to it, chooses whom chappie trusts.
+        if let (place, problem) = PathOwnership.firstProblem(onTheWayTo: file) {
+            throw ChappieHTTPClientError(
+                code: .untrustedFile,
+                message: "the certificate file \(file) is not trusted: \(place) \(problem), so another user could choose whom chappie trusts; "
+                    + "fix it (\(problem.fix(at: place))) or use a file only you can change")
         }
         guard String(decoding: data, as: UTF8.self).contains("-----BEGIN CERTIFICATE-----") else {
             throw ChappieHTTPClientError(

@@ -2,8 +2,9 @@ import ChappieVault
 public import Foundation
 
 /// Settings of this machine only, kept in `local-settings.json` (0600) in the data directory, never
-/// in the store: on a team pool, the alert targets must not be in the pool's database, or whoever
-/// can write the pool could run commands on every machine.
+/// in the store: on a team pool, the alert targets and the certificate authorities to trust must
+/// not be in the pool's database, or whoever can write the pool could run commands on every
+/// machine, or read its traffic.
 public struct LocalSettings: Sendable, Equatable, Codable {
     /// `alert-webhook`: URLs, each checked by ``AlertTargets/webhook(_:)``.
     public var alertWebhooks: [String]?
@@ -11,9 +12,12 @@ public struct LocalSettings: Sendable, Equatable, Codable {
     public var alertCommand: String?
     /// `alert-at`: thresholds, such as `80,95,100`.
     public var alertAt: String?
+    /// `ca-file`: a PEM file of certificate authorities trusted besides the system's. A path on this
+    /// machine, and whom it trusts: whoever writes a team pool must not choose it.
+    public var caFile: String?
 
     private enum CodingKeys: String, CodingKey {
-        case alertWebhooks = "alert-webhook", alertCommand = "alert-command", alertAt = "alert-at"
+        case alertWebhooks = "alert-webhook", alertCommand = "alert-command", alertAt = "alert-at", caFile = "ca-file"
     }
 
     /// No settings.

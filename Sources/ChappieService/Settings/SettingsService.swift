@@ -1,4 +1,5 @@
 import Chappie
+import ChappieSystem
 package import ChappieStore
 public import Foundation
 
@@ -13,7 +14,7 @@ public struct SettingsService: Sendable {
         case usageRetention = "usage-retention"
         /// The `originator` chappie's backend requests carry.
         case originator
-        /// A PEM file of certificate authorities trusted besides the system's.
+        /// A PEM file of certificate authorities trusted besides the system's (this machine's only).
         case caFile = "ca-file"
         /// Webhooks the daemon sends alerts to (this machine's only, ``LocalSettings``).
         case alertWebhook = "alert-webhook"
@@ -28,11 +29,14 @@ public struct SettingsService: Sendable {
     package let store: any StoreSettings & AuditLog
     /// The data directory, where ``LocalSettings`` are kept.
     let directory: URL
+    /// Whether the store is this machine's own database (not a team pool).
+    let storeIsLocal: Bool
 
     /// Creates the service.
-    package init(store: any StoreSettings & AuditLog, directory: URL) {
+    package init(store: any StoreSettings & AuditLog, directory: URL, storeIsLocal: Bool) {
         self.store = store
         self.directory = directory
+        self.storeIsLocal = storeIsLocal
     }
 
     /// This machine's settings.
@@ -47,6 +51,7 @@ public struct SettingsService: Sendable {
         case .alertWebhook: return settings.alertWebhooks.map { $0.map(Self.redacted).joined(separator: "\n") }
         case .alertCommand: return settings.alertCommand
         case .alertAt: return settings.alertAt
+        case .caFile: return settings.caFile
         default: return nil
         }
     }
@@ -67,6 +72,9 @@ public struct SettingsService: Sendable {
         case .alertAt:
             if let value { _ = try AlertTargets.thresholds(value) }
             settings.alertAt = value
+        case .caFile:
+            if let value { try Self.checkCAFile(value) }
+            settings.caFile = value
         default:
             preconditionFailure("\(key.rawValue) is not a local setting")
         }
@@ -117,21 +125,32 @@ public struct SettingsService: Sendable {
         try await store.setTrafficSetting(.originator, value)
     }
 
-    /// The certificate-authority file set to trust, if any.
+    /// The certificate-authority file set to trust on this machine, if any (a store made before
+    /// this machine's settings held it may still name one, and is read too; never a team pool's).
     public func caFile() async throws -> String? {
-        try await store.trafficSetting(.caFile)
+        if let file = try local().caFile { return file }
+        return storeIsLocal ? try await store.trafficSetting(.caFile) : nil
     }
 
-    /// Sets (or with `nil` clears) the certificate-authority file: an absolute path to a readable
-    /// PEM file with at least one certificate, checked now so that a mistake shows at once.
+    /// Sets (or with `nil` clears) this machine's certificate-authority file, checked now so that a
+    /// mistake shows at once; a value the store held before is cleared with it.
     public func setCAFile(_ path: String?) async throws {
-        if let path {
-            guard path.hasPrefix("/"), let text = FileManager.default.contents(atPath: path).map({ String(decoding: $0, as: UTF8.self) }),
-                text.contains("-----BEGIN CERTIFICATE-----")
-            else {
-                throw ServiceError(.invalidInput, "\(path) is not a readable PEM file of certificates (-----BEGIN CERTIFICATE-----)")
-            }
+        try await setLocal(.caFile, path)
+        try await store.setTrafficSetting(.caFile, nil)
+    }
+
+    /// An absolute path to a readable PEM file with at least one certificate, which no other user
+    /// can change (nor any directory on the way to it).
+    static func checkCAFile(_ path: String) throws {
+        guard path.hasPrefix("/"), let text = FileManager.default.contents(atPath: path).map({ String(decoding: $0, as: UTF8.self) }),
+            text.contains("-----BEGIN CERTIFICATE-----")
+        else {
+            throw ServiceError(.invalidInput, "\(path) is not a readable PEM file of certificates (-----BEGIN CERTIFICATE-----)")
         }
-        try await store.setTrafficSetting(.caFile, path)
+        if let (place, problem) = PathOwnership.firstProblem(onTheWayTo: path) {
+            throw ServiceError(
+                .configuration,
+                "\(place) \(problem), so another user could choose whom chappie trusts; fix it (\(problem.fix(at: place))) or use a file only you can change")
+        }
     }
 }
