@@ -41,8 +41,8 @@ final class CurlTransfer: @unchecked Sendable {
         self.easy = easy
         self.errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         self.errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
-        self.target = request.url.redactedTarget
-        self.server = request.url.host.map { host in request.url.port.map { "\(host) port \($0)" } ?? host } ?? request.url.redactedTarget
+        self.target = request.redactedTarget
+        self.server = request.url.host.map { host in request.url.port.map { "\(host) port \($0)" } ?? host } ?? request.redactedTarget
         let (body, bodyContinuation) = AsyncThrowingStream.makeStream(of: Data.self)
         self.body = body
         self.bodyContinuation = bodyContinuation

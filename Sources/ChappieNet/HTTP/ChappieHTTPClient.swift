@@ -58,7 +58,7 @@ public final class ChappieHTTPClient: Sendable {
             if body.count > configuration.maximumBufferedBodySize {
                 throw ChappieHTTPClientError(
                     code: .responseTooLarge,
-                    message: "\(request.url.redactedTarget): body over \(configuration.maximumBufferedBodySize) bytes")
+                    message: "\(request.redactedTarget): body over \(configuration.maximumBufferedBodySize) bytes")
             }
         }
         return ChappieHTTPResponse(status: response.status, headers: response.headers, body: body)
@@ -100,7 +100,7 @@ public final class ChappieHTTPClient: Sendable {
 
     /// A request for a log line: method, scheme, host and path (built only when the line is written).
     private static func target(_ request: ChappieHTTPRequest) -> String {
-        "\(request.method.rawValue) \(request.url.scheme ?? "")://\(request.url.redactedTarget)"
+        "\(request.method.rawValue) \(request.url.scheme ?? "")://\(request.redactedTarget)"
     }
 
     /// Refuses requests that must not be sent as they are.
@@ -108,7 +108,7 @@ public final class ChappieHTTPClient: Sendable {
         guard let scheme = request.url.scheme?.lowercased(), scheme == "http" || scheme == "https",
             let host = request.url.host, !host.isEmpty
         else {
-            throw ChappieHTTPClientError(code: .invalidURL, message: "not an absolute http(s) URL: \(request.url.redactedTarget)")
+            throw ChappieHTTPClientError(code: .invalidURL, message: "not an absolute http(s) URL: \(request.redactedTarget)")
         }
         if scheme == "http" && (request.headers.contains("Authorization") || request.bodyCarriesCredentials) && !isLoopback(host: host) {
             throw ChappieHTTPClientError(

@@ -28,6 +28,17 @@ public struct ChappieHTTPRequest: Sendable {
     /// client names: a plain-http request to this machine (an alert webhook on loopback) must not
     /// leave it in clear through a proxy. Default: `false`.
     public var bypassesProxy = false
+    /// Whether the URL's path and query are a secret (a webhook's: ntfy, Slack and Discord keep
+    /// theirs there): logs and errors then name the scheme, host and port only. Default: `false`.
+    public var pathIsSecret = false
+
+    /// The request's host, port and path as logs and errors show them (never the query, which
+    /// may carry a code; no path at all when ``pathIsSecret``).
+    var redactedTarget: String {
+        guard pathIsSecret else { return url.redactedTarget }
+        let host = url.host ?? "?"
+        return "\(host)\(url.port.map { ":\($0)" } ?? "")/…"
+    }
 
     /// Creates a request.
     ///

@@ -80,6 +80,8 @@ package struct AlertDispatcher: Sendable {
 
     private func deliver(_ body: Data, to webhook: URL, retries: Int) async {
         var request = ChappieHTTPRequest(url: webhook, method: .post, headers: ["Content-Type": "application/json"], body: body)
+        // The path is where ntfy, Slack and Discord keep the secret: never in a debug log or an error.
+        request.pathIsSecret = true
         request.totalTimeout = .seconds(10)
         // An http webhook is on loopback (AlertTargets.webhook): it must not go through a proxy in clear.
         request.bypassesProxy = webhook.scheme?.lowercased() == "http"
