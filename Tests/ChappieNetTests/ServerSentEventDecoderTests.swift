@@ -196,4 +196,46 @@ struct ServerSentEventDecoderTests {
         #expect(types.count == 8)
         #expect(types.last == "response.completed")
     }
+
+    @Test("A line past the limit ends the stream as malformed: the events before it are kept, nothing after, and nothing more is buffered")
+    func endlessLine() throws {
+        var decoder = ServerSentEventDecoder(maximumBytes: 1000)
+        let before = decoder.decode(Data("data: first\n\n".utf8))
+        #expect(before.map(\.data) == ["first"])
+        // 10 chunks of 300 bytes with no line break: over the 1000-byte limit at the fourth.
+        for _ in 0..<10 { #expect(decoder.decode(Data(repeating: UInt8(ascii: "x"), count: 300)).isEmpty) }
+        #expect(decoder.exceededLimit)
+        #expect(decoder.decode(Data("\ndata: later\n\n".utf8)).isEmpty, "nothing is decoded once the stream is malformed")
+        #expect(decoder.finish() == false, "nothing was kept")
+    }
+
+    @Test("An event whose data lines add up past the limit ends the stream as malformed")
+    func endlessEvent() throws {
+        var decoder = ServerSentEventDecoder(maximumBytes: 1000)
+        var events: [ServerSentEvent] = []
+        for _ in 0..<20 { events += decoder.decode(Data("data: \(String(repeating: "y", count: 100))\n".utf8)) }
+        #expect(decoder.exceededLimit && events.isEmpty)
+        // Under the limit, the same lines make one event.
+        var fitting = ServerSentEventDecoder(maximumBytes: 1 << 20)
+        for _ in 0..<20 { events += fitting.decode(Data("data: \(String(repeating: "y", count: 100))\n".utf8)) }
+        events += fitting.decode(Data("\n".utf8))
+        #expect(events.count == 1 && events[0].data.count == 20 * 100 + 19)
+    }
+
+    @Test("The async sequence throws responseTooLarge past the limit, after the events before it")
+    func sequenceThrowsPastTheLimit() async throws {
+        let chunks = AsyncStream<Data> { continuation in
+            continuation.yield(Data("data: ok\n\n".utf8))
+            for _ in 0..<40 { continuation.yield(Data(repeating: UInt8(ascii: "z"), count: 1 << 20)) }
+            continuation.finish()
+        }
+        var seen: [String] = []
+        do {
+            for try await event in chunks.serverSentEvents { seen.append(event.data) }
+            Issue.record("no error past 16 MiB")
+        } catch let error as ChappieHTTPClientError {
+            #expect(error.code == .responseTooLarge && error.description.contains("16 MiB"), "\(error)")
+        }
+        #expect(seen == ["ok"])
+    }
 }

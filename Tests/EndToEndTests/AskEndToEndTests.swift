@@ -4,6 +4,27 @@ import Testing
 
 @Suite("chappie ask, run as a user runs it", .tags(.slow))
 struct AskEndToEndTests {
+    @Test("A reply with no line break is ended as malformed at 16 MiB, not buffered whole, and not asked again")
+    func endlessLine() async throws {
+        let testbed = try await ChappieTestbed.start()
+        try await whileRunning(testbed) {
+            #expect(try await testbed.chappie(["accounts", "add", "work"]).status == 0)
+            _ = try await testbed.control("/_emulator/faults", method: "POST", body: #"{"kind": "endless_line", "bytes": 268435456}"#)
+            // Run through a parent that reports its child's peak memory (KiB), and nothing else's.
+            let peak = "import resource, subprocess, sys; r = subprocess.run(sys.argv[1:]); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); sys.exit(r.returncode)"
+            let asked = try await runProcess(
+                URL(fileURLWithPath: "/usr/bin/python3"),
+                ["-c", peak, try BuiltProducts.executable("chappie").path, "ask", "hello", "--transport", "sse"] + testbed.service,
+                environment: ["HOME": testbed.userHome.path, "CHAPPIE_KEY_FILE": nil, "CHAPPIE_PASSPHRASE": nil, "CHAPPIE_ACCOUNT": nil],
+                timeout: .seconds(120))
+            #expect(asked.status == 1, "\(asked.stderr)")
+            #expect(asked.stderr.contains("longer than 16 MiB"), "\(asked.stderr)")
+            let kibibytes = try #require(Int(asked.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+            #expect(kibibytes < 256 << 10, "the 256 MiB line was not held whole: peak \(kibibytes) KiB")
+            #expect(try await testbed.control("/_emulator/stats").int("drips", "started") == 1, "asked once: a malformed stream is not retried")
+        }
+    }
+
     @Test("Streams the reply with a summary; a usage limit exits 75 naming the window; a revoked session exits 77")
     func ask() async throws {
         let testbed = try await ChappieTestbed.start()

@@ -36,6 +36,10 @@ extension ChappieClient {
             for try await event in response.body.serverSentEvents {
                 if try await turn.events.read(event.data, type: event.type, replay: &turn.replay) == .completed { return }
             }
+        } catch let error as ChappieHTTPClientError where error.code == .responseTooLarge {
+            // Malformed, not a failed connection: asking again would bring the same endless line.
+            guard turn.replay.hasDelivered else { throw ChappieClientError.invalidResponse(error.description) }
+            throw turn.events.closedEarly(turn.replay, code: "malformed_stream", message: error.description)
         } catch let error as ChappieHTTPClientError {
             // Before any output a broken stream is retried as a failed connection is (docs/errors.md);
             // after it, the reply is cut and the text so far is the caller's.

@@ -23,6 +23,8 @@ struct Fault: Sendable {
         case slowStream(Double)
         /// Replace the third event's data (SSE or WebSocket frame) with text that is not JSON.
         case badEvent
+        /// Answer an SSE stream with this many bytes and no line break: one endless line.
+        case endlessLine(bytes: Int)
         /// Refuse a WebSocket upgrade with this status (and an OpenAI-shaped error body).
         case refuseUpgrade(Int)
         /// Send this many WebSocket events of a turn, then close the socket; the client's replay of
@@ -39,7 +41,7 @@ struct Fault: Sendable {
             switch self {
             case .refuseUpgrade: .webSocketUpgrade
             case .dropSocket, .binaryFrame, .connectionLimit: .webSocketTurn
-            case .slowStream, .badEvent: .stream
+            case .slowStream, .badEvent, .endlessLine: .stream
             default: .http
             }
         }

@@ -163,6 +163,11 @@ struct ControlRoutes: Sendable {
         case "bad_event":
             kind = .badEvent
             path = path ?? "/backend-api/codex/responses"
+        case "endless_line":
+            let bytes = Int(fields.number("bytes") ?? Double(32 << 20))
+            guard bytes >= 1 else { return .openAIError(400, message: "bytes must be at least 1.", code: "invalid_request") }
+            kind = .endlessLine(bytes: bytes)
+            path = path ?? "/backend-api/codex/responses"
         case "refuse_upgrade":
             let status = Int(fields.number("status") ?? 404)
             guard (400...599).contains(status) else { return .openAIError(400, message: "status must be 400-599.", code: "invalid_request") }
@@ -176,7 +181,7 @@ struct ControlRoutes: Sendable {
         default:
             return .openAIError(
                 400,
-                message: "kind must be status, latency, hold, malformed, truncated, drop, cut_stream, fail_stream, slow_stream, bad_event, "
+                message: "kind must be status, latency, hold, malformed, truncated, drop, cut_stream, fail_stream, slow_stream, bad_event, endless_line, "
                     + "refuse_upgrade, drop_socket, binary_frame or connection_limit.",
                 code: "invalid_request")
         }

@@ -10,6 +10,9 @@ public import Foundation
 ///   (unless it contains NUL) and persists; `retry` sets ``reconnectionTime`` when all ASCII digits.
 /// - A blank line dispatches the event; with no data it dispatches nothing.
 /// - At the end of the stream, an event without its blank line is discarded.
+/// - A line, or an event's data, longer than ``maximumBytes`` ends the decoding: the stream is
+///   malformed (``exceededLimit``), and nothing more of it is kept in memory. A reply with no line
+///   break would otherwise grow without bound.
 ///
 /// ```swift
 /// var decoder = ServerSentEventDecoder()
@@ -32,8 +35,18 @@ public struct ServerSentEventDecoder: Sendable {
     /// The reconnection time in milliseconds most recently set by a `retry:` field.
     public private(set) var reconnectionTime: Int?
 
+    /// The longest line, and the longest event's data, in bytes: 16 MiB by default, what the
+    /// WebSocket client allows a message (`response.completed` repeats the whole output in one line).
+    public let maximumBytes: Int
+
+    /// Whether a line or an event went past ``maximumBytes``: the stream is malformed, and no
+    /// event is decoded from here on.
+    public private(set) var exceededLimit = false
+
     /// Creates a decoder at the start of a stream.
-    public init() {}
+    public init(maximumBytes: Int = 16 << 20) {
+        self.maximumBytes = maximumBytes
+    }
 
     /// Decodes the next chunk of the stream.
     ///
@@ -66,6 +79,7 @@ public struct ServerSentEventDecoder: Sendable {
 
     private mutating func decode(bytes: UnsafeRawBufferPointer) -> [ServerSentEvent] {
         var events: [ServerSentEvent] = []
+        guard !exceededLimit else { return events }
         var start = 0
         if var probe = bomProbe {
             while start < bytes.count && probe.count < 3 {
@@ -88,7 +102,7 @@ public struct ServerSentEventDecoder: Sendable {
     private mutating func scan(_ bytes: UnsafeRawBufferPointer, from start: Int, into events: inout [ServerSentEvent]) {
         var index = start
         var lineStart = start
-        while index < bytes.count {
+        while index < bytes.count && !exceededLimit {
             let byte = bytes[index]
             if byte == 0x0A || byte == 0x0D {
                 if byte == 0x0A && lastByteWasCR && index == lineStart && line.isEmpty {
@@ -98,7 +112,7 @@ public struct ServerSentEventDecoder: Sendable {
                     lineStart = index
                     continue
                 }
-                line.append(contentsOf: bytes[lineStart..<index])
+                guard appendToLine(bytes[lineStart..<index]) else { return }
                 processLine(into: &events)
                 line.removeAll(keepingCapacity: true)
                 lastByteWasCR = byte == 0x0D
@@ -109,7 +123,25 @@ public struct ServerSentEventDecoder: Sendable {
                 index += 1
             }
         }
-        line.append(contentsOf: bytes[lineStart..<bytes.count])
+        guard !exceededLimit else { return }
+        _ = appendToLine(bytes[lineStart..<bytes.count])
+    }
+
+    /// Adds to the current line; `false` (and the stream malformed, its buffers freed) past the limit.
+    private mutating func appendToLine(_ bytes: Slice<UnsafeRawBufferPointer>) -> Bool {
+        guard line.count + bytes.count <= maximumBytes else {
+            exceed()
+            return false
+        }
+        line.append(contentsOf: bytes)
+        return true
+    }
+
+    private mutating func exceed() {
+        exceededLimit = true
+        line = []
+        data = []
+        eventType = []
     }
 
     private mutating func processLine(into events: inout [ServerSentEvent]) {
@@ -130,6 +162,7 @@ public struct ServerSentEventDecoder: Sendable {
         }
         switch String(decoding: field, as: UTF8.self) {
         case "data":
+            guard data.count + value.count < maximumBytes else { return exceed() }
             data.append(contentsOf: value)
             data.append(0x0A)
         case "event":

@@ -37,9 +37,17 @@ public struct ServerSentEventSequence<Base: AsyncSequence>: AsyncSequence where 
         }
 
         /// The next event, or `nil` at the end of the body (an incomplete last event is discarded).
+        ///
+        /// - Throws: ``ChappieHTTPClientError`` `.responseTooLarge` past the decoder's limit on a
+        ///   line or an event (the body is not read further); the body's own errors.
         public mutating func next() async throws -> ServerSentEvent? {
             while pendingIndex == pending.count {
                 guard !ended else { return nil }
+                if decoder.exceededLimit {
+                    ended = true
+                    throw ChappieHTTPClientError(
+                        code: .responseTooLarge, message: "an event stream line or event is longer than \(decoder.maximumBytes >> 20) MiB")
+                }
                 guard let chunk = try await base.next() else {
                     ended = true
                     decoder.finish()
