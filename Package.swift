@@ -159,7 +159,7 @@ let package = Package(
         .target(
             name: "ChappieFuzzing",
             dependencies: [
-                "Chappie", "ChappieService", "ChappieNet", "ChappieCore", "ChappieDaemonClient", "ChappieFront",
+                "Chappie", "ChappieService", "ChappieNet", "ChappieCore", "ChappieDaemonClient", "ChappieFront", "ChappieSystem",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOExtras", package: "swift-nio-extras"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
@@ -277,7 +277,7 @@ let package = Package(
         .testTarget(
             name: "ChappieFrontTests",
             dependencies: [
-                "ChappieFront", "ChappieCore", "ChappieText", "ChappieStore", "ChappieVault", "ChappieFuzzing", "ChappieTestSupport",
+                "ChappieFront", "ChappieCore", "ChappieText", "ChappieStore", "ChappieVault", "ChappieFuzzing", "ChappieSystem", "ChappieTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: swiftSettings

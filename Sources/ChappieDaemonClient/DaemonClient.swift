@@ -61,6 +61,9 @@ public enum DaemonClient {
         case .noAnswer: return .success(.noAnswer)
         case .foreignListener(let uid): return .failure(DaemonSocketError.foreignListener(socket: socket.path, uid: uid))
         case .reply(let answer):
+            // Read as the front binary reads it: a reply Foundation would take but the strict reader
+            // refuses (a key twice, of which Foundation keeps the last) is no reply.
+            guard JSONValue.parse(answer) != nil else { return .success(.noAnswer) }
             let decoder = JSONDecoder()
             decoder.dateDecodingStrategy = .secondsSince1970
             guard let reply = try? decoder.decode(DaemonReply.self, from: Data(answer)) else { return .success(.noAnswer) }

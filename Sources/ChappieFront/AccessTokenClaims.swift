@@ -1,3 +1,5 @@
+import ChappieSystem
+
 /// The one claim the front binary reads from an access token: `exp`, from the JWT's payload,
 /// without checking the signature (as the full binary's expiry check does not).
 package enum AccessTokenClaims {

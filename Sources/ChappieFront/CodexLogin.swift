@@ -1,3 +1,4 @@
+import ChappieSystem
 import Glibc
 
 /// A Codex home's `auth.json`, as far as the front binary looks at it: whether it may hold tokens

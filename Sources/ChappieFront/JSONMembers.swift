@@ -1,3 +1,5 @@
+import ChappieSystem
+
 extension JSONValue {
     /// A whole number as `JSONDecoder` reads an `Int64` from a JSON number (`1.0` and `1e2` are
     /// whole); only where a `Double` holds it exactly.

@@ -1,3 +1,4 @@
+import ChappieSystem
 import CSQLite
 import CSodium
 import ChappieText

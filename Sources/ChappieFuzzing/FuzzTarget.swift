@@ -1,3 +1,4 @@
+package import ChappieSystem
 import ChappieDaemonClient
 package import ChappieFront
 import Chappie

@@ -58,10 +58,13 @@ struct UsageDecodingTests {
         #expect(unknown.plan == .enterpriseCbpUsageBased)
         #expect(unknown.credits?.unlimited == true)
         #expect(unknown.credits?.balance == nil)
-        let odd = try ChappieUsageLimitSnapshot.decodeUsage(
-            Data(#"{"plan_type":"quorum","rate_limit":{"primary_window":{"used_percent":"x"}}}"#.utf8))
-        #expect(odd.first?.plan == .unknown("quorum"))
-        #expect(odd.first?.shortWindow == nil)
+        // A window that is there but cannot be read is no window the reply lacks: how full it is is unknown.
+        #expect(throws: UsageDecodingError.unreadableWindow("primary_window")) {
+            try ChappieUsageLimitSnapshot.decodeUsage(Data(#"{"plan_type":"quorum","rate_limit":{"primary_window":{"used_percent":"x"}}}"#.utf8))
+        }
+        #expect(throws: UsageDecodingError.unreadableWindow("secondary_window")) {
+            try ChappieUsageLimitSnapshot.decodeUsage(Data(#"{"rate_limit":{"secondary_window":[]}}"#.utf8))
+        }
         #expect(throws: UsageDecodingError.self) { try ChappieUsageLimitSnapshot.decodeUsage(Data("[]".utf8)) }
         #expect(throws: UsageDecodingError.self) { try ChappieUsageLimitSnapshot.decodeUsage(Data("{trunc".utf8)) }
     }

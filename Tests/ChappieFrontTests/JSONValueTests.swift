@@ -1,3 +1,4 @@
+import ChappieSystem
 import ChappieFuzzing
 import ChappieText
 import ChappieTestSupport

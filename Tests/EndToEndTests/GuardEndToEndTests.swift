@@ -4,6 +4,23 @@ import Testing
 
 @Suite("chappie guard: a CI step's headroom check")
 struct GuardEndToEndTests {
+    @Test("A window that is there but unreadable (its used_percent a string) is unknown: exit 75, never room", arguments: [#""50""#, "null", "true"])
+    func unreadableWindow(_ used: String) async throws {
+        let testbed = try await ChappieTestbed.start()
+        try await whileRunning(testbed) {
+            #expect(try await testbed.chappie(["accounts", "add", "work"]).status == 0)
+            let body = #"{"plan_type":"plus","rate_limit":{"allowed":true,"limit_reached":false,"primary_window":{"used_percent":"#
+                + used + #","limit_window_seconds":18000,"reset_at":1900000000},"secondary_window":null}}"#
+            let fault = try JSONSerialization.data(withJSONObject: ["kind": "status", "status": 200, "path": "/backend-api/wham/usage", "body": body])
+            _ = try await testbed.control("/_emulator/faults", method: "POST", body: String(decoding: fault, as: UTF8.self))
+            let guarded = try await testbed.chappie(["guard", "work", "--max-age", "0s", "--json"])
+            #expect(guarded.status == 75, "\(guarded.stdout) \(guarded.stderr)")
+            let verdict = JSONDocument(Data(guarded.stdout.utf8))
+            #expect(verdict.string("outcome") == "unknown" && verdict.int("enough") == 0, "\(guarded.stdout)")
+            #expect(verdict.string("message")?.contains("primary_window has no numeric used_percent") == true, "\(guarded.stdout)")
+        }
+    }
+
     @Test(
         "Exit 0 with enough headroom, 75 with the reset when short, --any names an account with room, 77 for one to sign in again; readings younger than --max-age are not polled"
     )

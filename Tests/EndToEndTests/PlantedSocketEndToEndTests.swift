@@ -14,7 +14,7 @@ struct PlantedSocketEndToEndTests {
         server.bind(sys.argv[1])
         server.listen(8)
         server.settimeout(120)
-        reply = b'{"ok":true,"token":{"name":"work","accessToken":"ATTACKER-TOKEN","fedramp":false}}\\n'
+        reply = sys.argv[2].encode() + b'\\n'
         while True:
             client, _ = server.accept()
             client.settimeout(5)
@@ -26,9 +26,15 @@ struct PlantedSocketEndToEndTests {
             client.close()
         """
 
-    /// Starts the planted server at `path` as nobody and waits until it listens.
-    static func plant(at path: URL) async throws -> ChildProcess {
-        let server = try OtherUser.nobody.start(URL(fileURLWithPath: "/usr/bin/python3"), ["-c", plantedServer, path.path])
+    /// The attacker's reply.
+    static let attackerReply = #"{"ok":true,"token":{"name":"work","accessToken":"ATTACKER-TOKEN","fedramp":false}}"#
+
+    /// Starts the planted server at `path` (as nobody, unless `asOtherUser` is false) and waits until it listens.
+    static func plant(at path: URL, reply: String = attackerReply, asOtherUser: Bool = true) async throws -> ChildProcess {
+        let python = URL(fileURLWithPath: "/usr/bin/python3")
+        let server =
+            asOtherUser
+            ? try OtherUser.nobody.start(python, ["-c", plantedServer, path.path, reply]) : try ChildProcess(python, ["-c", plantedServer, path.path, reply])
         while !FileManager.default.fileExists(atPath: path.path), server.isRunning { try await Task.sleep(for: .milliseconds(20)) }
         #expect(server.isRunning)
         return server
@@ -73,6 +79,21 @@ struct PlantedSocketEndToEndTests {
             #expect(chmod(testbed.home.path, 0o700) == 0)
             let token = try await testbed.chappie(["token", "work"])
             #expect(token.status == 0, "\(token.stderr)")
+        }
+    }
+
+    @Test("A daemon reply with a key twice is no reply for either binary: the store's token is printed, not either of the reply's")
+    func duplicateKeys() async throws {
+        let testbed = try await ChappieTestbed.start()
+        try await whileRunning(testbed) {
+            #expect(try await testbed.chappie(["accounts", "add", "work"]).status == 0)
+            let stored = try await testbed.chappie(["token", "work"]).stdout
+            let twice = #"{"ok":true,"token":{"name":"work","accessToken":"FIRST","accessToken":"SECOND","fedramp":false}}"#
+            let server = try await Self.plant(at: testbed.home.appendingPathComponent("chappie.sock"), reply: twice, asOtherUser: false)
+            defer { kill(server.processIdentifier, SIGKILL) }
+            for (binary, result) in try await Self.tokens(testbed) {
+                #expect(result.status == 0 && result.stdout == stored, "\(binary): \(result.stdout) \(result.stderr)")
+            }
         }
     }
 

@@ -137,7 +137,8 @@ public struct ChappieUsageLimitSnapshot: Sendable, Hashable, Codable {
     /// Decodes a `wham/usage` reply (`RateLimitStatusPayload`) leniently: every field is optional,
     /// unknown fields are ignored. Returns the main limit (`codex`) first, then each additional one.
     ///
-    /// - Throws: ``UsageDecodingError`` when the body is not a JSON object.
+    /// - Throws: ``UsageDecodingError`` when the body is not a JSON object, or a window is there
+    ///   but its `used_percent` is not a number: an unreadable window is unknown, never room.
     public static func decodeUsage(_ body: Data) throws(UsageDecodingError) -> [ChappieUsageLimitSnapshot] {
         guard let object = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] else { throw .notJSONObject }
         let plan = (object["plan_type"] as? String).map(ChappiePlan.init(rawValue:))
@@ -148,7 +149,7 @@ public struct ChappieUsageLimitSnapshot: Sendable, Hashable, Codable {
                 balance: credits["balance"] as? String ?? (credits["balance"] as? NSNumber).map { "\($0)" })
         }
         var snapshots = [
-            snapshot(
+            try snapshot(
                 limitID: "codex", name: nil, plan: plan, rateLimit: object["rate_limit"] as? [String: Any],
                 credits: credits, reachedType: reachedType)
         ]
@@ -156,7 +157,7 @@ public struct ChappieUsageLimitSnapshot: Sendable, Hashable, Codable {
             let id = (extra["metered_feature"] as? String ?? extra["limit_name"] as? String ?? "other")
                 .lowercased().replacingOccurrences(of: "-", with: "_")
             snapshots.append(
-                snapshot(
+                try snapshot(
                     limitID: id, name: extra["limit_name"] as? String, plan: plan, rateLimit: extra["rate_limit"] as? [String: Any],
                     credits: nil, reachedType: nil))
         }
@@ -165,16 +166,18 @@ public struct ChappieUsageLimitSnapshot: Sendable, Hashable, Codable {
 
     private static func snapshot(
         limitID: String, name: String?, plan: ChappiePlan?, rateLimit: [String: Any]?, credits: ChappieCredits?, reachedType: String?
-    ) -> ChappieUsageLimitSnapshot {
-        let windows = ["primary_window", "secondary_window"].compactMap { key -> ChappieUsageWindow? in
+    ) throws(UsageDecodingError) -> ChappieUsageLimitSnapshot {
+        var windows: [ChappieUsageWindow] = []
+        for key in ["primary_window", "secondary_window"] {
             // Numbers out of range never crash or reach the store: the percentage is clamped to
             // 0–100, a length or time that cannot be is unknown (WireNumber).
-            guard let window = rateLimit?[key] as? [String: Any], let used = WireNumber.percent(window["used_percent"]) else {
-                return nil
+            guard let value = rateLimit?[key], !(value is NSNull) else { continue }
+            guard let window = value as? [String: Any], let used = WireNumber.percent(window["used_percent"]) else {
+                throw .unreadableWindow(key)
             }
             // window_minutes = ceil(limit_window_seconds / 60), unset when ≤ 0 (§6.1).
             let minutes = WireNumber.integer(window["limit_window_seconds"], in: 1...WireNumber.longestSeconds).map { ($0 + 59) / 60 }
-            return ChappieUsageWindow(usedPercent: used, windowMinutes: minutes, resetsAt: WireNumber.date(window["reset_at"]))
+            windows.append(ChappieUsageWindow(usedPercent: used, windowMinutes: minutes, resetsAt: WireNumber.date(window["reset_at"])))
         }
         var snapshot = ChappieUsageLimitSnapshot(
             limitID: limitID, limitName: name, plan: plan, shortWindow: nil, longWindow: nil, credits: credits,
@@ -191,11 +194,19 @@ public struct ChappieUsageLimitSnapshot: Sendable, Hashable, Codable {
     }
 }
 
-/// A usage reply could not be read at all.
+/// A usage reply could not be read.
 public enum UsageDecodingError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The body is not a JSON object.
     case notJSONObject
+    /// A window (`primary_window`, `secondary_window`) is there, but not an object with a numeric
+    /// `used_percent`: how full it is cannot be known.
+    case unreadableWindow(String)
 
     /// What is wrong.
-    public var description: String { "the usage reply is not a JSON object" }
+    public var description: String {
+        switch self {
+        case .notJSONObject: "the usage reply is not a JSON object"
+        case .unreadableWindow(let key): "the usage reply's \(key) has no numeric used_percent"
+        }
+    }
 }

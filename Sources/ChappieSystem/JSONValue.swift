@@ -3,7 +3,9 @@
 /// The front binary reads three small documents: a credential's plaintext, an access token's
 /// claims and the daemon's reply. Foundation's decoder would bring Foundation into the binary
 /// whose start-up is the point, so this reader stands in for it. Anything it refuses sends the
-/// command to the full binary, which reads it with Foundation as before.
+/// command to the full binary, which reads it with Foundation as before. The full binary holds the
+/// daemon's replies to it too, so that both read a reply alike: one with a key twice (which
+/// Foundation reads as its last value) is no reply.
 public enum JSONValue: Equatable, Sendable {
     case null
     case bool(Bool)
