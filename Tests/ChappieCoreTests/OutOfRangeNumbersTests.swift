@@ -21,6 +21,19 @@ struct OutOfRangeNumbersTests {
         #expect(fine.expiresAt == Date(timeIntervalSince1970: 253_402_300_799))
     }
 
+    @Test(
+        "An ISO 8601 time outside 1970–9999 is unknown, as a number's is",
+        arguments: ["99999-01-01T00:00:00Z", "0001-01-01T00:00:00Z", "1969-12-31T23:59:59Z", "10000-01-01T00:00:00.5Z", "not a time"])
+    func isoTimes(_ text: String) {
+        #expect(WireNumber.date(iso8601: text) == nil)
+    }
+
+    @Test("An ISO 8601 time within 1970–9999 reads, with or without fractional seconds")
+    func isoTimesInRange() {
+        #expect(WireNumber.date(iso8601: "9999-12-31T23:59:59Z") == Date(timeIntervalSince1970: 253_402_300_799))
+        #expect(WireNumber.date(iso8601: "2027-01-01T00:00:00.250Z") == Date(timeIntervalSince1970: 1_798_761_600.25))
+    }
+
     @Test("A usage reply with numbers out of range decodes, clamped or unknown, and never traps", arguments: hostile)
     func usageReply(_ number: String) throws {
         let body = """

@@ -81,8 +81,7 @@ package struct OAuthClient: Sendable {
         // `interval` is a string holding an integer on the real service; accept a number too. 0 or
         // missing would mean "no sleep", a huge one never polling again: clamp to 1–60 seconds.
         let seconds = min(60, WireNumber.integer(object["interval"], in: 0...Int(Int32.max)) ?? 5)
-        let expiresAt = (object["expires_at"] as? String).flatMap { try? Date($0, strategy: .iso8601) }
-            .flatMap { WireNumber.date(unixSeconds: $0.timeIntervalSince1970) }
+        let expiresAt = (object["expires_at"] as? String).flatMap(WireNumber.date(iso8601:))
         let lifetime = expiresAt.map {
             Duration.milliseconds(Int64(min(Double(WireNumber.longestSeconds), max(0, $0.timeIntervalSince(serverDate))) * 1000))
         }

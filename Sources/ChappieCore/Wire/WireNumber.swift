@@ -30,6 +30,13 @@ package enum WireNumber {
         return Date(timeIntervalSince1970: seconds)
     }
 
+    /// An ISO 8601 (RFC 3339) time, with or without fractional seconds, as a date; `nil` unless it
+    /// reads and is between 1970 and 9999 (Foundation reads a five-digit year).
+    package static func date(iso8601 text: String) -> Date? {
+        let date = (try? Date(text, strategy: .iso8601)) ?? (try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
+        return date.flatMap { self.date(unixSeconds: $0.timeIntervalSince1970) }
+    }
+
     /// A JSON number of Unix seconds as a date (``date(unixSeconds:)``).
     package static func date(_ value: Any?) -> Date? {
         double(value).flatMap(date(unixSeconds:))

@@ -100,7 +100,7 @@ package struct CodexAuthFile: Sendable, RedactedDescription {
         return CodexAuthFile(
             info: info, credentials: credentials,
             accessTokenExpiresAt: credentials.accessTokenExpiresAt,
-            lastRefresh: (object["last_refresh"] as? String).flatMap(parseRFC3339))
+            lastRefresh: (object["last_refresh"] as? String).flatMap(WireNumber.date(iso8601:)))
     }
 
     /// Writes `auth.json` in a Codex home the way Codex writes it, keeping every field chappie does
@@ -159,11 +159,5 @@ package struct CodexAuthFile: Sendable, RedactedDescription {
         return String(
             format: "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday,
             parts.tm_hour, parts.tm_min, parts.tm_sec, micros)
-    }
-
-    /// Parses RFC 3339 with or without fractional seconds; a time outside 1970–9999 is unknown.
-    static func parseRFC3339(_ text: String) -> Date? {
-        let date = (try? Date(text, strategy: .iso8601)) ?? (try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
-        return date.flatMap { WireNumber.date(unixSeconds: $0.timeIntervalSince1970) }
     }
 }

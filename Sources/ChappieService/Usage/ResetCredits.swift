@@ -124,7 +124,7 @@ public struct ResetCreditsService: Sendable {
             func text(_ key: String) -> String? { (entry[key] as? String).map { String(TerminalText.sanitized($0).prefix(200)) } }
             func date(_ key: String) -> Date? {
                 if let seconds = WireNumber.date(entry[key]) { return seconds }
-                return (entry[key] as? String).flatMap { try? Date($0, strategy: .iso8601) }
+                return (entry[key] as? String).flatMap(WireNumber.date(iso8601:))
             }
             return Credit(
                 id: TerminalText.sanitized(id), status: text("status") ?? "unknown", title: text("title"), grantedAt: date("granted_at"),

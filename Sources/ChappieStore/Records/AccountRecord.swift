@@ -128,9 +128,11 @@ package struct AccountRecord: Codable, FetchableRecord, MutablePersistableRecord
             info: ChappieAccountInfo(
                 email: email, userID: chatgptUserId, accountID: chatgptAccountId,
                 plan: plan.map(ChappiePlan.init(rawValue:)), isFedRAMPAccount: isFedramp),
-            status: status, accessTokenExpiresAt: accessExpiresAt, lastRefreshAt: lastRefreshAt,
-            lastError: lastError, codexHome: codexHome, reservePercent: reservePercent, createdAt: createdAt, updatedAt: updatedAt,
-            isActive: id == activeID, maxLeases: maxLeases)
+            // Times and numbers checked as outside input (a pool's rows are anyone's who can write it).
+            status: status, accessTokenExpiresAt: accessExpiresAt.flatMap { StoredNumber.date($0.timeIntervalSince1970) },
+            lastRefreshAt: lastRefreshAt.flatMap { StoredNumber.date($0.timeIntervalSince1970) }, lastError: lastError, codexHome: codexHome,
+            reservePercent: reservePercent.flatMap { $0.isFinite && $0 > 0 ? min($0, 100) : nil }, createdAt: StoredNumber.clamped(createdAt),
+            updatedAt: StoredNumber.clamped(updatedAt), isActive: id == activeID, maxLeases: max(1, maxLeases))
     }
 }
 

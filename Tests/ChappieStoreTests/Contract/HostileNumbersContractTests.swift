@@ -27,6 +27,8 @@ struct HostileNumbersContractTests {
             ("leases", "acquired_at", times), ("leases", "expires_at", times), ("accounts", "reserve_percent", reals),
             ("accounts", "max_leases", integers),
         ]
+            + (backend == .postgres
+                ? ["access_expires_at", "last_refresh_at", "created_at", "updated_at"].map { ("accounts", $0, times) } : [])
     }
 
     /// Sets `column` of every row of `table` to `value`; whether the store took it.
@@ -75,6 +77,7 @@ struct HostileNumbersContractTests {
             case "five_hour_window_minutes", "weekly_window_minutes": "300"
             case "tokens": "1000"
             case "max_leases": "1"
+            case "access_expires_at", "last_refresh_at", "created_at", "updated_at": "now()"
             default: store.backend == .sqlite ? "\(now + 600)" : "now() + interval '10 minutes'"
             }
         _ = try await set(store, table, column, sane)
@@ -89,8 +92,13 @@ struct HostileNumbersContractTests {
             return percent(window.usedPercent) && inRange(window.resetsAt) && (window.windowMinutes.map { $0 > 0 && $0 <= 5_256_000 } ?? true)
         }
         let accounts = (try? await store.accounts()) ?? []
+        #expect(!accounts.isEmpty, "\(what): the account is still read")
         for account in accounts {
             #expect(account.reservePercent.map { $0 > 0 && $0 <= 100 } ?? true, "\(what): reserve \(String(describing: account.reservePercent))")
+            #expect(account.maxLeases >= 1, "\(what)")
+            #expect(
+                inRange(account.accessTokenExpiresAt) && inRange(account.lastRefreshAt) && inRange(account.createdAt) && inRange(account.updatedAt),
+                "\(what): \(account)")
             let samples = (try? await store.usageSamples(for: account, since: nil, until: nil)) ?? []
             for sample in samples {
                 #expect(inRange(sample.observedAt) && checked(sample.snapshot.shortWindow) && checked(sample.snapshot.longWindow), "\(what): \(sample)")
