@@ -40,9 +40,17 @@ struct HostileInputEndToEndTests {
             #expect(viaKeyFile.status == 1)
             #expect(viaKeyFile.stderr.contains("chappie's own"), "\(viaKeyFile.stderr)")
             #expect(try Data(contentsOf: keyFile) == key)
+            // The directory a user chose for a key file is theirs (their home, say), not chappie's: a
+            // backup beside the key is written; the key itself and its staged successor are not.
             let besideKey = try await testbed.chappie(
                 ["--key-file", keyFile.path, "backup", elsewhere.appendingPathComponent("beside-the-key").path], environment: secret)
-            #expect(besideKey.status == 1 && besideKey.stderr.contains("chappie's own directory"), "the key file's directory: \(besideKey.stderr)")
+            #expect(besideKey.status == 0, "the key file's directory: \(besideKey.stderr)")
+            let overStaged = try await testbed.chappie(
+                ["--key-file", keyFile.path, "backup", elsewhere.appendingPathComponent("my.key.new").path], environment: secret)
+            #expect(overStaged.status == 1 && overStaged.stderr.contains("chappie's own data or key files"), "\(overStaged.stderr)")
+            let viaVariable = try await testbed.chappie(
+                ["backup", elsewhere.appendingPathComponent("beside-the-key-2").path], environment: secret.merging(["CHAPPIE_KEY_FILE": keyFile.path]) { $1 })
+            #expect(viaVariable.status == 0, "CHAPPIE_KEY_FILE's directory: \(viaVariable.stderr)")
             let report = try await testbed.chappie(["usage", "report", "-o", testbed.home.appendingPathComponent("chappie.sqlite").path])
             #expect(report.status == 1 && report.stderr.contains("chappie's own"), "usage report -o: \(report.stderr)")
             let hardLink = elsewhere.appendingPathComponent("hard.key")

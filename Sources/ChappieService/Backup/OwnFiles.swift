@@ -11,8 +11,8 @@ package struct OwnFiles: Sendable {
     /// Files: the database with its WAL and shared memory, every key file that may be in use, the
     /// team pool's address, the daemon's socket, a passphrase file.
     package var files: [URL]
-    /// Directories nothing else is written into: the data directory and the key's directory, with
-    /// everything below them (recovery files, locks, private Codex homes).
+    /// Directories nothing else is written into: the data directory and the default key directory,
+    /// with everything below them (recovery files, locks, private Codex homes).
     package var directories: [URL]
 
     /// Those of a store at `location` whose key comes from `source`; `others` adds files a command
@@ -22,11 +22,12 @@ package struct OwnFiles: Sendable {
         var files = [database, database + "-wal", database + "-shm"].map(URL.init(fileURLWithPath:))
         files += [location.defaultKeyFile, location.directory.appendingPathComponent(StoreOptions.storeURLFileName)]
         files.append(DaemonClient.defaultSocket(in: location))
-        var directories = [location.directory, location.keyDirectory]
+        let directories = [location.directory, location.keyDirectory]
         switch source {
         case .keyFile(let url)?, .systemdCredential(let url)?, .defaultKeyFile(let url)?:
-            files.append(url)
-            directories.append(url.deletingLastPathComponent())
+            // The key file and the next key a rotation stages beside it, never the directory a user
+            // chose for it: that may be their whole home.
+            files += [url, KeyRotation.pendingURL(for: url)]
         case .passphrase?, nil: break
         }
         for name in ["CHAPPIE_KEY_FILE", "CHAPPIE_STORE_PASSWORD_FILE"] {
@@ -59,6 +60,11 @@ package struct OwnFiles: Sendable {
         var info = stat()
         if lstat(target.path, &info) == 0, info.st_mode & S_IFMT != S_IFREG, info.st_mode & S_IFMT != S_IFLNK {
             return "\(target.path) is not a regular file (a directory, socket, pipe or device); write to a file"
+        }
+        // By its directory and name too, for an own file not there yet (a rotation's staged key).
+        let parentIdentity = FileIdentity(resolvedParent)
+        if files.contains(where: { $0.lastPathComponent == target.lastPathComponent && FileIdentity($0.deletingLastPathComponent().path) == parentIdentity }) {
+            return "\(target.path) is one of chappie's own data or key files; write it elsewhere"
         }
         guard let identity = FileIdentity(target.path) else { return nil }
         if stat(target.path, &info) == 0, info.st_mode & S_IFMT != S_IFREG {
