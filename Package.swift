@@ -84,10 +84,13 @@ let package = Package(
         // The system calls both binaries share, without Foundation: best-effort writes to the
         // standard streams, the daemon's socket client and who may listen there, who may write a path.
         .target(name: "ChappieSystem", swiftSettings: swiftSettings),
+        // The store's format, without Foundation: its migrations (generated from migrations/ by
+        // scripts/embed-migrations.sh) and its sealing labels, which both binaries read alike.
+        .target(name: "ChappieStoreFormat", swiftSettings: swiftSettings),
         .target(name: "ChappieCore", dependencies: ["ChappieBuild", "ChappieText"], swiftSettings: swiftSettings),
         // What the front binary does itself: the standard library, Glibc, SQLite and libsodium only,
         // never Foundation (scripts/check-imports.py; the front binary's link is checked by the tests).
-        .target(name: "ChappieFront", dependencies: ["ChappieBuild", "ChappieText", "ChappieSystem", "CSQLite", "CSodium", "CProcess"], swiftSettings: swiftSettings),
+        .target(name: "ChappieFront", dependencies: ["ChappieBuild", "ChappieText", "ChappieSystem", "ChappieStoreFormat", "CSQLite", "CSodium", "CProcess"], swiftSettings: swiftSettings),
         .target(
             name: "ChappieNet",
             dependencies: [
@@ -108,7 +111,8 @@ let package = Package(
         .target(
             name: "ChappieStore",
             dependencies: [
-                "ChappieCore", "ChappieVault", "ChappieSystem", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
+                "ChappieCore", "ChappieVault", "ChappieSystem", "ChappieStoreFormat", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -123,7 +127,7 @@ let package = Package(
         .target(
             name: "ChappiePool",
             dependencies: [
-                "ChappieCore", "ChappieVault", "ChappieStore", .product(name: "Logging", package: "swift-log"),
+                "ChappieCore", "ChappieVault", "ChappieStore", "ChappieStoreFormat", .product(name: "Logging", package: "swift-log"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -295,7 +299,8 @@ let package = Package(
         .testTarget(
             name: "ChappieStoreTests",
             dependencies: [
-                "ChappieStore", "ChappiePool", "ChappieVault", "ChappieCore", "ChappieTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+                "ChappieStore", "ChappiePool", "ChappieVault", "ChappieCore", "ChappieStoreFormat", "ChappieTestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: swiftSettings
         ),

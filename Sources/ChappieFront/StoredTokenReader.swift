@@ -1,3 +1,4 @@
+import ChappieStoreFormat
 import ChappieSystem
 import CSQLite
 import CSodium
@@ -88,12 +89,9 @@ public struct StoredTokenReader {
 /// missing files, migrates, finishes what was interrupted and explains errors
 /// (docs/architecture.md, "Two binaries").
 final class OpenedStore {
-    /// The migrations of the schema this reader knows; a store with any other set is the full
-    /// binary's (kept equal to the store's list by a test).
-    static let schemaMigrations = [
-        "0001_initial", "0002_account_reserve", "0003_codex_home_owner", "0004_account_uuid", "0005_leases", "0006_pool_moves",
-        "0007_daily_tokens",
-    ]
+    /// The migrations of the schema this reader knows: the ones the full binary applies, from the
+    /// same generated list; a store with any other set is the full binary's.
+    static var schemaMigrations: [String] { StoreMigration.sqlite.map(\.id) }
 
     let database: ReadOnlyDatabase
     private var key: [UInt8]
@@ -131,7 +129,7 @@ final class OpenedStore {
         guard setting["passphrase_kdf"] == nil, setting["pending_key_id"] == nil, setting["row_bound_credentials"] == nil,
             let keyIDBytes = setting["key_id"], let keyID = String(validating: keyIDBytes, as: UTF8.self),
             keyID == Sealing.keyID(key), let check = setting["key_check"],
-            Sealing.open(check, associatedData: "chappie/key-check/v1", key: key) == Array("chappie key check v1".utf8)
+            Sealing.open(check, associatedData: SealingLabels.keyCheck, key: key) == Array(SealingLabels.keyCheckPlaintext.utf8)
         else {
             sodium_memzero(&key, key.count)
             return nil
@@ -162,7 +160,7 @@ final class OpenedStore {
     func credentials(_ sealed: [ReadOnlyDatabase.Value], uuid: String) -> [UInt8]? {
         guard sealed.count == 4, sealed[0].text == keyID, sealed[3].integer == 2, let nonce = sealed[1].bytes, let ciphertext = sealed[2].bytes
         else { return nil }
-        return Sealing.open(nonce + ciphertext, associatedData: "chappie/credential/v2 account=\(uuid) key=\(keyID)", key: key)
+        return Sealing.open(nonce + ciphertext, associatedData: SealingLabels.credential(accountUUID: uuid, keyID: keyID), key: key)
     }
 
     /// The key file's key, read holding the key lock shared (as the full binary does), when the

@@ -1,4 +1,5 @@
 package import ChappieStore
+import ChappieStoreFormat
 import Foundation
 import PostgresNIO
 

@@ -133,11 +133,3 @@ extension [UInt8] {
             .replacingOccurrences(of: "=", with: "")
     }
 }
-
-@Suite("The front binary's reader knows the store's newest schema")
-struct StoreSchemaTests {
-    @Test("StoredTokenReader reads stores with exactly the store's migrations")
-    func newestMigration() {
-        #expect(StoreSchema.migrations.map(\.id) == OpenedStore.schemaMigrations)
-    }
-}

@@ -1,3 +1,4 @@
+import ChappieStoreFormat
 import ChappieCore
 import ChappieStore
 import ChappieTestSupport

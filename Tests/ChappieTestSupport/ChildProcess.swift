@@ -65,7 +65,13 @@ public final class ChildProcess: Sendable {
             _ = directory.path.withCString { changeDirectory(&actions, $0) }
         }
         var pid: pid_t = 0
-        let result = posix_spawn(&pid, executable.path, &actions, nil, argv, envp)
+        var result = posix_spawn(&pid, executable.path, &actions, nil, argv, envp)
+        // A binary a test has just copied is "busy" while another thread's child, forked before its
+        // copy was closed, still holds the copy's descriptor until it execs: that passes at once.
+        for _ in 0..<50 where result == ETXTBSY {
+            usleep(20_000)
+            result = posix_spawn(&pid, executable.path, &actions, nil, argv, envp)
+        }
         try pipe?.reading.close()
         guard result == 0 else { throw POSIXError(POSIXErrorCode(rawValue: result) ?? .EINVAL) }
         processIdentifier = pid

@@ -1,3 +1,4 @@
+import ChappieStoreFormat
 package import Foundation
 import GRDB
 
@@ -12,8 +13,8 @@ package enum CredentialBinding: Int, Codable, DatabaseValueConvertible {
     /// The associated data for an account's credential under a key.
     package func associatedData(accountID: Int64, uuid: UUID, keyID: String) -> String {
         switch self {
-        case .rowID: "chappie/credential/v1 account=\(accountID) key=\(keyID)"
-        case .uuid: "chappie/credential/v2 account=\(uuid.uuidString.lowercased()) key=\(keyID)"
+        case .rowID: SealingLabels.credential(accountRowID: accountID, keyID: keyID)
+        case .uuid: SealingLabels.credential(accountUUID: uuid.uuidString.lowercased(), keyID: keyID)
         }
     }
 }

@@ -1,3 +1,4 @@
+import ChappieStoreFormat
 import ChappieCore
 public import ChappieVault
 public import Foundation
@@ -186,8 +187,8 @@ public final class StoreDatabase: Sendable {
 
 /// The sealed known value that proves a key before anything is written.
 package enum KeyCheck {
-    private static let associatedData = "chappie/key-check/v1"
-    private static let plaintext = "chappie key check v1"
+    private static let associatedData = SealingLabels.keyCheck
+    private static let plaintext = SealingLabels.keyCheckPlaintext
 
     package static func make(key: SecretKey) -> Data {
         let box = SealedBox.seal(SecretBytes(utf8: plaintext), key: key, associatedData: associatedData)

@@ -1,10 +1,14 @@
-/// The database schema chappie's store uses, from the SQL files in `migrations/`.
+public import ChappieStoreFormat
+
+/// The database schema chappie's store uses, from the SQL files in `migrations/`
+/// (``StoreMigration``, in the Foundation-free `ChappieStoreFormat` the front binary reads too).
 public enum StoreSchema {
     /// One migration: an id such as `0001_initial` and the SQL it runs.
-    public struct Migration: Sendable, Equatable {
-        /// The file name without `.sql`; GRDB records it once applied.
-        public let id: String
-        /// The SQL statements.
-        public let sql: String
-    }
+    public typealias Migration = StoreMigration
+
+    /// Every SQLite migration, in order.
+    public static var migrations: [Migration] { StoreMigration.sqlite }
+
+    /// Every migration of the team pool's PostgreSQL schema, in order.
+    public static var postgresMigrations: [Migration] { StoreMigration.postgres }
 }
