@@ -18,7 +18,6 @@ func say(_ text: String) {
 @MainActor
 func signIn(_ configuration: ChappieConfiguration) async throws {
     let authSession = Chappie.authSession(configuration: configuration)
-    await authSession.waitUntilRestored()
     switch authSession.state {
     case .signedIn:
         say("signed in: \(authSession.accountInfo?.plan?.displayName ?? "Unknown plan")")

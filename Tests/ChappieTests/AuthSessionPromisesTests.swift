@@ -5,6 +5,7 @@ import ChappiePool
 import ChappieStore
 import ChappieTestSupport
 import Foundation
+import GRDB
 import Testing
 
 @Suite("ChappieAuthSession as docs/sdk.md describes it: plan changes, sign-out races, cancelled sign-ins, a store that fails, a team pool")
@@ -56,6 +57,17 @@ struct AuthSessionPromisesTests {
             defer { try? FileManager.default.removeItem(at: home) }
             try await SessionRefreshThenSignOut.run(
                 try configuration(emulator, store: StoreOptions(home: home.path, environment: [:])), emulator: emulator)
+        }
+    }
+
+    @Test(
+        "Chappie.authSession() says signed in before it returns, and signOut() right after it removes the account before it returns, while the keyed open still waits"
+    )
+    func synchronousRestoreAndSignOut() async throws {
+        try await withEmulator(emulatorConfiguration()) { emulator in
+            let home = try TestTokens.temporaryDirectory("chappie-sync-session")
+            defer { try? FileManager.default.removeItem(at: home) }
+            try await SessionSynchronousAnswers.run(try configuration(emulator, store: StoreOptions(home: home.path, environment: [:])), home: home)
         }
     }
 
@@ -173,6 +185,65 @@ enum SessionRefreshThenSignOut {
         #expect(session.accountInfo == nil)
         let store = try await StoreOpener.open(configuration.store).store
         #expect((try? await store.account(named: configuration.account)) == nil)
+    }
+}
+
+/// The session's synchronous answers (issue 40, items 12 and 13): what the store holds, read without
+/// its key, and a removal without it, while the keyed open waits for another process's key lock.
+@MainActor
+enum SessionSynchronousAnswers {
+    static func run(_ configuration: ChappieConfiguration, home: URL) async throws {
+        let signer = await Chappie.openAuthSession(configuration: configuration)
+        try await signer.startDeviceCodeSignIn()
+        let info = signer.accountInfo
+        let local = try await StoreOpener.open(configuration.store).local!
+        func stored() throws -> Int {
+            let database = try DatabaseQueue(path: home.appendingPathComponent("chappie.sqlite").path)
+            defer { try? database.close() }
+            return try database.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM accounts WHERE name = 'work'") ?? -1 }
+        }
+        // A rotation in another process holds the key lock: the keyed open waits behind it.
+        var lock: FileLock? = try await FileLock.acquire(local.keyLockURL, mode: .exclusive)
+
+        let session = Chappie.authSession(configuration: configuration)
+        #expect(session.isRestoring, "the keyed open waits for the lock")
+        guard case .signedIn = session.state else {
+            Issue.record("a signed-in user is \(session.state) until the store opens")
+            return
+        }
+        #expect(session.accountInfo == info)
+
+        session.signOut()
+        #expect(try stored() == 0, "the account is gone when signOut() returns, though the store is not open yet")
+        lock = nil
+        await session.waitUntilRestored()
+        await session.waitUntilSignedOut()
+        #expect(session.state == .signedOut && session.lastError == nil)
+        let log = try await local.events(limit: 5)
+        #expect(log.first?.kind == AuditEventKind.removed.rawValue && log.first?.accountName == "work", "the removal is in the audit log: \(log)")
+        _ = lock
+
+        // Another key: what the store holds is shown at once, then the keyed open fails and says so.
+        try await signer.startDeviceCodeSignIn()
+        let otherKey = home.appendingPathComponent("other.key")
+        try Data((Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64EncodedString() + "\n").utf8).write(to: otherKey)
+        chmod(otherKey.path, 0o600)
+        var wrongKey = configuration
+        wrongKey.store.keyFile = otherKey.path
+        let failing = Chappie.authSession(configuration: wrongKey)
+        if case .signedIn = failing.state {} else { Issue.record("\(failing.state)") }
+        await failing.waitUntilRestored()
+        guard case .failed = failing.state else {
+            Issue.record("a store whose key does not open is \(failing.state)")
+            return
+        }
+
+        // A data directory others can read: nothing is read without the key; the keyed open answers.
+        #expect(chmod(home.path, 0o755) == 0)
+        let loose = Chappie.authSession(configuration: configuration)
+        #expect(loose.state == .signedOut && loose.isRestoring)
+        await loose.waitUntilRestored()
+        if case .signedIn = loose.state {} else { Issue.record("\(loose.state)") }
     }
 }
 

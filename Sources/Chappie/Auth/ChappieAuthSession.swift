@@ -35,8 +35,10 @@ public final class ChappieAuthSession {
     public private(set) var accountInfo: ChappieAccountInfo?
     /// The most recent failure, or `nil`. A sign-in the caller cancelled is not a failure.
     public private(set) var lastError: ChappieAuthError?
-    /// Whether the stored session is still being read (after the synchronous `init`); ``state`` is
-    /// `.signedOut` meanwhile, and ``states`` has nothing yet. ``waitUntilRestored()`` waits for the end.
+    /// Whether the store is still being opened (after the synchronous `init`); ``states`` has
+    /// nothing yet. ``state`` already says what this machine's store holds, read without its key
+    /// when it can be (docs/sdk.md, "Restoring"), and becomes `.failed` if the store then does not
+    /// open. ``waitUntilRestored()`` waits for the end.
     public private(set) var isRestoring = true
 
     /// Every state from the current one: each access is a stream of its own, so any number of
@@ -68,6 +70,12 @@ public final class ChappieAuthSession {
         store = StoreHandle(configuration.store)
         oauth = OAuthClient(
             endpoints: configuration.endpoints, http: configuration.endpoints.httpClient(), exchangeTimeout: configuration.callbackTimeout)
+        // What this machine's store holds, read at once without its key, so that code written from
+        // the seeds sees a signed-in user as signed in (not a team pool, nor a directory that is not
+        // private: then the keyed open below says it).
+        if case .some(let slot) = KeylessLocalStore.slot(configuration.account, options: configuration.store) {
+            if case .account(let account) = slot { show(account) } else { show(nil) }
+        }
         // No sign-out can have come yet: one that comes before the answer wins over it.
         restoring = Task { await self.restore(signOuts: 0) }
     }
@@ -204,10 +212,11 @@ public final class ChappieAuthSession {
 
     /// Forgets the slot's stored credentials and cancels a sign-in in progress.
     ///
-    /// The session is signed out when this returns. With the store on this machine open and nothing
-    /// under way, the account is removed before it returns (docs/sdk.md). Otherwise (a sign-in
-    /// saving its tokens, a refresh at the issuer, a team pool, a store still opening) it is removed
-    /// in the background once those end, so that the session still ends signed out;
+    /// The session is signed out when this returns. With the store on this machine and nothing
+    /// under way, the account is removed before it returns (docs/sdk.md), also while the store is
+    /// still opening: then without its key (``KeylessLocalStore``). Otherwise (a sign-in saving its
+    /// tokens, a refresh at the issuer, a team pool, a database busy this instant) it is removed in
+    /// the background once those end, so that the session still ends signed out;
     /// ``waitUntilSignedOut()`` waits for that. A removal that fails is ``lastError``.
     public func signOut() {
         let pending = signIn
@@ -224,6 +233,10 @@ public final class ChappieAuthSession {
             } catch {
                 lastError = .unknown("the account could not be removed from the store: \(error)")
             }
+            return
+        }
+        // The store not open yet: a program that exits right after must not leave the credential.
+        if pending == nil, refreshing == nil, removal == nil, openStore == nil, KeylessLocalStore.remove(slot, options: configuration.store) {
             return
         }
         let (before, refresh, store) = (removal, refreshing, store)

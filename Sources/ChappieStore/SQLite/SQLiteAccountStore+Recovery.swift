@@ -8,10 +8,18 @@ import GRDB
 /// every later read until they are adopted into the database, and adopted when the store opens.
 extension SQLiteAccountStore {
     /// Where recovery files live: `recovery/` in the data directory (0700).
-    public var recoveryDirectory: URL { location.directory.appendingPathComponent("recovery") }
+    public var recoveryDirectory: URL { Self.recoveryDirectory(in: location) }
+
+    /// The recovery files' directory of a store at `location`.
+    static func recoveryDirectory(in location: StoreLocation) -> URL { location.directory.appendingPathComponent("recovery") }
 
     func recoveryURL(for accountID: Int64) -> URL {
-        recoveryDirectory.appendingPathComponent("account-\(accountID).sealed")
+        Self.recoveryURL(for: accountID, in: location)
+    }
+
+    /// An account's recovery file in a store at `location`.
+    static func recoveryURL(for accountID: Int64, in location: StoreLocation) -> URL {
+        recoveryDirectory(in: location).appendingPathComponent("account-\(accountID).sealed")
     }
 
     /// Keeps an account's new tokens in a recovery file, sealed as the database seals them (the
