@@ -181,7 +181,7 @@ public struct ChappieServices: Sendable {
     }
 
     /// The newest entries of the audit log, newest first.
-    public func auditLog(limit: Int) async throws -> [AuditEvent] {
+    package func auditLog(limit: Int) async throws -> [AuditEvent] {
         try await store.events(limit: limit)
     }
 

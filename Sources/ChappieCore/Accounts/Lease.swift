@@ -1,29 +1,29 @@
-public import Foundation
+package import Foundation
 
 /// A lease on an account: for as long as it lasts, its holder uses the account, and no more than
 /// the account's ``Account/maxLeases`` leases hold it at once (`chappie lease`, docs/team-pool.md).
 /// A holder renews it while it works; one that dies stops renewing, and the lease expires and its
 /// slot is taken over.
-public struct Lease: Sendable, Hashable, Codable {
+package struct Lease: Sendable, Hashable, Codable {
     /// The lease's id, for `lease renew` and `lease release`.
-    public var id: UUID
+    package var id: UUID
     /// The account's store id.
-    public var accountID: Int64
+    package var accountID: Int64
     /// The account's name.
-    public var accountName: AccountName
+    package var accountName: AccountName
     /// The machine that holds it.
-    public var machine: String
+    package var machine: String
     /// Who holds it: a description such as `pid 4242: make test`.
-    public var holder: String
+    package var holder: String
     /// Whether it takes every slot of the account (it hands out a Codex home).
-    public var wholeAccount: Bool
+    package var wholeAccount: Bool
     /// When it was taken.
-    public var acquiredAt: Date
+    package var acquiredAt: Date
     /// When it expires unless renewed.
-    public var expiresAt: Date
+    package var expiresAt: Date
 
     /// Creates a lease as a store reads it.
-    public init(
+    package init(
         id: UUID, accountID: Int64, accountName: AccountName, machine: String, holder: String, wholeAccount: Bool, acquiredAt: Date, expiresAt: Date
     ) {
         self.id = id
@@ -37,14 +37,14 @@ public struct Lease: Sendable, Hashable, Codable {
     }
 
     /// An account a lease may be taken on, in the order of preference.
-    public struct Candidate: Sendable, Hashable {
+    package struct Candidate: Sendable, Hashable {
         /// The account's store id.
-        public var accountID: Int64
+        package var accountID: Int64
         /// Whether the lease would take every slot (it hands out the account's Codex home).
-        public var wholeAccount: Bool
+        package var wholeAccount: Bool
 
         /// Creates a candidate.
-        public init(accountID: Int64, wholeAccount: Bool) {
+        package init(accountID: Int64, wholeAccount: Bool) {
             self.accountID = accountID
             self.wholeAccount = wholeAccount
         }

@@ -1,6 +1,6 @@
 /// What an audit-log entry records. Every writer (the store, the SDK's refresher, the services)
 /// names its entries with these; the raw values are what the log stores and `chappie log` prints.
-public enum AuditEventKind: String, Sendable, Codable, CaseIterable {
+package enum AuditEventKind: String, Sendable, Codable, CaseIterable {
     /// An account was signed in with the device-code flow.
     case signedIn = "signed_in"
     /// An account was imported from a Codex `auth.json`.

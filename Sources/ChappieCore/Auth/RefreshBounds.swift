@@ -2,7 +2,7 @@
 /// have rotated the token, so giving up on its answer early signs the account out at the next
 /// refresh (`refresh_token_reused`): the answer is awaited, within a bound every other timeout
 /// around it is set above.
-public enum RefreshBounds {
+package enum RefreshBounds {
     /// How long a refresh waits for the issuer's answer once its request is sent: 120 seconds.
-    public static let answerTimeout: Duration = .seconds(120)
+    package static let answerTimeout: Duration = .seconds(120)
 }

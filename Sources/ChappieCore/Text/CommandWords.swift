@@ -7,9 +7,9 @@
 /// `"` and `\`; outside quotes a backslash keeps the next character as it is. Nothing else is
 /// special: no variables, `~`, globs, pipes or redirections. A user who wants those writes a shell:
 /// `sh -c '…'`.
-public enum CommandWords {
+package enum CommandWords {
     /// Why a string is not a command line.
-    public enum Problem: Error, Equatable, Sendable, CustomStringConvertible {
+    package enum Problem: Error, Equatable, Sendable, CustomStringConvertible {
         /// A quote is opened and never closed.
         case unterminatedQuote(Character)
         /// The string ends with a backslash that escapes nothing.
@@ -19,7 +19,7 @@ public enum CommandWords {
         /// A NUL character, which no program's argument can hold.
         case nulCharacter
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .unterminatedQuote(let quote): "a \(quote) quote is never closed"
             case .trailingBackslash: "it ends with a backslash that escapes nothing"
@@ -30,7 +30,7 @@ public enum CommandWords {
     }
 
     /// The words of `line`: at least one.
-    public static func split(_ line: String) throws(Problem) -> [String] {
+    package static func split(_ line: String) throws(Problem) -> [String] {
         var words: [String] = []
         var word = String.UnicodeScalarView()
         // A word has begun even when it is still empty: `''` is an empty argument.

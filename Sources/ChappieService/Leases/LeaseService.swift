@@ -26,7 +26,7 @@ public struct LeaseService: Sendable {
     /// account owns on this machine, if any: the one `switch` wrote, or `chappie exec`'s private one).
     public struct Granted: Sendable {
         /// The lease.
-        public var lease: Lease
+        package var lease: Lease
         /// The account.
         public var account: Account
         /// `CODEX_HOME` for the holder, if the account owns a Codex home here.
@@ -129,7 +129,7 @@ public struct LeaseService: Sendable {
     }
 
     /// Extends a lease to `ttl` from now. Throws ``StoreError`` `.notFound` when it is gone.
-    public func renew(_ id: UUID, ttl: Duration) async throws -> Lease {
+    package func renew(_ id: UUID, ttl: Duration) async throws -> Lease {
         try await store.renewLease(id, ttl: ttl)
     }
 
@@ -139,7 +139,7 @@ public struct LeaseService: Sendable {
     }
 
     /// Every lease that has not expired.
-    public func list() async throws -> [Lease] {
+    package func list() async throws -> [Lease] {
         try await store.leases()
     }
 

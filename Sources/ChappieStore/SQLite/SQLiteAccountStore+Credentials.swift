@@ -95,7 +95,7 @@ extension SQLiteAccountStore {
         return updated
     }
 
-    public func recordFailure(of account: Account, message: String, status: AccountStatus?, event: AuditEventKind) async throws(StoreError) {
+    package func recordFailure(of account: Account, message: String, status: AccountStatus?, event: AuditEventKind) async throws(StoreError) {
         try await write { db in
             guard var record = try AccountRecord.fetchOne(db, key: account.id) else { return }
             record.lastError = message

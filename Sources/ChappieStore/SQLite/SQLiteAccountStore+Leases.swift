@@ -14,7 +14,7 @@ extension SQLiteAccountStore {
         }
     }
 
-    public func acquireLease(on candidates: [Lease.Candidate], holder: String, ttl: Duration) async throws(StoreError) -> Lease? {
+    package func acquireLease(on candidates: [Lease.Candidate], holder: String, ttl: Duration) async throws(StoreError) -> Lease? {
         let machine = StoreOptions.hostName
         return try await write { db in
             let now = Date()
@@ -54,7 +54,7 @@ extension SQLiteAccountStore {
         }
     }
 
-    public func renewLease(_ id: UUID, ttl: Duration) async throws(StoreError) -> Lease {
+    package func renewLease(_ id: UUID, ttl: Duration) async throws(StoreError) -> Lease {
         try await write { db in
             let now = Date()
             try db.execute(
@@ -81,7 +81,7 @@ extension SQLiteAccountStore {
         Set(ids)
     }
 
-    public func leases() async throws(StoreError) -> [Lease] {
+    package func leases() async throws(StoreError) -> [Lease] {
         try await read { db in try Self.leases(db) }
     }
 

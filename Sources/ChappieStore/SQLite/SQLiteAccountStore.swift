@@ -214,7 +214,7 @@ public final class SQLiteAccountStore: AccountStore {
 
     // MARK: Audit log and settings
 
-    public func events(limit: Int) async throws(StoreError) -> [AuditEvent] {
+    package func events(limit: Int) async throws(StoreError) -> [AuditEvent] {
         try await read { db in
             try EventRecord.order(EventRecord.Columns.id.desc).limit(limit).fetchAll(db).map {
                 AuditEvent(at: $0.at, kind: $0.kind, accountName: $0.accountName, detail: $0.detail)
@@ -222,7 +222,7 @@ public final class SQLiteAccountStore: AccountStore {
         }
     }
 
-    public func recordEvent(_ kind: AuditEventKind, account: Account?, detail: String) async throws(StoreError) {
+    package func recordEvent(_ kind: AuditEventKind, account: Account?, detail: String) async throws(StoreError) {
         try await write { db in
             let record = try account.flatMap { try AccountRecord.fetchOne(db, key: $0.id) }
             try db.record(kind, account: record, detail: detail)

@@ -12,7 +12,7 @@ package protocol AuditLog: Sendable {
 
 extension AuditLog {
     /// The newest 50 entries of the audit log.
-    public func events() async throws(StoreError) -> [AuditEvent] {
+    package func events() async throws(StoreError) -> [AuditEvent] {
         try await events(limit: 50)
     }
 }

@@ -55,7 +55,7 @@ extension SealedCredentials {
     }
 
     /// Records a failure without changing the account's status.
-    public func recordFailure(of account: Account, message: String, event: AuditEventKind) async throws(StoreError) {
+    package func recordFailure(of account: Account, message: String, event: AuditEventKind) async throws(StoreError) {
         try await recordFailure(of: account, message: message, status: nil, event: event)
     }
 }
