@@ -90,7 +90,10 @@ let package = Package(
         .target(name: "ChappieCore", dependencies: ["ChappieBuild", "ChappieText"], swiftSettings: swiftSettings),
         // What the front binary does itself: the standard library, Glibc, SQLite and libsodium only,
         // never Foundation (scripts/check-imports.py; the front binary's link is checked by the tests).
-        .target(name: "ChappieFront", dependencies: ["ChappieBuild", "ChappieText", "ChappieSystem", "ChappieStoreFormat", "CSQLite", "CSodium", "CProcess"], swiftSettings: swiftSettings),
+        .target(
+            name: "ChappieFront",
+            dependencies: ["ChappieBuild", "ChappieText", "ChappieSystem", "ChappieStoreFormat", "CSQLite", "CSodium", "CProcess"],
+            swiftSettings: swiftSettings),
         .target(
             name: "ChappieNet",
             dependencies: [

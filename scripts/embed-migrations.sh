@@ -20,8 +20,8 @@ emit() {
     echo "        StoreMigration("
     echo "            id: \"$id\","
     echo "            sql: #\"\"\""
-    sed 's/^/            /; s/^ *$//' "$file"
-    echo "            \"\"\"#),"
+    sed 's/^/                /; s/^ *$//' "$file"
+    echo "                \"\"\"#),"
   done
   echo "    ]"
 }

@@ -28,7 +28,9 @@ public enum DaemonClient {
     /// Sends a request; `nil` when no daemon answered (``ask(_:to:timeout:)`` says which way).
     ///
     /// - Throws: ``DaemonSocketError`` when another user listens at the socket.
-    public static func send(_ request: DaemonRequest, to socket: URL, timeout: Duration = .seconds(60)) async throws(DaemonSocketError) -> DaemonReply? {
+    public static func send(_ request: DaemonRequest, to socket: URL, timeout: Duration = .seconds(60)) async throws(DaemonSocketError)
+        -> DaemonReply?
+    {
         if case .replied(let reply) = try await ask(request, to: socket, timeout: timeout) { reply } else { nil }
     }
 
@@ -52,7 +54,8 @@ public enum DaemonClient {
     }
 
     /// ``ask(_:to:timeout:)`` on the calling thread.
-    static func sendNow(_ request: DaemonRequest, to socket: URL, timeout: Duration, connection: OpenConnection) -> Result<Outcome, DaemonSocketError> {
+    static func sendNow(_ request: DaemonRequest, to socket: URL, timeout: Duration, connection: OpenConnection) -> Result<Outcome, DaemonSocketError>
+    {
         guard let line = try? JSONEncoder().encode(request) else { return .success(.noAnswer) }
         let milliseconds = Int(timeout.components.seconds) * 1000 + Int(timeout.components.attoseconds / 1_000_000_000_000_000)
         let watch = ConnectionWatch(connected: connection.open, closing: connection.close)

@@ -23,7 +23,9 @@ package enum DaemonPromptReader {
     /// binary renders it after its reply.
     static func ask(format: String, socket path: String, now: () -> Double) -> Outcome {
         let start = now()
-        guard case .reply(let answer) = DaemonSocketExchange.exchange(Array(#"{"command":"usage"}"#.utf8), socket: path, timeoutMilliseconds: timeoutMilliseconds)
+        guard
+            case .reply(let answer) = DaemonSocketExchange.exchange(
+                Array(#"{"command":"usage"}"#.utf8), socket: path, timeoutMilliseconds: timeoutMilliseconds)
         else { return .full }
         let line = outcome(reply: answer, format: format, now: now(), clock: PromptText.localClock)
         // A reply so large that reading it took most of the full binary's 2 seconds: its to decide

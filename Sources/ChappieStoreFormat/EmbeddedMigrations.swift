@@ -6,193 +6,193 @@ extension StoreMigration {
         StoreMigration(
             id: "0001_initial",
             sql: #"""
-            -- chappie's schema, version 1. The files in migrations/ are the one source of truth: they are
-            -- embedded into the binary (Sources/ChappieStore/Schema/EmbeddedMigrations.swift, made by
-            -- `make migrations`) and applied in order by GRDB's migrator, each in its own transaction.
-            -- Timestamps are GRDB's text dates (UTC, "YYYY-MM-DD HH:MM:SS.SSS").
+                -- chappie's schema, version 1. The files in migrations/ are the one source of truth: they are
+                -- embedded into the binary (Sources/ChappieStore/Schema/EmbeddedMigrations.swift, made by
+                -- `make migrations`) and applied in order by GRDB's migrator, each in its own transaction.
+                -- Timestamps are GRDB's text dates (UTC, "YYYY-MM-DD HH:MM:SS.SSS").
 
-            -- One row per account slot. The name is what the user types.
-            CREATE TABLE accounts (
-                id                 INTEGER PRIMARY KEY,
-                name               TEXT    NOT NULL UNIQUE
-                                   CHECK (length(name) BETWEEN 1 AND 64
-                                          AND name NOT GLOB '*[^A-Za-z0-9._-]*'
-                                          AND name NOT IN ('.', '..')),
-                email              TEXT,
-                chatgpt_account_id TEXT,
-                chatgpt_user_id    TEXT,
-                plan               TEXT,
-                is_fedramp         INTEGER NOT NULL DEFAULT 0 CHECK (is_fedramp IN (0, 1)),
-                status             TEXT    NOT NULL DEFAULT 'ok' CHECK (status IN ('ok', 'reauth_required', 'disabled')),
-                access_expires_at  TEXT,
-                last_refresh_at    TEXT,
-                last_error         TEXT,   -- a message for people; never a secret
-                codex_home         TEXT,   -- the Codex home this account was last exported to
-                created_at         TEXT    NOT NULL,
-                updated_at         TEXT    NOT NULL
-            );
-            -- Signing in or importing the same ChatGPT account and user again updates that row.
-            CREATE UNIQUE INDEX accounts_by_chatgpt_identity ON accounts (chatgpt_account_id, chatgpt_user_id)
-                WHERE chatgpt_account_id IS NOT NULL AND chatgpt_user_id IS NOT NULL;
+                -- One row per account slot. The name is what the user types.
+                CREATE TABLE accounts (
+                    id                 INTEGER PRIMARY KEY,
+                    name               TEXT    NOT NULL UNIQUE
+                                       CHECK (length(name) BETWEEN 1 AND 64
+                                              AND name NOT GLOB '*[^A-Za-z0-9._-]*'
+                                              AND name NOT IN ('.', '..')),
+                    email              TEXT,
+                    chatgpt_account_id TEXT,
+                    chatgpt_user_id    TEXT,
+                    plan               TEXT,
+                    is_fedramp         INTEGER NOT NULL DEFAULT 0 CHECK (is_fedramp IN (0, 1)),
+                    status             TEXT    NOT NULL DEFAULT 'ok' CHECK (status IN ('ok', 'reauth_required', 'disabled')),
+                    access_expires_at  TEXT,
+                    last_refresh_at    TEXT,
+                    last_error         TEXT,   -- a message for people; never a secret
+                    codex_home         TEXT,   -- the Codex home this account was last exported to
+                    created_at         TEXT    NOT NULL,
+                    updated_at         TEXT    NOT NULL
+                );
+                -- Signing in or importing the same ChatGPT account and user again updates that row.
+                CREATE UNIQUE INDEX accounts_by_chatgpt_identity ON accounts (chatgpt_account_id, chatgpt_user_id)
+                    WHERE chatgpt_account_id IS NOT NULL AND chatgpt_user_id IS NOT NULL;
 
-            -- One sealed blob per account: {"id_token","access_token","refresh_token"} sealed with
-            -- XChaCha20-Poly1305 under the key named by key_id, with associated data naming the account row
-            -- and the key, so a blob copied to another row does not open.
-            CREATE TABLE credentials (
-                account_id INTEGER PRIMARY KEY REFERENCES accounts (id) ON DELETE CASCADE,
-                key_id     TEXT NOT NULL CHECK (length(key_id) = 16),
-                nonce      BLOB NOT NULL CHECK (length(nonce) = 24),
-                ciphertext BLOB NOT NULL CHECK (length(ciphertext) >= 16),
-                updated_at TEXT NOT NULL
-            );
+                -- One sealed blob per account: {"id_token","access_token","refresh_token"} sealed with
+                -- XChaCha20-Poly1305 under the key named by key_id, with associated data naming the account row
+                -- and the key, so a blob copied to another row does not open.
+                CREATE TABLE credentials (
+                    account_id INTEGER PRIMARY KEY REFERENCES accounts (id) ON DELETE CASCADE,
+                    key_id     TEXT NOT NULL CHECK (length(key_id) = 16),
+                    nonce      BLOB NOT NULL CHECK (length(nonce) = 24),
+                    ciphertext BLOB NOT NULL CHECK (length(ciphertext) >= 16),
+                    updated_at TEXT NOT NULL
+                );
 
-            -- The history of every account's usage-limit windows. Windows are stored by length, not by the
-            -- slot the service used: five_hour_* is the window shorter than a day (5 hours), weekly_* the
-            -- longer one (7 days). Times are unix seconds (REAL/INTEGER) so reports can group millions of rows.
-            CREATE TABLE usage_samples (
-                id                       INTEGER PRIMARY KEY,
-                account_id               INTEGER NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
-                observed_at              REAL    NOT NULL,
-                source                   TEXT    NOT NULL CHECK (source IN ('poll', 'headers', 'stream', 'limit_error')),
-                limit_id                 TEXT    NOT NULL DEFAULT 'codex',
-                plan                     TEXT,
-                five_hour_used_percent   REAL CHECK (five_hour_used_percent IS NULL OR five_hour_used_percent >= 0),
-                five_hour_window_minutes INTEGER,
-                five_hour_resets_at      INTEGER,
-                weekly_used_percent      REAL CHECK (weekly_used_percent IS NULL OR weekly_used_percent >= 0),
-                weekly_window_minutes    INTEGER,
-                weekly_resets_at         INTEGER,
-                credits_has_credits      INTEGER CHECK (credits_has_credits IN (0, 1)),
-                credits_unlimited        INTEGER CHECK (credits_unlimited IN (0, 1)),
-                credits_balance          TEXT,
-                limit_reached            INTEGER NOT NULL DEFAULT 0 CHECK (limit_reached IN (0, 1))
-            );
-            CREATE INDEX usage_samples_by_account_time ON usage_samples (account_id, observed_at);
+                -- The history of every account's usage-limit windows. Windows are stored by length, not by the
+                -- slot the service used: five_hour_* is the window shorter than a day (5 hours), weekly_* the
+                -- longer one (7 days). Times are unix seconds (REAL/INTEGER) so reports can group millions of rows.
+                CREATE TABLE usage_samples (
+                    id                       INTEGER PRIMARY KEY,
+                    account_id               INTEGER NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+                    observed_at              REAL    NOT NULL,
+                    source                   TEXT    NOT NULL CHECK (source IN ('poll', 'headers', 'stream', 'limit_error')),
+                    limit_id                 TEXT    NOT NULL DEFAULT 'codex',
+                    plan                     TEXT,
+                    five_hour_used_percent   REAL CHECK (five_hour_used_percent IS NULL OR five_hour_used_percent >= 0),
+                    five_hour_window_minutes INTEGER,
+                    five_hour_resets_at      INTEGER,
+                    weekly_used_percent      REAL CHECK (weekly_used_percent IS NULL OR weekly_used_percent >= 0),
+                    weekly_window_minutes    INTEGER,
+                    weekly_resets_at         INTEGER,
+                    credits_has_credits      INTEGER CHECK (credits_has_credits IN (0, 1)),
+                    credits_unlimited        INTEGER CHECK (credits_unlimited IN (0, 1)),
+                    credits_balance          TEXT,
+                    limit_reached            INTEGER NOT NULL DEFAULT 0 CHECK (limit_reached IN (0, 1))
+                );
+                CREATE INDEX usage_samples_by_account_time ON usage_samples (account_id, observed_at);
 
-            -- The audit log. account_name is copied so entries outlive a removed account. detail never holds
-            -- a token, key or passphrase.
-            CREATE TABLE events (
-                id           INTEGER PRIMARY KEY,
-                at           TEXT    NOT NULL,
-                kind         TEXT    NOT NULL,
-                account_id   INTEGER REFERENCES accounts (id) ON DELETE SET NULL,
-                account_name TEXT,
-                detail       TEXT    NOT NULL DEFAULT ''
-            );
-            CREATE INDEX events_by_time ON events (at);
+                -- The audit log. account_name is copied so entries outlive a removed account. detail never holds
+                -- a token, key or passphrase.
+                CREATE TABLE events (
+                    id           INTEGER PRIMARY KEY,
+                    at           TEXT    NOT NULL,
+                    kind         TEXT    NOT NULL,
+                    account_id   INTEGER REFERENCES accounts (id) ON DELETE SET NULL,
+                    account_name TEXT,
+                    detail       TEXT    NOT NULL DEFAULT ''
+                );
+                CREATE INDEX events_by_time ON events (at);
 
-            -- Settings: the active account, the key check (a sealed known value that proves the key before any
-            -- write), the key id, the passphrase KDF parameters, the default Codex home.
-            CREATE TABLE settings (
-                key   TEXT PRIMARY KEY,
-                value BLOB NOT NULL
-            ) WITHOUT ROWID;
-            """#),
+                -- Settings: the active account, the key check (a sealed known value that proves the key before any
+                -- write), the key id, the passphrase KDF parameters, the default Codex home.
+                CREATE TABLE settings (
+                    key   TEXT PRIMARY KEY,
+                    value BLOB NOT NULL
+                ) WITHOUT ROWID;
+                """#),
         StoreMigration(
             id: "0002_account_reserve",
             sql: #"""
-            -- A per-account reserve: `chappie accounts set NAME --reserve 80` makes --best and auto-switch treat
-            -- the account as full once its binding window reaches 80 %. NULL means 100 %.
-            ALTER TABLE accounts ADD COLUMN reserve_percent REAL
-                CHECK (reserve_percent IS NULL OR (reserve_percent > 0 AND reserve_percent <= 100));
-            """#),
+                -- A per-account reserve: `chappie accounts set NAME --reserve 80` makes --best and auto-switch treat
+                -- the account as full once its binding window reaches 80 %. NULL means 100 %.
+                ALTER TABLE accounts ADD COLUMN reserve_percent REAL
+                    CHECK (reserve_percent IS NULL OR (reserve_percent > 0 AND reserve_percent <= 100));
+                """#),
         StoreMigration(
             id: "0003_codex_home_owner",
             sql: #"""
-            -- One owner per Codex home: at most one account's tokens are kept in a given Codex home's
-            -- auth.json. Earlier versions left the home on every account ever switched there, and a refresh of
-            -- any of them rewrote the file. Where several accounts name one home, the active account keeps it
-            -- (else the one changed last); the others no longer own it.
-            UPDATE accounts SET codex_home = NULL
-            WHERE codex_home IS NOT NULL
-              AND id <> (
-                  SELECT owner.id FROM accounts AS owner
-                  WHERE owner.codex_home = accounts.codex_home
-                  ORDER BY (CAST(owner.id AS TEXT) = (SELECT CAST(value AS TEXT) FROM settings WHERE key = 'active_account')) DESC,
-                           owner.updated_at DESC, owner.id DESC
-                  LIMIT 1);
-            CREATE UNIQUE INDEX accounts_codex_home_owner ON accounts (codex_home) WHERE codex_home IS NOT NULL;
-            """#),
+                -- One owner per Codex home: at most one account's tokens are kept in a given Codex home's
+                -- auth.json. Earlier versions left the home on every account ever switched there, and a refresh of
+                -- any of them rewrote the file. Where several accounts name one home, the active account keeps it
+                -- (else the one changed last); the others no longer own it.
+                UPDATE accounts SET codex_home = NULL
+                WHERE codex_home IS NOT NULL
+                  AND id <> (
+                      SELECT owner.id FROM accounts AS owner
+                      WHERE owner.codex_home = accounts.codex_home
+                      ORDER BY (CAST(owner.id AS TEXT) = (SELECT CAST(value AS TEXT) FROM settings WHERE key = 'active_account')) DESC,
+                               owner.updated_at DESC, owner.id DESC
+                      LIMIT 1);
+                CREATE UNIQUE INDEX accounts_codex_home_owner ON accounts (codex_home) WHERE codex_home IS NOT NULL;
+                """#),
         StoreMigration(
             id: "0004_account_uuid",
             sql: #"""
-            -- A stable identity per account: a random UUID (lower-case text, RFC 4122 version 4) that never
-            -- changes, on every store backend. Sealed credentials are bound to it instead of the SQLite row id,
-            -- so a blob moves between stores (the team pool) unchanged and still cannot be moved to another
-            -- account.
-            ALTER TABLE accounts ADD COLUMN uuid TEXT CHECK (uuid IS NULL OR length(uuid) = 36);
-            UPDATE accounts SET uuid =
-                lower(hex(randomblob(4))) || '-' || lower(hex(randomblob(2))) || '-4' || substr(lower(hex(randomblob(2))), 2) || '-'
-                || substr('89ab', 1 + abs(random() % 4), 1) || substr(lower(hex(randomblob(2))), 2) || '-' || lower(hex(randomblob(6)));
-            CREATE UNIQUE INDEX accounts_by_uuid ON accounts (uuid);
-            -- Every account has one (ALTER TABLE cannot add a NOT NULL column without a constant default).
-            CREATE TRIGGER accounts_uuid_required_on_insert BEFORE INSERT ON accounts WHEN NEW.uuid IS NULL
-            BEGIN SELECT RAISE(ABORT, 'accounts.uuid is required'); END;
-            CREATE TRIGGER accounts_uuid_is_stable BEFORE UPDATE OF uuid ON accounts WHEN NEW.uuid IS NOT OLD.uuid
-            BEGIN SELECT RAISE(ABORT, 'accounts.uuid never changes'); END;
+                -- A stable identity per account: a random UUID (lower-case text, RFC 4122 version 4) that never
+                -- changes, on every store backend. Sealed credentials are bound to it instead of the SQLite row id,
+                -- so a blob moves between stores (the team pool) unchanged and still cannot be moved to another
+                -- account.
+                ALTER TABLE accounts ADD COLUMN uuid TEXT CHECK (uuid IS NULL OR length(uuid) = 36);
+                UPDATE accounts SET uuid =
+                    lower(hex(randomblob(4))) || '-' || lower(hex(randomblob(2))) || '-4' || substr(lower(hex(randomblob(2))), 2) || '-'
+                    || substr('89ab', 1 + abs(random() % 4), 1) || substr(lower(hex(randomblob(2))), 2) || '-' || lower(hex(randomblob(6)));
+                CREATE UNIQUE INDEX accounts_by_uuid ON accounts (uuid);
+                -- Every account has one (ALTER TABLE cannot add a NOT NULL column without a constant default).
+                CREATE TRIGGER accounts_uuid_required_on_insert BEFORE INSERT ON accounts WHEN NEW.uuid IS NULL
+                BEGIN SELECT RAISE(ABORT, 'accounts.uuid is required'); END;
+                CREATE TRIGGER accounts_uuid_is_stable BEFORE UPDATE OF uuid ON accounts WHEN NEW.uuid IS NOT OLD.uuid
+                BEGIN SELECT RAISE(ABORT, 'accounts.uuid never changes'); END;
 
-            -- Credentials move to a table of a new name: a chappie of an earlier version still running (a daemon
-            -- started before the upgrade) then fails to write them instead of writing a blob the new binding
-            -- cannot open; its refresher keeps what it redeemed in a recovery file, which this version adopts.
-            ALTER TABLE credentials RENAME TO sealed_credentials;
+                -- Credentials move to a table of a new name: a chappie of an earlier version still running (a daemon
+                -- started before the upgrade) then fails to write them instead of writing a blob the new binding
+                -- cannot open; its refresher keeps what it redeemed in a recovery file, which this version adopts.
+                ALTER TABLE credentials RENAME TO sealed_credentials;
 
-            -- What a sealed credential's associated data names: 1, the account's row id
-            -- ("chappie/credential/v1 account=<row id> key=<key id>"); 2, its UUID
-            -- ("chappie/credential/v2 account=<uuid> key=<key id>"). Rows sealed before this migration are 1;
-            -- the first open with the key reseals them all as 2 in one transaction (a SQL migration cannot: it
-            -- has no key) and removes the setting below. Until then, and only then, binding 1 is accepted.
-            ALTER TABLE sealed_credentials ADD COLUMN binding INTEGER NOT NULL DEFAULT 1 CHECK (binding IN (1, 2));
-            INSERT INTO settings (key, value) SELECT 'row_bound_credentials', X'31' WHERE EXISTS (SELECT 1 FROM sealed_credentials);
-            """#),
+                -- What a sealed credential's associated data names: 1, the account's row id
+                -- ("chappie/credential/v1 account=<row id> key=<key id>"); 2, its UUID
+                -- ("chappie/credential/v2 account=<uuid> key=<key id>"). Rows sealed before this migration are 1;
+                -- the first open with the key reseals them all as 2 in one transaction (a SQL migration cannot: it
+                -- has no key) and removes the setting below. Until then, and only then, binding 1 is accepted.
+                ALTER TABLE sealed_credentials ADD COLUMN binding INTEGER NOT NULL DEFAULT 1 CHECK (binding IN (1, 2));
+                INSERT INTO settings (key, value) SELECT 'row_bound_credentials', X'31' WHERE EXISTS (SELECT 1 FROM sealed_credentials);
+                """#),
         StoreMigration(
             id: "0005_leases",
             sql: #"""
-            -- Leases (`chappie lease`): a holder uses an account for a while, and no more than max_leases
-            -- holders use one account at once. A lease that hands out a Codex home takes every slot. Expired
-            -- leases (their holder stopped renewing) are deleted by the next acquisition, which takes the slot.
-            -- Times are unix seconds.
-            ALTER TABLE accounts ADD COLUMN max_leases INTEGER NOT NULL DEFAULT 1 CHECK (max_leases >= 1);
-            CREATE TABLE leases (
-                id            TEXT    PRIMARY KEY CHECK (length(id) = 36),
-                account_id    INTEGER NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
-                machine       TEXT    NOT NULL,
-                holder        TEXT    NOT NULL,
-                whole_account INTEGER NOT NULL CHECK (whole_account IN (0, 1)),
-                acquired_at   REAL    NOT NULL,
-                expires_at    REAL    NOT NULL
-            );
-            CREATE INDEX leases_by_account ON leases (account_id);
-            """#),
+                -- Leases (`chappie lease`): a holder uses an account for a while, and no more than max_leases
+                -- holders use one account at once. A lease that hands out a Codex home takes every slot. Expired
+                -- leases (their holder stopped renewing) are deleted by the next acquisition, which takes the slot.
+                -- Times are unix seconds.
+                ALTER TABLE accounts ADD COLUMN max_leases INTEGER NOT NULL DEFAULT 1 CHECK (max_leases >= 1);
+                CREATE TABLE leases (
+                    id            TEXT    PRIMARY KEY CHECK (length(id) = 36),
+                    account_id    INTEGER NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+                    machine       TEXT    NOT NULL,
+                    holder        TEXT    NOT NULL,
+                    whole_account INTEGER NOT NULL CHECK (whole_account IN (0, 1)),
+                    acquired_at   REAL    NOT NULL,
+                    expires_at    REAL    NOT NULL
+                );
+                CREATE INDEX leases_by_account ON leases (account_id);
+                """#),
         StoreMigration(
             id: "0006_pool_moves",
             sql: #"""
-            -- Accounts `chappie pool migrate` has begun to move into the team pool. The mark is committed
-            -- before the account is written to the pool and goes with the account when the move ends (the
-            -- local row is deleted). While it is there, no command reads the account's tokens from this store:
-            -- a move killed half-way leaves at most one usable copy, never one here and one in the pool, whose
-            -- use on both sides would get the rotating refresh token revoked. Running the move again finishes it.
-            CREATE TABLE pool_moves (
-                account_id INTEGER PRIMARY KEY REFERENCES accounts (id) ON DELETE CASCADE,
-                started_at TEXT    NOT NULL
-            );
-            """#),
+                -- Accounts `chappie pool migrate` has begun to move into the team pool. The mark is committed
+                -- before the account is written to the pool and goes with the account when the move ends (the
+                -- local row is deleted). While it is there, no command reads the account's tokens from this store:
+                -- a move killed half-way leaves at most one usable copy, never one here and one in the pool, whose
+                -- use on both sides would get the rotating refresh token revoked. Running the move again finishes it.
+                CREATE TABLE pool_moves (
+                    account_id INTEGER PRIMARY KEY REFERENCES accounts (id) ON DELETE CASCADE,
+                    started_at TEXT    NOT NULL
+                );
+                """#),
         StoreMigration(
             id: "0007_daily_tokens",
             sql: #"""
-            -- Tokens each account used per UTC day, as the service's `wham/profiles/me` counts them
-            -- (`daily_usage_buckets`); a day's newest count replaces the one before. `token_history_reads`
-            -- says when each account's history was last read (Unix seconds), so that it is read at most hourly.
-            CREATE TABLE daily_tokens (
-                account_id INTEGER NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
-                day        TEXT    NOT NULL,
-                tokens     INTEGER NOT NULL CHECK (tokens >= 0),
-                PRIMARY KEY (account_id, day)
-            );
-            CREATE TABLE token_history_reads (
-                account_id INTEGER PRIMARY KEY REFERENCES accounts (id) ON DELETE CASCADE,
-                read_at    REAL    NOT NULL
-            );
-            """#),
+                -- Tokens each account used per UTC day, as the service's `wham/profiles/me` counts them
+                -- (`daily_usage_buckets`); a day's newest count replaces the one before. `token_history_reads`
+                -- says when each account's history was last read (Unix seconds), so that it is read at most hourly.
+                CREATE TABLE daily_tokens (
+                    account_id INTEGER NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+                    day        TEXT    NOT NULL,
+                    tokens     INTEGER NOT NULL CHECK (tokens >= 0),
+                    PRIMARY KEY (account_id, day)
+                );
+                CREATE TABLE token_history_reads (
+                    account_id INTEGER PRIMARY KEY REFERENCES accounts (id) ON DELETE CASCADE,
+                    read_at    REAL    NOT NULL
+                );
+                """#),
     ]
 
     /// Every migration of the team pool's PostgreSQL schema (migrations/postgres/), in order.
@@ -200,166 +200,166 @@ extension StoreMigration {
         StoreMigration(
             id: "0001_pool",
             sql: #"""
-            -- The team pool's schema (PostgreSQL 13 or later), version 1: the SQLite store's tables as they
-            -- stand after migrations/0004, with what several machines sharing one pool need besides. Embedded
-            -- into the binary with the SQLite files (`make migrations`); the missing ones are applied in order in
-            -- one transaction, under an advisory lock, so that two machines starting at once do not both migrate.
-            -- Times are timestamptz, except usage readings' (unix seconds, as on SQLite, for reports).
-            -- Each statement ends with a semicolon at the end of a line: chappie runs them one at a time.
+                -- The team pool's schema (PostgreSQL 13 or later), version 1: the SQLite store's tables as they
+                -- stand after migrations/0004, with what several machines sharing one pool need besides. Embedded
+                -- into the binary with the SQLite files (`make migrations`); the missing ones are applied in order in
+                -- one transaction, under an advisory lock, so that two machines starting at once do not both migrate.
+                -- Times are timestamptz, except usage readings' (unix seconds, as on SQLite, for reports).
+                -- Each statement ends with a semicolon at the end of a line: chappie runs them one at a time.
 
-            -- One row per account. `uuid` is the identity sealed credentials are bound to, the same as in the
-            -- SQLite store they may have come from (`chappie pool migrate --from-sqlite`).
-            CREATE TABLE accounts (
-                id                 BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-                uuid               UUID   NOT NULL UNIQUE,
-                name               TEXT   NOT NULL UNIQUE
-                                   CHECK (length(name) BETWEEN 1 AND 64 AND name !~ '[^A-Za-z0-9._-]' AND name NOT IN ('.', '..')),
-                email              TEXT,
-                chatgpt_account_id TEXT,
-                chatgpt_user_id    TEXT,
-                plan               TEXT,
-                is_fedramp         BOOLEAN NOT NULL DEFAULT false,
-                status             TEXT    NOT NULL DEFAULT 'ok' CHECK (status IN ('ok', 'reauth_required', 'disabled')),
-                access_expires_at  TIMESTAMPTZ,
-                last_refresh_at    TIMESTAMPTZ,
-                last_error         TEXT,   -- a message for people, never a secret
-                -- The one Codex home, fleet-wide, whose auth.json holds this account's tokens: a path on one
-                -- machine. The Codex CLI refreshes without chappie's lock, so an account is never in two homes.
-                codex_home_machine TEXT,
-                codex_home         TEXT,
-                reserve_percent    DOUBLE PRECISION CHECK (reserve_percent IS NULL OR (reserve_percent > 0 AND reserve_percent <= 100)),
-                created_at         TIMESTAMPTZ NOT NULL,
-                updated_at         TIMESTAMPTZ NOT NULL,
-                CHECK ((codex_home IS NULL) = (codex_home_machine IS NULL))
-            );
-            CREATE UNIQUE INDEX accounts_by_chatgpt_identity ON accounts (chatgpt_account_id, chatgpt_user_id)
-                WHERE chatgpt_account_id IS NOT NULL AND chatgpt_user_id IS NOT NULL;
-            CREATE UNIQUE INDEX accounts_codex_home_owner ON accounts (codex_home_machine, codex_home) WHERE codex_home IS NOT NULL;
+                -- One row per account. `uuid` is the identity sealed credentials are bound to, the same as in the
+                -- SQLite store they may have come from (`chappie pool migrate --from-sqlite`).
+                CREATE TABLE accounts (
+                    id                 BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                    uuid               UUID   NOT NULL UNIQUE,
+                    name               TEXT   NOT NULL UNIQUE
+                                       CHECK (length(name) BETWEEN 1 AND 64 AND name !~ '[^A-Za-z0-9._-]' AND name NOT IN ('.', '..')),
+                    email              TEXT,
+                    chatgpt_account_id TEXT,
+                    chatgpt_user_id    TEXT,
+                    plan               TEXT,
+                    is_fedramp         BOOLEAN NOT NULL DEFAULT false,
+                    status             TEXT    NOT NULL DEFAULT 'ok' CHECK (status IN ('ok', 'reauth_required', 'disabled')),
+                    access_expires_at  TIMESTAMPTZ,
+                    last_refresh_at    TIMESTAMPTZ,
+                    last_error         TEXT,   -- a message for people, never a secret
+                    -- The one Codex home, fleet-wide, whose auth.json holds this account's tokens: a path on one
+                    -- machine. The Codex CLI refreshes without chappie's lock, so an account is never in two homes.
+                    codex_home_machine TEXT,
+                    codex_home         TEXT,
+                    reserve_percent    DOUBLE PRECISION CHECK (reserve_percent IS NULL OR (reserve_percent > 0 AND reserve_percent <= 100)),
+                    created_at         TIMESTAMPTZ NOT NULL,
+                    updated_at         TIMESTAMPTZ NOT NULL,
+                    CHECK ((codex_home IS NULL) = (codex_home_machine IS NULL))
+                );
+                CREATE UNIQUE INDEX accounts_by_chatgpt_identity ON accounts (chatgpt_account_id, chatgpt_user_id)
+                    WHERE chatgpt_account_id IS NOT NULL AND chatgpt_user_id IS NOT NULL;
+                CREATE UNIQUE INDEX accounts_codex_home_owner ON accounts (codex_home_machine, codex_home) WHERE codex_home IS NOT NULL;
 
-            -- One sealed blob per account, as on SQLite: XChaCha20-Poly1305 under the key `key_id` names, with
-            -- associated data naming the account's UUID and the key (binding 2). The database never sees a token.
-            CREATE TABLE sealed_credentials (
-                account_id BIGINT      PRIMARY KEY REFERENCES accounts (id) ON DELETE CASCADE,
-                key_id     TEXT        NOT NULL CHECK (length(key_id) = 16),
-                nonce      BYTEA       NOT NULL CHECK (octet_length(nonce) = 24),
-                ciphertext BYTEA       NOT NULL CHECK (octet_length(ciphertext) >= 16),
-                updated_at TIMESTAMPTZ NOT NULL,
-                binding    SMALLINT    NOT NULL DEFAULT 2 CHECK (binding = 2)
-            );
+                -- One sealed blob per account, as on SQLite: XChaCha20-Poly1305 under the key `key_id` names, with
+                -- associated data naming the account's UUID and the key (binding 2). The database never sees a token.
+                CREATE TABLE sealed_credentials (
+                    account_id BIGINT      PRIMARY KEY REFERENCES accounts (id) ON DELETE CASCADE,
+                    key_id     TEXT        NOT NULL CHECK (length(key_id) = 16),
+                    nonce      BYTEA       NOT NULL CHECK (octet_length(nonce) = 24),
+                    ciphertext BYTEA       NOT NULL CHECK (octet_length(ciphertext) >= 16),
+                    updated_at TIMESTAMPTZ NOT NULL,
+                    binding    SMALLINT    NOT NULL DEFAULT 2 CHECK (binding = 2)
+                );
 
-            -- The usage history of every account, from every machine (`machine` is who polled).
-            CREATE TABLE usage_samples (
-                id                       BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-                account_id               BIGINT NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
-                machine                  TEXT   NOT NULL,
-                observed_at              DOUBLE PRECISION NOT NULL,
-                source                   TEXT   NOT NULL CHECK (source IN ('poll', 'headers', 'stream', 'limit_error')),
-                limit_id                 TEXT   NOT NULL DEFAULT 'codex',
-                plan                     TEXT,
-                five_hour_used_percent   DOUBLE PRECISION CHECK (five_hour_used_percent IS NULL OR five_hour_used_percent >= 0),
-                five_hour_window_minutes INTEGER,
-                five_hour_resets_at      BIGINT,
-                weekly_used_percent      DOUBLE PRECISION CHECK (weekly_used_percent IS NULL OR weekly_used_percent >= 0),
-                weekly_window_minutes    INTEGER,
-                weekly_resets_at         BIGINT,
-                credits_has_credits      BOOLEAN,
-                credits_unlimited        BOOLEAN,
-                credits_balance          TEXT,
-                limit_reached            BOOLEAN NOT NULL DEFAULT false
-            );
-            CREATE INDEX usage_samples_by_account_time ON usage_samples (account_id, observed_at);
+                -- The usage history of every account, from every machine (`machine` is who polled).
+                CREATE TABLE usage_samples (
+                    id                       BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                    account_id               BIGINT NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+                    machine                  TEXT   NOT NULL,
+                    observed_at              DOUBLE PRECISION NOT NULL,
+                    source                   TEXT   NOT NULL CHECK (source IN ('poll', 'headers', 'stream', 'limit_error')),
+                    limit_id                 TEXT   NOT NULL DEFAULT 'codex',
+                    plan                     TEXT,
+                    five_hour_used_percent   DOUBLE PRECISION CHECK (five_hour_used_percent IS NULL OR five_hour_used_percent >= 0),
+                    five_hour_window_minutes INTEGER,
+                    five_hour_resets_at      BIGINT,
+                    weekly_used_percent      DOUBLE PRECISION CHECK (weekly_used_percent IS NULL OR weekly_used_percent >= 0),
+                    weekly_window_minutes    INTEGER,
+                    weekly_resets_at         BIGINT,
+                    credits_has_credits      BOOLEAN,
+                    credits_unlimited        BOOLEAN,
+                    credits_balance          TEXT,
+                    limit_reached            BOOLEAN NOT NULL DEFAULT false
+                );
+                CREATE INDEX usage_samples_by_account_time ON usage_samples (account_id, observed_at);
 
-            -- The audit log of the whole pool; `machine` says where each change was made.
-            CREATE TABLE events (
-                id           BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-                at           TIMESTAMPTZ NOT NULL,
-                kind         TEXT        NOT NULL,
-                account_id   BIGINT REFERENCES accounts (id) ON DELETE SET NULL,
-                account_name TEXT,
-                machine      TEXT        NOT NULL,
-                detail       TEXT        NOT NULL DEFAULT ''
-            );
-            CREATE INDEX events_by_time ON events (at);
+                -- The audit log of the whole pool; `machine` says where each change was made.
+                CREATE TABLE events (
+                    id           BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                    at           TIMESTAMPTZ NOT NULL,
+                    kind         TEXT        NOT NULL,
+                    account_id   BIGINT REFERENCES accounts (id) ON DELETE SET NULL,
+                    account_name TEXT,
+                    machine      TEXT        NOT NULL,
+                    detail       TEXT        NOT NULL DEFAULT ''
+                );
+                CREATE INDEX events_by_time ON events (at);
 
-            -- Settings of the pool: the key check and key id, the usage retention.
-            CREATE TABLE settings (
-                key   TEXT PRIMARY KEY,
-                value BYTEA NOT NULL
-            );
+                -- Settings of the pool: the key check and key id, the usage retention.
+                CREATE TABLE settings (
+                    key   TEXT PRIMARY KEY,
+                    value BYTEA NOT NULL
+                );
 
-            -- Settings of one machine: its active account, its default Codex home.
-            CREATE TABLE machine_settings (
-                machine TEXT NOT NULL,
-                key     TEXT NOT NULL,
-                value   BYTEA NOT NULL,
-                PRIMARY KEY (machine, key)
-            );
-            """#),
+                -- Settings of one machine: its active account, its default Codex home.
+                CREATE TABLE machine_settings (
+                    machine TEXT NOT NULL,
+                    key     TEXT NOT NULL,
+                    value   BYTEA NOT NULL,
+                    PRIMARY KEY (machine, key)
+                );
+                """#),
         StoreMigration(
             id: "0002_refresh_intents",
             sql: #"""
-            -- A refresh in progress, fleet-wide: written (and committed) before a machine redeems an account's
-            -- refresh token, removed in the transaction that stores the new tokens. When that machine cannot
-            -- store them (the database went away), it keeps them in a recovery file of its own and the row
-            -- stays: no other machine redeems the old token, which the issuer would take for reuse and revoke
-            -- with the new ones, until that machine has stored them. Signing the account in again clears it.
-            -- `instance` is the data directory's own id (its pool-instance file): two data directories on one
-            -- host share a machine name, but not their recovery files.
-            CREATE TABLE refresh_intents (
-                account_id BIGINT      PRIMARY KEY REFERENCES accounts (id) ON DELETE CASCADE,
-                machine    TEXT        NOT NULL,
-                instance   UUID        NOT NULL,
-                started_at TIMESTAMPTZ NOT NULL DEFAULT now()
-            );
-            """#),
+                -- A refresh in progress, fleet-wide: written (and committed) before a machine redeems an account's
+                -- refresh token, removed in the transaction that stores the new tokens. When that machine cannot
+                -- store them (the database went away), it keeps them in a recovery file of its own and the row
+                -- stays: no other machine redeems the old token, which the issuer would take for reuse and revoke
+                -- with the new ones, until that machine has stored them. Signing the account in again clears it.
+                -- `instance` is the data directory's own id (its pool-instance file): two data directories on one
+                -- host share a machine name, but not their recovery files.
+                CREATE TABLE refresh_intents (
+                    account_id BIGINT      PRIMARY KEY REFERENCES accounts (id) ON DELETE CASCADE,
+                    machine    TEXT        NOT NULL,
+                    instance   UUID        NOT NULL,
+                    started_at TIMESTAMPTZ NOT NULL DEFAULT now()
+                );
+                """#),
         StoreMigration(
             id: "0003_leases",
             sql: #"""
-            -- Leases (`chappie lease`): a holder uses an account for a while, and no more than max_leases
-            -- holders use one account at once, fleet-wide. A lease that hands out a Codex home takes every
-            -- slot. Times are the server's (now()), so machines' clocks need not agree. Expired leases (their
-            -- holder stopped renewing) are deleted by the next acquisition, which takes the slot over.
-            ALTER TABLE accounts ADD COLUMN max_leases INTEGER NOT NULL DEFAULT 1 CHECK (max_leases >= 1);
-            CREATE TABLE leases (
-                id            UUID        PRIMARY KEY,
-                account_id    BIGINT      NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
-                machine       TEXT        NOT NULL,
-                holder        TEXT        NOT NULL,
-                whole_account BOOLEAN     NOT NULL,
-                acquired_at   TIMESTAMPTZ NOT NULL,
-                expires_at    TIMESTAMPTZ NOT NULL
-            );
-            CREATE INDEX leases_by_account ON leases (account_id);
-            """#),
+                -- Leases (`chappie lease`): a holder uses an account for a while, and no more than max_leases
+                -- holders use one account at once, fleet-wide. A lease that hands out a Codex home takes every
+                -- slot. Times are the server's (now()), so machines' clocks need not agree. Expired leases (their
+                -- holder stopped renewing) are deleted by the next acquisition, which takes the slot over.
+                ALTER TABLE accounts ADD COLUMN max_leases INTEGER NOT NULL DEFAULT 1 CHECK (max_leases >= 1);
+                CREATE TABLE leases (
+                    id            UUID        PRIMARY KEY,
+                    account_id    BIGINT      NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+                    machine       TEXT        NOT NULL,
+                    holder        TEXT        NOT NULL,
+                    whole_account BOOLEAN     NOT NULL,
+                    acquired_at   TIMESTAMPTZ NOT NULL,
+                    expires_at    TIMESTAMPTZ NOT NULL
+                );
+                CREATE INDEX leases_by_account ON leases (account_id);
+                """#),
         StoreMigration(
             id: "0004_poll_claims",
             sql: #"""
-            -- One poller per account, fleet-wide: a daemon claims an account's usage poll for most of its
-            -- interval before polling, and the daemons of other machines leave that account alone until the
-            -- claim runs out. A daemon that dies simply stops claiming; another takes over at the next round.
-            CREATE TABLE poll_claims (
-                account_id BIGINT      PRIMARY KEY REFERENCES accounts (id) ON DELETE CASCADE,
-                machine    TEXT        NOT NULL,
-                until      TIMESTAMPTZ NOT NULL
-            );
-            """#),
+                -- One poller per account, fleet-wide: a daemon claims an account's usage poll for most of its
+                -- interval before polling, and the daemons of other machines leave that account alone until the
+                -- claim runs out. A daemon that dies simply stops claiming; another takes over at the next round.
+                CREATE TABLE poll_claims (
+                    account_id BIGINT      PRIMARY KEY REFERENCES accounts (id) ON DELETE CASCADE,
+                    machine    TEXT        NOT NULL,
+                    until      TIMESTAMPTZ NOT NULL
+                );
+                """#),
         StoreMigration(
             id: "0005_daily_tokens",
             sql: #"""
-            -- Tokens each account used per UTC day, as the service's `wham/profiles/me` counts them
-            -- (`daily_usage_buckets`); a day's newest count replaces the one before. `token_history_reads`
-            -- says when each account's history was last read (Unix seconds), so that it is read at most
-            -- hourly per account, fleet-wide.
-            CREATE TABLE daily_tokens (
-                account_id BIGINT NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
-                day        TEXT   NOT NULL,
-                tokens     BIGINT NOT NULL CHECK (tokens >= 0),
-                PRIMARY KEY (account_id, day)
-            );
-            CREATE TABLE token_history_reads (
-                account_id BIGINT           PRIMARY KEY REFERENCES accounts (id) ON DELETE CASCADE,
-                read_at    DOUBLE PRECISION NOT NULL
-            );
-            """#),
+                -- Tokens each account used per UTC day, as the service's `wham/profiles/me` counts them
+                -- (`daily_usage_buckets`); a day's newest count replaces the one before. `token_history_reads`
+                -- says when each account's history was last read (Unix seconds), so that it is read at most
+                -- hourly per account, fleet-wide.
+                CREATE TABLE daily_tokens (
+                    account_id BIGINT NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+                    day        TEXT   NOT NULL,
+                    tokens     BIGINT NOT NULL CHECK (tokens >= 0),
+                    PRIMARY KEY (account_id, day)
+                );
+                CREATE TABLE token_history_reads (
+                    account_id BIGINT           PRIMARY KEY REFERENCES accounts (id) ON DELETE CASCADE,
+                    read_at    DOUBLE PRECISION NOT NULL
+                );
+                """#),
     ]
 }

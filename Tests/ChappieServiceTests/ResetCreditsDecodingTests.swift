@@ -6,7 +6,8 @@ import Testing
 struct ResetCreditsDecodingTests {
     @Test("A credit expiring in year 99999 is listed with no expiry, not as in 35783567 d")
     func farExpiry() throws {
-        let body = #"[{"id":"c1","status":"available","expires_at":"99999-01-01T00:00:00Z","granted_at":"0001-01-01T00:00:00Z"},"#
+        let body =
+            #"[{"id":"c1","status":"available","expires_at":"99999-01-01T00:00:00Z","granted_at":"0001-01-01T00:00:00Z"},"#
             + #"{"id":"c2","status":"available","expires_at":"2027-01-01T00:00:00Z"}]"#
         let credits = try #require(ResetCreditsService.credits(Data(body.utf8)))
         #expect(credits.first { $0.id == "c1" }?.expiresAt == nil)

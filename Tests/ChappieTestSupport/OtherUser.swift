@@ -44,11 +44,15 @@ public struct OtherUser: Sendable {
         let root = URL(fileURLWithPath: "/tmp/chappie-tests-reachable")
         let prefix = root.appendingPathComponent("\(getpid())")
         try? manager.removeItem(at: prefix)
-        for directory in [root, prefix, prefix.appendingPathComponent("bin"), prefix.appendingPathComponent("libexec"), prefix.appendingPathComponent("libexec/chappie")] {
+        for directory in [
+            root, prefix, prefix.appendingPathComponent("bin"), prefix.appendingPathComponent("libexec"),
+            prefix.appendingPathComponent("libexec/chappie"),
+        ] {
             try? manager.createDirectory(at: directory, withIntermediateDirectories: false)
             // Not taken from the umask, and not a link someone else put there (chmod follows none).
             let attributes = try manager.attributesOfItem(atPath: directory.path)
-            guard attributes[.type] as? FileAttributeType == .typeDirectory, (attributes[.ownerAccountID] as? NSNumber)?.uint32Value == geteuid() else {
+            guard attributes[.type] as? FileAttributeType == .typeDirectory, (attributes[.ownerAccountID] as? NSNumber)?.uint32Value == geteuid()
+            else {
                 throw EmulatorHarnessError(message: "\(directory.path) is not a directory of this user's")
             }
             chmod(directory.path, 0o755)
@@ -58,7 +62,9 @@ public struct OtherUser: Sendable {
             at: BuiltProducts.directory.appendingPathComponent("chappie-full"), to: prefix.appendingPathComponent("libexec/chappie/chappie-full"))
         // Layouts of test processes that have ended.
         for old in (try? manager.contentsOfDirectory(atPath: root.path)) ?? [] {
-            if let pid = Int32(old), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH { try? manager.removeItem(at: root.appendingPathComponent(old)) }
+            if let pid = Int32(old), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH {
+                try? manager.removeItem(at: root.appendingPathComponent(old))
+            }
         }
         return prefix
     }

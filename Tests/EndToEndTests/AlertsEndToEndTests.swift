@@ -133,7 +133,8 @@ struct AlertsEndToEndTests {
             #expect(try await testbed.control("/_emulator/stats").int("webhook_attempts") == 6)
             #expect(!testbed.log("daemon.log").contains("secret"), "the webhook's path and query are not logged")
             // Its requests at debug name the host only: the path is where ntfy, Slack and Discord keep the secret.
-            #expect(testbed.log("daemon.log").contains("POST http://127.0.0.1:\(testbed.emulator.port)/…"), "\(testbed.log("daemon.log").suffix(2000))")
+            #expect(
+                testbed.log("daemon.log").contains("POST http://127.0.0.1:\(testbed.emulator.port)/…"), "\(testbed.log("daemon.log").suffix(2000))")
             #expect(!testbed.log("daemon.log").contains("_emulator/webhooks"), "the webhook's path is not logged")
             let metrics =
                 JSONDocument(

@@ -11,7 +11,8 @@ struct AskEndToEndTests {
             #expect(try await testbed.chappie(["accounts", "add", "work"]).status == 0)
             _ = try await testbed.control("/_emulator/faults", method: "POST", body: #"{"kind": "endless_line", "bytes": 268435456}"#)
             // Run through a parent that reports its child's peak memory (KiB), and nothing else's.
-            let peak = "import resource, subprocess, sys; r = subprocess.run(sys.argv[1:]); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); sys.exit(r.returncode)"
+            let peak =
+                "import resource, subprocess, sys; r = subprocess.run(sys.argv[1:]); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); sys.exit(r.returncode)"
             let asked = try await runProcess(
                 URL(fileURLWithPath: "/usr/bin/python3"),
                 ["-c", peak, try BuiltProducts.executable("chappie").path, "ask", "hello", "--transport", "sse"] + testbed.service,

@@ -6,7 +6,9 @@ import Testing
 /// crash: its writes fail with `EIO`, and the refresh in flight is still stored (issue 40, item 0).
 @Suite("A closed terminal stops chappie as Ctrl-C does", .tags(.slow))
 struct ClosedTerminalEndToEndTests {
-    @Test("A terminal closed while the issuer holds a refresh: chappie stores the answer, does not crash, and the account works after", .timeLimit(.minutes(3)))
+    @Test(
+        "A terminal closed while the issuer holds a refresh: chappie stores the answer, does not crash, and the account works after",
+        .timeLimit(.minutes(3)))
     func refreshInFlight() async throws {
         let testbed = try await ChappieTestbed.start()
         try await whileRunning(testbed) {
@@ -103,7 +105,9 @@ private struct PseudoTerminal {
         process = try ChildProcess(
             URL(fileURLWithPath: "/usr/bin/python3"),
             ["-c", Self.holder, try BuiltProducts.executable("chappie").path] + arguments + testbed.service,
-            environment: ["HOME": testbed.userHome.path, "CHAPPIE_KEY_FILE": nil, "CHAPPIE_PASSPHRASE": nil, "CHAPPIE_ACCOUNT": nil, "CODEX_HOME": nil],
+            environment: [
+                "HOME": testbed.userHome.path, "CHAPPIE_KEY_FILE": nil, "CHAPPIE_PASSPHRASE": nil, "CHAPPIE_ACCOUNT": nil, "CODEX_HOME": nil,
+            ],
             directory: testbed.home, stdin: .descriptor(input.reading.fileDescriptor), stdout: .descriptor(output.writing.fileDescriptor))
         try input.reading.close()
         try output.writing.close()

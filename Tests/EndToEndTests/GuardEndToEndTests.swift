@@ -9,7 +9,8 @@ struct GuardEndToEndTests {
         let testbed = try await ChappieTestbed.start()
         try await whileRunning(testbed) {
             #expect(try await testbed.chappie(["accounts", "add", "work"]).status == 0)
-            let body = #"{"plan_type":"plus","rate_limit":{"allowed":true,"limit_reached":false,"primary_window":{"used_percent":"#
+            let body =
+                #"{"plan_type":"plus","rate_limit":{"allowed":true,"limit_reached":false,"primary_window":{"used_percent":"#
                 + used + #","limit_window_seconds":18000,"reset_at":1900000000},"secondary_window":null}}"#
             let fault = try JSONSerialization.data(withJSONObject: ["kind": "status", "status": 200, "path": "/backend-api/wham/usage", "body": body])
             _ = try await testbed.control("/_emulator/faults", method: "POST", body: String(decoding: fault, as: UTF8.self))

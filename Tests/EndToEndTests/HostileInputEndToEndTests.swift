@@ -49,7 +49,8 @@ struct HostileInputEndToEndTests {
                 ["--key-file", keyFile.path, "backup", elsewhere.appendingPathComponent("my.key.new").path], environment: secret)
             #expect(overStaged.status == 1 && overStaged.stderr.contains("chappie's own data or key files"), "\(overStaged.stderr)")
             let viaVariable = try await testbed.chappie(
-                ["backup", elsewhere.appendingPathComponent("beside-the-key-2").path], environment: secret.merging(["CHAPPIE_KEY_FILE": keyFile.path]) { $1 })
+                ["backup", elsewhere.appendingPathComponent("beside-the-key-2").path],
+                environment: secret.merging(["CHAPPIE_KEY_FILE": keyFile.path]) { $1 })
             #expect(viaVariable.status == 0, "CHAPPIE_KEY_FILE's directory: \(viaVariable.stderr)")
             let report = try await testbed.chappie(["usage", "report", "-o", testbed.home.appendingPathComponent("chappie.sqlite").path])
             #expect(report.status == 1 && report.stderr.contains("chappie's own"), "usage report -o: \(report.stderr)")

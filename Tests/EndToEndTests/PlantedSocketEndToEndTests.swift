@@ -34,7 +34,8 @@ struct PlantedSocketEndToEndTests {
         let python = URL(fileURLWithPath: "/usr/bin/python3")
         let server =
             asOtherUser
-            ? try OtherUser.nobody.start(python, ["-c", plantedServer, path.path, reply]) : try ChildProcess(python, ["-c", plantedServer, path.path, reply])
+            ? try OtherUser.nobody.start(python, ["-c", plantedServer, path.path, reply])
+            : try ChildProcess(python, ["-c", plantedServer, path.path, reply])
         while !FileManager.default.fileExists(atPath: path.path), server.isRunning { try await Task.sleep(for: .milliseconds(20)) }
         #expect(server.isRunning)
         return server

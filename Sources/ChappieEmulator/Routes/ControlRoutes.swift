@@ -181,7 +181,8 @@ struct ControlRoutes: Sendable {
         default:
             return .openAIError(
                 400,
-                message: "kind must be status, latency, hold, malformed, truncated, drop, cut_stream, fail_stream, slow_stream, bad_event, endless_line, "
+                message:
+                    "kind must be status, latency, hold, malformed, truncated, drop, cut_stream, fail_stream, slow_stream, bad_event, endless_line, "
                     + "refuse_upgrade, drop_socket, binary_frame or connection_limit.",
                 code: "invalid_request")
         }

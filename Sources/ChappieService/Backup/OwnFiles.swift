@@ -63,7 +63,9 @@ package struct OwnFiles: Sendable {
         }
         // By its directory and name too, for an own file not there yet (a rotation's staged key).
         let parentIdentity = FileIdentity(resolvedParent)
-        if files.contains(where: { $0.lastPathComponent == target.lastPathComponent && FileIdentity($0.deletingLastPathComponent().path) == parentIdentity }) {
+        if files.contains(where: {
+            $0.lastPathComponent == target.lastPathComponent && FileIdentity($0.deletingLastPathComponent().path) == parentIdentity
+        }) {
             return "\(target.path) is one of chappie's own data or key files; write it elsewhere"
         }
         guard let identity = FileIdentity(target.path) else { return nil }

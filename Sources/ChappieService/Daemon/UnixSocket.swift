@@ -23,7 +23,8 @@ enum UnixSocket {
         let staging = path + ".\(getpid()).new"
         guard var stagingAddress = DaemonSocketExchange.address(staging) else {
             throw ServiceError(
-                .configuration, "the socket path \(path) is longer than \(DaemonSocketExchange.maximumPathBytes - 16) bytes; choose a shorter --socket")
+                .configuration,
+                "the socket path \(path) is longer than \(DaemonSocketExchange.maximumPathBytes - 16) bytes; choose a shorter --socket")
         }
         let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { throw ServiceError(.configuration, "cannot create a socket: \(String(cString: strerror(errno)))") }

@@ -150,7 +150,8 @@ public struct SettingsService: Sendable {
         if let (place, problem) = PathOwnership.firstProblem(onTheWayTo: path) {
             throw ServiceError(
                 .configuration,
-                "\(place) \(problem), so another user could choose whom chappie trusts; fix it (\(problem.fix(at: place))) or use a file only you can change")
+                "\(place) \(problem), so another user could choose whom chappie trusts; fix it (\(problem.fix(at: place))) or use a file only you can change"
+            )
         }
     }
 }

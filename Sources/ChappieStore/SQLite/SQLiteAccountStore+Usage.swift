@@ -162,7 +162,8 @@ extension SQLiteAccountStore {
                 """
             return try Row.fetchAll(db, sql: sql, arguments: arguments).compactMap { row in
                 UsageMachineSummary.stored(
-                    machine: machine, accountID: StoredNumber.integer(row[0]) ?? 0, samples: StoredNumber.integer(row[1]).flatMap { Int(exactly: $0) } ?? 0,
+                    machine: machine, accountID: StoredNumber.integer(row[0]) ?? 0,
+                    samples: StoredNumber.integer(row[1]).flatMap { Int(exactly: $0) } ?? 0,
                     firstSample: StoredNumber.real(row[2]), lastSample: StoredNumber.real(row[3]), fiveHourPeak: StoredNumber.real(row[4]),
                     weeklyPeak: StoredNumber.real(row[5]))
             }

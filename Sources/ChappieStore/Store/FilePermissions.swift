@@ -26,7 +26,8 @@ package enum FilePermissions {
         if let problem = PathOwnership.problem(info) {
             throw StoreError(
                 .io,
-                "\(directory.path) \(problem), who could have put files of their own in it; check what is in it, then run chmod 700 \(directory.path)")
+                "\(directory.path) \(problem), who could have put files of their own in it; check what is in it, then run chmod 700 \(directory.path)"
+            )
         }
         if info.st_mode & 0o077 != 0, chmod(directory.path, 0o700) != 0 {
             throw StoreError(.io, "cannot make \(directory.path) private (chmod 700): \(String(cString: strerror(errno)))")

@@ -213,12 +213,16 @@ extension ChappieCommand.Accounts {
             }
             if let imported = outcome.imported {
                 let who = imported.info.email.map { " (\(TerminalText.sanitized($0)))" } ?? ""
-                StandardStream.error.write("Imported the login \(outcome.codexAuthFile?.path ?? "the Codex home") held as \(imported.name)\(who), so that switching does not lose it\n")
+                StandardStream.error.write(
+                    "Imported the login \(outcome.codexAuthFile?.path ?? "the Codex home") held as \(imported.name)\(who), so that switching does not lose it\n"
+                )
             }
             // Switched all the same: the user may know the window is about to reset.
             if let full = try? await services.usage.fullness(of: outcome.account) {
                 let reset = full.resetsAt.map { "; it resets at \(Formatting.localTime($0)) (\(Formatting.relative($0)))" } ?? ""
-                StandardStream.error.write("warning: \(outcome.account.name) is at its limit (\(full.description))\(reset); chappie accounts switch --best picks the account with the most room\n")
+                StandardStream.error.write(
+                    "warning: \(outcome.account.name) is at its limit (\(full.description))\(reset); chappie accounts switch --best picks the account with the most room\n"
+                )
             }
             if global.json {
                 struct Switched: Encodable {
@@ -328,7 +332,9 @@ extension ChappieCommand.Accounts {
                 guard isatty(STDIN_FILENO) == 1 else {
                     throw CommandFailure(message: "not removing \(name) without confirmation: pass --yes", exitCode: .failure)
                 }
-                StandardStream.error.write("Remove \(name)\(account.info.email.map { " (\(TerminalText.sanitized($0)))" } ?? "")? Its tokens and usage history are deleted. [y/N] ")
+                StandardStream.error.write(
+                    "Remove \(name)\(account.info.email.map { " (\(TerminalText.sanitized($0)))" } ?? "")? Its tokens and usage history are deleted. [y/N] "
+                )
                 guard let answer = readLine(), ["y", "yes"].contains(answer.lowercased()) else {
                     throw CommandFailure(message: "nothing removed", exitCode: .failure)
                 }

@@ -66,10 +66,11 @@ extension ChappieCommand {
                     + (summary.settingsApplied.isEmpty ? "" : "; settings taken: \(summary.settingsApplied.joined(separator: ", "))")
                     + (summary.usageReadingsAdded > 0 ? "; \(summary.usageReadingsAdded) usage readings added" : "") + ".")
             if !summary.names(.added).isEmpty || !summary.names(.updated).isEmpty {
-                StandardStream.error.write("""
-                        note: use these accounts from this store only from now on; the store the backup came from \
-                        holds the same refresh tokens, and a second redemption signs an account out.\n
-                        """)
+                StandardStream.error.write(
+                    """
+                    note: use these accounts from this store only from now on; the store the backup came from \
+                    holds the same refresh tokens, and a second redemption signs an account out.\n
+                    """)
             }
         }
     }

@@ -152,7 +152,9 @@ func cancellingOnSignals<T: Sendable>(
         if control?.signal(number) == true { return }
         // Said once: a refresh the issuer may already have answered is never abandoned.
         if !told.exchange(true, ordering: .relaxed) {
-            StandardStream.error.write("chappie: stopping; a refresh already sent waits for the issuer's answer (up to \(RefreshBounds.answerTimeout.components.seconds) s) and is stored first\n")
+            StandardStream.error.write(
+                "chappie: stopping; a refresh already sent waits for the issuer's answer (up to \(RefreshBounds.answerTimeout.components.seconds) s) and is stored first\n"
+            )
         }
         pending.cancel()
     }

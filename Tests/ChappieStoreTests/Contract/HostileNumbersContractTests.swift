@@ -101,7 +101,8 @@ struct HostileNumbersContractTests {
                 "\(what): \(account)")
             let samples = (try? await store.usageSamples(for: account, since: nil, until: nil)) ?? []
             for sample in samples {
-                #expect(inRange(sample.observedAt) && checked(sample.snapshot.shortWindow) && checked(sample.snapshot.longWindow), "\(what): \(sample)")
+                #expect(
+                    inRange(sample.observedAt) && checked(sample.snapshot.shortWindow) && checked(sample.snapshot.longWindow), "\(what): \(sample)")
             }
         }
         for sample in ((try? await store.latestUsage()) ?? [:]).values {
@@ -116,7 +117,8 @@ struct HostileNumbersContractTests {
             #expect(inRange(reading.weeklyResetsAt.map { Date(timeIntervalSince1970: Double($0)) }), "\(what): \(reading)")
         }
         for summary in (try? await store.usageWindows(since: nil, until: nil, accounts: nil)) ?? [] {
-            #expect(inRange(summary.resetsAt) && inRange(summary.firstSample) && inRange(summary.lastSample) && percent(summary.peakPercent), "\(what)")
+            #expect(
+                inRange(summary.resetsAt) && inRange(summary.firstSample) && inRange(summary.lastSample) && percent(summary.peakPercent), "\(what)")
         }
         for summary in (try? await store.usageByMachine(since: nil, until: nil, accounts: nil)) ?? [] {
             #expect(inRange(summary.firstSample) && inRange(summary.lastSample), "\(what)")
