@@ -82,12 +82,13 @@ let package = Package(
         // Foundation: both binaries show the same, and the front binary does not link Foundation.
         .target(name: "ChappieText", swiftSettings: swiftSettings),
         // The system calls both binaries share, without Foundation: best-effort writes to the
-        // standard streams, the daemon's socket client and who may listen there, who may write a path.
+        // standard streams, the daemon's socket client and who may listen there, who may write a path,
+        // and the strict JSON reader both read a daemon's reply with.
         .target(name: "ChappieSystem", swiftSettings: swiftSettings),
         // The store's format, without Foundation: its migrations (generated from migrations/ by
         // scripts/embed-migrations.sh) and its sealing labels, which both binaries read alike.
         .target(name: "ChappieStoreFormat", swiftSettings: swiftSettings),
-        .target(name: "ChappieCore", dependencies: ["ChappieBuild", "ChappieText"], swiftSettings: swiftSettings),
+        .target(name: "ChappieCore", dependencies: ["ChappieBuild", "ChappieText", "ChappieStoreFormat"], swiftSettings: swiftSettings),
         // What the front binary does itself: the standard library, Glibc, SQLite and libsodium only,
         // never Foundation (scripts/check-imports.py; the front binary's link is checked by the tests).
         .target(
@@ -284,7 +285,8 @@ let package = Package(
         .testTarget(
             name: "ChappieFrontTests",
             dependencies: [
-                "ChappieFront", "ChappieCore", "ChappieText", "ChappieStore", "ChappieVault", "ChappieFuzzing", "ChappieSystem", "ChappieTestSupport",
+                "ChappieFront", "ChappieCore", "ChappieText", "ChappieStore", "ChappieVault", "ChappieFuzzing", "ChappieSystem", "ChappieStoreFormat",
+                "ChappieTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: swiftSettings

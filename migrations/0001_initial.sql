@@ -1,5 +1,5 @@
 -- chappie's schema, version 1. The files in migrations/ are the one source of truth: they are
--- embedded into the binary (Sources/ChappieStore/Schema/EmbeddedMigrations.swift, made by
+-- embedded into the binaries (Sources/ChappieStoreFormat/EmbeddedMigrations.swift, made by
 -- `make migrations`) and applied in order by GRDB's migrator, each in its own transaction.
 -- Timestamps are GRDB's text dates (UTC, "YYYY-MM-DD HH:MM:SS.SSS").
 

@@ -1,3 +1,4 @@
+import ChappieStoreFormat
 import CSodium
 import ChappieText
 import Glibc
@@ -20,13 +21,7 @@ struct AccountsTable {
         guard let store = OpenedStore(directory), !store.hasMoves,
             let accounts = store.database.rows("SELECT \(AccountRow.columns) FROM accounts ORDER BY name"),
             let sealed = store.database.rows("SELECT account_id, key_id, nonce, ciphertext, binding FROM sealed_credentials"),
-            let readings = store.database.rows(
-                """
-                SELECT s.* FROM usage_samples s
-                JOIN (SELECT account_id, max(observed_at) AS newest FROM usage_samples WHERE limit_id = 'codex' GROUP BY account_id) n
-                  ON n.account_id = s.account_id AND n.newest = s.observed_at
-                WHERE s.limit_id = 'codex'
-                """)
+            let readings = store.database.rows(NewestReadings.sql(now: now))
         else { return nil }
         guard !accounts.isEmpty else { return "No accounts yet. Import one from the Codex CLI with: chappie accounts import\n" }
         var credentials: [Int64: [ReadOnlyDatabase.Value]] = [:]

@@ -56,15 +56,11 @@ public struct ServiceOptions: Sendable {
         if options.endpoints.originator == ChappieEndpoints.defaultOriginator, let originator, ChappieEndpoints.isValidOriginator(originator) {
             options.endpoints.originator = originator
         }
-        var caFile = try LocalSettings.load(from: location.directory).caFile
-        if caFile == nil, let storedCAFile {
-            if isLocal {
-                caFile = storedCAFile
-            } else {
-                Logger(label: "chappie.settings").warning(
-                    "the team pool sets ca-file for this machine; chappie ignores it: the certificate authorities to trust are this machine's own setting (chappie config set ca-file FILE)"
-                )
-            }
+        let caFile = SettingsService.caFile(local: try LocalSettings.load(from: location.directory), stored: storedCAFile, storeIsLocal: isLocal)
+        if caFile == nil, storedCAFile != nil, !isLocal {
+            Logger(label: "chappie.settings").warning(
+                "the team pool sets ca-file for this machine; chappie ignores it: the certificate authorities to trust are this machine's own setting (chappie config set ca-file FILE)"
+            )
         }
         if options.endpoints.trust.additionalFiles.isEmpty, let caFile, caFile.hasPrefix("/") { options.endpoints.trust.additionalFiles = [caFile] }
         return options

@@ -59,8 +59,10 @@ public enum PathOwnership {
 
     /// The first place on the way to `path` that another user can change: the file itself, then
     /// every directory above it up to `/` (where root's sticky directories such as `/tmp` pass),
-    /// both as named and with links resolved, since whoever can write a directory holding a link
-    /// can re-point it. `nil` when none can; a path that cannot be resolved is its own problem.
+    /// both as named and with every link resolved, since whoever can write a directory holding a
+    /// link can re-point it (the directories of a link met half-way, `/a/l → /b/l2 → /c`, are
+    /// not looked at). `nil` when none can, or when nothing is there to resolve (the caller's read
+    /// then fails with its own message).
     public static func firstProblem(onTheWayTo path: String) -> (path: String, problem: Problem)? {
         guard let real = realpath(path, nil) else { return nil }
         let resolved = String(cString: real)

@@ -65,6 +65,13 @@ struct UsageDecodingTests {
         #expect(throws: UsageDecodingError.unreadableWindow("secondary_window")) {
             try ChappieUsageLimitSnapshot.decodeUsage(Data(#"{"rate_limit":{"secondary_window":[]}}"#.utf8))
         }
+        // An additional limit's unreadable window fails nothing: the main limit is what guard judges.
+        let extra = try ChappieUsageLimitSnapshot.decodeUsage(
+            Data(
+                #"{"rate_limit":{"primary_window":{"used_percent":5}},"additional_rate_limits":[{"limit_name":"x","rate_limit":{"primary_window":{"used_percent":"?"}}}]}"#
+                    .utf8))
+        #expect(extra.count == 2 && (extra[0].shortWindow ?? extra[0].longWindow)?.usedPercent == 5, "\(extra)")
+        #expect(extra.count == 2 && extra[1].shortWindow == nil && extra[1].longWindow == nil, "\(extra)")
         #expect(throws: UsageDecodingError.self) { try ChappieUsageLimitSnapshot.decodeUsage(Data("[]".utf8)) }
         #expect(throws: UsageDecodingError.self) { try ChappieUsageLimitSnapshot.decodeUsage(Data("{trunc".utf8)) }
     }

@@ -215,13 +215,13 @@ enum SessionSynchronousAnswers {
 
         session.signOut()
         #expect(try stored() == 0, "the account is gone when signOut() returns, though the store is not open yet")
-        lock = nil
+        lock = nil  // the rotation ends
+        #expect(lock == nil)
         await session.waitUntilRestored()
         await session.waitUntilSignedOut()
         #expect(session.state == .signedOut && session.lastError == nil)
         let log = try await local.events(limit: 5)
         #expect(log.first?.kind == AuditEventKind.removed.rawValue && log.first?.accountName == "work", "the removal is in the audit log: \(log)")
-        _ = lock
 
         // Another key: what the store holds is shown at once, then the keyed open fails and says so.
         try await signer.startDeviceCodeSignIn()
@@ -237,6 +237,11 @@ enum SessionSynchronousAnswers {
             Issue.record("a store whose key does not open is \(failing.state)")
             return
         }
+        // Signing out of a session whose store did not open deletes nothing: the key is the wrong one.
+        failing.signOut()
+        await failing.waitUntilSignedOut()
+        #expect(try stored() == 1, "the account a wrong key cannot read is still there")
+        #expect(failing.lastError != nil)
 
         // A data directory others can read: nothing is read without the key; the keyed open answers.
         #expect(chmod(home.path, 0o755) == 0)

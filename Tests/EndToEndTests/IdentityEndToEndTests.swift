@@ -66,7 +66,7 @@ struct IdentityEndToEndTests {
             #expect(try await testbed.chappie(["refresh", "work"]).status == 69)
             let notPEM = try await testbed.chappie(["config", "set", "ca-file", "/etc/hostname"])
             #expect(notPEM.status != 0)
-            #expect(notPEM.stderr.contains("not a readable PEM file"))
+            #expect(notPEM.stderr.contains("holds no PEM certificate"), "\(notPEM.stderr)")
             #expect(try await testbed.chappie(["config", "set", "ca-file", authority]).status == 0)
             let refreshed = try await testbed.chappie(["refresh", "work"])
             #expect(refreshed.status == 0, "\(refreshed.stderr)")

@@ -214,7 +214,7 @@ public final class ChappieAuthSession {
     ///
     /// The session is signed out when this returns. With the store on this machine and nothing
     /// under way, the account is removed before it returns (docs/sdk.md), also while the store is
-    /// still opening: then without its key (``KeylessLocalStore``). Otherwise (a sign-in saving its
+    /// still opening: then without its key (`KeylessLocalStore`). Otherwise (a sign-in saving its
     /// tokens, a refresh at the issuer, a team pool, a database busy this instant) it is removed in
     /// the background once those end, so that the session still ends signed out;
     /// ``waitUntilSignedOut()`` waits for that. A removal that fails is ``lastError``.
@@ -235,8 +235,11 @@ public final class ChappieAuthSession {
             }
             return
         }
-        // The store not open yet: a program that exits right after must not leave the credential.
-        if pending == nil, refreshing == nil, removal == nil, openStore == nil, KeylessLocalStore.remove(slot, options: configuration.store) {
+        // The store still opening: a program that exits right after must not leave the credential.
+        // (Not once the open has failed: a wrong key must not delete the account it cannot read.)
+        if pending == nil, refreshing == nil, removal == nil, isRestoring, openStore == nil,
+            KeylessLocalStore.remove(slot, options: configuration.store)
+        {
             return
         }
         let (before, refresh, store) = (removal, refreshing, store)

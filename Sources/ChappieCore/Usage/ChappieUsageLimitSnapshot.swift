@@ -137,8 +137,9 @@ public struct ChappieUsageLimitSnapshot: Sendable, Hashable, Codable {
     /// Decodes a `wham/usage` reply (`RateLimitStatusPayload`) leniently: every field is optional,
     /// unknown fields are ignored. Returns the main limit (`codex`) first, then each additional one.
     ///
-    /// - Throws: ``UsageDecodingError`` when the body is not a JSON object, or a window is there
-    ///   but its `used_percent` is not a number: an unreadable window is unknown, never room.
+    /// - Throws: ``UsageDecodingError`` when the body is not a JSON object, or a window of the main
+    ///   limit is there but its `used_percent` is not a number: an unreadable window is unknown,
+    ///   never room. An additional limit's unreadable window is left out.
     public static func decodeUsage(_ body: Data) throws(UsageDecodingError) -> [ChappieUsageLimitSnapshot] {
         guard let object = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] else { throw .notJSONObject }
         let plan = (object["plan_type"] as? String).map(ChappiePlan.init(rawValue:))
@@ -151,7 +152,7 @@ public struct ChappieUsageLimitSnapshot: Sendable, Hashable, Codable {
         var snapshots = [
             try snapshot(
                 limitID: "codex", name: nil, plan: plan, rateLimit: object["rate_limit"] as? [String: Any],
-                credits: credits, reachedType: reachedType)
+                credits: credits, reachedType: reachedType, strict: true)
         ]
         for extra in object["additional_rate_limits"] as? [[String: Any]] ?? [] {
             let id = (extra["metered_feature"] as? String ?? extra["limit_name"] as? String ?? "other")
@@ -159,13 +160,17 @@ public struct ChappieUsageLimitSnapshot: Sendable, Hashable, Codable {
             snapshots.append(
                 try snapshot(
                     limitID: id, name: extra["limit_name"] as? String, plan: plan, rateLimit: extra["rate_limit"] as? [String: Any],
-                    credits: nil, reachedType: nil))
+                    credits: nil, reachedType: nil, strict: false))
         }
         return snapshots
     }
 
+    /// One limit's snapshot. `strict`: a window that is there but unreadable fails the reply (the
+    /// main limit, which `guard` and switching judge by); otherwise it is left out (an extra
+    /// limit's, which must not fail every poll).
     private static func snapshot(
-        limitID: String, name: String?, plan: ChappiePlan?, rateLimit: [String: Any]?, credits: ChappieCredits?, reachedType: String?
+        limitID: String, name: String?, plan: ChappiePlan?, rateLimit: [String: Any]?, credits: ChappieCredits?, reachedType: String?,
+        strict: Bool
     ) throws(UsageDecodingError) -> ChappieUsageLimitSnapshot {
         var windows: [ChappieUsageWindow] = []
         for key in ["primary_window", "secondary_window"] {
@@ -173,7 +178,8 @@ public struct ChappieUsageLimitSnapshot: Sendable, Hashable, Codable {
             // 0–100, a length or time that cannot be is unknown (WireNumber).
             guard let value = rateLimit?[key], !(value is NSNull) else { continue }
             guard let window = value as? [String: Any], let used = WireNumber.percent(window["used_percent"]) else {
-                throw .unreadableWindow(key)
+                if strict { throw .unreadableWindow(key) }
+                continue
             }
             // window_minutes = ceil(limit_window_seconds / 60), unset when ≤ 0 (§6.1).
             let minutes = WireNumber.integer(window["limit_window_seconds"], in: 1...WireNumber.longestSeconds).map { ($0 + 59) / 60 }

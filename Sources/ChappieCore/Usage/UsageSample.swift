@@ -1,3 +1,4 @@
+import ChappieStoreFormat
 public import Foundation
 
 /// Where a usage reading came from.
@@ -38,11 +39,11 @@ public struct UsageSample: Sendable, Hashable, Codable {
         self.snapshot = snapshot
     }
 
-    /// How far ahead of this machine's clock a reading may be dated and still count: another
-    /// machine's clock, a second or two off. A reading dated later (a clock that ran ahead, a
-    /// crafted backup, a pool row) would otherwise stay the newest, and fresh, until that date: no
-    /// poll would ask the service, and `guard` would trust it.
-    public static let futureTolerance: TimeInterval = 300
+    /// How far ahead of this machine's clock a reading may be dated and still count
+    /// (`NewestReadings`, which both binaries choose the newest reading by): a reading dated later
+    /// would otherwise stay the newest, and fresh, until that date: no poll would ask the service,
+    /// and `guard` would trust it.
+    public static let futureTolerance: TimeInterval = NewestReadings.futureToleranceSeconds
 
     /// How old the reading is at `now`; infinite (stale) when it is dated beyond
     /// ``futureTolerance`` ahead of `now`.

@@ -141,10 +141,10 @@ struct BackendRoutes: Sendable {
         var pause = 0.0
         if case .endlessLine(let bytes)? = fault {
             // No line break ever: a client that buffers a line whole grows without bound.
-            let chunk = 64 << 10
+            let chunk = min(bytes, 64 << 10)
             return Reply(
                 status: 200, headers: [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache")],
-                body: .drip(count: max(1, bytes / chunk), size: chunk, interval: .zero, state: state))
+                body: .drip(count: bytes / chunk, size: chunk, interval: .zero, state: state))
         }
         switch fault {
         case .cutStream(let afterEvents)?: cutAfter = afterEvents

@@ -164,9 +164,11 @@ struct ControlRoutes: Sendable {
             kind = .badEvent
             path = path ?? "/backend-api/codex/responses"
         case "endless_line":
-            let bytes = Int(fields.number("bytes") ?? Double(32 << 20))
-            guard bytes >= 1 else { return .openAIError(400, message: "bytes must be at least 1.", code: "invalid_request") }
-            kind = .endlessLine(bytes: bytes)
+            let bytes = fields.number("bytes") ?? Double(32 << 20)
+            guard bytes >= 1, bytes <= Double(1 << 40) else {
+                return .openAIError(400, message: "bytes must be 1 to 2^40.", code: "invalid_request")
+            }
+            kind = .endlessLine(bytes: Int(bytes))
             path = path ?? "/backend-api/codex/responses"
         case "refuse_upgrade":
             let status = Int(fields.number("status") ?? 404)

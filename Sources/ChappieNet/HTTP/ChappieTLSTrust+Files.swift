@@ -22,8 +22,9 @@ extension ChappieTLSTrust {
         return bundle
     }
 
-    /// Checks every file this trust names: each must be a readable PEM file with a certificate.
-    func checkFiles() throws(ChappieHTTPClientError) {
+    /// Checks every file this trust names: each must be a readable PEM file with a certificate,
+    /// which no other user can change.
+    package func checkFiles() throws(ChappieHTTPClientError) {
         for file in [rootsFile].compactMap({ $0 }) + additionalFiles { _ = try Self.certificates(in: file) }
     }
 

@@ -9,7 +9,7 @@ public import Foundation
 ///
 /// ```swift
 /// let route = DaemonOrStore(options: ServiceOptions(home: "~/chappie-test"))
-/// let (daemon, accounts) = try await route.status()
+/// let (daemon, accounts, note) = try await route.status()
 /// ```
 public struct DaemonOrStore: Sendable {
     /// The store's options, for when no daemon answers.

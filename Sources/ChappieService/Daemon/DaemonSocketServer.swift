@@ -154,7 +154,7 @@ final class DaemonConnection: ChannelInboundHandler {
         closeAfterDeadline(context)
         // Only the daemon's own user or root: the peer's credentials, as the kernel gives them (on the
         // event loop, so the answer is in before any request is read). No answer is a refusal.
-        let refusal = DaemonReply.failure("this daemon serves its own user only", exitCode: ChappieExitCode.signInRequired)
+        let refusal = DaemonReply.failure("this daemon serves its own user and root only", exitCode: ChappieExitCode.signInRequired)
         if let provider = channel as? any SocketOptionProvider {
             let bound = NIOLoopBound((connection: self, context: context), eventLoop: context.eventLoop)
             provider.unsafeGetSocketOption(level: .socket, name: NIOBSDSocket.Option(rawValue: SocketPeer.optionPeerCredentials)).whenComplete {

@@ -39,7 +39,7 @@ public struct LocalSettings: Sendable, Equatable, Codable {
         }
         defer { close(descriptor) }
         var info = stat()
-        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == getuid(), info.st_mode & 0o022 == 0 else {
+        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid(), info.st_mode & 0o022 == 0 else {
             throw ServiceError(
                 .invalidInput, "\(file.path) is not a settings file of yours (a regular file, yours, not writable by others); remove it")
         }

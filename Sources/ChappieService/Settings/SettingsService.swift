@@ -1,5 +1,5 @@
 import Chappie
-import ChappieSystem
+import ChappieNet
 package import ChappieStore
 public import Foundation
 
@@ -125,33 +125,29 @@ public struct SettingsService: Sendable {
         try await store.setTrafficSetting(.originator, value)
     }
 
-    /// The certificate-authority file set to trust on this machine, if any (a store made before
-    /// this machine's settings held it may still name one, and is read too; never a team pool's).
+    /// The certificate-authority file set to trust on this machine, if any.
     public func caFile() async throws -> String? {
-        if let file = try local().caFile { return file }
-        return storeIsLocal ? try await store.trafficSetting(.caFile) : nil
+        Self.caFile(local: try local(), stored: storeIsLocal ? try await store.trafficSetting(.caFile) : nil, storeIsLocal: storeIsLocal)
+    }
+
+    /// The certificate-authority file this machine trusts as well: its own setting, else one an
+    /// earlier chappie kept in this machine's own database; never a team pool's, which whoever
+    /// writes the pool could set.
+    static func caFile(local: LocalSettings, stored: String?, storeIsLocal: Bool) -> String? {
+        local.caFile ?? (storeIsLocal ? stored : nil)
     }
 
     /// Sets (or with `nil` clears) this machine's certificate-authority file, checked now so that a
-    /// mistake shows at once; a value the store held before is cleared with it.
+    /// mistake shows at once. One an earlier chappie kept in this machine's database moves here.
     public func setCAFile(_ path: String?) async throws {
+        if storeIsLocal, try await store.trafficSetting(.caFile) != nil { try await store.setTrafficSetting(.caFile, nil) }
         try await setLocal(.caFile, path)
-        try await store.setTrafficSetting(.caFile, nil)
     }
 
     /// An absolute path to a readable PEM file with at least one certificate, which no other user
-    /// can change (nor any directory on the way to it).
+    /// can change (nor any directory on the way to it): the check every use makes too.
     static func checkCAFile(_ path: String) throws {
-        guard path.hasPrefix("/"), let text = FileManager.default.contents(atPath: path).map({ String(decoding: $0, as: UTF8.self) }),
-            text.contains("-----BEGIN CERTIFICATE-----")
-        else {
-            throw ServiceError(.invalidInput, "\(path) is not a readable PEM file of certificates (-----BEGIN CERTIFICATE-----)")
-        }
-        if let (place, problem) = PathOwnership.firstProblem(onTheWayTo: path) {
-            throw ServiceError(
-                .configuration,
-                "\(place) \(problem), so another user could choose whom chappie trusts; fix it (\(problem.fix(at: place))) or use a file only you can change"
-            )
-        }
+        guard path.hasPrefix("/") else { throw ServiceError(.invalidInput, "\(path) is not an absolute path; give the whole path of a PEM file") }
+        try ChappieTLSTrust(additionalFiles: [path]).checkFiles()
     }
 }

@@ -1,5 +1,6 @@
 public import ChappieCore
 public import Foundation
+import ChappieStoreFormat
 import GRDB
 
 extension SQLiteAccountStore {
@@ -29,20 +30,10 @@ extension SQLiteAccountStore {
         try await read { db in try Self.latestUsage(db) }
     }
 
-    /// Each account's newest `codex` reading, by account id (the store's and ``UnsealedView``'s).
-    /// Readings dated beyond ``UsageSample/futureTolerance`` from now, or before 1970, are passed
-    /// over: they would stay the newest, and fresh, for as long as their date lies ahead.
+    /// Each account's newest `codex` reading, by account id (the store's and ``UnsealedView``'s),
+    /// chosen as the front binary chooses it (``NewestReadings``).
     static func latestUsage(_ db: Database, now: Date = Date()) throws -> [Int64: UsageSample] {
-        let records = try UsageSampleRecord.fetchAll(
-            db,
-            sql: """
-                SELECT s.* FROM usage_samples s
-                JOIN (SELECT account_id, max(observed_at) AS newest FROM usage_samples
-                      WHERE limit_id = 'codex' AND typeof(observed_at) IN ('real', 'integer') AND observed_at >= 0 AND observed_at <= ?
-                      GROUP BY account_id) n
-                  ON n.account_id = s.account_id AND n.newest = s.observed_at
-                WHERE s.limit_id = 'codex'
-                """, arguments: [now.timeIntervalSince1970 + UsageSample.futureTolerance])
+        let records = try UsageSampleRecord.fetchAll(db, sql: NewestReadings.sql(now: now.timeIntervalSince1970))
         return Dictionary(records.compactMap(\.sample).map { ($0.accountID, $0) }, uniquingKeysWith: { first, _ in first })
     }
 
