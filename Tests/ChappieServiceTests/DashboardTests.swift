@@ -7,7 +7,8 @@ import Testing
 
 @Suite("The daemon's dashboard, from a store with known readings")
 struct DashboardTests {
-    private let now = Date(timeIntervalSince1970: 1_800_000_000)
+    // In the past, as readings are: one dated ahead of the clock is passed over.
+    private let now = Date(timeIntervalSince1970: 1_767_945_600)
 
     /// A store with ada (a hostile e-mail and plan; three readings in the last 7 days and one
     /// before) and bob (no readings).
@@ -66,14 +67,14 @@ struct DashboardTests {
         #expect(page.contains("<script>" + Dashboard.script + "</script>"))
         #expect(!page.contains("access-secret") && !page.contains("refresh-secret"))
         #expect(page.contains("(Asia/Kolkata)"))
-        // 1_800_000_000 (08:00 UTC) + 20 min is 13:50 in Kolkata.
-        #expect(page.contains(">60</span> %, resets 2027-01-15 13:50"))
+        // 1_767_945_600 (08:00 UTC) + 20 min is 13:50 in Kolkata.
+        #expect(page.contains(">60</span> %, resets 2026-01-09 13:50"))
 
         let json = try await dashboard.json(now: now)
         #expect(!json.contains("access-secret") && !json.contains("refresh-secret"))
         let rows = JSONDocument(Data(json.utf8))
         #expect(rows.string(0, "name") == "ada" && rows.string(1, "name") == "bob")
-        #expect(rows.string(0, "readAt") == "2027-01-15T07:00:00.000Z")
+        #expect(rows.string(0, "readAt") == "2026-01-09T07:00:00.000Z")
         for index in 0..<2 {
             let revision = try #require(rows.string(index, "revision"))
             #expect(page.contains("data-account=\"\(rows.string(index, "name") ?? "")\" data-revision=\"\(revision)\""))
@@ -93,7 +94,7 @@ struct DashboardTests {
         let after = try await dashboard.rows(now: later)
         #expect(before[0].revision != after[0].revision)
         #expect(before[1].revision == after[1].revision)
-        #expect(try await dashboard.page(now: later).contains(">60</span> %, reset at 2027-01-15 08:20; no reading since"))
+        #expect(try await dashboard.page(now: later).contains(">60</span> %, reset at 2026-01-09 08:20; no reading since"))
         // The next hour: every revision changes, as the charts' 7 days have moved on.
         #expect(try await dashboard.rows(now: now.addingTimeInterval(3600))[1].revision != before[1].revision)
         #expect(try await dashboard.rows(now: now).map(\.revision) == before.map(\.revision))
@@ -107,7 +108,7 @@ struct DashboardTests {
         // ada's newest reading is an hour old: 60 % of the 5-hour window, 20 % of the week.
         var page = try await dashboard.page(now: now)
         #expect(
-            page.contains("Latest reading <span class=\"age\" data-at=\"2027-01-15T07:00:00.000Z\">1 h 0 min ago</span> (2027-01-15 07:00)"),
+            page.contains("Latest reading <span class=\"age\" data-at=\"2026-01-09T07:00:00.000Z\">1 h 0 min ago</span> (2026-01-09 07:00)"),
             "\(page)")
         #expect(page.contains("No reading yet"))
         #expect(!page.contains("class=\"problem\""))
@@ -117,13 +118,15 @@ struct DashboardTests {
         try await store.recordFailure(of: ada, message: "usage poll failed: the usage endpoint answered HTTP 503", event: .usagePollFailed)
         page = try await dashboard.page(now: now)
         #expect(page.contains("<p class=\"problem\">Last poll or refresh failed: usage poll failed: the usage endpoint answered HTTP 503</p>"))
-        // A poll that works clears the note: 85 % of the 5-hour window, the week used up.
+        // A poll that works clears the note: 85 % of the 5-hour window, the week used up. It clears
+        // the note only when it is a poll of now (this machine's clock), and is shown 2 minutes on.
+        let polled = Date()
         let snapshot = ChappieUsageLimitSnapshot(
             limitID: "codex", plan: nil,
-            shortWindow: ChappieUsageWindow(usedPercent: 85, windowMinutes: 300, resetsAt: now.addingTimeInterval(20 * 60)),
-            longWindow: ChappieUsageWindow(usedPercent: 100, windowMinutes: 10080, resetsAt: now.addingTimeInterval(86400)))
-        try await store.recordUsage([snapshot], for: ada, source: .poll, at: now.addingTimeInterval(-120))
-        page = try await dashboard.page(now: now)
+            shortWindow: ChappieUsageWindow(usedPercent: 85, windowMinutes: 300, resetsAt: polled.addingTimeInterval(20 * 60)),
+            longWindow: ChappieUsageWindow(usedPercent: 100, windowMinutes: 10080, resetsAt: polled.addingTimeInterval(86400)))
+        try await store.recordUsage([snapshot], for: ada, source: .poll, at: polled)
+        page = try await dashboard.page(now: polled.addingTimeInterval(120))
         #expect(!page.contains("class=\"problem\""))
         #expect(page.contains("2 min ago"))
         #expect(
