@@ -88,7 +88,8 @@ let package = Package(
         // The store's format, without Foundation: its migrations (generated from migrations/ by
         // scripts/embed-migrations.sh) and its sealing labels, which both binaries read alike.
         .target(name: "ChappieStoreFormat", swiftSettings: swiftSettings),
-        .target(name: "ChappieCore", dependencies: ["ChappieBuild", "ChappieText", "ChappieStoreFormat"], swiftSettings: swiftSettings),
+        .target(
+            name: "ChappieCore", dependencies: ["ChappieBuild", "ChappieText", "ChappieStoreFormat", "ChappieSystem"], swiftSettings: swiftSettings),
         // What the front binary does itself: the standard library, Glibc, SQLite and libsodium only,
         // never Foundation (scripts/check-imports.py; the front binary's link is checked by the tests).
         .target(

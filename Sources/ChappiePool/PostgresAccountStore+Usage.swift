@@ -65,15 +65,17 @@ extension PostgresAccountStore {
     }
 
     package func latestUsage() async throws(StoreError) -> [Int64: UsageSample] {
-        try await database.read { connection in
+        let now = Date().timeIntervalSince1970
+        return try await database.read { connection in
             var latest: [Int64: UsageSample] = [:]
             let rows = try await connection.query(
                 """
                 SELECT DISTINCT ON (account_id) \(unescaped: Self.sampleColumns) FROM usage_samples
-                WHERE limit_id = 'codex' AND observed_at >= 0 AND observed_at <= \(Date().timeIntervalSince1970 + UsageSample.futureTolerance)
-                ORDER BY account_id, observed_at DESC, id
+                WHERE limit_id = 'codex' AND observed_at >= 0 AND observed_at <= \(now + UsageSample.futureTolerance)
+                ORDER BY account_id, observed_at <= \(now) DESC, observed_at DESC, id DESC
                 """, logger: Self.logger)
-            // Readings dated ahead of now (beyond the tolerance) are passed over, as in the local store.
+            // Chosen as in the local store (NewestReadings): readings dated beyond the tolerance are
+            // passed over, and one dated ahead within it counts only when there is none up to now.
             for try await row in rows {
                 guard let sample = try Self.sample(row) else { continue }
                 latest[sample.accountID] = sample
@@ -132,7 +134,8 @@ extension PostgresAccountStore {
         try await database.read { connection in
             var read: [Int64: Date] = [:]
             let rows = try await connection.query("SELECT account_id, read_at FROM token_history_reads", logger: Self.logger)
-            for try await (account, at) in rows.decode((Int64, Double).self) { read[account] = Date(timeIntervalSince1970: at) }
+            // A time out of range (a pool's rows are anyone's who can write it) is no read.
+            for try await (account, at) in rows.decode((Int64, Double).self) { read[account] = StoredNumber.date(at) ?? read[account] }
             return read
         }
     }

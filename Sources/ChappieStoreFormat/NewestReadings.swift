@@ -7,17 +7,21 @@ public enum NewestReadings {
     public static let futureToleranceSeconds: Double = 300
 
     /// Each account's newest `codex` reading at `now` (Unix seconds): whole rows of
-    /// `usage_samples`, leaving out a reading whose time is not a number, is before 1970, or is
-    /// dated beyond ``futureToleranceSeconds`` ahead.
+    /// `usage_samples`, one an account. A reading whose time is not a number, is before 1970, or is
+    /// dated beyond ``futureToleranceSeconds`` ahead is left out; one dated ahead within the
+    /// tolerance counts only when the account has none up to now: a reading planted a few minutes
+    /// ahead never hides the polls that come after it. Of readings at the same time, the one
+    /// stored last.
     public static func sql(now: Double) -> String {
-        let latest = now.isFinite ? now + futureToleranceSeconds : 0
+        let present = now.isFinite ? now : 0
         return """
-            SELECT s.* FROM usage_samples s
-            JOIN (SELECT account_id, max(observed_at) AS newest FROM usage_samples
-                  WHERE limit_id = 'codex' AND typeof(observed_at) IN ('real', 'integer') AND observed_at >= 0 AND observed_at <= \(latest)
-                  GROUP BY account_id) n
-              ON n.account_id = s.account_id AND n.newest = s.observed_at
-            WHERE s.limit_id = 'codex'
+            SELECT s.* FROM usage_samples s WHERE s.id IN (
+              SELECT id FROM (
+                SELECT id, row_number() OVER (PARTITION BY account_id ORDER BY observed_at <= \(present) DESC, observed_at DESC, id DESC) AS rank
+                FROM usage_samples
+                WHERE limit_id = 'codex' AND typeof(observed_at) IN ('real', 'integer') AND observed_at >= 0
+                  AND observed_at <= \(present + futureToleranceSeconds))
+              WHERE rank = 1)
             """
     }
 }

@@ -65,6 +65,12 @@ struct UsageDecodingTests {
         #expect(throws: UsageDecodingError.unreadableWindow("secondary_window")) {
             try ChappieUsageLimitSnapshot.decodeUsage(Data(#"{"rate_limit":{"secondary_window":[]}}"#.utf8))
         }
+        #expect(throws: UsageDecodingError.unreadableWindow("primary_window")) {
+            try ChappieUsageLimitSnapshot.decodeUsage(Data(#"{"rate_limit":{"primary_window":{"used_percent":-5}}}"#.utf8))
+        }
+        #expect(throws: UsageDecodingError.notJSONObject) {
+            try ChappieUsageLimitSnapshot.decodeUsage(Data(#"{"rate_limit":{"primary_window":{"used_percent":100,"used_percent":10}}}"#.utf8))
+        }
         // An additional limit's unreadable window fails nothing: the main limit is what guard judges.
         let extra = try ChappieUsageLimitSnapshot.decodeUsage(
             Data(

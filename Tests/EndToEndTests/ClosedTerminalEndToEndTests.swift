@@ -8,13 +8,14 @@ import Testing
 struct ClosedTerminalEndToEndTests {
     @Test(
         "A terminal closed while the issuer holds a refresh: chappie stores the answer, does not crash, and the account works after",
-        .timeLimit(.minutes(3)))
-    func refreshInFlight() async throws {
-        let testbed = try await ChappieTestbed.start()
+        .timeLimit(.minutes(3)), arguments: [["refresh", "closedterm"], ["ask", "hi"]])
+    func refreshInFlight(_ command: [String]) async throws {
+        // Access tokens of 30 s: ask refreshes first, inside the streaming client.
+        let testbed = try await ChappieTestbed.start(emulatorArguments: ChappieTestbed.autoApproving + ["--access-token-ttl", "30"])
         try await whileRunning(testbed) {
             #expect(try await testbed.chappie(["accounts", "add", "closedterm"]).status == 0)
             _ = try await testbed.control("/_emulator/faults", method: "POST", body: #"{"kind": "hold", "path": "/oauth/token", "count": 1}"#)
-            let terminal = try await PseudoTerminal(testbed, ["refresh", "closedterm"])
+            let terminal = try await PseudoTerminal(testbed, command)
             while try await testbed.control("/_emulator/stats").int("held") != 1, terminal.isRunning { try await Task.sleep(for: .milliseconds(20)) }
             #expect(terminal.isRunning, "chappie waits for the held refresh")
             let handled = try #require(PseudoTerminal.signalsHandled(by: terminal.chappie))

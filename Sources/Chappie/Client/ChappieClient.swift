@@ -362,6 +362,13 @@ public struct ChappieStreamHandle: Sendable {
     public func cancel() {
         task.cancel()
     }
+
+    /// Returns once the request's work has ended, a refresh it sent to the issuer stored
+    /// included: a process that exits when the stream ends must wait for this, or a rotated
+    /// refresh token is lost.
+    package func finished() async {
+        await task.value
+    }
 }
 
 extension Chappie {

@@ -1,3 +1,4 @@
+import ChappieSystem
 import ChappieText
 public import Foundation
 
@@ -141,7 +142,11 @@ public struct ChappieUsageLimitSnapshot: Sendable, Hashable, Codable {
     ///   limit is there but its `used_percent` is not a number: an unreadable window is unknown,
     ///   never room. An additional limit's unreadable window is left out.
     public static func decodeUsage(_ body: Data) throws(UsageDecodingError) -> [ChappieUsageLimitSnapshot] {
-        guard let object = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] else { throw .notJSONObject }
+        // A key twice is read as its last value by JSONSerialization: which one the service meant
+        // cannot be known (the strict reader refuses it).
+        guard JSONValue.parse(body) != nil, let object = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] else {
+            throw .notJSONObject
+        }
         let plan = (object["plan_type"] as? String).map(ChappiePlan.init(rawValue:))
         let reachedType = (object["rate_limit_reached_type"] as? [String: Any])?["type"] as? String
         let credits = (object["credits"] as? [String: Any]).map { credits in
@@ -177,7 +182,10 @@ public struct ChappieUsageLimitSnapshot: Sendable, Hashable, Codable {
             // Numbers out of range never crash or reach the store: the percentage is clamped to
             // 0–100, a length or time that cannot be is unknown (WireNumber).
             guard let value = rateLimit?[key], !(value is NSNull) else { continue }
-            guard let window = value as? [String: Any], let used = WireNumber.percent(window["used_percent"]) else {
+            // Below 0 is no percentage: how full the window is cannot be known (above 100 is full).
+            guard let window = value as? [String: Any], let used = WireNumber.percent(window["used_percent"]),
+                (WireNumber.double(window["used_percent"]) ?? 0) >= 0
+            else {
                 if strict { throw .unreadableWindow(key) }
                 continue
             }
@@ -211,8 +219,8 @@ public enum UsageDecodingError: Error, Sendable, Equatable, CustomStringConverti
     /// What is wrong.
     public var description: String {
         switch self {
-        case .notJSONObject: "the usage reply is not a JSON object"
-        case .unreadableWindow(let key): "the usage reply's \(key) has no numeric used_percent"
+        case .notJSONObject: "the usage reply is not one JSON object (or names a key twice)"
+        case .unreadableWindow(let key): "the usage reply's \(key) has no used_percent of 0 or more"
         }
     }
 }

@@ -45,11 +45,12 @@ public struct UsageSample: Sendable, Hashable, Codable {
     /// and `guard` would trust it.
     public static let futureTolerance: TimeInterval = NewestReadings.futureToleranceSeconds
 
-    /// How old the reading is at `now`; infinite (stale) when it is dated beyond
-    /// ``futureTolerance`` ahead of `now`.
+    /// How old the reading is at `now`; infinite (stale) when it is dated ahead of `now` by more
+    /// than a second: such a reading may still be shown as the newest (within
+    /// ``futureTolerance``), but it is never fresh enough to spare a poll.
     public func age(at now: Date) -> TimeInterval {
         let age = now.timeIntervalSince(observedAt)
-        return age < -Self.futureTolerance ? .infinity : age
+        return age < -1 ? .infinity : max(0, age)
     }
 }
 

@@ -283,7 +283,9 @@ public struct BackupService: Sendable {
         var added = 0
         let now = Date()
         for reading in readings
-        where reading.age(at: now).isFinite && !present.contains(Key(at: reading.observedAt, source: reading.source, limit: reading.limitID)) {
+        where reading.observedAt.timeIntervalSince(now) <= UsageSample.futureTolerance
+            && !present.contains(Key(at: reading.observedAt, source: reading.source, limit: reading.limitID))
+        {
             try await store.recordUsage([reading.snapshot], for: account, source: reading.source, at: reading.observedAt)
             added += 1
         }

@@ -22,8 +22,10 @@ extension SQLiteAccountStore {
             let expired = try Row.fetchAll(
                 db, sql: "SELECT l.account_id, l.holder FROM leases l WHERE l.expires_at < ?", arguments: [now.timeIntervalSince1970])
             for row in expired {
-                let record = try AccountRecord.fetchOne(db, key: row["account_id"] as Int64)
-                try db.record(.leaseExpired, account: record, detail: "held by \(row["holder"] as String), not renewed; its slot was taken over")
+                let record = try StoredNumber.integer(row["account_id"]).flatMap { try AccountRecord.fetchOne(db, key: $0) }
+                try db.record(
+                    .leaseExpired, account: record, detail: "held by \(StoredNumber.text(row["holder"]) ?? "?"), not renewed; its slot was taken over"
+                )
             }
             try db.execute(sql: "DELETE FROM leases WHERE expires_at < ?", arguments: [now.timeIntervalSince1970])
             for candidate in candidates {
@@ -101,12 +103,17 @@ extension SQLiteAccountStore {
             arguments.append(id.uuidString.lowercased())
         }
         sql += " ORDER BY a.name, l.acquired_at"
-        return try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)).map { row in
-            guard let id = UUID(uuidString: row[0]), let name = try? AccountName(row[2] as String) else {
+        return try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)).map { row throws(StoreError) in
+            guard let id = StoredNumber.text(row[0]).flatMap(UUID.init(uuidString:)),
+                let name = StoredNumber.text(row[2]).flatMap({ try? AccountName($0) }),
+                let accountID = StoredNumber.integer(row[1])
+            else {
                 throw StoreError(.corrupt, "the leases table has a row chappie cannot read")
             }
             return Lease(
-                id: id, accountID: row[1], accountName: name, machine: row[3], holder: row[4], wholeAccount: row[5],
+                id: id, accountID: accountID, accountName: name, machine: StoredNumber.text(row[3]) ?? "?", holder: StoredNumber.text(row[4]) ?? "?",
+                // Unreadable: the whole account, the lease that holds the most.
+                wholeAccount: StoredNumber.integer(row[5]).map { $0 != 0 } ?? true,
                 acquiredAt: StoredNumber.clamped(Date(timeIntervalSince1970: StoredNumber.real(row[6]) ?? 0)),
                 expiresAt: StoredNumber.clamped(Date(timeIntervalSince1970: StoredNumber.real(row[7]) ?? 0)))
         }

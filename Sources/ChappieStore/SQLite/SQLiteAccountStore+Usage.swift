@@ -75,8 +75,11 @@ extension SQLiteAccountStore {
                 sql += " AND account_id IN (\(accounts.map { _ in "?" }.joined(separator: ",")))"
                 arguments += StatementArguments(accounts)
             }
-            return try Row.fetchAll(db, sql: sql + " ORDER BY account_id, day", arguments: arguments).map {
-                DailyTokens(accountID: $0[0], day: $0[1], tokens: $0[2])
+            // Read as outside input (StoredNumber): a row that does not make sense is left out.
+            return try Row.fetchAll(db, sql: sql + " ORDER BY account_id, day", arguments: arguments).compactMap { row in
+                guard let account = StoredNumber.integer(row[0]), let day = StoredNumber.text(row[1]), let tokens = StoredNumber.real(row[2])
+                else { return nil }
+                return DailyTokens(accountID: account, day: day, tokens: Int(max(0, min(tokens, Double(DailyTokens.maximumPerDay)))))
             }
         }
     }
@@ -84,7 +87,11 @@ extension SQLiteAccountStore {
     public func dailyTokensReadAt() async throws(StoreError) -> [Int64: Date] {
         try await read { db in
             let rows = try Row.fetchAll(db, sql: "SELECT account_id, read_at FROM token_history_reads")
-            return Dictionary(uniqueKeysWithValues: rows.map { ($0[0] as Int64, Date(timeIntervalSince1970: $0[1] as Double)) })
+            let reads = rows.compactMap { row -> (Int64, Date)? in
+                guard let account = StoredNumber.integer(row[0]), let date = StoredNumber.date(StoredNumber.real(row[1])) else { return nil }
+                return (account, date)
+            }
+            return Dictionary(reads, uniquingKeysWith: max)
         }
     }
 

@@ -58,19 +58,27 @@ extension ChappieCommand {
             let tokens: ChappieTokenUsage?
             let json = global.json
             do {
+                let stream = client.streamHandle(request)
                 (usage, tokens) = try await cancellingOnSignals {
                     var latest: ChappieUsageLimitSnapshot?
                     var tokens: ChappieTokenUsage?
-                    for try await event in client.streamResponse(request) {
-                        switch event {
-                        case .textDelta(let delta):
-                            if json { try AskEvent.text(delta).print() } else { StandardStream.output.write(delta) }
-                        case .usageLimits(let snapshot) where snapshot.limitID == "codex":
-                            latest = snapshot
-                            if json { try AskEvent.usage(snapshot).print() }
-                        case .completed(let response): tokens = response.usage
-                        default: break
+                    do {
+                        for try await event in stream.events {
+                            switch event {
+                            case .textDelta(let delta):
+                                if json { try AskEvent.text(delta).print() } else { StandardStream.output.write(delta) }
+                            case .usageLimits(let snapshot) where snapshot.limitID == "codex":
+                                latest = snapshot
+                                if json { try AskEvent.usage(snapshot).print() }
+                            case .completed(let response): tokens = response.usage
+                            default: break
+                            }
                         }
+                    } catch {
+                        // Stopped (Ctrl-C, a closed terminal) or failed: a refresh the request has
+                        // already sent to the issuer is stored before chappie exits.
+                        await stream.finished()
+                        throw error
                     }
                     return (latest, tokens)
                 }

@@ -23,7 +23,9 @@ struct HostileNumbersContractTests {
             ("usage_samples", "observed_at", reals), ("usage_samples", "five_hour_used_percent", reals),
             ("usage_samples", "five_hour_window_minutes", integers), ("usage_samples", "five_hour_resets_at", integers + reals),
             ("usage_samples", "weekly_used_percent", reals), ("usage_samples", "weekly_window_minutes", integers),
-            ("usage_samples", "weekly_resets_at", integers + reals), ("daily_tokens", "tokens", integers), ("daily_tokens", "read_at", reals),
+            ("usage_samples", "weekly_resets_at", integers + reals), ("daily_tokens", "tokens", integers + reals),
+            ("token_history_reads", "read_at", reals + ["'text'"]),
+            ("daily_tokens", "account_id", ["1e308", "'text'"]), ("leases", "whole_account", ["'text'", "x'00ff'"]),
             ("leases", "acquired_at", times), ("leases", "expires_at", times), ("accounts", "reserve_percent", reals),
             ("accounts", "max_leases", integers),
         ]
@@ -76,6 +78,8 @@ struct HostileNumbersContractTests {
         let sane: String =
             switch column {
             case "observed_at", "read_at": "\(now)"
+            case "account_id": "(SELECT id FROM accounts LIMIT 1)"
+            case "whole_account": store.backend == .sqlite ? "0" : "false"
             case "five_hour_resets_at", "weekly_resets_at": "\(Int(now) + 3600)"
             case "five_hour_used_percent", "weekly_used_percent", "reserve_percent": column == "reserve_percent" ? "NULL" : "42"
             case "five_hour_window_minutes", "weekly_window_minutes": "300"
@@ -89,51 +93,56 @@ struct HostileNumbersContractTests {
 
     /// Runs every reader of the store and checks what each says.
     static func readEverything(_ store: any AccountStore, _ what: String) async throws {
-        func inRange(_ date: Date?) -> Bool { date.map { $0.timeIntervalSince1970 >= 0 && $0.timeIntervalSince1970 <= 253_402_300_799 } ?? true }
+        // Dates are checked as seconds and never described: describing a date past 9999 traps.
+        func times(_ dates: [Date?], _ label: String, sourceLocation: SourceLocation = #_sourceLocation) {
+            let wrong = dates.compactMap { $0?.timeIntervalSince1970 }.filter { !($0 >= 0 && $0 <= 253_402_300_799) }
+            #expect(wrong.isEmpty, "\(what): \(label) at \(wrong) s", sourceLocation: sourceLocation)
+        }
         func percent(_ value: Double?) -> Bool { value.map { $0 >= 0 && $0 <= 100 } ?? true }
-        func checked(_ window: ChappieUsageWindow?) -> Bool {
-            guard let window else { return true }
-            return percent(window.usedPercent) && inRange(window.resetsAt) && (window.windowMinutes.map { $0 > 0 && $0 <= 5_256_000 } ?? true)
+        func window(_ window: ChappieUsageWindow?, _ label: String) {
+            guard let window else { return }
+            times([window.resetsAt], label)
+            #expect(percent(window.usedPercent) && (window.windowMinutes.map { $0 > 0 && $0 <= 5_256_000 } ?? true), "\(what): \(label)")
         }
         let accounts = try await store.accounts()
         #expect(!accounts.isEmpty, "\(what): the account is still read")
         for account in accounts {
             #expect(account.reservePercent.map { $0 > 0 && $0 <= 100 } ?? true, "\(what): reserve \(String(describing: account.reservePercent))")
             #expect(account.maxLeases >= 1, "\(what)")
-            #expect(
-                inRange(account.accessTokenExpiresAt) && inRange(account.lastRefreshAt) && inRange(account.createdAt) && inRange(account.updatedAt),
-                "\(what): \(account)")
-            let samples = try await store.usageSamples(for: account, since: nil, until: nil)
-            for sample in samples {
-                #expect(
-                    inRange(sample.observedAt) && checked(sample.snapshot.shortWindow) && checked(sample.snapshot.longWindow), "\(what): \(sample)")
+            times([account.accessTokenExpiresAt, account.lastRefreshAt, account.createdAt, account.updatedAt], "an account")
+            for sample in try await store.usageSamples(for: account, since: nil, until: nil) {
+                times([sample.observedAt], "a reading")
+                window(sample.snapshot.shortWindow, "a reading's 5-hour window")
+                window(sample.snapshot.longWindow, "a reading's weekly window")
             }
         }
         for sample in (try await store.latestUsage()).values {
-            #expect(inRange(sample.observedAt) && checked(sample.snapshot.shortWindow) && checked(sample.snapshot.longWindow), "\(what): \(sample)")
-            #expect(sample.observedAt.timeIntervalSinceNow <= UsageSample.futureTolerance, "\(what): a reading from the future is the newest")
+            times([sample.observedAt], "the newest reading")
+            window(sample.snapshot.shortWindow, "the newest 5-hour window")
+            window(sample.snapshot.longWindow, "the newest weekly window")
+            let ahead = sample.observedAt.timeIntervalSinceNow
+            #expect(ahead <= UsageSample.futureTolerance, "\(what): a reading from the future is the newest")
         }
         let readings = try await store.reduceUsageReadings(since: nil, until: nil, accounts: nil, into: [UsageReading]()) { $0.append($1) }
         for reading in readings {
-            #expect(inRange(Date(timeIntervalSince1970: reading.observedAt)), "\(what): \(reading)")
-            #expect(percent(reading.fiveHourUsed) && percent(reading.weeklyUsed), "\(what): \(reading)")
-            #expect(inRange(reading.fiveHourResetsAt.map { Date(timeIntervalSince1970: Double($0)) }), "\(what): \(reading)")
-            #expect(inRange(reading.weeklyResetsAt.map { Date(timeIntervalSince1970: Double($0)) }), "\(what): \(reading)")
+            times(
+                [reading.observedAt, reading.fiveHourResetsAt.map(Double.init), reading.weeklyResetsAt.map(Double.init)].map {
+                    $0.map(Date.init(timeIntervalSince1970:))
+                }, "a report's reading")
+            #expect(percent(reading.fiveHourUsed) && percent(reading.weeklyUsed), "\(what)")
         }
         for summary in try await store.usageWindows(since: nil, until: nil, accounts: nil) {
-            #expect(
-                inRange(summary.resetsAt) && inRange(summary.firstSample) && inRange(summary.lastSample) && percent(summary.peakPercent), "\(what)")
+            times([summary.resetsAt, summary.firstSample, summary.lastSample], "a window")
+            #expect(percent(summary.peakPercent), "\(what)")
         }
         for summary in try await store.usageByMachine(since: nil, until: nil, accounts: nil) {
-            #expect(inRange(summary.firstSample) && inRange(summary.lastSample), "\(what)")
+            times([summary.firstSample, summary.lastSample], "a machine's readings")
             #expect(percent(summary.fiveHourPeak) && percent(summary.weeklyPeak), "\(what)")
         }
         for day in try await store.dailyTokens(since: nil, accounts: nil) {
             #expect(day.tokens >= 0 && day.tokens <= DailyTokens.maximumPerDay, "\(what)")
         }
-        for date in (try await store.dailyTokensReadAt()).values { #expect(inRange(date), "\(what)") }
-        for lease in try await store.leases() {
-            #expect(inRange(lease.acquiredAt) && inRange(lease.expiresAt), "\(what): \(lease)")
-        }
+        times(Array((try await store.dailyTokensReadAt()).values), "a token history read")
+        for lease in try await store.leases() { times([lease.acquiredAt, lease.expiresAt], "a lease") }
     }
 }
