@@ -34,13 +34,19 @@ struct OutOfRangeNumbersTests {
         #expect(WireNumber.date(iso8601: "2027-01-01T00:00:00.250Z") == Date(timeIntervalSince1970: 1_798_761_600.25))
     }
 
-    @Test("A usage reply with numbers out of range decodes, clamped or unknown, and never traps", arguments: hostile)
+    @Test(
+        "A usage reply with numbers out of range decodes, clamped or unknown (a negative percentage unreadable), and never traps", arguments: hostile)
     func usageReply(_ number: String) throws {
         let body = """
             {"plan_type": "plus", "rate_limit": {
               "primary_window": {"used_percent": \(number), "limit_window_seconds": \(number), "reset_at": \(number)},
               "secondary_window": {"used_percent": 12, "limit_window_seconds": 604800, "reset_at": \(number)}}}
             """
+        // Below 0 is no percentage: the window is unreadable, and the reply says nothing of how full it is.
+        guard !number.hasPrefix("-") else {
+            #expect(throws: UsageDecodingError.unreadableWindow("primary_window")) { try ChappieUsageLimitSnapshot.decodeUsage(Data(body.utf8)) }
+            return
+        }
         let main = try #require(try ChappieUsageLimitSnapshot.decodeUsage(Data(body.utf8)).first)
         let windows = [main.shortWindow, main.longWindow].compactMap { $0 }
         #expect(windows.count == 2)
@@ -49,7 +55,7 @@ struct OutOfRangeNumbersTests {
             #expect(window.resetsAt == nil)
             #expect(window.windowMinutes.map { (1...5_256_000).contains($0) } ?? true)
         }
-        #expect(windows.contains { $0.usedPercent == (number.hasPrefix("-") ? 0 : 100) })
+        #expect(windows.contains { $0.usedPercent == 100 })
         #expect(windows.contains { $0.windowMinutes == 10080 && $0.usedPercent == 12 })
     }
 
