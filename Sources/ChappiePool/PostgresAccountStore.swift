@@ -197,13 +197,13 @@ package final class PostgresAccountStore: AccountStore {
         }
     }
 
-    package func remove(_ name: AccountName) async throws(StoreError) {
+    package func remove(_ name: AccountName, note: String) async throws(StoreError) {
         let removed = try await database.write { connection in
             guard let record = try await self.record(named: name, connection) else {
                 throw StoreError(.notFound, "there is no account named \(name)")
             }
             let account = try record.account(activeID: nil)
-            try await self.audit(.removed, account: record, detail: "", connection)
+            try await self.audit(.removed, account: record, detail: RemovedLogin.detail(account.info, note: note), connection)
             // Whichever machines had it active no longer do.
             try await connection.query(
                 "DELETE FROM machine_settings WHERE key = \(SettingKey.activeAccount.rawValue) AND value = \(Data(String(account.id).utf8))",
@@ -296,11 +296,19 @@ package final class PostgresAccountStore: AccountStore {
 
     // MARK: Audit log and settings
 
-    package func events(limit: Int) async throws(StoreError) -> [AuditEvent] {
-        try await database.read { connection in
+    package func events(_ query: AuditQuery) async throws(StoreError) -> [AuditEvent] {
+        // Conditions not given are bound as NULL or an empty list and hold for every row.
+        let (kinds, excluded) = (query.kinds ?? [], query.excludedKinds)
+        let (anyKind, name, since, limit) = (query.kinds == nil, query.accountName, query.since, query.limit)
+        return try await database.read { connection in
             var events: [AuditEvent] = []
             let rows = try await connection.query(
-                "SELECT at, kind, account_name, detail, machine FROM events ORDER BY id DESC LIMIT \(limit)", logger: Self.logger)
+                """
+                SELECT at, kind, account_name, detail, machine FROM events
+                WHERE (\(anyKind) OR kind = ANY(\(kinds))) AND NOT (kind = ANY(\(excluded)))
+                  AND (\(name)::text IS NULL OR account_name = \(name)) AND (\(since)::timestamptz IS NULL OR at >= \(since))
+                ORDER BY id DESC LIMIT \(limit)
+                """, logger: Self.logger)
             for try await (at, kind, name, detail, machine) in rows.decode((Date, String, String?, String, String).self) {
                 events.append(
                     AuditEvent(at: at, kind: kind, accountName: name, detail: detail.isEmpty ? "on \(machine)" : "\(detail) (on \(machine))"))

@@ -176,9 +176,14 @@ public struct ChappieServices: Sendable {
             .refusal(forWriting: file)
     }
 
-    /// The newest entries of the audit log, newest first.
-    package func auditLog(limit: Int) async throws -> [AuditEvent] {
-        try await store.events(limit: limit)
+    /// The newest `limit` entries of the audit log, newest first: of these `kinds` (raw values)
+    /// when given, else of every kind but usage polls unless `polls` (the daemon polls every few
+    /// minutes, and their entries would drown the rest); about `account` and from `since` when given.
+    package func auditLog(kinds: [String]?, polls: Bool, account: AccountName?, since: Date?, limit: Int) async throws -> [AuditEvent] {
+        try await store.events(
+            AuditQuery(
+                kinds: kinds, excludedKinds: polls || kinds != nil ? [] : [AuditEventKind.usagePolled.rawValue], accountName: account?.rawValue,
+                since: since, limit: limit))
     }
 
     /// Opens the store for a daemon and claims its data directory, after checking that no daemon

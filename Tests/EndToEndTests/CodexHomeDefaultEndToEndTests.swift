@@ -38,10 +38,12 @@ struct CodexHomeDefaultEndToEndTests {
                     == 0)
             let login = try #require(heldAccountID(codex))
             let before = try Data(contentsOf: codex.appendingPathComponent("auth.json"))
-            // Written by chappie (its lock is there): refused, naming the way out, and nothing changes.
+            // Written by chappie for another data directory that still exists: refused, naming the way out, and nothing changes.
             #expect(try await testbed.chappie(["accounts", "add", "first"]).status == 0)
             let refused = try await testbed.chappie(["accounts", "switch", "first"])
-            #expect(refused.status == 1 && refused.stderr.contains("written there by chappie for another data directory"), "\(refused.stderr)")
+            #expect(
+                refused.status == 78 && refused.stderr.contains("is the Codex home of another chappie data directory, \(other.path)"),
+                "\(refused.stderr)")
             #expect(try Data(contentsOf: codex.appendingPathComponent("auth.json")) == before)
             try FileManager.default.removeItem(at: other)
             for lock in ["auth.json.lock", ".chappie-exec.lock"] { try? FileManager.default.removeItem(at: codex.appendingPathComponent(lock)) }

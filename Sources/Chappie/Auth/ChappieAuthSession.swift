@@ -249,7 +249,7 @@ public final class ChappieAuthSession {
             await refresh?.value
             do {
                 let opened = try await store.opened()
-                if (try? await opened.account(named: slot)) != nil { try await opened.remove(slot) }
+                if (try? await opened.account(named: slot)) != nil { try await opened.remove(slot, note: "signed out") }
             } catch {
                 self.lastError = .unknown("the account could not be removed from the store: \(error)")
             }

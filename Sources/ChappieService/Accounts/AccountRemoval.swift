@@ -1,4 +1,5 @@
 public import ChappieCore
+public import Foundation
 
 /// What `accounts remove` did.
 public struct AccountRemoval: Sendable {
@@ -6,6 +7,8 @@ public struct AccountRemoval: Sendable {
     public var revoked: Bool
     /// Why the revocation failed, when `force` removed the account anyway.
     public var revocationFailure: String?
+    /// The `auth.json` removed from the Codex home the account owned: Codex has no login there now.
+    public var codexLogin: URL?
 }
 
 extension ChappieServices {
@@ -32,7 +35,11 @@ extension ChappieServices {
                 removal.revocationFailure = failure.message
             }
         }
-        try await accounts.remove(name)
+        let note =
+            if removal.revoked { "its refresh token was revoked at the issuer" } else if removal.revocationFailure != nil {
+                "its refresh token could not be revoked (--force)"
+            } else { "" }
+        removal.codexLogin = try await accounts.remove(name, note: note)
         return removal
     }
 }

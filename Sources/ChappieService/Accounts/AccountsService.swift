@@ -8,7 +8,7 @@ public import Foundation
 ///
 /// ```swift
 /// let service = AccountsService(store: store)
-/// let (account, created, _) = try await service.importCodexAuth(from: nil, name: nil)
+/// let imported = try await service.importCodexAuth(from: nil, name: nil)
 /// ```
 public struct AccountsService: Sendable {
     /// An account with whether its sealed credentials open.
@@ -39,6 +39,20 @@ public struct AccountsService: Sendable {
         /// Why no Codex home was written when none was configured: none was found, or the one found
         /// may not be written (``SafePath``). The account is active all the same.
         public var codexHomeSkipped: String?
+    }
+
+    /// What `import` did.
+    public struct ImportOutcome: Sendable {
+        /// The account.
+        public var account: Account
+        /// Whether it is new.
+        public var created: Bool
+        /// The file read.
+        public var file: URL
+        /// The file held the tokens chappie has already: nothing changed.
+        public var unchanged = false
+        /// What the renewal did to the Codex home the account owns, if it owns one.
+        public var codexHome: CodexHomeRenewal?
     }
 
     /// Whether `switch` writes a Codex home's `auth.json`.
@@ -144,14 +158,27 @@ public struct AccountsService: Sendable {
         }
     }
 
-    /// Removes an account, its sealed credentials, its usage history and the private Codex home
-    /// `chappie exec` gave it (tokens must not outlive the account there); the audit log keeps it.
-    public func remove(_ name: AccountName) async throws {
+    /// Removes an account, its sealed credentials, its usage history, its login in the Codex home
+    /// it owns and the private Codex home `chappie exec` gave it (tokens must not outlive the
+    /// account there); the audit log keeps it, with `note` and the login (``RemovedLogin``).
+    ///
+    /// - Returns: The `auth.json` removed from the Codex home the account owned, if any: left there,
+    ///   Codex would go on with a login chappie no longer refreshes, or that was just revoked.
+    @discardableResult
+    public func remove(_ name: AccountName, note: String = "") async throws -> URL? {
         let account = try await store.account(named: name)
-        try await store.withRefreshLock(on: account) {
+        let codexLogin = try await store.withRefreshLock(on: account) { () async throws -> URL? in
             let current = try await store.account(id: account.id)
-            try current.codexHome.map { CodexMirror(home: URL(fileURLWithPath: $0)) }?.refuseWhileInUse(by: current.name, doing: "remove it")
-            try await store.remove(name)
+            let mirror = current.codexHome.map { CodexMirror(home: URL(fileURLWithPath: $0)) }
+            try mirror?.refuseWhileInUse(by: current.name, doing: "remove it")
+            var lock: FileLock?
+            if let mirror, mirror.refusal() == nil { lock = try await FileLock.acquire(mirror.lockURL) }
+            defer { withExtendedLifetime(lock) {} }
+            try await store.remove(name, note: note)
+            guard let mirror, lock != nil, let held = try? CodexAuthFile.read(mirror.file), held.belongs(to: current) else { return nil }
+            unlink(mirror.file.path)
+            PrivateFile.syncDirectory(mirror.home)
+            return mirror.file
         }
         let home = store.privateCodexHome(of: account)
         if FileManager.default.fileExists(atPath: home.path) {
@@ -163,6 +190,7 @@ public struct AccountsService: Sendable {
                     "\(name) was removed, but its private Codex home \(home.path) was not: \(error.localizedDescription); remove it by hand")
             }
         }
+        return codexLogin
     }
 
     /// One account, with a check that its credentials open.
@@ -191,7 +219,7 @@ public struct AccountsService: Sendable {
     ///   ``StoreError`` otherwise.
     public func importCodexAuth(
         from path: URL?, name: AccountName?, force: Bool = false, renaming: Bool = false
-    ) async throws -> (account: Account, created: Bool, file: URL) {
+    ) async throws -> ImportOutcome {
         let file = path ?? CodexAuthFile.defaultHome(environment: environment).appendingPathComponent("auth.json")
         let auth = try CodexAuthFile.read(file)
         let save = { () async throws -> (account: Account, created: Bool) in
@@ -201,7 +229,7 @@ public struct AccountsService: Sendable {
         }
         guard let existing = try await store.account(matching: auth.info) else {
             let result = try await save()
-            return ((try? await store.activateIfNoneIs(result.account)) ?? result.account, result.created, file)
+            return ImportOutcome(account: (try? await store.activateIfNoneIs(result.account)) ?? result.account, created: result.created, file: file)
         }
         // The same login under another name is renamed only when asked: a silent rename would make
         // scripts that use the old name fail.
@@ -211,11 +239,11 @@ public struct AccountsService: Sendable {
                 "\(file.path) holds the login chappie has as \(existing.name); nothing was changed. Import it without --name to update \(existing.name), or pass --rename to rename \(existing.name) to \(name)"
             )
         }
-        let result = try await store.withRefreshLock(on: existing) {
+        let result = try await store.withRefreshLock(on: existing) { () async throws -> (account: Account, created: Bool)? in
             let current = try await store.account(id: existing.id)
-            if !force, let stored = try? await store.credentials(for: current), stored.refreshToken != auth.credentials.refreshToken,
-                !auth.isNewer(than: stored, of: current)
-            {
+            let stored = try? await store.credentials(for: current)
+            if stored == auth.credentials, name == nil || name == current.name { return nil }
+            if !force, let stored, stored.refreshToken != auth.credentials.refreshToken, !auth.isNewer(than: stored, of: current) {
                 throw ServiceError(
                     .invalidInput,
                     "\(file.path) holds older tokens for \(current.name) than chappie has (their refresh token was most likely redeemed already); nothing was changed. Pass --force to import them anyway"
@@ -225,7 +253,9 @@ public struct AccountsService: Sendable {
             if let name, name != current.name { try await store.rename(current.name, to: name) }
             return try await save()
         }
-        return (result.account, result.created, file)
+        guard let result else { return ImportOutcome(account: existing, created: false, file: file, unchanged: true) }
+        let renewal = await CodexMirror.publishRenewal(of: result.account, in: store, from: file)
+        return ImportOutcome(account: result.account, created: result.created, file: file, codexHome: renewal)
     }
 
     /// Makes an account the active one and, with a Codex home (given, or the default setting),
@@ -344,6 +374,13 @@ public struct AccountsService: Sendable {
     private func switchUnderLocks(
         _ name: AccountName, mirror: CodexMirror, leaving previousHome: String?, touched: Bool, force: Bool
     ) async throws -> SwitchOutcome {
+        // Even for a login this store knows: each store would redeem the refresh token the other wrote.
+        if let other = mirror.otherOwner(than: store.location.directory) {
+            throw ServiceError(
+                .configuration,
+                "\(mirror.home.path) is the Codex home of another chappie data directory, \(other); nothing was written. Switch from there (chappie --home \(other) accounts switch \(name)), or pass --codex-home DIR for a home of this data directory's own"
+            )
+        }
         let left = previousHome.map { CodexMirror(home: URL(fileURLWithPath: $0)) }
         try left?.refuseWhileInUse(by: name, doing: "switch it to another Codex home")
         // The home's owner until now may have a command `exec` started running there: its Codex
@@ -377,6 +414,7 @@ public struct AccountsService: Sendable {
             }
             throw error
         }
+        try? mirror.markOwner(store.location.directory)
         if let left, let held = try? CodexAuthFile.read(left.file), held.belongs(to: active) {
             unlink(left.file.path)
             PrivateFile.syncDirectory(left.home)
@@ -412,6 +450,7 @@ public struct AccountsService: Sendable {
             // removed here: taking it would make two stores redeem one refresh token.
             guard !touched else {
                 if force { return nil }
+                if try await wasRemovedHere(held.info) { return nil }
                 throw ServiceError(
                     .invalidInput,
                     "\(mirror.file.path) holds a login chappie does not know\(held.info.email.map { " (\($0))" } ?? ""), written there by chappie for another data directory or for an account removed since; nothing was written. Switch it from the data directory that has it, or pass --force to replace it"
@@ -431,6 +470,14 @@ public struct AccountsService: Sendable {
                 event: .adopted, detail: "tokens the Codex CLI refreshed in \(mirror.home.path), taken before switching")
         }
         return nil
+    }
+
+    /// Whether the audit log has this login's removal from this store: a login chappie wrote for an
+    /// account removed since is chappie's own to replace.
+    private func wasRemovedHere(_ info: ChappieAccountInfo) async throws -> Bool {
+        try await store.events(AuditQuery(kinds: [AuditEventKind.removed.rawValue], limit: 100_000)).contains {
+            RemovedLogin.names(info, in: $0.detail)
+        }
     }
 
     /// Imports the login a Codex home holds that chappie does not know, named after its e-mail,

@@ -75,7 +75,7 @@ public struct TokenService: Sendable {
     /// user again updates the stored one.
     public func signIn(
         name: AccountName?, progress: @Sendable (ChappieDeviceLinkState) async -> Void
-    ) async throws -> (account: Account, created: Bool) {
+    ) async throws -> SignInOutcome {
         try await save(DeviceCodeSignIn(oauth: oauth).run(progress: progress), name: name)
     }
 
@@ -87,7 +87,7 @@ public struct TokenService: Sendable {
     public func signInWithBrowser(
         name: AccountName?, callbackPort: Int? = nil, callbackTimeout: Duration = .seconds(15 * 60),
         progress: @Sendable (BrowserSignInStep) async -> Void
-    ) async throws -> (account: Account, created: Bool) {
+    ) async throws -> SignInOutcome {
         let signIn = BrowserSignIn(oauth: oauth, ports: callbackPort.map { [$0] } ?? BrowserSignIn.registeredPorts, callbackTimeout: callbackTimeout)
         let result = try await signIn.run { step in
             switch step {
@@ -98,8 +98,18 @@ public struct TokenService: Sendable {
         return try await save(result, name: name)
     }
 
-    /// Stores a completed sign-in.
-    private func save(_ result: DeviceCodeSignIn.Result, name: AccountName?) async throws -> (account: Account, created: Bool) {
+    /// What a sign-in stored.
+    public struct SignInOutcome: Sendable {
+        /// The account.
+        public var account: Account
+        /// Whether it is new (else its tokens were renewed).
+        public var created: Bool
+        /// What the renewal did to the Codex home the account owns, if it owns one.
+        public var codexHome: CodexHomeRenewal?
+    }
+
+    /// Stores a completed sign-in; a renewal writes the new tokens into the Codex home the account owns.
+    private func save(_ result: DeviceCodeSignIn.Result, name: AccountName?) async throws -> SignInOutcome {
         // Sealed under the key lock (shared), with the store's current key: a rotation meanwhile
         // must not make the new tokens unopenable or refuse them.
         // In a task of its own: once the issuer handed out the tokens, Ctrl-C must not drop them.
@@ -112,8 +122,10 @@ public struct TokenService: Sendable {
             }
         }.value
         // The tokens are stored: nothing after that may make the sign-in fail.
-        let account = saved.created ? (try? await store.activateIfNoneIs(saved.account)) ?? saved.account : saved.account
-        return (account, saved.created)
+        guard saved.created else {
+            return SignInOutcome(account: saved.account, created: false, codexHome: await CodexMirror.publishRenewal(of: saved.account, in: store))
+        }
+        return SignInOutcome(account: (try? await store.activateIfNoneIs(saved.account)) ?? saved.account, created: true)
     }
 
     /// The named account, or the active one.

@@ -50,6 +50,8 @@ public struct BackupService: Sendable {
         public var accounts: [Entry]
         /// The settings taken from the backup (those this store did not have).
         public var settingsApplied: [String]
+        /// The backup's settings a restore never takes, each with its value and why.
+        public var settingsLeftOut: [String] = []
         /// Usage readings added (with `--usage` in the backup).
         public var usageReadingsAdded: Int
 
@@ -199,6 +201,13 @@ public struct BackupService: Sendable {
             }
         }
         summary.settingsApplied = try await applySettings(payload.settings)
+        // A path of the machine (and data directory) the backup came from: taken here, two stores
+        // would each own that one Codex home and redeem the refresh tokens the other wrote there.
+        if let home = payload.settings[SettingsService.Key.codexHome.rawValue] {
+            summary.settingsLeftOut.append(
+                "codex-home (\(home)) is a setting of the machine and data directory the backup came from; set this one's with chappie config set codex-home DIR, or let chappie accounts switch find it"
+            )
+        }
         return summary
     }
 
@@ -292,13 +301,9 @@ public struct BackupService: Sendable {
         return added
     }
 
-    /// Takes the backup's settings this store does not have; returns their names.
+    /// Takes the backup's settings this store does not have, but `codex-home`; returns their names.
     private func applySettings(_ settings: [String: String]) async throws -> [String] {
         var applied: [String] = []
-        if let home = settings[SettingsService.Key.codexHome.rawValue], try await store.defaultCodexHome() == nil {
-            try await store.setDefaultCodexHome(home)
-            applied.append(SettingsService.Key.codexHome.rawValue)
-        }
         if let retention = settings[SettingsService.Key.usageRetention.rawValue].flatMap(Double.init), try await store.usageRetention() == nil {
             try await store.setUsageRetention(retention)
             applied.append(SettingsService.Key.usageRetention.rawValue)

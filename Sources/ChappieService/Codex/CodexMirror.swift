@@ -1,6 +1,7 @@
 public import Chappie
 package import ChappieCore
 package import ChappieStore
+import ChappieVault
 public import Foundation
 
 /// The Codex CLI's `auth.json` in the Codex home an account owns: the refresher adopts tokens
@@ -30,6 +31,38 @@ public struct CodexMirror: CredentialMirror {
 
     /// `auth.json`.
     public var file: URL { home.appendingPathComponent("auth.json") }
+
+    /// `.chappie-owner`: the data directory whose `switch` last wrote here. Two stores writing one
+    /// home would each redeem the refresh token the other wrote; a restore into a second data
+    /// directory, or a `--home` pointed elsewhere, must not make that happen.
+    var ownerURL: URL { home.appendingPathComponent(".chappie-owner") }
+
+    /// The data directory named by ``ownerURL`` when it is another one than `directory` and still
+    /// exists (one since removed, or a file that does not read as chappie's, names none).
+    package func otherOwner(than directory: URL) -> String? {
+        let descriptor = open(ownerURL.path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = read(descriptor, &buffer, buffer.count)
+        guard count > 0 else { return nil }
+        let text = String(decoding: buffer[..<count], as: UTF8.self)
+        guard let line = text.split(separator: "\n").first, line.hasPrefix(Self.ownerPrefix) else { return nil }
+        let owner = String(line.dropFirst(Self.ownerPrefix.count))
+        guard owner.hasPrefix("/"), URL(fileURLWithPath: owner).resolvingSymlinksInPath().path != directory.resolvingSymlinksInPath().path else {
+            return nil
+        }
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: owner, isDirectory: &isDirectory), isDirectory.boolValue else { return nil }
+        return owner
+    }
+
+    /// Names `directory` in ``ownerURL`` (0600, never through a link).
+    package func markOwner(_ directory: URL) throws {
+        try PrivateFile.write(SecretBytes(copying: Data((Self.ownerPrefix + directory.standardizedFileURL.path + "\n").utf8)), to: ownerURL)
+    }
+
+    private static let ownerPrefix = "data-directory="
 
     /// Tokens Codex holds for the same account that are newer than `current`: a different refresh
     /// token whose access token expires later (on a tie, whose `last_refresh` is after the
@@ -113,5 +146,43 @@ public struct CodexMirror: CredentialMirror {
         }
         try CodexAuthFile.write(credentials, accountID: account.info.accountID, to: home)
         return true
+    }
+}
+
+/// What a renewal (a sign-in again, an import of newer tokens) did to the Codex home the account owns.
+public enum CodexHomeRenewal: Sendable, Equatable {
+    /// The renewed tokens are in this `auth.json`: Codex uses them from its next start.
+    case wrote(URL)
+    /// Why the home was not written (it holds another login, or may not be written).
+    case leftAlone(String)
+}
+
+extension CodexMirror {
+    /// Writes an account's stored tokens into the Codex home it owns, at once, as a refresh would:
+    /// signed in again after its tokens were revoked, the account is of no use to Codex until
+    /// its `auth.json` holds the new ones. Under the account's lock, then the home's.
+    ///
+    /// - Parameter source: The file the tokens were imported from: when it is that `auth.json`,
+    ///   there is nothing to write.
+    /// - Returns: `nil` when the account owns no home (or `source` is its `auth.json`).
+    package static func publishRenewal(of account: Account, in store: any AccountStore, from source: URL? = nil) async -> CodexHomeRenewal? {
+        guard let path = account.codexHome else { return nil }
+        let mirror = CodexMirror(home: URL(fileURLWithPath: path))
+        if let source, source.standardizedFileURL.path == mirror.file.standardizedFileURL.path { return nil }
+        do {
+            return try await store.withRefreshLock(on: account) { () async throws -> CodexHomeRenewal? in
+                if let refusal = mirror.refusal() { return .leftAlone(refusal) }
+                let lock = try await FileLock.acquire(mirror.lockURL)
+                defer { withExtendedLifetime(lock) {} }
+                let current = try await store.account(id: account.id)
+                guard current.codexHome == path else { return nil }
+                guard try mirror.publish(try await store.credentials(for: current), for: current) else {
+                    return .leftAlone("\(mirror.file.path) holds another login; it was left alone")
+                }
+                return .wrote(mirror.file)
+            }
+        } catch {
+            return .leftAlone("\(mirror.file.path) could not be written: \(FailureDescription(error, account: account.name)?.message ?? "\(error)")")
+        }
     }
 }

@@ -76,7 +76,7 @@ public enum PoolMigration {
                 }
                 // In the pool now: the local copy goes, so that its refresh token is never redeemed twice.
                 do {
-                    try await local.remove(current.name)
+                    try await local.remove(current.name, note: "moved to the team pool")
                 } catch {
                     throw ServiceError(
                         .configuration,

@@ -10,6 +10,9 @@ struct EventRecord: Codable, FetchableRecord, MutablePersistableRecord {
     /// The columns queries sort by.
     enum Columns {
         static let id = Column("id")
+        static let at = Column("at")
+        static let kind = Column("kind")
+        static let accountName = Column("account_name")
     }
 
     var id: Int64?

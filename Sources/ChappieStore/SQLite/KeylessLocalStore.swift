@@ -47,7 +47,7 @@ public enum KeylessLocalStore {
                 try db.inTransaction(.immediate) {
                     guard try isCurrent(db) else { return .rollback }
                     if try AccountRecord.filter(AccountRecord.Columns.name == name.rawValue).fetchCount(db) > 0 {
-                        removed = try SQLiteAccountStore.deleteAccount(named: name, db)
+                        removed = try SQLiteAccountStore.deleteAccount(named: name, note: "signed out", db)
                     }
                     done = true
                     return .commit

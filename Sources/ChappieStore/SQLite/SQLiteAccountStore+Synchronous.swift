@@ -12,11 +12,11 @@ extension SQLiteAccountStore {
         }
     }
 
-    /// Removes an account at once on the calling thread, as ``remove(_:)`` does.
+    /// Removes an account at once on the calling thread, as ``remove(_:note:)`` does.
     ///
     /// Only for the SDK session's synchronous `signOut()` (docs/sdk.md).
     public func removeNow(_ name: AccountName) throws(StoreError) {
-        let id = try writeNow { db in try Self.deleteAccount(named: name, db) }
+        let id = try writeNow { db in try Self.deleteAccount(named: name, note: "signed out", db) }
         removeRecoveryFile(for: id)
     }
 }

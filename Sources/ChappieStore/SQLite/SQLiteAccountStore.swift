@@ -141,17 +141,17 @@ public final class SQLiteAccountStore: AccountStore {
         }
     }
 
-    public func remove(_ name: AccountName) async throws(StoreError) {
-        let id = try await write { db in try Self.deleteAccount(named: name, db) }
+    public func remove(_ name: AccountName, note: String) async throws(StoreError) {
+        let id = try await write { db in try Self.deleteAccount(named: name, note: note, db) }
         removeRecoveryFile(for: id)
     }
 
     /// Inside a write transaction: deletes an account (its credentials and usage go with it) and
     /// logs it. Returns its id.
-    static func deleteAccount(named name: AccountName, _ db: Database) throws -> Int64 {
+    static func deleteAccount(named name: AccountName, note: String, _ db: Database) throws -> Int64 {
         let record = try record(named: name, db)
         if try activeID(db) == record.id { try db.setSetting(.activeAccount, nil) }
-        try db.record(.removed, account: record)
+        try db.record(.removed, account: record, detail: RemovedLogin.detail(try record.account(activeID: nil).info, note: note))
         _ = try record.delete(db)
         return record.id!
     }
@@ -214,9 +214,14 @@ public final class SQLiteAccountStore: AccountStore {
 
     // MARK: Audit log and settings
 
-    package func events(limit: Int) async throws(StoreError) -> [AuditEvent] {
-        try await read { db in
-            try EventRecord.order(EventRecord.Columns.id.desc).limit(limit).fetchAll(db).map {
+    package func events(_ query: AuditQuery) async throws(StoreError) -> [AuditEvent] {
+        var request = EventRecord.order(EventRecord.Columns.id.desc)
+        if let kinds = query.kinds { request = request.filter(kinds.contains(EventRecord.Columns.kind)) }
+        if !query.excludedKinds.isEmpty { request = request.filter(!query.excludedKinds.contains(EventRecord.Columns.kind)) }
+        if let name = query.accountName { request = request.filter(EventRecord.Columns.accountName == name) }
+        if let since = query.since { request = request.filter(EventRecord.Columns.at >= since) }
+        return try await read { [request] db in
+            try request.limit(query.limit).fetchAll(db).map {
                 AuditEvent(at: $0.at, kind: $0.kind, accountName: $0.accountName, detail: $0.detail)
             }
         }

@@ -162,7 +162,12 @@ extension ChappieCommand.Accounts {
             } else {
                 let who = TerminalText.sanitized(
                     [result.account.info.email, result.account.info.plan?.displayName].compactMap { $0 }.joined(separator: ", "))
+                guard !result.unchanged else {
+                    print("\(result.account.name) (\(who)) is already up to date: \(result.file.path) holds the tokens chappie has")
+                    return
+                }
                 print("\(result.created ? "Imported" : "Updated") \(result.account.name) (\(who)) from \(result.file.path)")
+                Formatting.reportRenewal(result.codexHome, of: result.account)
                 if result.created, result.account.isActive {
                     print("\(result.account.name) is now the active account, as none was; change it with chappie accounts switch NAME.")
                 }
@@ -332,8 +337,14 @@ extension ChappieCommand.Accounts {
                 guard isatty(STDIN_FILENO) == 1 else {
                     throw CommandFailure(message: "not removing \(name) without confirmation: pass --yes", exitCode: .failure)
                 }
+                var role = ""
+                if account.isActive { role += " It is the active account." }
+                if let home = account.codexHome {
+                    role +=
+                        " It is Codex's login in \(Formatting.codexHome(home).text)/auth.json, which is removed with it: Codex there has no login until you switch."
+                }
                 StandardStream.error.write(
-                    "Remove \(name)\(account.info.email.map { " (\(TerminalText.sanitized($0)))" } ?? "")? Its tokens and usage history are deleted. [y/N] "
+                    "Remove \(name)\(account.info.email.map { " (\(TerminalText.sanitized($0)))" } ?? "")?\(role) Its tokens and usage history are deleted. [y/N] "
                 )
                 guard let answer = readLine(), ["y", "yes"].contains(answer.lowercased()) else {
                     throw CommandFailure(message: "nothing removed", exitCode: .failure)
@@ -349,10 +360,17 @@ extension ChappieCommand.Accounts {
                     let account: String
                     let removed: Bool
                     let revoked: Bool
+                    /// The `auth.json` removed from the Codex home the account owned.
+                    let codexAuthFileRemoved: String?
                 }
-                try JSONOutput.print(Removal(account: name.rawValue, removed: true, revoked: revoked))
+                try JSONOutput.print(Removal(account: name.rawValue, removed: true, revoked: revoked, codexAuthFileRemoved: removal.codexLogin?.path))
             } else {
                 print(revoked ? "Revoked \(name)'s refresh token at the issuer and removed \(name)" : "Removed \(name)")
+                if let file = removal.codexLogin {
+                    print("Removed its Codex login, \(file.path): give Codex another account with chappie accounts switch --best")
+                } else if account.isActive {
+                    print("No account is active now: choose one with chappie accounts switch --best")
+                }
             }
         }
     }

@@ -36,7 +36,7 @@ extension ChappieCommand.Accounts {
             let service = try await global.services().tokens
             let display = SignInDisplay(live: isatty(STDERR_FILENO) == 1, json: global.json)
             let (name, browser, callbackPort) = (self.name, self.browser, self.callbackPort)
-            let result: (account: Account, created: Bool)
+            let result: TokenService.SignInOutcome
             do {
                 // Ctrl-C cancels the sign-in cleanly instead of killing the process mid-write.
                 result = try await cancellingOnSignals {
@@ -59,6 +59,7 @@ extension ChappieCommand.Accounts {
                 if result.created, result.account.isActive {
                     print("\(result.account.name) is now the active account, as none was; change it with chappie accounts switch NAME.")
                 }
+                Formatting.reportRenewal(result.codexHome, of: result.account)
             }
         }
     }

@@ -44,7 +44,8 @@ extension ChappieCommand {
                 Accounts are matched by ChatGPT account and user id. One this store lacks is added (unless \
                 its name is taken by another account: then it is skipped, and said so); one it has is \
                 updated only when the backup's tokens are newer (last refresh). Settings this store lacks \
-                are taken. A wrong passphrase or a damaged file changes nothing. Then use only this store \
+                are taken, but codex-home: a path of the machine the backup came from, which this store \
+                must not write. A wrong passphrase or a damaged file changes nothing. Then use only this store \
                 for those accounts: the store the backup came from would redeem the same refresh tokens.
                 """)
 
@@ -65,6 +66,7 @@ extension ChappieCommand {
                 "\(summary.names(.added).count) added, \(summary.names(.updated).count) updated, \(summary.names(.skipped).count) skipped"
                     + (summary.settingsApplied.isEmpty ? "" : "; settings taken: \(summary.settingsApplied.joined(separator: ", "))")
                     + (summary.usageReadingsAdded > 0 ? "; \(summary.usageReadingsAdded) usage readings added" : "") + ".")
+            for leftOut in summary.settingsLeftOut { StandardStream.error.write("note: left out \(TerminalText.sanitized(leftOut))\n") }
             if !summary.names(.added).isEmpty || !summary.names(.updated).isEmpty {
                 StandardStream.error.write(
                     """

@@ -1,6 +1,7 @@
 import ChappieText
 import ChappieCore
 import ChappieService
+import ChappieSystem
 import Foundation
 
 /// How dates and durations are shown in tables.
@@ -28,6 +29,16 @@ enum Formatting {
 
     /// A Codex home as a table shows it: `~` for the home directory; `short` says `private` for
     /// one of `chappie exec`'s private homes.
+    /// Says what a renewal did to the Codex home the account owns.
+    static func reportRenewal(_ renewal: CodexHomeRenewal?, of account: Account) {
+        switch renewal {
+        case .wrote(let file)?: print("Codex's login in \(file.path) has \(account.name)'s new tokens.")
+        case .leftAlone(let why)?:
+            StandardStream.error.write("warning: \(TerminalText.sanitized(why)); chappie accounts switch \(account.name) writes it\n")
+        case nil: break
+        }
+    }
+
     static func codexHome(_ path: String?) -> TextTable.Cell {
         guard let path else { return TextTable.Cell("-") }
         let home = ProcessInfo.processInfo.environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()

@@ -33,8 +33,9 @@ package protocol AccountDirectory: AccountDirectoryReader {
     ) async throws(StoreError) -> (account: Account, created: Bool)
     /// Renames an account. Throws `.notFound` or `.nameTaken`.
     func rename(_ name: AccountName, to newName: AccountName) async throws(StoreError)
-    /// Removes an account, its credentials and its usage history; the audit log keeps its name.
-    func remove(_ name: AccountName) async throws(StoreError)
+    /// Removes an account, its credentials and its usage history; the audit log keeps its name,
+    /// `note` and its login (``RemovedLogin``).
+    func remove(_ name: AccountName, note: String) async throws(StoreError)
     /// Makes an account the active one and, with `codexHome`, the one owner of that Codex home, in
     /// one transaction.
     func activate(_ name: AccountName, owningCodexHome codexHome: String?, detail: String) async throws(StoreError) -> Account
@@ -75,5 +76,10 @@ extension AccountDirectory {
     /// Makes an account the active one.
     public func activate(_ name: AccountName) async throws(StoreError) -> Account {
         try await activate(name, owningCodexHome: nil, detail: "")
+    }
+
+    /// Removes an account with nothing more to say of it than its login.
+    package func remove(_ name: AccountName) async throws(StoreError) {
+        try await remove(name, note: "")
     }
 }

@@ -1,0 +1,182 @@
+import ChappieTestSupport
+import Foundation
+import Testing
+
+/// A user's first week (issue 41): Codex keeps working through every sign-in, removal and restore.
+@Suite("Codex keeps working through a sign-in again, a removal and a restore", .tags(.slow))
+struct FirstWeekEndToEndTests {
+    private static let quiet: [String: String?] = ["CHAPPIE_KEY_FILE": nil, "CHAPPIE_PASSPHRASE": nil, "CHAPPIE_ACCOUNT": nil, "CODEX_HOME": nil]
+
+    private func tokens(in home: URL) -> JSONDocument? {
+        FileManager.default.contents(atPath: home.appendingPathComponent("auth.json").path).map(JSONDocument.init)
+    }
+
+    private func revoke(_ refreshToken: String, _ testbed: ChappieTestbed) async throws {
+        _ = try await testbed.control("/oauth/revoke", method: "POST", body: #"{"token":"\#(refreshToken)","token_type_hint":"refresh_token"}"#)
+    }
+
+    /// Whether the emulator serves Codex's usage request with this access token (what `codex` needs).
+    private func serves(_ accessToken: String, _ testbed: ChappieTestbed) async throws -> Bool {
+        let result = try await runProcess(
+            URL(fileURLWithPath: "/usr/bin/curl"),
+            ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-H", "Authorization: Bearer \(accessToken)", testbed.emulator.backend + "/wham/usage"])
+        return result.stdout == "200"
+    }
+
+    @Test("Signing in again, or importing newer tokens, writes them into the Codex home the account owns at once, and says so")
+    func renewalRepairsCodexHome() async throws {
+        let testbed = try await ChappieTestbed.start()
+        try await whileRunning(testbed) {
+            let codex = testbed.home.appendingPathComponent("codex")
+            #expect(try await testbed.chappie(["accounts", "add", "side"]).status == 0)
+            #expect(try await testbed.chappie(["accounts", "switch", "side", "--codex-home", codex.path]).status == 0)
+            let side = JSONDocument(Data(try await testbed.chappie(["accounts", "show", "side", "--json"]).stdout.utf8))
+            let revoked = try #require(tokens(in: codex)?.string("tokens", "refresh_token"))
+            try await revoke(revoked, testbed)
+            let refresh = try await testbed.chappie(["refresh", "--all"])
+            #expect(refresh.status == 77 && refresh.stderr.contains("chappie accounts add side"), "\(refresh.stderr)")
+
+            // The user signs side in again, as the message says.
+            let next = #"{"account_id":"\#(side.string("chatgptAccountID") ?? "")","user_id":"\#(side.string("chatgptUserID") ?? "")"}"#
+            _ = try await testbed.control("/_emulator/device/next", method: "POST", body: next)
+            let renewed = try await testbed.chappie(["accounts", "add", "side"])
+            #expect(renewed.status == 0, "\(renewed.stderr)")
+            #expect(renewed.stdout.contains("Renewed side"), "\(renewed.stdout)")
+            #expect(renewed.stdout.contains("Codex's login in \(codex.path)/auth.json has side's new tokens."), "\(renewed.stdout)")
+            let written = try #require(tokens(in: codex))
+            let fresh = written.string("tokens", "refresh_token") != revoked
+            #expect(fresh)
+            #expect(try await serves(try #require(written.string("tokens", "access_token")), testbed))
+            let stored = try await testbed.chappie(["token", "side"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            let same = stored == written.string("tokens", "access_token")
+            #expect(same, "the home holds what chappie holds")
+
+            // Newer tokens imported from elsewhere (another machine's Codex) reach the home too.
+            let exported = testbed.home.appendingPathComponent("elsewhere.json")
+            let rotated = try await testbed.control(
+                "/oauth/token", method: "POST",
+                body:
+                    #"{"client_id":"\#(codexClientID)","grant_type":"refresh_token","refresh_token":"\#(written.string("tokens", "refresh_token") ?? "")"}"#
+            )
+            var file = try #require(
+                try JSONSerialization.jsonObject(with: Data(contentsOf: codex.appendingPathComponent("auth.json"))) as? [String: Any])
+            var inner = try #require(file["tokens"] as? [String: Any])
+            for key in ["id_token", "access_token", "refresh_token"] { inner[key] = rotated.string(key) }
+            file["tokens"] = inner
+            // Refreshed on the other machine after chappie's sign-in here: within the same second, its
+            // access token expires at the same second, and its last_refresh is what tells them apart.
+            file["last_refresh"] = ISO8601DateFormatter().string(from: Date().addingTimeInterval(2))
+            try JSONSerialization.data(withJSONObject: file).write(to: exported)
+            let imported = try await testbed.chappie(["accounts", "import", exported.path])
+            #expect(imported.status == 0, "\(imported.stderr)")
+            #expect(
+                imported.stdout.contains("Updated side") && imported.stdout.contains("Codex's login in \(codex.path)/auth.json"), "\(imported.stdout)"
+            )
+            let taken = tokens(in: codex)?.string("tokens", "refresh_token") == rotated.string("refresh_token")
+            #expect(taken)
+            let again = try await testbed.chappie(["accounts", "import", exported.path])
+            #expect(again.status == 0 && again.stdout.contains("side") && again.stdout.contains("already up to date"), "\(again.stdout)")
+            #expect(try await testbed.chappie(["refresh", "side"]).status == 0)
+            #expect(try await testbed.control("/_emulator/stats").int("refresh", "reuse_detected") == 0)
+        }
+    }
+
+    @Test(
+        "Removing the active account that is Codex's login says so, removes that auth.json and points to switch --best; a switch then replaces a removed account's login without --force"
+    )
+    func removalSignsCodexOut() async throws {
+        let testbed = try await ChappieTestbed.start()
+        try await whileRunning(testbed) {
+            let codex = testbed.home.appendingPathComponent("codex")
+            for name in ["user4", "work"] { #expect(try await testbed.chappie(["accounts", "add", name]).status == 0) }
+            #expect(try await testbed.chappie(["accounts", "switch", "user4", "--codex-home", codex.path]).status == 0)
+
+            // The confirmation, on a terminal: answered no, nothing changes.
+            var environment = Self.quiet
+            environment["HOME"] = testbed.userHome.path
+            let asked = try await runOnTerminal(
+                try BuiltProducts.executable("chappie"), ["accounts", "remove", "user4"] + testbed.service, answers: [("[y/N]", "n\n")],
+                environment: environment)
+            #expect(asked.status == 1, "\(asked.stdout)")
+            #expect(asked.stdout.contains("It is the active account."), "\(asked.stdout)")
+            #expect(asked.stdout.contains("It is Codex's login in \(codex.path)/auth.json, which is removed with it"), "\(asked.stdout)")
+            #expect(tokens(in: codex) != nil)
+            let before = try Data(contentsOf: codex.appendingPathComponent("auth.json"))
+
+            let removed = try await testbed.chappie(["accounts", "remove", "user4", "--revoke", "--yes"])
+            #expect(removed.status == 0, "\(removed.stderr)")
+            #expect(
+                removed.stdout.contains(
+                    "Removed its Codex login, \(codex.path)/auth.json: give Codex another account with chappie accounts switch --best"),
+                "\(removed.stdout)")
+            #expect(tokens(in: codex) == nil)
+            let log = try await testbed.chappie(["log", "--kind", "removed", "--account", "user4"])
+            #expect(log.stdout.contains("its refresh token was revoked at the issuer"), "\(log.stdout)")
+
+            // A login chappie wrote for an account removed since (an older chappie left it there) is
+            // chappie's own to replace: no --force.
+            try before.write(to: codex.appendingPathComponent("auth.json"))
+            let switched = try await testbed.chappie(["accounts", "switch", "work", "--codex-home", codex.path])
+            #expect(switched.status == 0, "\(switched.stderr)")
+            let work = JSONDocument(Data(try await testbed.chappie(["accounts", "show", "work", "--json"]).stdout.utf8))
+            #expect(tokens(in: codex)?.string("tokens", "account_id") == work.string("chatgptAccountID"))
+        }
+    }
+
+    @Test("A restore leaves codex-home out and says so; a switch into a home another data directory owns is refused, even for a login both know")
+    func restoreKeepsCodexHomeToItsOwner() async throws {
+        let testbed = try await ChappieTestbed.start()
+        try await whileRunning(testbed) {
+            let second = try TestTokens.temporaryDirectory("chappie-second-home")
+            defer { try? FileManager.default.removeItem(at: second) }
+            var environment = Self.quiet
+            environment["CHAPPIE_BACKUP_PASSPHRASE"] = "correct horse battery staple"
+            func chappie(_ home: URL, _ arguments: [String]) async throws -> ProcessResult {
+                try await ChappieRunner(home: home, emulator: testbed.emulator, userHome: testbed.userHome)(arguments, environment: environment)
+            }
+            let codex = testbed.home.appendingPathComponent("codex")
+            #expect(try await chappie(testbed.home, ["accounts", "add", "side"]).status == 0)
+            #expect(try await chappie(testbed.home, ["config", "set", "codex-home", codex.path]).status == 0)
+            #expect(try await chappie(testbed.home, ["accounts", "switch", "side"]).status == 0)
+            let file = second.appendingPathComponent("week.backup")
+            #expect(try await chappie(testbed.home, ["backup", file.path]).status == 0)
+            let held = try Data(contentsOf: codex.appendingPathComponent("auth.json"))
+
+            let restored = try await chappie(second, ["restore", file.path])
+            #expect(restored.status == 0, "\(restored.stderr)")
+            #expect(restored.stderr.contains("note: left out codex-home (\(codex.path)) is a setting of the machine"), "\(restored.stderr)")
+            #expect(try await chappie(second, ["config", "get", "codex-home"]).stdout.contains(codex.path) == false)
+
+            let refused = try await chappie(second, ["accounts", "switch", "side", "--codex-home", codex.path])
+            #expect(refused.status == 78, "\(refused.stderr)")
+            #expect(refused.stderr.contains("is the Codex home of another chappie data directory, \(testbed.home.path)"), "\(refused.stderr)")
+            #expect(try Data(contentsOf: codex.appendingPathComponent("auth.json")) == held)
+            // The owner itself switches there as before.
+            #expect(try await chappie(testbed.home, ["accounts", "switch", "side"]).status == 0)
+        }
+    }
+
+    @Test("chappie log hides polls unless --all, and filters by --account, --kind and --since")
+    func auditLogFilters() async throws {
+        let testbed = try await ChappieTestbed.start()
+        try await whileRunning(testbed) {
+            for name in ["work", "home"] { #expect(try await testbed.chappie(["accounts", "add", name]).status == 0) }
+            #expect(try await testbed.chappie(["usage", "poll", "--all"]).status == 0)
+            #expect(try await testbed.chappie(["accounts", "switch", "home", "--no-codex-home"]).status == 0)
+
+            let plain = try await testbed.chappie(["log"])
+            #expect(plain.status == 0 && plain.stdout.contains("switched") && !plain.stdout.contains("usage_polled"), "\(plain.stdout)")
+            #expect(try await testbed.chappie(["log", "--all"]).stdout.contains("usage_polled"))
+            let polls = try await testbed.chappie(["log", "--kind", "usage_polled", "--account", "work", "--json"])
+            let entries = JSONDocument(Data(polls.stdout.utf8)).array() as? [[String: Any]] ?? []
+            #expect(!entries.isEmpty && entries.allSatisfy { $0["kind"] as? String == "usage_polled" && $0["account"] as? String == "work" })
+            let switches = try await testbed.chappie(["log", "--kind", "switched,signed_in", "--since", "1h", "--json"])
+            let kinds = Set((JSONDocument(Data(switches.stdout.utf8)).array() as? [[String: Any]] ?? []).compactMap { $0["kind"] as? String })
+            #expect(kinds == ["switched", "signed_in"], "\(switches.stdout)")
+            let future = try await testbed.chappie(["log", "--since", "2099-01-01"])
+            #expect(future.status == 0 && future.stdout == "No entries match.\n", "\(future.stdout)")
+            let unknown = try await testbed.chappie(["log", "--kind", "polled"])
+            #expect(unknown.status == 2 && unknown.stderr.contains("is not a kind of entry"), "\(unknown.stderr)")
+        }
+    }
+}
