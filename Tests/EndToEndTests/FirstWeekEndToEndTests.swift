@@ -179,4 +179,41 @@ struct FirstWeekEndToEndTests {
             #expect(unknown.status == 2 && unknown.stderr.contains("is not a kind of entry"), "\(unknown.stderr)")
         }
     }
+
+    @Test("A switch under a running Codex warns: what Codex will do, not to sign in, and what to run instead")
+    func switchUnderRunningCodexWarns() async throws {
+        let testbed = try await ChappieTestbed.start()
+        try await whileRunning(testbed) {
+            let codex = testbed.home.appendingPathComponent("codex")
+            for name in ["work", "side"] { #expect(try await testbed.chappie(["accounts", "add", name]).status == 0) }
+            #expect(try await testbed.chappie(["accounts", "switch", "work", "--codex-home", codex.path]).status == 0)
+            // A process named codex running in that home, as `codex` is while a session is open.
+            let bin = testbed.home.appendingPathComponent("bin")
+            try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+            try FileManager.default.copyItem(at: URL(fileURLWithPath: "/bin/sleep"), to: bin.appendingPathComponent("codex"))
+            // SIGKILL ends them: `sleep` keeps the test runner's blocked signals.
+            let running = try ChildProcess(bin.appendingPathComponent("codex"), ["600"], environment: ["CODEX_HOME": codex.path])
+            defer { kill(running.processIdentifier, SIGKILL) }
+            // Another home's Codex is not this one's.
+            let elsewhere = try ChildProcess(
+                bin.appendingPathComponent("codex"), ["600"], environment: ["CODEX_HOME": testbed.home.appendingPathComponent("other").path])
+            defer { kill(elsewhere.processIdentifier, SIGKILL) }
+
+            let switched = try await testbed.chappie(["accounts", "switch", "side", "--codex-home", codex.path])
+            #expect(switched.status == 0, "\(switched.stderr)")
+            #expect(
+                switched.stderr.contains(
+                    "warning: Codex is running in \(codex.path) (pid \(running.processIdentifier)): it keeps work's tokens until it exits"),
+                "\(switched.stderr)")
+            #expect(switched.stderr.contains("Do not sign in: restart it to run as side") && switched.stderr.contains("exec --failover"))
+            #expect(!switched.stderr.contains("\(elsewhere.processIdentifier)"))
+            // Switching the same account in again changes no login under it: no warning.
+            let again = try await testbed.chappie(["accounts", "switch", "side", "--codex-home", codex.path])
+            #expect(again.status == 0 && !again.stderr.contains("Codex is running"), "\(again.stderr)")
+            kill(running.processIdentifier, SIGKILL)
+            await running.waitUntilExit()
+            let after = try await testbed.chappie(["accounts", "switch", "work", "--codex-home", codex.path])
+            #expect(after.status == 0 && !after.stderr.contains("Codex is running"), "\(after.stderr)")
+        }
+    }
 }

@@ -39,6 +39,12 @@ public struct AccountsService: Sendable {
         /// Why no Codex home was written when none was configured: none was found, or the one found
         /// may not be written (``SafePath``). The account is active all the same.
         public var codexHomeSkipped: String?
+        /// The account that owned the Codex home before, when it was another one (`nil` also when
+        /// none did).
+        public var previousOwner: AccountName?
+        /// The Codex processes running in that home (``RunningCodex``), when it changed hands: they
+        /// go on as ``previousOwner`` until their next refresh, then stop and ask for a sign-in.
+        public var codexProcesses: [Int32] = []
     }
 
     /// What `import` did.
@@ -385,7 +391,8 @@ public struct AccountsService: Sendable {
         try left?.refuseWhileInUse(by: name, doing: "switch it to another Codex home")
         // The home's owner until now may have a command `exec` started running there: its Codex
         // holds that account's refresh token, and would write it over this account's file.
-        if let owner = try await store.codexHomeOwner(mirror.home.path), owner.name != name {
+        let owner = try await store.codexHomeOwner(mirror.home.path)
+        if let owner, owner.name != name {
             try mirror.refuseWhileInUse(by: owner.name, doing: "switch \(name) into \(mirror.home.path)")
         }
         let imported = try await adoptFromCodexHome(mirror, touched: touched, force: force)
@@ -421,7 +428,12 @@ public struct AccountsService: Sendable {
             try? await store.recordEvent(
                 .codexHomeLeft, account: active, detail: "\(left.file.path) removed: \(active.name) now owns \(mirror.home.path)")
         }
-        return SwitchOutcome(account: active, codexAuthFile: written, imported: imported)
+        var outcome = SwitchOutcome(account: active, codexAuthFile: written, imported: imported)
+        if owner?.id != active.id {
+            outcome.previousOwner = owner?.name
+            outcome.codexProcesses = RunningCodex.processes(in: mirror.home)
+        }
+        return outcome
     }
 
     /// Before `switch` replaces a Codex home's `auth.json`: tokens Codex rotated there are taken

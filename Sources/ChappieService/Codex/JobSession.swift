@@ -116,7 +116,7 @@ final class JobSession: Sendable {
     }
 
     /// Whether a descriptor's `fdinfo` says it was opened for writing (`flags`, octal: O_WRONLY or O_RDWR).
-    private static func isOpenForWriting(_ fdinfo: String) -> Bool {
+    static func isOpenForWriting(_ fdinfo: String) -> Bool {
         guard let text = try? String(contentsOfFile: fdinfo, encoding: .utf8),
             let line = text.split(separator: "\n").first(where: { $0.hasPrefix("flags:") }),
             let flags = Int(line.dropFirst("flags:".count).trimmingCharacters(in: .whitespaces), radix: 8)
@@ -124,7 +124,7 @@ final class JobSession: Sendable {
         return flags & 3 != 0
     }
 
-    private static func resolved(_ path: String) -> String? {
+    static func resolved(_ path: String) -> String? {
         guard let pointer = realpath(path, nil) else { return nil }
         defer { free(pointer) }
         return String(cString: pointer)
@@ -150,7 +150,7 @@ final class JobSession: Sendable {
         return found
     }
 
-    private static func link(_ path: String) -> String? {
+    static func link(_ path: String) -> String? {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let count = readlink(path, &buffer, buffer.count - 1)
         guard count > 0 else { return nil }

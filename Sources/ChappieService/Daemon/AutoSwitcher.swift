@@ -62,7 +62,19 @@ struct AutoSwitcher: Sendable {
                         "account": "\(imported.name)", "codex_home": "\(outcome.codexAuthFile?.deletingLastPathComponent().path ?? "")",
                     ])
             }
-            try await store.recordEvent(.autoSwitched, account: choice.account, detail: "from \(active.name) at its limit: \(choice.reason)")
+            if !outcome.codexProcesses.isEmpty, let file = outcome.codexAuthFile {
+                logger.warning(
+                    "Codex is running in the home switched: it keeps the previous account's tokens until it exits, and stops at its next refresh; restart it",
+                    metadata: [
+                        "codex_home": "\(file.deletingLastPathComponent().path)", "pids": "\(outcome.codexProcesses)",
+                        "from": "\(outcome.previousOwner.map(\.rawValue) ?? "-")",
+                    ])
+            }
+            let running =
+                outcome.codexProcesses.isEmpty
+                ? "" : "; Codex running there (pid \(outcome.codexProcesses.map(String.init).joined(separator: ", "))) must be restarted"
+            try await store.recordEvent(
+                .autoSwitched, account: choice.account, detail: "from \(active.name) at its limit: \(choice.reason)\(running)")
             await state.switched()
             alerts?.switched(from: active, to: choice.account, reason: choice.reason)
             logger.notice("switched account", metadata: ["from": "\(active.name)", "to": "\(choice.account.name)", "reason": "\(choice.reason)"])

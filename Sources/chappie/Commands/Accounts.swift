@@ -216,6 +216,9 @@ extension ChappieCommand.Accounts {
             if let skipped = outcome.codexHomeSkipped {
                 StandardStream.error.write("note: \(TerminalText.sanitized(skipped))\n")
             }
+            if !outcome.codexProcesses.isEmpty, let file = outcome.codexAuthFile {
+                StandardStream.error.write(Formatting.runningCodexWarning(outcome, home: file.deletingLastPathComponent()) + "\n")
+            }
             if let imported = outcome.imported {
                 let who = imported.info.email.map { " (\(TerminalText.sanitized($0)))" } ?? ""
                 StandardStream.error.write(

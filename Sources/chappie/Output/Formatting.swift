@@ -39,6 +39,14 @@ enum Formatting {
         }
     }
 
+    /// The warning for a switch under a running Codex: what it will do, and what to do instead.
+    static func runningCodexWarning(_ outcome: AccountsService.SwitchOutcome, home: URL) -> String {
+        let pids = outcome.codexProcesses.map(String.init).joined(separator: ", ")
+        let old = outcome.previousOwner.map { "\($0)'s tokens" } ?? "the login it started with"
+        return
+            "warning: Codex is running in \(home.path) (pid \(pids)): it keeps \(old) until it exits, and at its next refresh stops asking you to sign in again. Do not sign in: restart it to run as \(outcome.account.name). A long job goes on across accounts under chappie exec --failover (see chappie exec --help)."
+    }
+
     static func codexHome(_ path: String?) -> TextTable.Cell {
         guard let path else { return TextTable.Cell("-") }
         let home = ProcessInfo.processInfo.environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()

@@ -1,0 +1,60 @@
+package import Foundation
+
+/// The Codex processes of this user that run in a Codex home, found in `/proc`: a process whose
+/// command is Codex's (`codex`, or the npm package's `codex-<target>`) and whose `CODEX_HOME` is
+/// that home (without one, whose `HOME` holds it as `.codex`).
+///
+/// A running Codex keeps the tokens it started with in memory: when `switch` gives its home to
+/// another account, it goes on as the old one until its next refresh, then stops and asks for a
+/// sign-in, which is the wrong fix. `switch` and the daemon's auto-switch warn instead.
+package enum RunningCodex {
+    /// The ids of the Codex processes running in `home`, lowest first.
+    package static func processes(in home: URL) -> [Int32] {
+        let target = JobSession.resolved(home.path) ?? home.standardizedFileURL.path
+        let me = getpid()
+        let user = getuid()
+        var found: [Int32] = []
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+            guard let pid = pid_t(entry), pid != me else { continue }
+            var info = stat()
+            guard stat("/proc/\(entry)", &info) == 0, info.st_uid == user, isCodex(pid), let used = codexHome(of: pid) else { continue }
+            if (JobSession.resolved(used) ?? used) == target { found.append(pid) }
+        }
+        return found.sorted()
+    }
+
+    /// Whether the process's command name (`comm`, at most 15 bytes) is Codex's.
+    private static func isCodex(_ pid: pid_t) -> Bool {
+        guard let name = contents(of: "/proc/\(pid)/comm") else { return false }
+        let command = String(decoding: name, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        return command == "codex" || command.hasPrefix("codex-")
+    }
+
+    /// The Codex home the process uses: its `CODEX_HOME`, else `$HOME/.codex`.
+    private static func codexHome(of pid: pid_t) -> String? {
+        guard let environ = contents(of: "/proc/\(pid)/environ") else { return nil }
+        var variables: [String: String] = [:]
+        for entry in environ.split(separator: 0) {
+            let text = String(decoding: entry, as: UTF8.self)
+            guard let equals = text.firstIndex(of: "=") else { continue }
+            variables[String(text[..<equals])] = String(text[text.index(after: equals)...])
+        }
+        if let home = variables["CODEX_HOME"], !home.isEmpty { return home }
+        return variables["HOME"].flatMap { $0.isEmpty ? nil : $0 + "/.codex" }
+    }
+
+    /// A `/proc` file read to its end (its size says 0).
+    private static func contents(of path: String) -> Data? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = read(descriptor, &buffer, buffer.count)
+            guard count > 0 else { break }
+            data.append(contentsOf: buffer[..<count])
+        }
+        return data
+    }
+}
