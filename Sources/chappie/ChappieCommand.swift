@@ -28,7 +28,7 @@ struct ChappieCommand: AsyncParsableCommand {
         subcommands: [
             Accounts.self, Exec.self, Lease.self, Pool.self, Backup.self, Restore.self, Usage.self, Ask.self, Token.self, Refresh.self, Daemon.self,
             Status.self, Key.self, Config.self, Log.self, Doctor.self, Guard.self, Prompt.self, Credits.self, Bind.self, Unbind.self,
-            Completions.self,
+            Hook.self, Completions.self,
         ])
 
     /// Runs the command, mapping argument errors to exit code 2 as docs/errors.md says.

@@ -44,6 +44,13 @@ extension ChappieCommand {
             } else {
                 print("\(account.name) is this directory's account: \(TerminalText.sanitized(file.path))")
             }
+            // Codex reads its own login, not the binding: without the hook, say what it runs as here.
+            let active = try? await global.services().accounts.active()
+            if ProcessInfo.processInfo.environment["CHAPPIE_HOOK"] == nil, active?.id != account.id {
+                StandardStream.error.write(
+                    "note: a plain codex here still runs as \(active.map { "the active account, \($0.name)" } ?? "no account chappie manages"); to make it run as \(account.name) in this directory, add the shell hook to your shell's start-up file: eval \"$(chappie hook bash)\" (see chappie hook --help for zsh and fish)\n"
+                )
+            }
         }
     }
 

@@ -82,7 +82,15 @@ extension ChappieCommand {
             }
             let account = choice.map { choice in view.accounts.first { $0.name == choice.name } } ?? view.accounts.first { $0.isActive }
             guard let account else { return nil }
-            return PromptLine.render(format, account: account, reading: view.latest[account.id]?.snapshot)
+            let line = PromptLine.render(format, account: account, reading: view.latest[account.id]?.snapshot)
+            // A directory's account that the shell hook did not give Codex: a plain codex here runs as
+            // the active account, and the line says so.
+            if case .binding? = choice?.source, ProcessInfo.processInfo.environment["CHAPPIE_HOOK_ACCOUNT"] != account.name.rawValue,
+                let active = view.accounts.first(where: { $0.isActive }), active.id != account.id
+            {
+                return line + " (codex: \(active.name))"
+            }
+            return line
         }
     }
 }

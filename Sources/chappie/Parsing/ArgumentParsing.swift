@@ -25,6 +25,7 @@ func expandedPath(_ text: String) -> URL {
 }
 
 extension SettingsService.Key: ExpressibleByArgument {}
+extension ShellHook.Shell: ExpressibleByArgument {}
 
 /// A time given as ISO 8601 (`2026-11-01`, `2026-11-01T08:00`, with or without offset, read in
 /// `timeZone` when it has none) or as an age (`7d`, `12h`: that long ago).
