@@ -87,7 +87,7 @@ package enum DaemonPromptReader {
                     value,
                     [
                         "id", "uuid", "name", "info", "status", "accessTokenExpiresAt", "lastRefreshAt", "lastError", "codexHome",
-                        "reservePercent", "createdAt", "updatedAt", "isActive", "maxLeases",
+                        "reservePercent", "createdAt", "updatedAt", "isActive", "maxLeases", "autoSwitch", "priority",
                     ]),
                 let id = members.required("id", \.int64), let uuid = members.required("uuid", \.string), UUIDText.isUUID(uuid, lowercaseOnly: false),
                 let name = members.required("name", \.string), FrontRequest.isAccountName(name),
@@ -97,6 +97,8 @@ package enum DaemonPromptReader {
                 let reserve = members.optional("reservePercent", \.number), members.required("createdAt", \.number) != nil,
                 members.required("updatedAt", \.number) != nil, let isActive = members.required("isActive", \.bool),
                 members.required("maxLeases", \.int64) != nil,
+                // Absent from the replies of a daemon older than them (issue 41).
+                members.optional("autoSwitch", \.bool) != nil, members.optional("priority", \.int64) != nil,
                 let info = Members(members["info"], ["email", "userID", "accountID", "plan", "isFedRAMPAccount"]),
                 info.optional("email", \.string) != nil, info.optional("userID", \.string) != nil,
                 info.optional("accountID", \.string) != nil, let plan = info.optional("plan", \.string),

@@ -64,11 +64,12 @@ extension PostgresAccountStore {
             let inserted = try await connection.query(
                 """
                 INSERT INTO accounts (uuid, name, email, chatgpt_account_id, chatgpt_user_id, plan, is_fedramp, status, access_expires_at,
-                    last_refresh_at, last_error, codex_home_machine, codex_home, reserve_percent, max_leases, created_at, updated_at)
+                    last_refresh_at, last_error, codex_home_machine, codex_home, reserve_percent, max_leases, auto_switch, priority, created_at,
+                    updated_at)
                 VALUES (\(account.uuid), \(account.name.rawValue), \(account.info.email), \(account.info.accountID), \(account.info.userID),
                     \(account.info.plan?.rawValue), \(account.info.isFedRAMPAccount), \(account.status.rawValue), \(account.accessTokenExpiresAt),
                     \(account.lastRefreshAt), \(account.lastError), \(account.codexHome == nil ? nil : machine), \(account.codexHome),
-                    \(account.reservePercent), \(account.maxLeases), \(account.createdAt), \(Date()))
+                    \(account.reservePercent), \(account.maxLeases), \(account.autoSwitch), \(account.priority), \(account.createdAt), \(Date()))
                 RETURNING id
                 """, logger: Self.logger)
             for try await (value) in inserted.decode(Int64.self) { id = value }

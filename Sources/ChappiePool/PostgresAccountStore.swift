@@ -48,7 +48,7 @@ package final class PostgresAccountStore: AccountStore {
     /// The columns of `accounts` every account query reads, in the order ``record(_:)`` decodes.
     static let accountColumns = """
         id, uuid, name, email, chatgpt_account_id, chatgpt_user_id, plan, is_fedramp, status, access_expires_at, last_refresh_at, last_error, \
-        codex_home_machine, codex_home, reserve_percent, created_at, updated_at, max_leases
+        codex_home_machine, codex_home, reserve_percent, created_at, updated_at, max_leases, auto_switch, priority
         """
 
     /// Reads the accounts a query returns (it selects ``accountColumns``).
@@ -57,11 +57,11 @@ package final class PostgresAccountStore: AccountStore {
         for try await row in try await connection.query(query, logger: Self.logger) {
             let (
                 id, uuid, name, email, accountID, userID, plan, fedramp, status, expires, refreshed, lastError, homeMachine, home, reserve,
-                created, updated, maxLeases
+                created, updated, maxLeases, autoSwitch, priority
             ) = try row.decode(
                 (
                     Int64, UUID, String, String?, String?, String?, String?, Bool, String, Date?, Date?, String?, String?, String?, Double?,
-                    Date, Date, Int
+                    Date, Date, Int, Bool, Int
                 ).self)
             records.append(
                 AccountRecord(
@@ -69,7 +69,8 @@ package final class PostgresAccountStore: AccountStore {
                     plan: plan, isFedramp: fedramp, status: status, accessExpiresAt: expires, lastRefreshAt: refreshed, lastError: lastError,
                     // A Codex home is a path on one machine: on the others, the account has none here.
                     codexHome: homeMachine == machine ? home : nil,
-                    reservePercent: reserve, maxLeases: maxLeases, createdAt: created, updatedAt: updated))
+                    reservePercent: reserve, maxLeases: maxLeases, autoSwitch: autoSwitch, priority: priority, createdAt: created,
+                    updatedAt: updated))
         }
         return records
     }
@@ -275,6 +276,22 @@ package final class PostgresAccountStore: AccountStore {
             try await connection.query(
                 "UPDATE accounts SET reserve_percent = \(percent), updated_at = \(Date()) WHERE id = \(record.id!)", logger: Self.logger)
             try await self.audit(.settingChanged, account: record, detail: percent.map { "reserve = \($0) %" } ?? "reserve cleared", connection)
+            return try record.account(activeID: try await self.activeID(connection))
+        }
+    }
+
+    package func setChoice(autoSwitch: Bool?, priority: Int?, for name: AccountName) async throws(StoreError) -> Account {
+        try await database.write { connection in
+            guard var record = try await self.record(named: name, connection) else {
+                throw StoreError(.notFound, "there is no account named \(name)")
+            }
+            record.autoSwitch = autoSwitch ?? record.autoSwitch
+            record.priority = priority ?? record.priority
+            try await connection.query(
+                "UPDATE accounts SET auto_switch = \(record.autoSwitch), priority = \(record.priority), updated_at = \(Date()) WHERE id = \(record.id!)",
+                logger: Self.logger)
+            try await self.audit(
+                .settingChanged, account: record, detail: AccountRecord.choiceDetail(autoSwitch: autoSwitch, priority: priority), connection)
             return try record.account(activeID: try await self.activeID(connection))
         }
     }

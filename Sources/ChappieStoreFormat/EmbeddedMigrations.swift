@@ -193,6 +193,15 @@ extension StoreMigration {
                     read_at    REAL    NOT NULL
                 );
                 """#),
+        StoreMigration(
+            id: "0008_account_choice",
+            sql: #"""
+                -- Which accounts chappie may choose by itself, and in what order (`chappie accounts set NAME
+                -- --auto off --priority N`): an account with auto_switch 0 is left out of auto-switch, --best,
+                -- failover and leases that name no account; among the others, a higher priority comes first.
+                ALTER TABLE accounts ADD COLUMN auto_switch INTEGER NOT NULL DEFAULT 1 CHECK (auto_switch IN (0, 1));
+                ALTER TABLE accounts ADD COLUMN priority INTEGER NOT NULL DEFAULT 0;
+                """#),
     ]
 
     /// Every migration of the team pool's PostgreSQL schema (migrations/postgres/), in order.
@@ -360,6 +369,13 @@ extension StoreMigration {
                     account_id BIGINT           PRIMARY KEY REFERENCES accounts (id) ON DELETE CASCADE,
                     read_at    DOUBLE PRECISION NOT NULL
                 );
+                """#),
+        StoreMigration(
+            id: "0006_account_choice",
+            sql: #"""
+                -- As the local store's 0008: which accounts chappie may choose by itself, and in what order.
+                ALTER TABLE accounts ADD COLUMN auto_switch BOOLEAN NOT NULL DEFAULT TRUE;
+                ALTER TABLE accounts ADD COLUMN priority INTEGER NOT NULL DEFAULT 0;
                 """#),
     ]
 }

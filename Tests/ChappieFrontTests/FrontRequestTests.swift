@@ -143,7 +143,7 @@ struct StoreSchemaReviewTests {
     @Test("The newest migration is one the front binary's readers were checked against")
     func newestMigrationReviewed() {
         #expect(
-            StoreMigration.sqlite.last?.id == "0007_daily_tokens",
+            StoreMigration.sqlite.last?.id == "0008_account_choice",
             "a new migration: check OpenedStore, StoredTokenReader, AccountsTable and ActiveAccount against it, then update this id")
     }
 }

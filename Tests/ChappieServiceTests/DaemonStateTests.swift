@@ -59,6 +59,12 @@ struct DaemonStateTests {
         #expect(await state.shouldActOnLimitEvent("work:1800"))
         #expect(await !state.shouldActOnLimitEvent("work:1800"))
         #expect(await state.shouldActOnLimitEvent("work:19800"))
+        // No other account had room: asked again after the next poll round.
+        await state.limitSwitchFailed(retryingAfter: .seconds(10))
+        now.advance(9)
+        #expect(await !state.shouldActOnLimitEvent("work:19800"))
+        now.advance(1)
+        #expect(await state.shouldActOnLimitEvent("work:19800"))
     }
 
     @Test("An attempt counts as recent for a minute")

@@ -216,4 +216,58 @@ struct FirstWeekEndToEndTests {
             #expect(after.status == 0 && !after.stderr.contains("Codex is running"), "\(after.stderr)")
         }
     }
+
+    @Test(
+        "accounts set --auto off keeps an account out of --best, guard --any and auto-switch; --priority orders them; auto-switch keeps to the workspace kind it leaves"
+    )
+    func automaticChoices() async throws {
+        let testbed = try await ChappieTestbed.start()
+        try await whileRunning(testbed) {
+            var ids: [String: String] = [:]
+            for (name, plan) in [("mine", "plus"), ("accident", "plus"), ("seat", "team"), ("spare", "plus")] {
+                _ = try await testbed.control("/_emulator/device/next", method: "POST", body: #"{"plan":"\#(plan)","email":"\#(name)@example.com"}"#)
+                #expect(try await testbed.chappie(["accounts", "add", name]).status == 0)
+                ids[name] = JSONDocument(Data(try await testbed.chappie(["accounts", "show", name, "--json"]).stdout.utf8)).string("chatgptAccountID")
+            }
+            func use(_ name: String, _ percent: Int) async throws {
+                _ = try await testbed.control(
+                    "/_emulator/accounts/\(ids[name] ?? "")/usage", method: "POST",
+                    body: #"{"five_hour_used_percent":\#(percent),"weekly_used_percent":0}"#)
+            }
+            for (name, percent) in [("mine", 10), ("accident", 0), ("seat", 5), ("spare", 30)] { try await use(name, percent) }
+
+            let off = try await testbed.chappie(["accounts", "set", "accident", "--auto", "off"])
+            #expect(off.status == 0 && off.stdout.contains("accident: auto off"), "\(off.stdout)")
+            let shown = JSONDocument(Data(try await testbed.chappie(["accounts", "show", "accident", "--json"]).stdout.utf8))
+            #expect(shown.bool("autoSwitch") == false && shown.int("priority") == 0)
+            let best = try await testbed.chappie(["accounts", "switch", "--best", "--no-codex-home"])
+            #expect(best.status == 0 && best.stdout.contains("Best: seat has the most headroom"), "\(best.stdout)")
+            #expect(try await testbed.chappie(["accounts", "set", "spare", "--priority", "5"]).stdout.contains("priority 5"))
+            let preferred = try await testbed.chappie(["accounts", "switch", "--best", "--no-codex-home"])
+            #expect(preferred.stdout.contains("Best: spare"), "\(preferred.stdout)")
+            #expect(try await testbed.chappie(["accounts", "set", "spare", "--priority", "1001"]).status == 2)
+            #expect(try await testbed.chappie(["accounts", "set", "spare", "--auto", "maybe"]).status == 2)
+            #expect(try await testbed.chappie(["log", "--kind", "setting_changed"]).stdout.contains("auto = off"))
+
+            // Only the account left out has room: no account will do for a job.
+            for name in ["mine", "seat", "spare"] { try await use(name, 100) }
+            let guarded = try await testbed.chappie(["guard", "--any", "--max-age", "0s"])
+            #expect(guarded.status != 0, "\(guarded.stderr)")
+
+            // The daemon's auto-switch, leaving a personal account: the work seat is never taken, the
+            // account left out neither, though both have more room.
+            #expect(try await testbed.chappie(["accounts", "switch", "mine", "--no-codex-home"]).status == 0)
+            #expect(try await testbed.chappie(["accounts", "set", "spare", "--priority", "0"]).status == 0)
+            for (name, percent) in [("mine", 100), ("accident", 0), ("seat", 0), ("spare", 40)] { try await use(name, percent) }
+            let daemon = try testbed.startDaemon(["--poll-interval", "1s", "--auto-switch"])
+            try await testbed.waitForSocket()
+            var current = ""
+            for _ in 0..<120 where current != "spare\n" {
+                current = try await testbed.chappie(["accounts", "current"]).stdout
+                if current != "spare\n" { try await Task.sleep(for: .milliseconds(250)) }
+            }
+            #expect(current == "spare\n", "\(testbed.log("daemon.log").split(separator: "\n").filter { !$0.contains("usage polled") })")
+            #expect(await testbed.stop(daemon) == 0)
+        }
+    }
 }

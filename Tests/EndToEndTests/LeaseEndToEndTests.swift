@@ -236,7 +236,7 @@ struct LeaseEndToEndTests {
                 (["lease", "--account", "only", "--best", "--", "true"], 2, "not both"),
                 (["lease"], 2, "name the command to run"),
                 (["lease", "--account", "nobody", "--", "true"], 1, "no account named nobody"),
-                (["accounts", "set", "only"], 2, "--reserve PERCENT or --max-leases COUNT"),
+                (["accounts", "set", "only"], 2, "--reserve PERCENT, --max-leases COUNT, --auto on|off or --priority N"),
                 (["accounts", "set", "only", "--max-leases", "0"], 1, "from 1 to 1000"),
                 (["accounts", "set", "only", "--max-leases", "many"], 2, "many"),
                 (["pool", "migrate"], 2, "--from-sqlite"),

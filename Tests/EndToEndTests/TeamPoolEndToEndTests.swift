@@ -198,7 +198,7 @@ struct TeamPoolEndToEndTests {
             #expect(stats.int("refresh", "tokens_presented_more_than_once") == 0)
             #expect((stats.int("refresh", "redemptions") ?? 0) >= 3, "the test did not make chappie refresh (\(calls) calls)")
             // Refreshes happened on more than one machine (the audit log names each entry's machine).
-            let log = JSONDocument(Data(try await fleet.chappie(1, ["log", "--limit", "500", "--json"]).stdout.utf8))
+            let log = JSONDocument(Data(try await fleet.chappie(1, ["log", "--all", "--limit", "500", "--json"]).stdout.utf8))
             let details = (0..<(log.array()?.count ?? 0)).filter { log.string($0, "kind") == "refreshed" }.compactMap { log.string($0, "detail") }
             let refreshers = Set((1...4).filter { machine in details.contains { $0.contains("on m\(machine)") } })
             #expect(refreshers.count >= 2, "\(details)")
@@ -405,7 +405,7 @@ struct TeamPoolEndToEndTests {
             // shutdown, unlike a refresh): at most one per daemon.
             #expect(reported >= polls - 3, "the report counts \(reported) readings, the emulator answered \(polls) polls")
             // The polls are recorded with the machine that made them.
-            let log = JSONDocument(Data(try await fleet.chappie(1, ["log", "--limit", "500", "--json"]).stdout.utf8))
+            let log = JSONDocument(Data(try await fleet.chappie(1, ["log", "--all", "--limit", "500", "--json"]).stdout.utf8))
             let pollers = Set(
                 (0..<(log.array()?.count ?? 0)).filter { log.string($0, "kind") == "usage_polled" }.compactMap { index in
                     (1...3).first { log.string(index, "detail")?.hasSuffix("(on m\($0))") == true }

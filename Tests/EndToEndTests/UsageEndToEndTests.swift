@@ -99,7 +99,7 @@ struct UsageEndToEndTests {
             let token = try await chappie(["token", "a"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
             #expect(!token.isEmpty && !text.contains(token))
             #expect(!text.contains("<script") && !text.contains("href=") && !text.contains("src="))
-            let events = try await chappie(["log", "--json"])
+            let events = try await chappie(["log", "--all", "--json"])
             #expect(events.stdout.contains("usage_polled"))
 
             #expect(try await chappie(["config", "set", "usage-retention", "30d"]).status == 0)

@@ -42,12 +42,18 @@ public struct Account: Sendable, Hashable, Codable {
     /// How many leases may hold the account at once (`accounts set NAME --max-leases K`); a lease
     /// that hands out a Codex home takes them all.
     public var maxLeases: Int
+    /// Whether chappie may choose the account by itself: auto-switch, `--best`, failover and leases
+    /// that name none (`accounts set NAME --auto off` keeps it out; it is still used by name).
+    public var autoSwitch: Bool
+    /// Among the accounts chappie may choose, a higher priority comes first; headroom orders those
+    /// of one priority (`accounts set NAME --priority N`; default 0).
+    public var priority: Int
 
     /// Creates an account as a store reads it.
     public init(
         id: Int64, uuid: UUID, name: AccountName, info: ChappieAccountInfo, status: AccountStatus, accessTokenExpiresAt: Date?,
         lastRefreshAt: Date?, lastError: String?, codexHome: String?, reservePercent: Double?, createdAt: Date, updatedAt: Date,
-        isActive: Bool, maxLeases: Int = 1
+        isActive: Bool, maxLeases: Int = 1, autoSwitch: Bool = true, priority: Int = 0
     ) {
         self.id = id
         self.uuid = uuid
@@ -63,5 +69,35 @@ public struct Account: Sendable, Hashable, Codable {
         self.updatedAt = updatedAt
         self.isActive = isActive
         self.maxLeases = maxLeases
+        self.autoSwitch = autoSwitch
+        self.priority = priority
+    }
+
+    /// The range of a priority.
+    public static let priorities = -1000...1000
+}
+
+extension Account {
+    private enum CodingKeys: String, CodingKey {
+        case id, uuid, name, info, status, accessTokenExpiresAt, lastRefreshAt, lastError, codexHome, reservePercent, createdAt, updatedAt
+        case isActive, maxLeases, autoSwitch, priority
+    }
+
+    /// Decodes an account; `autoSwitch` and `priority` may be absent (a daemon older than them).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            id: try container.decode(Int64.self, forKey: .id), uuid: try container.decode(UUID.self, forKey: .uuid),
+            name: try container.decode(AccountName.self, forKey: .name), info: try container.decode(ChappieAccountInfo.self, forKey: .info),
+            status: try container.decode(AccountStatus.self, forKey: .status),
+            accessTokenExpiresAt: try container.decodeIfPresent(Date.self, forKey: .accessTokenExpiresAt),
+            lastRefreshAt: try container.decodeIfPresent(Date.self, forKey: .lastRefreshAt),
+            lastError: try container.decodeIfPresent(String.self, forKey: .lastError),
+            codexHome: try container.decodeIfPresent(String.self, forKey: .codexHome),
+            reservePercent: try container.decodeIfPresent(Double.self, forKey: .reservePercent),
+            createdAt: try container.decode(Date.self, forKey: .createdAt), updatedAt: try container.decode(Date.self, forKey: .updatedAt),
+            isActive: try container.decode(Bool.self, forKey: .isActive), maxLeases: try container.decode(Int.self, forKey: .maxLeases),
+            autoSwitch: try container.decodeIfPresent(Bool.self, forKey: .autoSwitch) ?? true,
+            priority: try container.decodeIfPresent(Int.self, forKey: .priority) ?? 0)
     }
 }

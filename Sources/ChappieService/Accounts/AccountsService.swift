@@ -145,6 +145,15 @@ public struct AccountsService: Sendable {
         return try await store.setMaxLeases(count, for: name)
     }
 
+    /// Sets whether auto-switch, `--best`, failover and leases may choose an account by themselves,
+    /// and its priority among those they may (`nil`: unchanged).
+    public func setChoice(autoSwitch: Bool?, priority: Int?, for name: AccountName) async throws -> Account {
+        if let priority, !Account.priorities.contains(priority) {
+            throw ServiceError(.invalidInput, "--priority is a whole number from -1000 to 1000")
+        }
+        return try await store.setChoice(autoSwitch: autoSwitch, priority: priority, for: name)
+    }
+
     /// Renames an account. Throws ``StoreError`` `.notFound` or `.nameTaken`.
     public func rename(_ name: AccountName, to newName: AccountName) async throws {
         try await store.rename(name, to: newName)

@@ -35,6 +35,9 @@ package struct BackupFile {
         var accessTokenExpiresAt: Date?
         var lastRefreshAt: Date?
         var reservePercent: Double?
+        /// `accounts set --auto` and `--priority`; absent from older backups.
+        var autoSwitch: Bool?
+        var priority: Int?
         var createdAt: Date
     }
 

@@ -144,7 +144,8 @@ public struct BackupService: Sendable {
                 BackupFile.AccountEntry(
                     name: current.name.rawValue, idToken: credentials.idToken, accessToken: credentials.accessToken,
                     refreshToken: credentials.refreshToken, accessTokenExpiresAt: current.accessTokenExpiresAt,
-                    lastRefreshAt: current.lastRefreshAt, reservePercent: current.reservePercent, createdAt: current.createdAt))
+                    lastRefreshAt: current.lastRefreshAt, reservePercent: current.reservePercent, autoSwitch: current.autoSwitch,
+                    priority: current.priority, createdAt: current.createdAt))
             if usage { readings[current.name.rawValue] = try await store.usageSamples(for: current, since: nil, until: nil) }
         }
         var settings: [String: String] = [:]
@@ -226,6 +227,12 @@ public struct BackupService: Sendable {
                     refreshedAt: entry.lastRefreshAt, name: name, event: .restored)
             }
             if let reserve = entry.reservePercent { _ = try await store.setReserve(reserve, for: saved.account.name) }
+            if entry.autoSwitch == false || (entry.priority ?? 0) != 0 {
+                _ = try await store.setChoice(
+                    autoSwitch: entry.autoSwitch,
+                    priority: entry.priority.map { min(max($0, Account.priorities.lowerBound), Account.priorities.upperBound) },
+                    for: saved.account.name)
+            }
             return (.init(name: entry.name, outcome: .added, reason: nil), saved.account)
         }
         return try await store.withRefreshLock(on: existing) {

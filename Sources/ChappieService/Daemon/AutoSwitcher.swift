@@ -36,8 +36,13 @@ struct AutoSwitcher: Sendable {
             else { return }
             let choice: UsageService.BestChoice
             do {
-                choice = try await usage.best(maxAge: configuration.pollInterval)
+                // Work stays on work seats, a personal project on personal accounts, unless told otherwise.
+                choice = try await usage.best(
+                    maxAge: configuration.pollInterval, kind: configuration.autoSwitchAnyKind ? nil : WorkspaceKind(of: active))
             } catch {
+                // Readings another process is polling right now may be older than the choice needs:
+                // asked again after the next poll round, not only at the next limit event.
+                await state.limitSwitchFailed(retryingAfter: configuration.pollInterval)
                 logger.warning(
                     "active account is at its limit, and no other has room", metadata: ["account": "\(active.name)", "reason": "\(error)"])
                 return

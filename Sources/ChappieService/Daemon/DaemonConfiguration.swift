@@ -31,6 +31,9 @@ public struct DaemonConfiguration: Sendable {
     public var watchInterval: Duration
     /// Switch away from the active account when it reaches its limit. Default: off.
     public var autoSwitch: Bool
+    /// Whether auto-switch may move to an account of another workspace kind (``WorkspaceKind``)
+    /// than the one it leaves. Default: false.
+    public var autoSwitchAnyKind = false
     /// Where auto-switch exports the new account for the Codex CLI (else the codex-home setting).
     public var codexHome: URL?
     /// The socket of the local API.

@@ -107,9 +107,10 @@ actor DaemonState {
         return true
     }
 
-    /// The switch for the current limit event failed: it is tried again in a minute, not at once.
-    func limitSwitchFailed() {
-        limitRetryAt = now().addingTimeInterval(60)
+    /// The switch for the current limit event failed: it is tried again after `delay` (a minute
+    /// by default), not at once.
+    func limitSwitchFailed(retryingAfter delay: Duration = .seconds(60)) {
+        limitRetryAt = now().addingTimeInterval(Double(delay.components.seconds))
     }
 
     func switched() {

@@ -143,10 +143,11 @@ public struct LeaseService: Sendable {
         try await store.leases()
     }
 
-    /// The accounts a lease may go to: the one named, or every `ok` account not excluded.
+    /// The accounts a lease may go to: the one named, or every `ok` account chappie may choose by
+    /// itself (``Account/autoSwitch``) not excluded.
     private func candidates(_ name: AccountName?, excluding excluded: Set<Int64>) async throws -> [Account] {
         if let name { return [try await store.account(named: name)] }
-        return try await store.accounts().filter { $0.status == .ok && !excluded.contains($0.id) }
+        return try await store.accounts().filter { $0.status == .ok && $0.autoSwitch && !excluded.contains($0.id) }
     }
 
     /// The accounts in the order of preference: most headroom first (as `--best`), accounts without

@@ -171,14 +171,26 @@ public struct UsageService: Sendable {
         }.compactMap { $0 }
     }
 
-    /// The usable account with the most headroom: among `ok` accounts, the lowest used percent of the
-    /// binding window (the fuller of 5-hour and weekly), counting an account at or above its reserve as
-    /// full; ties go to the earlier reset. Readings older than `maxAge` are refreshed first. The
-    /// accounts in `excluded` (by id) are not considered.
+    /// The usable account with the most headroom: among `ok` accounts chappie may choose by itself
+    /// (``Account/autoSwitch``), the highest priority, then the lowest used percent of the binding
+    /// window (the fuller of 5-hour and weekly), counting an account at or above its reserve as full;
+    /// ties go to the earlier reset. Readings older than `maxAge` are refreshed first. The accounts in
+    /// `excluded` (by id) are not considered; with `kind`, only accounts of that workspace kind.
     ///
     /// - Throws: ``ServiceError`` when no account has room, saying when the first one frees up.
-    public func best(maxAge: Duration = .seconds(15 * 60), excluding excluded: Set<Int64> = []) async throws -> BestChoice {
-        let stored = try await store.accounts().filter { $0.status == .ok && !excluded.contains($0.id) }
+    public func best(
+        maxAge: Duration = .seconds(15 * 60), excluding excluded: Set<Int64> = [], kind: WorkspaceKind? = nil
+    ) async throws -> BestChoice {
+        let all = try await store.accounts().filter { $0.status == .ok && !excluded.contains($0.id) }
+        let stored = all.filter { $0.autoSwitch && (kind == nil || WorkspaceKind(of: $0) == kind) }
+        if stored.isEmpty, !all.isEmpty {
+            let left = all.filter { !$0.autoSwitch }.map(\.name.rawValue)
+            throw ServiceError(
+                .invalidInput,
+                "no account chappie may choose by itself is usable"
+                    + (left.isEmpty ? "" : " (\(left.joined(separator: ", ")): accounts set NAME --auto on lets it choose one)")
+                    + (kind.map { "; only \($0.rawValue) accounts were considered" } ?? ""))
+        }
         // One whose tokens do not open here (damaged, or on its way to the team pool) cannot be switched to.
         let problems = try await store.credentialProblems(of: stored)
         let accounts = stored.filter { problems[$0.id] == nil }
@@ -254,12 +266,14 @@ public struct UsageService: Sendable {
         return (Self.describe(reading.snapshot), reading.snapshot.bindingWindow?.resetsAt)
     }
 
-    /// Accounts ordered by headroom, as ``best(maxAge:)`` chooses.
+    /// Accounts ordered as ``best(maxAge:excluding:kind:)`` chooses: those with room first, by
+    /// priority, then by headroom.
     static func rank(_ candidates: [(Account, ChappieUsageLimitSnapshot)]) -> [(account: Account, snapshot: ChappieUsageLimitSnapshot, full: Bool)] {
         candidates.map { account, snapshot in
             (account, snapshot, Headroom(snapshot, reservePercent: account.reservePercent).isFull)
         }.sorted { a, b in
             if a.full != b.full { return !a.full }
+            if a.account.priority != b.account.priority { return a.account.priority > b.account.priority }
             let (ua, ub) = (a.snapshot.bindingWindow?.usedPercent ?? 0, b.snapshot.bindingWindow?.usedPercent ?? 0)
             if ua != ub { return ua < ub }
             return (a.snapshot.bindingWindow?.resetsAt ?? .distantFuture) < (b.snapshot.bindingWindow?.resetsAt ?? .distantFuture)
@@ -290,5 +304,17 @@ public struct UsageService: Sendable {
             return at
         }
         return (runOut(\.shortWindow), runOut(\.longWindow))
+    }
+}
+
+/// Whether an account is a person's own (free, plus, pro) or a workspace's seat (team, business,
+/// enterprise, edu): auto-switch keeps to the kind of the account it leaves, so that work does not
+/// move onto a personal account, nor a personal project onto a work seat.
+public enum WorkspaceKind: String, Sendable {
+    case personal, workspace
+
+    /// The kind of an account's plan (an unknown plan counts as personal).
+    public init(of account: Account) {
+        self = account.info.plan?.isWorkspace == true ? .workspace : .personal
     }
 }

@@ -37,13 +37,17 @@ package struct AccountRecord: Codable, FetchableRecord, MutablePersistableRecord
     package var reservePercent: Double?
     /// How many leases may hold the account at once (migration 0005).
     package var maxLeases: Int
+    /// Whether chappie may choose the account by itself (migration 0008).
+    package var autoSwitch: Bool = true
+    /// Its priority among those chappie may choose (migration 0008).
+    package var priority: Int = 0
     package var createdAt: Date
     package var updatedAt: Date
 
     package init(
         id: Int64?, uuid: String, name: String, email: String?, chatgptAccountId: String?, chatgptUserId: String?, plan: String?,
         isFedramp: Bool, status: String, accessExpiresAt: Date?, lastRefreshAt: Date?, lastError: String?, codexHome: String?,
-        reservePercent: Double?, maxLeases: Int, createdAt: Date, updatedAt: Date
+        reservePercent: Double?, maxLeases: Int, autoSwitch: Bool = true, priority: Int = 0, createdAt: Date, updatedAt: Date
     ) {
         self.id = id
         self.uuid = uuid
@@ -60,6 +64,8 @@ package struct AccountRecord: Codable, FetchableRecord, MutablePersistableRecord
         self.codexHome = codexHome
         self.reservePercent = reservePercent
         self.maxLeases = maxLeases
+        self.autoSwitch = autoSwitch
+        self.priority = priority
         self.createdAt = createdAt
         self.updatedAt = updatedAt
     }
@@ -132,7 +138,8 @@ package struct AccountRecord: Codable, FetchableRecord, MutablePersistableRecord
             status: status, accessTokenExpiresAt: accessExpiresAt.flatMap { StoredNumber.date($0.timeIntervalSince1970) },
             lastRefreshAt: lastRefreshAt.flatMap { StoredNumber.date($0.timeIntervalSince1970) }, lastError: lastError, codexHome: codexHome,
             reservePercent: reservePercent.flatMap { $0.isFinite && $0 > 0 ? min($0, 100) : nil }, createdAt: StoredNumber.clamped(createdAt),
-            updatedAt: StoredNumber.clamped(updatedAt), isActive: id == activeID, maxLeases: max(1, maxLeases))
+            updatedAt: StoredNumber.clamped(updatedAt), isActive: id == activeID, maxLeases: max(1, maxLeases), autoSwitch: autoSwitch,
+            priority: min(max(priority, Account.priorities.lowerBound), Account.priorities.upperBound))
     }
 }
 
@@ -157,7 +164,16 @@ extension AccountRecord {
         codexHome = try row.decodeIfPresent(String.self, forKey: .codexHome)
         reservePercent = (try? row.decodeIfPresent(Double.self, forKey: .reservePercent)) ?? nil
         maxLeases = try row.decode(Int.self, forKey: .maxLeases)
+        autoSwitch = (try? row.decodeIfPresent(Bool.self, forKey: .autoSwitch)) ?? true
+        priority = (try? row.decodeIfPresent(Int.self, forKey: .priority)) ?? 0
         createdAt = time(.createdAt) ?? Date(timeIntervalSince1970: 0)
         updatedAt = time(.updatedAt) ?? Date(timeIntervalSince1970: 0)
+    }
+}
+
+extension AccountRecord {
+    /// The audit detail of `accounts set NAME --auto … --priority …`.
+    package static func choiceDetail(autoSwitch: Bool?, priority: Int?) -> String {
+        [autoSwitch.map { "auto = \($0 ? "on" : "off")" }, priority.map { "priority = \($0)" }].compactMap { $0 }.joined(separator: ", ")
     }
 }

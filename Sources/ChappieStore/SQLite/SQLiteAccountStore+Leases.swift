@@ -14,6 +14,18 @@ extension SQLiteAccountStore {
         }
     }
 
+    public func setChoice(autoSwitch: Bool?, priority: Int?, for name: AccountName) async throws(StoreError) -> Account {
+        try await write { db in
+            var record = try Self.record(named: name, db)
+            record.autoSwitch = autoSwitch ?? record.autoSwitch
+            record.priority = priority ?? record.priority
+            record.updatedAt = Date()
+            try record.update(db)
+            try db.record(.settingChanged, account: record, detail: AccountRecord.choiceDetail(autoSwitch: autoSwitch, priority: priority))
+            return try record.account(activeID: try Self.activeID(db))
+        }
+    }
+
     package func acquireLease(on candidates: [Lease.Candidate], holder: String, ttl: Duration) async throws(StoreError) -> Lease? {
         let machine = StoreOptions.hostName
         return try await write { db in

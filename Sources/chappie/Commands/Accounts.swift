@@ -262,7 +262,7 @@ extension ChappieCommand.Accounts {
         static let configuration = CommandConfiguration(
             commandName: "set",
             abstract:
-                "Change an account's settings: --reserve PERCENT (or none) makes --best treat it as full from that use on; --max-leases K lets K leases hold it at once."
+                "Change an account's settings: --reserve PERCENT (or none) makes --best treat it as full from that use on; --max-leases K lets K leases hold it at once; --auto off keeps it out of automatic choices; --priority N orders them."
         )
 
         @Argument(help: "The account.", completion: .accountNames, transform: parseAccountName) var name: AccountName
@@ -270,10 +270,18 @@ extension ChappieCommand.Accounts {
         var reserve: String?
         @Option(help: ArgumentHelp("How many leases may hold the account at once (1-1000; default 1).", valueName: "count"))
         var maxLeases: Int?
+        @Option(help: ArgumentHelp("Whether auto-switch, --best, failover and leases may choose it by themselves (default on).", valueName: "on|off"))
+        var auto: String?
+        @Option(help: ArgumentHelp("Its order among those they may choose: higher first (-1000 to 1000; default 0).", valueName: "n"))
+        var priority: Int?
         @OptionGroup var global: GlobalOptions
 
         func validate() throws {
-            if reserve == nil, maxLeases == nil { throw ValidationError("give --reserve PERCENT or --max-leases COUNT") }
+            if reserve == nil, maxLeases == nil, auto == nil, priority == nil {
+                throw ValidationError("give --reserve PERCENT, --max-leases COUNT, --auto on|off or --priority N")
+            }
+            if let auto, !["on", "off"].contains(auto) { throw ValidationError("--auto is on or off") }
+            if let priority, !Account.priorities.contains(priority) { throw ValidationError("--priority is a whole number from -1000 to 1000") }
         }
 
         func run() async throws {
@@ -293,6 +301,16 @@ extension ChappieCommand.Accounts {
             if let maxLeases {
                 account = try await services.accounts.setMaxLeases(maxLeases, for: name)
                 changes.append("max-leases \(maxLeases)")
+            }
+            if auto != nil || priority != nil {
+                account = try await services.accounts.setChoice(autoSwitch: auto.map { $0 == "on" }, priority: priority, for: name)
+                if let auto {
+                    changes.append(
+                        auto == "on"
+                            ? "auto on (auto-switch, --best, failover and leases may choose it)"
+                            : "auto off (auto-switch, --best, failover and leases leave it out; it is still used by name)")
+                }
+                if let priority { changes.append("priority \(priority)") }
             }
             if global.json, let account {
                 try JSONOutput.print(AccountJSON(account))

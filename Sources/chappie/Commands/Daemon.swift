@@ -38,6 +38,8 @@ extension ChappieCommand {
         @Option(help: ArgumentHelp("The use of the binding window from which --near-limit-poll-interval applies.", valueName: "percent"))
         var nearLimitPercent: Double = 80
         @Flag(help: "Switch to the best account when the active one reaches its limit.") var autoSwitch = false
+        @Flag(help: "Let auto-switch move to a personal account from a workspace seat, or the other way (by default it keeps to the kind it leaves).")
+        var autoSwitchAnyKind = false
         @Option(
             help: ArgumentHelp(
                 "The wait after an account's first failure; it doubles each time, up to --max-backoff (default: 30s).", valueName: "duration"),
@@ -175,6 +177,7 @@ extension ChappieCommand {
             configuration.alerts = alerts
             configuration.alertRetryDelay = .milliseconds(max(1, alertRetryDelayMilliseconds))
             configuration.autoRedeem = autoRedeem
+            configuration.autoSwitchAnyKind = autoSwitchAnyKind
             let daemon = services.daemon(configuration: configuration, instance: instance, logger: logger)
             let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [daemon], logger: logger))
             // A signal that came after the start-up ended asks for the shutdown now, and the group

@@ -36,8 +36,8 @@ extension ChappieCommand {
             let services = try await global.services()
             let accounts: [Account]
             if any {
-                // As --best: a disabled account is not one a job may use.
-                accounts = try await services.accounts.all().filter { $0.status != .disabled }
+                // As --best: a disabled account, or one chappie may not choose by itself, is not one a job may use.
+                accounts = try await services.accounts.all().filter { $0.status != .disabled && $0.autoSwitch }
                 guard !accounts.isEmpty else {
                     throw CommandFailure(message: "no account is set up; add one with chappie accounts add NAME", exitCode: .failure)
                 }

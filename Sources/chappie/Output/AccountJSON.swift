@@ -24,6 +24,10 @@ struct AccountJSON: Encodable {
     var createdAt: Date
     var reservePercent: Double?
     var maxLeases: Int
+    /// Whether auto-switch, `--best`, failover and leases may choose it by themselves.
+    var autoSwitch: Bool
+    /// Its order among those: higher first.
+    var priority: Int
     var usage: UsageJSON?
 
     /// The account, its credentials checked or not (`problem`: why they do not open).
@@ -38,6 +42,8 @@ struct AccountJSON: Encodable {
         status = account.status.rawValue
         active = account.isActive
         maxLeases = account.maxLeases
+        autoSwitch = account.autoSwitch
+        priority = account.priority
         accessTokenExpiresAt = account.accessTokenExpiresAt
         lastRefreshAt = account.lastRefreshAt
         lastError = account.lastError

@@ -48,6 +48,9 @@ package protocol AccountDirectory: AccountDirectoryReader {
 
     /// Sets how many leases may hold an account at once (1 or more).
     func setMaxLeases(_ count: Int, for name: AccountName) async throws(StoreError) -> Account
+    /// Sets whether chappie may choose the account by itself, and its priority among those it may
+    /// (`nil`: unchanged); an audit entry says what changed.
+    func setChoice(autoSwitch: Bool?, priority: Int?, for name: AccountName) async throws(StoreError) -> Account
     /// Takes the e-mail and plan that verified tokens of the account name (a plan upgrade reaches
     /// chappie only this way), with an `identity_changed` audit entry when either changed; see
     /// ``AccountRecord/takeIdentity(_:)`` for what is refused.
