@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds="${FUZZ_SECONDS:-60}"
-targets="${FUZZ_TARGETS:-jwt-claims auth-json usage-reply rate-limit-headers token-reply device-code-reply sse websocket-frames backup-file socket-request http-request issuer-keys accounts-check reset-credits command-line profile front-reader}"
+targets="${FUZZ_TARGETS:-jwt-claims auth-json usage-reply codex-rollout rate-limit-headers token-reply device-code-reply sse websocket-frames backup-file socket-request http-request issuer-keys accounts-check reset-credits command-line profile front-reader}"
 scratch=.build/fuzz
 
 echo "==> Building chappie-fuzz (libFuzzer + AddressSanitizer, in $scratch)"
@@ -20,6 +20,7 @@ seeds() {
     jwt-claims) python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); [print(d[k]) for k in ("id_token","access_token")]' "$fixtures/token-response.json" | split -l 1 - "$2/jwt-" ;;
     auth-json) cp "$fixtures"/codex-auth*.json "$2/" ;;
     usage-reply) cp "$fixtures"/wham-usage-*.json "$2/" ;;
+    codex-rollout) cp Tests/Fixtures/codex/rollout-*.jsonl "$2/" ;;
     rate-limit-headers) cp "$fixtures"/responses-headers.txt "$fixtures"/usage-*-429.json "$2/" ;;
     token-reply) cp "$fixtures"/token-*.json "$fixtures"/refresh-*.json "$2/" ;;
     device-code-reply) cp "$fixtures"/device-*.json "$2/" ;;

@@ -24,6 +24,8 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
     case codexAuthFile = "auth-json"
     /// A `wham/usage` reply and a `codex.rate_limits` event.
     case usageReply = "usage-reply"
+    /// The lines of a Codex rollout, as the daemon reads the rate limits in them.
+    case codexRollout = "codex-rollout"
     /// `x-codex-*` rate-limit headers and a 429's body.
     case rateLimitHeaders = "rate-limit-headers"
     /// The token endpoint's replies: code exchange, refresh, OAuth error bodies.
@@ -92,6 +94,8 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
             if let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] {
                 check(ChappieUsageLimitSnapshot.fromRateLimitsEvent(object))
             }
+        case .codexRollout:
+            check(CodexRollout.newestRateLimits(in: text.split(separator: "\n"))?.snapshot)
         case .rateLimitHeaders:
             var headers = ChappieHTTPHeaders()
             for line in text.split(whereSeparator: \.isNewline) {

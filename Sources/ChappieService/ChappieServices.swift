@@ -213,7 +213,11 @@ public struct ChappieServices: Sendable {
 
     /// The daemon over this store, holding the data directory's claim.
     public func daemon(configuration: DaemonConfiguration, instance: DaemonInstance, logger: Logger) -> Daemon {
-        Daemon(store: store, endpoints: options.endpoints, configuration: configuration, instance: instance, logger: logger)
+        var configuration = configuration
+        // One machine's store: its daemon is the one to tell of every reading. On a team pool, the
+        // daemon that polled an account tells of it, so that three machines do not say it thrice.
+        configuration.alertsOnEveryReading = settings.storeIsLocal
+        return Daemon(store: store, endpoints: options.endpoints, configuration: configuration, instance: instance, logger: logger)
     }
 
     /// An SDK client streaming responses as one account, over this store.

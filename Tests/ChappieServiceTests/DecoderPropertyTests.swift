@@ -61,6 +61,8 @@ struct DecoderPropertyTests {
                         #"{"type":"codex.rate_limits","rate_limits":{"primary":{"used_percent":12.5,"window_minutes":300,"reset_at":1795009120}}}"#
                             .utf8)
                 ]
+        case .codexRollout:
+            return try ["0.147.0", "0.163.0"].map { try Data(contentsOf: Fixtures.codex.appendingPathComponent("rollout-\($0).jsonl")) }
         case .rateLimitHeaders: return try fixtures("responses-headers.txt", "usage-limit-reached-429.json", "usage-not-included-429.json")
         case .tokenReply:
             return try fixtures(

@@ -25,7 +25,7 @@ struct PollPlanTests {
                 limitReached: limitReached))
     }
 
-    @Test("No reading: due at once. Below 80 %: due after the interval. From 80 %: due after a minute. Full: after the interval, or at its reset")
+    @Test("No reading: due at once. Below 80 %: due after the interval. From 80 %, full included: due after a minute, or at a full window's reset")
     func dueTimes() throws {
         let accounts = try (1...4).map(account)
         let latest: [Int64: UsageSample] = [
@@ -33,20 +33,20 @@ struct PollPlanTests {
         ]
         #expect(plan.due(accounts, latest: latest, now: start).map(\.id) == [1])
         #expect(plan.due(accounts, latest: latest, now: start.addingTimeInterval(59)).map(\.id) == [1])
-        #expect(plan.due(accounts, latest: latest, now: start.addingTimeInterval(60)).map(\.id) == [1, 3])
-        #expect(plan.due(accounts, latest: latest, now: start.addingTimeInterval(599)).map(\.id) == [1, 3])
+        #expect(plan.due(accounts, latest: latest, now: start.addingTimeInterval(60)).map(\.id) == [1, 3, 4])
+        #expect(plan.due(accounts, latest: latest, now: start.addingTimeInterval(599)).map(\.id) == [1, 3, 4])
         #expect(plan.due(accounts, latest: latest, now: start.addingTimeInterval(600)).map(\.id) == [1, 2, 3, 4])
-        // Full, its window resetting in two minutes: due at the reset.
+        // Full, its window resetting in 30 seconds: due at the reset.
         let resetting = [
             Int64(4): UsageSample(
                 accountID: 4, observedAt: start, source: .poll, limitID: "codex",
                 snapshot: ChappieUsageLimitSnapshot(
                     limitID: "codex", plan: nil,
-                    shortWindow: ChappieUsageWindow(usedPercent: 100, windowMinutes: 300, resetsAt: start.addingTimeInterval(120)),
+                    shortWindow: ChappieUsageWindow(usedPercent: 100, windowMinutes: 300, resetsAt: start.addingTimeInterval(30)),
                     longWindow: nil))
         ]
-        #expect(plan.due([accounts[3]], latest: resetting, now: start.addingTimeInterval(119)).isEmpty)
-        #expect(plan.due([accounts[3]], latest: resetting, now: start.addingTimeInterval(120)).count == 1)
+        #expect(plan.due([accounts[3]], latest: resetting, now: start.addingTimeInterval(29)).isEmpty)
+        #expect(plan.due([accounts[3]], latest: resetting, now: start.addingTimeInterval(30)).count == 1)
     }
 
     @Test("A reading another process stored makes the account fresh, whoever took it")

@@ -7,6 +7,9 @@ public enum Fixtures {
         .deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Fixtures/openai")
 
+    /// The Codex CLI's session logs under `Tests/Fixtures/codex` (see its README).
+    public static let codex = directory.deletingLastPathComponent().appendingPathComponent("codex")
+
     /// The bytes of a fixture, such as `responses-text.sse`.
     public static func data(_ name: String) throws -> Data {
         try Data(contentsOf: directory.appendingPathComponent(name))

@@ -5,24 +5,6 @@ import Testing
 @Suite("The daemon's alerts: thresholds, resets, switches and banked credits, to a webhook and a command", .tags(.slow))
 struct AlertsEndToEndTests {
     /// The webhook bodies the emulator received so far, oldest first.
-    private func received(_ testbed: ChappieTestbed) async throws -> [[String: Any]] {
-        let bodies = try await testbed.control("/_emulator/webhooks").root as? [String] ?? []
-        return bodies.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
-    }
-
-    /// Waits (up to 30 s) for a webhook body matching `match`.
-    private func waitForBody(
-        _ testbed: ChappieTestbed, _ what: String, sourceLocation: SourceLocation = #_sourceLocation, _ match: ([String: Any]) -> Bool
-    ) async throws -> [String: Any] {
-        for _ in 0..<300 {
-            if let body = try await received(testbed).first(where: match) { return body }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        let seen = try await received(testbed).map { "\($0["event"] ?? "?") \($0["account"] ?? "?")" }
-        Issue.record("no \(what) alert within 30 s; received: \(seen)", sourceLocation: sourceLocation)
-        throw CancellationError()
-    }
-
     @Test(
         "Thresholds once per cycle, the switch, a banked credit, a reset: each as the body docs/operations.md shows, to the webhook (retried) and the command; remembered across a restart"
     )
@@ -61,7 +43,7 @@ struct AlertsEndToEndTests {
 
             // Past 60 %: one threshold alert.
             try await usage(a, #"{"five_hour_used_percent":70}"#)
-            let sixty = try await waitForBody(testbed, "threshold 60") { $0["event"] as? String == "threshold" && $0["account"] as? String == "a" }
+            let sixty = try await testbed.waitForWebhook("threshold 60") { $0["event"] as? String == "threshold" && $0["account"] as? String == "a" }
             #expect(sixty["window"] as? String == "5h")
             #expect(sixty["threshold"] as? Double == 60)
             #expect(sixty["usedPercent"] as? Double == 70)
@@ -73,10 +55,10 @@ struct AlertsEndToEndTests {
             _ = try await testbed.control("/_emulator/accounts/\(a)/reset-credits", method: "POST", body: #"{"count":1}"#)
             _ = try await testbed.control("/_emulator/webhooks/fail", method: "POST", body: #"{"count":2}"#)
             try await usage(a, #"{"five_hour_used_percent":100}"#)
-            _ = try await waitForBody(testbed, "threshold 90") { $0["event"] as? String == "threshold" && $0["threshold"] as? Double == 90 }
-            let credit = try await waitForBody(testbed, "credit_available") { $0["event"] as? String == "credit_available" }
+            _ = try await testbed.waitForWebhook("threshold 90") { $0["event"] as? String == "threshold" && $0["threshold"] as? Double == 90 }
+            let credit = try await testbed.waitForWebhook("credit_available") { $0["event"] as? String == "credit_available" }
             #expect((credit["message"] as? String)?.contains("chappie credits redeem a") == true)
-            let switched = try await waitForBody(testbed, "switched") { $0["event"] as? String == "switched" }
+            let switched = try await testbed.waitForWebhook("switched") { $0["event"] as? String == "switched" }
             #expect(switched["from"] as? String == "a" && switched["account"] as? String == "b", "\(switched)")
             let stats = try await testbed.control("/_emulator/stats")
             #expect((stats.int("webhook_attempts") ?? 0) >= 5, "the failed deliveries were tried again")
@@ -84,14 +66,14 @@ struct AlertsEndToEndTests {
             #expect(await testbed.stop(daemon) == 0)
 
             // Restarted: nothing fired is said again, and a's full window is remembered for its reset.
-            let before = try await received(testbed).count
+            let before = try await testbed.webhookBodies().count
             daemon = try testbed.startDaemon(arguments, log: "daemon2.log")
             try await testbed.waitForSocket()
             try await testbed.waitForLog("daemon2.log", containing: "usage polled")
             try await usage(a, #"{"five_hour_used_percent":0}"#)
-            let reset = try await waitForBody(testbed, "reset") { $0["event"] as? String == "reset" }
+            let reset = try await testbed.waitForWebhook("reset") { $0["event"] as? String == "reset" }
             #expect(reset["account"] as? String == "a" && reset["usedPercent"] as? Double == 0)
-            let all = try await received(testbed)
+            let all = try await testbed.webhookBodies()
             #expect(all.count == before + 1, "only the reset after the restart: \(all.suffix(all.count - before))")
             #expect(all.filter { $0["event"] as? String == "threshold" }.count == 2)
             // The command runs beside the webhook's delivery: wait until it has written the reset too
@@ -174,15 +156,15 @@ struct AlertsEndToEndTests {
                 testbed.emulator.issuer + "/_emulator/webhooks",
             ])
             try await testbed.waitForSocket()
-            let signIn = try await waitForBody(testbed, "signin_required") { $0["event"] as? String == "signin_required" }
+            let signIn = try await testbed.waitForWebhook("signin_required") { $0["event"] as? String == "signin_required" }
             #expect(signIn["account"] as? String == "gone" && (signIn["message"] as? String)?.contains("chappie accounts add gone") == true)
-            let reset = try await waitForBody(testbed, "reset after the redemption") { $0["event"] as? String == "reset" }
+            let reset = try await testbed.waitForWebhook("reset after the redemption") { $0["event"] as? String == "reset" }
             #expect(reset["account"] as? String == "full")
             try await testbed.waitForLog("daemon.log", containing: "redeemed a reset credit")
             let stats = try await testbed.control("/_emulator/stats")
             #expect(stats.int("reset_credit_redemptions", "reset") == 1, "one credit redeemed, the other kept")
             #expect(await testbed.stop(daemon) == 0)
-            let bodies = try await received(testbed)
+            let bodies = try await testbed.webhookBodies()
             #expect(bodies.filter { $0["event"] as? String == "signin_required" }.count == 1)
             #expect(!bodies.contains { $0["event"] as? String == "credit_available" }, "redeemed, so not told of")
         }
@@ -202,5 +184,26 @@ struct AlertsEndToEndTests {
                 #expect(run.stderr.contains(said), "\(arguments): \(run.stderr)")
             }
         }
+    }
+}
+
+extension ChappieTestbed {
+    /// The bodies the emulator's webhook receiver has taken, oldest first, as JSON objects.
+    func webhookBodies() async throws -> [[String: Any]] {
+        let bodies = try await control("/_emulator/webhooks").root as? [String] ?? []
+        return bodies.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+    }
+
+    /// Waits (up to 30 s) for a webhook body matching `match`.
+    func waitForWebhook(
+        _ what: String, sourceLocation: SourceLocation = #_sourceLocation, _ match: ([String: Any]) -> Bool
+    ) async throws -> [String: Any] {
+        for _ in 0..<300 {
+            if let body = try await webhookBodies().first(where: match) { return body }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        let seen = try await webhookBodies().map { "\($0["event"] ?? "?") \($0["account"] ?? "?")" }
+        Issue.record("no \(what) alert within 30 s; received: \(seen)", sourceLocation: sourceLocation)
+        throw CancellationError()
     }
 }

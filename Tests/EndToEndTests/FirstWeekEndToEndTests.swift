@@ -270,4 +270,77 @@ struct FirstWeekEndToEndTests {
             #expect(await testbed.stop(daemon) == 0)
         }
     }
+
+    /// A stand-in for a running Codex: a program named `codex` (a copy of Python) with `CODEX_HOME`
+    /// set, holding a rollout open for writing and writing the `token_count` event Codex writes after
+    /// a turn, with the rate limits given.
+    private func runCodex(in home: URL, usedPercent: Double, _ testbed: ChappieTestbed) throws -> ChildProcess {
+        let bin = testbed.home.appendingPathComponent("fake-codex")
+        if !FileManager.default.fileExists(atPath: bin.appendingPathComponent("codex").path) {
+            try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+            try FileManager.default.copyItem(
+                at: URL(fileURLWithPath: "/usr/bin/python3").resolvingSymlinksInPath(), to: bin.appendingPathComponent("codex"))
+        }
+        let script = """
+            import json, os, sys, time, uuid, datetime
+            now = datetime.datetime.now(datetime.timezone.utc)
+            day = os.path.join(os.environ["CODEX_HOME"], "sessions", now.strftime("%Y/%m/%d"))
+            os.makedirs(day, exist_ok=True)
+            rollout = open(os.path.join(day, "rollout-%s-%s.jsonl" % (now.strftime("%Y-%m-%dT%H-%M-%S"), uuid.uuid4())), "a")
+            stamp = now.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+            limits = {"limit_id": "codex", "primary": {"used_percent": float(sys.argv[1]), "window_minutes": 300, "resets_at": int(time.time()) + 3600},
+                      "secondary": {"used_percent": 12.0, "window_minutes": 10080, "resets_at": int(time.time()) + 86400},
+                      "plan_type": "plus", "rate_limit_reached_type": "rate_limit_reached" if float(sys.argv[1]) >= 100 else None}
+            rollout.write(json.dumps({"timestamp": stamp, "type": "turn_context", "payload": {"model": "gpt-5"}}) + "\\n")
+            rollout.write(json.dumps({"timestamp": stamp, "type": "event_msg", "payload": {"type": "token_count", "info": None, "rate_limits": limits}}) + "\\n")
+            rollout.flush()
+            time.sleep(600)
+            """
+        return try ChildProcess(bin.appendingPathComponent("codex"), ["-c", script, String(usedPercent)], environment: ["CODEX_HOME": home.path])
+    }
+
+    @Test(
+        "The daemon reads the limit a running Codex hit from its rollout within seconds: the account's reading, the alert and the switch, without a poll; a reading usage poll stored alerts too"
+    )
+    func limitFromCodexRollout() async throws {
+        let testbed = try await ChappieTestbed.start()
+        try await whileRunning(testbed) {
+            let codex = testbed.home.appendingPathComponent("codex")
+            for name in ["work", "home"] { #expect(try await testbed.chappie(["accounts", "add", name]).status == 0) }
+            #expect(try await testbed.chappie(["accounts", "switch", "work", "--codex-home", codex.path]).status == 0)
+            let webhook = testbed.emulator.issuer + "/_emulator/webhooks"
+            // Polls every 10 minutes: only the first round polls, and sees work at its emulator's 0 %.
+            let daemon = try testbed.startDaemon(["--auto-switch", "--alert-webhook", webhook, "--alert-at", "90"])
+            try await testbed.waitForSocket()
+            try await testbed.waitForLog("daemon.log", containing: "usage polled")
+            let polls = try await testbed.control("/_emulator/stats").int("requests", "/backend-api/wham/usage") ?? 0
+
+            let running = try runCodex(in: codex, usedPercent: 100, testbed)
+            defer { kill(running.processIdentifier, SIGKILL) }
+            try await testbed.waitForLog("daemon.log", containing: "usage read from Codex's session log")
+            let threshold = try await testbed.waitForWebhook("threshold 90 for work") {
+                $0["event"] as? String == "threshold" && $0["account"] as? String == "work"
+            }
+            #expect(threshold["usedPercent"] as? Double == 100)
+            let switched = try await testbed.waitForWebhook("the switch") { $0["event"] as? String == "switched" }
+            #expect(switched["from"] as? String == "work" && switched["account"] as? String == "home", "\(switched)")
+            #expect(try await testbed.chappie(["accounts", "current"]).stdout == "home\n")
+            let work = JSONDocument(Data(try await testbed.chappie(["accounts", "show", "work", "--json"]).stdout.utf8))
+            #expect(work.string("name") == "work")
+            let usage = JSONDocument(Data(try await testbed.chappie(["usage", "work", "--json", "--cached"]).stdout.utf8))
+            #expect(usage.number(0, "usage", "fiveHour", "usedPercent") == 100, "\(usage.root ?? "")")
+            #expect(try await testbed.control("/_emulator/stats").int("requests", "/backend-api/wham/usage") == polls, "no poll was needed")
+
+            // A reading another command stored (home at 95 %) is alerted on too.
+            let accounts = try await testbed.control("/_emulator/accounts")
+            let home = try #require((0..<2).compactMap { accounts.string($0, "account_id") }.first { $0 != work.string("chatgptAccountID") })
+            _ = try await testbed.control("/_emulator/accounts/\(home)/usage", method: "POST", body: #"{"five_hour_used_percent":95}"#)
+            #expect(try await testbed.chappie(["usage", "poll", "home"]).status == 0)
+            let polled = try await testbed.waitForWebhook("threshold 90 for home") {
+                $0["event"] as? String == "threshold" && $0["account"] as? String == "home"
+            }
+            #expect(polled["usedPercent"] as? Double == 95)
+            #expect(await testbed.stop(daemon) == 0)
+        }
+    }
 }

@@ -4,9 +4,9 @@ import Foundation
 import Logging
 import Synchronization
 
-/// The daemon's alerts and banked resets: after each poll it made (on a team pool, only the
-/// daemon that polled an account alerts for it), after a refresh that needs a sign-in, and after
-/// an auto-switch. With `--auto-redeem`, an account that reaches its limit redeems one banked reset
+/// The daemon's alerts and banked resets: after each reading stored on this machine's store,
+/// whichever process stored it (on a team pool, after each poll it made: only the daemon that
+/// polled an account alerts for it), after a refresh that needs a sign-in, and after an auto-switch. With `--auto-redeem`, an account that reaches its limit redeems one banked reset
 /// credit, if it has one; nothing is ever redeemed otherwise.
 struct DaemonAlerts: Sendable {
     let monitor: AlertMonitor

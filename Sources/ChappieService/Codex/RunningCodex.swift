@@ -10,17 +10,21 @@ package import Foundation
 package enum RunningCodex {
     /// The ids of the Codex processes running in `home`, lowest first.
     package static func processes(in home: URL) -> [Int32] {
-        let target = JobSession.resolved(home.path) ?? home.standardizedFileURL.path
+        all()[JobSession.resolved(home.path) ?? home.standardizedFileURL.path] ?? []
+    }
+
+    /// Every Codex process of this user, by the Codex home it runs in (its real path), lowest first.
+    package static func all() -> [String: [Int32]] {
         let me = getpid()
         let user = getuid()
-        var found: [Int32] = []
+        var found: [String: [Int32]] = [:]
         for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
             guard let pid = pid_t(entry), pid != me else { continue }
             var info = stat()
             guard stat("/proc/\(entry)", &info) == 0, info.st_uid == user, isCodex(pid), let used = codexHome(of: pid) else { continue }
-            if (JobSession.resolved(used) ?? used) == target { found.append(pid) }
+            found[JobSession.resolved(used) ?? used, default: []].append(pid)
         }
-        return found.sorted()
+        return found.mapValues { $0.sorted() }
     }
 
     /// Whether the process's command name (`comm`, at most 15 bytes) is Codex's.

@@ -56,7 +56,9 @@ public final class Daemon: Service {
                 logger: logger)
         }
         self.alerts = alerts
-        scheduler = DaemonScheduler(store: store, usage: usage, configuration: configuration, state: state, logger: logger, alerts: alerts)
+        scheduler = DaemonScheduler(
+            store: store, usage: usage, configuration: configuration, state: state, logger: logger, alerts: alerts,
+            rollouts: RolloutLimitsWatcher(store: store))
         switcher = AutoSwitcher(store: store, usage: usage, configuration: configuration, state: state, logger: logger, alerts: alerts)
         api = DaemonAPI(store: store, usage: usage, state: state, metrics: metrics)
     }

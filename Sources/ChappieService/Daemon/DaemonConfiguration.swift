@@ -34,6 +34,9 @@ public struct DaemonConfiguration: Sendable {
     /// Whether auto-switch may move to an account of another workspace kind (``WorkspaceKind``)
     /// than the one it leaves. Default: false.
     public var autoSwitchAnyKind = false
+    /// Whether alerts follow every reading stored, whichever process stored it (`usage poll`, `ask`,
+    /// Codex's rollouts), rather than only this daemon's polls. Set for a store of this machine.
+    var alertsOnEveryReading = false
     /// Where auto-switch exports the new account for the Codex CLI (else the codex-home setting).
     public var codexHome: URL?
     /// The socket of the local API.

@@ -14,6 +14,8 @@ struct DaemonScheduler: Sendable {
     let logger: Logger
     /// Alerts and banked resets, when configured.
     var alerts: DaemonAlerts?
+    /// Reads the rate limits Codex writes into the rollouts of the homes chappie owns.
+    var rollouts: RolloutLimitsWatcher?
     /// The time now: the system's, or a test's (the same as ``DaemonState``'s).
     var now: @Sendable () -> Date = { Date() }
 
@@ -82,10 +84,38 @@ struct DaemonScheduler: Sendable {
             interval: configuration.pollInterval, nearLimitInterval: configuration.nearLimitPollInterval,
             nearLimitPercent: configuration.nearLimitPercent)
         var starting = true
+        // Readings from before the daemon started were told of by the one that ran then.
+        if configuration.alertsOnEveryReading, let latest = try? await store.latestUsage() {
+            for (id, reading) in latest { _ = await state.isNewForAlerts(id, observedAt: reading.observedAt) }
+        }
         while !Task.isCancelled {
             await pollDue(plan, everyAccount: starting)
             starting = false
+            await readRollouts()
+            if configuration.alertsOnEveryReading { await alertOnNewReadings() }
             try? await Task.sleep(for: configuration.watchTick)
+        }
+    }
+
+    /// Stores what running Codex processes wrote of their rate limits (``RolloutLimitsWatcher``).
+    private func readRollouts() async {
+        guard let rollouts else { return }
+        for stored in await rollouts.sweep(now: now()) {
+            logger.info(
+                "usage read from Codex's session log",
+                metadata: [
+                    "account": "\(stored.account.name)", "five_hour_percent": "\(stored.snapshot.shortWindow?.usedPercent ?? -1)",
+                    "weekly_percent": "\(stored.snapshot.longWindow?.usedPercent ?? -1)",
+                ])
+        }
+    }
+
+    /// Alerts for every reading stored since the last look, whichever process stored it.
+    private func alertOnNewReadings() async {
+        guard let alerts, let latest = try? await store.latestUsage(), let accounts = try? await store.accounts() else { return }
+        for account in accounts {
+            guard let reading = latest[account.id], await state.isNewForAlerts(account.id, observedAt: reading.observedAt) else { continue }
+            await alerts.polled(account, reading.snapshot)
         }
     }
 
@@ -133,7 +163,8 @@ struct DaemonScheduler: Sendable {
                         "account": "\(result.account.name)",
                         "five_hour_percent": "\(main?.shortWindow?.usedPercent ?? -1)", "weekly_percent": "\(main?.longWindow?.usedPercent ?? -1)",
                     ])
-                if let main { await alerts?.polled(result.account, main) }
+                // A store of this machine: the look at every reading after the polls tells of it.
+                if let main, !configuration.alertsOnEveryReading { await alerts?.polled(result.account, main) }
             }
         }
         // Tokens per day, at most hourly per account, for the accounts this daemon polls; after the

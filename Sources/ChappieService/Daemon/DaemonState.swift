@@ -17,6 +17,8 @@ actor DaemonState {
     private var lastLimitEvent: String?
     /// When to try the switch for `lastLimitEvent` again, after it failed (a job held the home).
     private var limitRetryAt: Date?
+    /// The newest reading of each account that alerts looked at.
+    private var alertedThrough: [Int64: Date] = [:]
     private let initialBackoff: Double
     private let maximumBackoff: Double
     /// The same events as Prometheus counters, with their outcome or reason.
@@ -104,6 +106,14 @@ actor DaemonState {
         }
         lastLimitEvent = key
         limitRetryAt = nil
+        return true
+    }
+
+    /// Whether a reading of the account at `observedAt` is newer than the last one alerts looked
+    /// at; it is then the last one.
+    func isNewForAlerts(_ id: Int64, observedAt: Date) -> Bool {
+        guard observedAt > (alertedThrough[id] ?? .distantPast) else { return false }
+        alertedThrough[id] = observedAt
         return true
     }
 

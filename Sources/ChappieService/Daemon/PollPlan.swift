@@ -13,16 +13,18 @@ struct PollPlan: Sendable {
     /// The use (percent of the binding window) from which `nearLimitInterval` applies.
     var nearLimitPercent: Double
 
-    /// How long `reading` stays fresh: the near-limit interval from `nearLimitPercent` until the
-    /// account is full; a full one waits the whole interval, or until its window resets if sooner.
+    /// How long `reading` stays fresh: the near-limit interval from `nearLimitPercent` on, full
+    /// accounts included (a limit reached is what auto-switch and alerts wait for, and a reading
+    /// that says so late makes Codex stand still), or until a full window resets if sooner.
     func freshness(of reading: UsageSample) -> TimeInterval {
         let binding = reading.snapshot.bindingWindow
         let used = binding?.usedPercent ?? 0
+        let near = min(nearLimitInterval, interval).inSeconds
         if reading.snapshot.limitReached || used >= 100 {
             let untilReset = binding?.resetsAt.map { max(0, $0.timeIntervalSince(reading.observedAt)) } ?? .infinity
-            return min(interval.inSeconds, untilReset)
+            return min(near, untilReset)
         }
-        return used >= nearLimitPercent ? min(nearLimitInterval, interval).inSeconds : interval.inSeconds
+        return used >= nearLimitPercent ? near : interval.inSeconds
     }
 
     /// The accounts due at `now`: those without a reading, or whose latest reading is no longer fresh.
