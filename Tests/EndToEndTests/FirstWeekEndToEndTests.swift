@@ -343,4 +343,41 @@ struct FirstWeekEndToEndTests {
             #expect(await testbed.stop(daemon) == 0)
         }
     }
+
+    @Test("exec --failover says how old a reading it could not renew is, and warns before starting as an account at its limit")
+    func failoverStartsWithAFreshReading() async throws {
+        let testbed = try await ChappieTestbed.start()
+        try await whileRunning(testbed) {
+            for name in ["work", "home"] { #expect(try await testbed.chappie(["accounts", "add", name]).status == 0) }
+            let work = try #require(
+                JSONDocument(Data(try await testbed.chappie(["accounts", "show", "work", "--json"]).stdout.utf8)).string("chatgptAccountID"))
+            _ = try await testbed.control("/_emulator/accounts/\(work)/usage", method: "POST", body: #"{"five_hour_used_percent":30}"#)
+            #expect(try await testbed.chappie(["usage", "poll", "work"]).status == 0)
+            // That reading, 9 minutes old; then the emulator says 100 %.
+            let database = testbed.home.appendingPathComponent("chappie.sqlite").path
+            let aged = try await runProcess(
+                URL(fileURLWithPath: "/usr/bin/python3"),
+                [
+                    "-c",
+                    "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('UPDATE usage_samples SET observed_at = observed_at - 540'); c.commit()",
+                    database,
+                ])
+            #expect(aged.status == 0, "\(aged.stderr)")
+            _ = try await testbed.control("/_emulator/accounts/\(work)/usage", method: "POST", body: #"{"five_hour_used_percent":100}"#)
+
+            // The poll fails: the old reading is shown with its age.
+            _ = try await testbed.control(
+                "/_emulator/faults", method: "POST", body: #"{"kind":"status","status":503,"path":"/backend-api/wham/usage","count":10}"#)
+            let stale = try await testbed.chappie(["exec", "--failover", "--resume", "true {session}", "--account", "work", "--", "true"])
+            #expect(stale.status == 0, "\(stale.stderr)")
+            #expect(stale.stderr.contains("running as work (5-hour 30 %, read 9 min ago (the poll now failed))"), "\(stale.stderr)")
+            _ = try await testbed.control("/_emulator/faults", method: "DELETE")
+
+            // Polled first: a real 100 % warns before the job starts.
+            let full = try await testbed.chappie(["exec", "--failover", "--resume", "true {session}", "--account", "work", "--", "true"])
+            #expect(full.status == 0, "\(full.stderr)")
+            #expect(full.stderr.contains("warning: work is at its limit (5-hour 100 %; it resets in 4 h 5"), "\(full.stderr)")
+            #expect(full.stderr.contains("running as work (5-hour 100 %)"), "\(full.stderr)")
+        }
+    }
 }

@@ -1,5 +1,6 @@
 public import ChappieCore
 import ChappieNet
+import ChappieText
 import ChappieStore
 public import Foundation
 import Logging
@@ -116,7 +117,11 @@ public struct JobFailover: Sendable {
         var resumed: JobSession.Found?
         while true {
             tried.insert(seat.account.id)
-            report("running as \(seat.account.name) (\(await standing(of: seat.account)))")
+            let standing = await standing(of: seat.account)
+            if let full = standing.full {
+                report("warning: \(seat.account.name) is at its limit (\(full)); the job may stop at once, and then goes on as another account")
+            }
+            report("running as \(seat.account.name) (\(standing.text))")
             let termination = await Self.runOnce(command, in: seat, control: control, watching: resumed, report: report)
             await seat.release()
             guard case .exited(let status) = termination.end, status != 0, status != 126, status != 127 else { return termination.end.status }
@@ -222,11 +227,21 @@ public struct JobFailover: Sendable {
         return (end, watch?.found() ?? .failure(JobSession.Unknown(reason: "the account has no Codex home here")))
     }
 
-    /// "5-hour 12 %" by the account's reading, polled first when older than 2 minutes, or that there is none.
-    private func standing(of account: Account) async -> String {
+    /// "5-hour 12 %" by the account's reading, polled first when older than 2 minutes; the
+    /// reading's age when it is still older (the poll failed), or that there is none. `full`
+    /// describes a reading at the account's limit or reserve, with its reset.
+    private func standing(of account: Account) async -> (text: String, full: String?) {
         _ = await usage.pollAll([account], maxAge: .seconds(120))
-        guard let sample = try? await usage.latest()[account.id] else { return "no usage reading" }
-        return Self.binding(sample.snapshot)
+        guard let sample = try? await usage.latest()[account.id] else { return ("no usage reading", nil) }
+        let now = Date()
+        var text = Self.binding(sample.snapshot)
+        if sample.observedAt.timeIntervalSince(now) < -120 {
+            text += ", read \(RelativeTime.describe(sample.observedAt, now: now)) (the poll now failed)"
+        }
+        let headroom = Headroom(sample.snapshot, reservePercent: account.reservePercent)
+        guard headroom.isFull else { return (text, nil) }
+        let reset = sample.snapshot.bindingWindow?.resetsAt.map { "; it resets \(RelativeTime.describe($0, now: now))" } ?? ""
+        return (text, Self.binding(sample.snapshot) + reset)
     }
 
     /// The binding window and its use: "5-hour 12 %", "weekly 100 %".
