@@ -5,7 +5,7 @@ SWIFT_BUILD_FLAGS ?=
 # Where the scripts find the binaries this build made (with the same flags).
 BIN = $$($(SWIFT) build --show-bin-path $(SWIFT_BUILD_FLAGS))
 
-.PHONY: deps build demo example interop test lint test-unit bench fuzz ui-check install migrations clean
+.PHONY: deps build demo example interop test lint test-unit bench fuzz ui-check install dist migrations clean
 
 deps:
 	@scripts/install-deps.sh
@@ -85,6 +85,15 @@ install: deps
 	$(SWIFT) build --product generate-manual $(SWIFT_BUILD_FLAGS)
 	scripts/install-extras.sh "$(PREFIX)/bin/chappie" "$$($(SWIFT) build --show-bin-path)/generate-manual" "$(PREFIX)"
 	@echo "==> Installed. Run: $(PREFIX)/bin/chappie doctor"
+
+# A release for machines without a Swift toolchain, in dist/: a tarball with install.sh PREFIX, and
+# a .deb declaring its runtime dependencies (docs/operations.md, "Installing").
+dist: deps
+	@echo "==> Building chappie and chappie-full (release, static Swift runtime)"
+	$(SWIFT) build -c release --static-swift-stdlib --product chappie $(SWIFT_BUILD_FLAGS)
+	$(SWIFT) build -c release --static-swift-stdlib --product chappie-full $(SWIFT_BUILD_FLAGS)
+	$(SWIFT) build --product generate-manual $(SWIFT_BUILD_FLAGS)
+	scripts/dist.sh "$$($(SWIFT) build -c release --show-bin-path)" "$$($(SWIFT) build --show-bin-path)/generate-manual" dist
 
 migrations:
 	@scripts/embed-migrations.sh

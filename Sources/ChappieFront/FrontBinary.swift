@@ -110,17 +110,23 @@ public enum FrontBinary {
             var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
             execv(full, &argv)
             let reason = String(cString: strerror(errno))
-            finish(stderr: "error: chappie could not start \(full): \(reason)\n", status: 69)
+            finish(stderr: "error: chappie could not start \(full): \(reason). \(reinstall)\n", status: 78)
         }
         let looked = candidates().joined(separator: " and ")
+        // An installation that lacks a part: a configuration problem of this machine (78), not a service down.
         finish(
             stderr: """
                 error: chappie's full binary, \(fullBinaryName), is missing (looked for \(looked)); every command but --version, \
-                a stored token, accounts list and current, and a prompt from the daemon runs in it. Install both with make install (PREFIX/bin/chappie and \
-                PREFIX/libexec/chappie/\(fullBinaryName)), or build both with swift build.
+                a stored token, accounts list and current, and a prompt from the daemon runs in it. \(reinstall)
 
-                """, status: 69)
+                """, status: 78)
     }
+
+    /// How to put both binaries back.
+    static let reinstall = """
+        Reinstall chappie: sudo dpkg -i chappie_VERSION_ARCH.deb, or ./install.sh PREFIX from the release tarball \
+        (both put PREFIX/bin/chappie and PREFIX/libexec/chappie/\(fullBinaryName)), or make install from the source.
+        """
 
     /// Whether a name appears twice in the environment.
     static func environmentHasDuplicates() -> Bool {

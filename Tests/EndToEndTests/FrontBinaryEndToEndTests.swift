@@ -5,7 +5,7 @@ import Testing
 
 /// The front binary (`chappie`) against the full one (`chappie-full`), run as a user runs them.
 ///
-/// A copy of the front binary alone in a directory cannot hand a line on: it exits 69 saying the
+/// A copy of the front binary alone in a directory cannot hand a line on: it exits 78 saying the
 /// full binary is missing. So whether a line was answered by the front binary itself is seen from
 /// outside, and what it answered is compared byte for byte with the full binary's answer.
 @Suite("The front binary answers --version and stored tokens itself, byte for byte as the full binary, and hands on every other line", .tags(.slow))
@@ -92,7 +92,7 @@ struct FrontBinaryEndToEndTests {
         }
     }
 
-    @Test("Lines it does not answer alone go to the full binary: alone it says what to install (69); installed, the answer is the full binary's")
+    @Test("Lines it does not answer alone go to the full binary: alone it says what to reinstall (78); installed, the answer is the full binary's")
     func handedOn() async throws {
         let setup = try await Setup.start()
         try await whileRunning(setup) {
@@ -105,8 +105,8 @@ struct FrontBinaryEndToEndTests {
             ]
             for (line, environment) in lines {
                 let alone = try await setup.front(line, environment)
-                #expect(alone.status == 69, "\(line): \(alone.stderr)")
-                #expect(alone.stderr.contains("chappie-full") && alone.stderr.contains("make install"), "\(alone.stderr)")
+                #expect(alone.status == 78, "\(line): \(alone.stderr)")
+                #expect(alone.stderr.contains("chappie-full") && alone.stderr.contains("Reinstall chappie: sudo dpkg -i"), "\(alone.stderr)")
                 #expect(alone.stdout.isEmpty)
                 // The refresh above changes the token: compare what does not change.
                 let installed = try await setup.installed(line, environment)
@@ -126,14 +126,14 @@ struct FrontBinaryEndToEndTests {
             #expect(try await setup.front(line).status == 0)
             let key = setup.testbed.home.appendingPathComponent("chappie.key").path
             chmod(key, 0o644)
-            #expect(try await setup.front(line).status == 69)
+            #expect(try await setup.front(line).status == 78)
             chmod(key, 0o600)
 
             let recovery = setup.testbed.home.appendingPathComponent("recovery")
             try FileManager.default.createDirectory(at: recovery, withIntermediateDirectories: true)
             let pending = recovery.appendingPathComponent("account-1.sealed")
             try Data("x".utf8).write(to: pending)
-            #expect(try await setup.front(line).status == 69)
+            #expect(try await setup.front(line).status == 78)
             try FileManager.default.removeItem(at: pending)
             #expect(try await setup.front(line).status == 0)
 
@@ -149,7 +149,7 @@ struct FrontBinaryEndToEndTests {
             var changed = login
             changed["tokens"] = tokens
             try JSONSerialization.data(withJSONObject: changed).write(to: auth)
-            #expect(try await setup.front(line).status == 69)
+            #expect(try await setup.front(line).status == 78)
             try Data(text.utf8).write(to: auth)
             #expect(try await setup.front(line).status == 0)
         }
@@ -190,7 +190,7 @@ struct FrontBinaryEndToEndTests {
             #expect(try await setup.installed(["accounts", "set", "work", "--reserve", "80"] + setup.home).status == 0)
             let formats = [[], ["--format", "{plan} {left}% {window} {used}"], ["--format=\u{3000}{account} ↻{reset}\t"], ["--format", "x"]]
             // No daemon: the store is the full binary's to read.
-            #expect(try await setup.front(["prompt"] + setup.home).status == 69)
+            #expect(try await setup.front(["prompt"] + setup.home).status == 78)
             let daemon = try setup.testbed.startDaemon([])
             try await setup.testbed.waitForSocket()
             // The 5-hour window binding (its reset within the day), then the weekly one (days away: its day is named).
@@ -202,9 +202,9 @@ struct FrontBinaryEndToEndTests {
                     for format in formats {
                         let line = ["prompt"] + format + setup.home
                         // The daemon has 0.5 s to answer, as for the full binary: on a busy machine a
-                        // run may be handed on (69 for the lone copy); one of a few tries is answered alone.
+                        // run may be handed on (78 for the lone copy); one of a few tries is answered alone.
                         var front = try await setup.front(line, ["TZ": zone])
-                        for _ in 0..<5 where front.status == 69 { front = try await setup.front(line, ["TZ": zone]) }
+                        for _ in 0..<5 where front.status == 78 { front = try await setup.front(line, ["TZ": zone]) }
                         let full = try await setup.full(line, ["TZ": zone])
                         #expect(front.status == 0 && front.stderr.isEmpty, "\(line): \(front.stderr)")
                         #expect(front.stdout == full.stdout && front.stderr == full.stderr, "\(zone) \(line)\n\(front.stdout)\(full.stdout)")
@@ -215,12 +215,12 @@ struct FrontBinaryEndToEndTests {
             // A zone Foundation names otherwise than the C library (an abbreviation, a POSIX rule, a
             // path, TZFILE): a line with a reset time is handed on; one without is answered alone.
             for zone: [String: String?] in [["TZ": "EST"], ["TZ": "JST-9"], ["TZ": ":Europe/Paris"], ["TZ": ""], ["TZFILE": "/etc/localtime"]] {
-                #expect(try await setup.front(["prompt"] + setup.home, zone).status == 69, "\(zone)")
+                #expect(try await setup.front(["prompt"] + setup.home, zone).status == 78, "\(zone)")
                 let installed = try await setup.installed(["prompt"] + setup.home, zone)
                 let full = try await setup.full(["prompt"] + setup.home, zone)
                 #expect(installed.stdout == full.stdout && installed.status == full.status, "\(zone)")
                 var alone = try await setup.front(["prompt", "--format", "{account} {used}"] + setup.home, zone)
-                for _ in 0..<5 where alone.status == 69 {
+                for _ in 0..<5 where alone.status == 78 {
                     alone = try await setup.front(["prompt", "--format", "{account} {used}"] + setup.home, zone)
                 }
                 #expect(alone.status == 0 && alone.stdout.hasPrefix("work "), "\(zone): \(alone.stdout)\(alone.stderr)")
@@ -242,14 +242,14 @@ struct FrontBinaryEndToEndTests {
             let job = try await setup.full(["exec", "work"] + setup.home + ["--", "sh", "-c", "echo \"$TZ\""], ["TZ": "ACT"])
             #expect(job.stdout == "ACT\n", "\(job.stdout)\(job.stderr)")
             // The account a directory binds or $CHAPPIE_ACCOUNT names, and a format the full binary refuses, are handed on.
-            #expect(try await setup.front(["prompt"] + setup.home, ["CHAPPIE_ACCOUNT": "home"]).status == 69)
-            #expect(try await setup.front(["prompt", "--format", "{acount}"] + setup.home).status == 69)
+            #expect(try await setup.front(["prompt"] + setup.home, ["CHAPPIE_ACCOUNT": "home"]).status == 78)
+            #expect(try await setup.front(["prompt", "--format", "{acount}"] + setup.home).status == 78)
             let project = setup.testbed.home.appendingPathComponent("bound")
             try FileManager.default.createDirectory(at: project, withIntermediateDirectories: true)
             #expect(try await setup.installed(["bind", "home"] + setup.home, directory: project).status == 0)
-            #expect(try await runProcess(setup.lone, ["prompt"] + setup.home, environment: setup.environment, directory: project).status == 69)
+            #expect(try await runProcess(setup.lone, ["prompt"] + setup.home, environment: setup.environment, directory: project).status == 78)
             let current = try await runProcess(setup.lone, ["accounts", "current"] + setup.home, environment: setup.environment, directory: project)
-            #expect(current.status == 69, "a binding is the full binary's to read: \(current.stdout)")
+            #expect(current.status == 78, "a binding is the full binary's to read: \(current.stdout)")
             let bound = try await setup.installed(["prompt"] + setup.home, directory: project)
             #expect(bound.stdout.hasPrefix("home "), "\(bound.stdout)")
             daemon.terminate()
@@ -309,7 +309,7 @@ struct FrontBinaryEndToEndTests {
                     #expect(line == earlier[index] || line == later[index], "\(environment)\n\(front.stdout)\n\(before.stdout)\n\(after.stdout)")
                 }
             }
-            #expect(try await setup.front(["accounts", "list", "--json"] + setup.home).status == 69)
+            #expect(try await setup.front(["accounts", "list", "--json"] + setup.home).status == 78)
             #expect(try await setup.front(setup.home + ["accounts", "list"]).status == 0)
         }
     }
@@ -330,7 +330,7 @@ struct FrontBinaryEndToEndTests {
                     #expect(alone.stdout == full.stdout && alone.stderr == full.stderr && alone.status == full.status, "\(state): \(line)")
                     continue
                 }
-                #expect(alone.status == 69, "\(state): \(line) was answered alone: \(alone.stdout)")
+                #expect(alone.status == 78, "\(state): \(line) was answered alone: \(alone.stdout)")
             }
             if let holder {
                 kill(holder.processIdentifier, SIGKILL)
