@@ -92,7 +92,7 @@ token=$("${chappie[@]}" token "${service[@]}")
 echo "${token:0:16}… (${#token} characters)"
 
 step "chappie usage report --by day (CSV), written to a file"
-"${chappie[@]}" usage report --by day --tz UTC -o "$work/usage.csv"
+"${chappie[@]}" usage report --by day --tz UTC --output "$work/usage.csv"
 cat "$work/usage.csv"
 
 step "Stopping the daemon (SIGTERM)"

@@ -65,7 +65,7 @@ sqlite3 -batch -separator ' ' "$db" \
 "${chappie[@]}" accounts switch team --codex-home "$work/codex" "${service[@]}" > /dev/null
 
 echo "==> The HTML report, and a screenshot of it"
-"${chappie[@]}" usage report --format html --since 7d -o "$out/report.html" "${service[@]}"
+"${chappie[@]}" usage report --format html --since 7d --output "$out/report.html" "${service[@]}"
 screenshot "$out/report.png" "file://$PWD/$out/report.html"
 "${chappie[@]}" usage history personal --chart "${service[@]}" > "$out/history-chart.txt"
 

@@ -43,13 +43,26 @@ struct GlobalOptions: ParsableArguments {
             valueName: "file"))
     var caFile: String?
 
-    @Flag(name: .long, help: "Print JSON instead of a table.")
-    var json = false
+    @Flag(name: .customLong("json"), help: "Print JSON instead of a table.")
+    var jsonFlag = false
+
+    /// `-o json` or `-o table`, as kubectl and gh write `--json` and the table.
+    @Option(name: .customShort("o"), help: ArgumentHelp("json (as --json) or table.", valueName: "format"))
+    var output: OutputChoice?
+
+    /// What `-o` takes.
+    enum OutputChoice: String, ExpressibleByArgument, CaseIterable {
+        case json, table
+    }
+
+    /// Whether to print JSON: `--json` or `-o json`.
+    var json: Bool { jsonFlag || output == .json }
 
     @Flag(name: .long, help: "Log what chappie does to standard error.")
     var verbose = false
 
     func validate() throws {
+        if jsonFlag, output == .table { throw ValidationError("--json and -o table ask for two outputs; give one") }
         _ = try endpoints()
     }
 

@@ -43,11 +43,11 @@ struct UsageEndToEndTests {
             #expect(try await chappie(["accounts", "switch", "--best", "c"]).status == 2)
 
             // Never into chappie's own directories (issue 26): a report goes elsewhere.
-            #expect(try await chappie(["usage", "report", "-o", home.appendingPathComponent("report.csv").path]).status == 1)
+            #expect(try await chappie(["usage", "report", "--output", home.appendingPathComponent("report.csv").path]).status == 1)
             let reports = try TestTokens.temporaryDirectory("chappie-reports")
             defer { try? FileManager.default.removeItem(at: reports) }
             let file = reports.appendingPathComponent("report.csv")
-            #expect(try await chappie(["usage", "report", "--by", "day", "--tz", "UTC", "-o", file.path]).status == 0)
+            #expect(try await chappie(["usage", "report", "--by", "day", "--tz", "UTC", "--output", file.path]).status == 0)
             let csv = try String(contentsOf: file, encoding: .utf8)
             #expect(csv.hasPrefix("period_start,period_end,account,email,plan,samples,"))
             #expect(csv.components(separatedBy: "\r\n").filter { !$0.isEmpty }.count == 4)
@@ -68,7 +68,7 @@ struct UsageEndToEndTests {
             let pages = try TestTokens.temporaryDirectory("chappie-pages")
             defer { try? FileManager.default.removeItem(at: pages) }
             let page = pages.appendingPathComponent("usage.html")
-            let html = try await chappie(["usage", "report", "--format", "html", "-o", page.path])
+            let html = try await chappie(["usage", "report", "--format", "html", "--output", page.path])
             #expect(html.status == 0, "\(html.stderr)")
             let text = try String(contentsOf: page, encoding: .utf8)
             let charts = try ChartPage(text)
@@ -86,13 +86,13 @@ struct UsageEndToEndTests {
             }
             #expect(!charts.elements.contains("script") && !charts.elements.contains("img") && !charts.elements.contains("link"))
             let onlyA = pages.appendingPathComponent("usage-a.html")
-            #expect(try await chappie(["usage", "report", "--format", "html", "--account", "a", "-o", onlyA.path]).status == 0)
+            #expect(try await chappie(["usage", "report", "--format", "html", "--account", "a", "--output", onlyA.path]).status == 0)
             #expect(try ChartPage(String(contentsOf: onlyA, encoding: .utf8)).charts.map(\.key) == ["a/5h", "a/weekly"])
             // Bad input: --by with html, a directory that does not exist, a bad zone for the terminal chart.
             let grouped = try await chappie(["usage", "report", "--format", "html", "--by", "week"])
             #expect(grouped.status == 2 && grouped.stderr.contains("--by is for the tables"))
             let nowhere = try await chappie([
-                "usage", "report", "--format", "html", "-o", testbed.home.appendingPathComponent("missing/usage.html").path,
+                "usage", "report", "--format", "html", "--output", testbed.home.appendingPathComponent("missing/usage.html").path,
             ])
             #expect(nowhere.status == 1 && nowhere.stderr.contains("does not exist") && nowhere.stdout.isEmpty, "\(nowhere.stderr)")
             #expect(try await chappie(["usage", "history", "a", "--chart", "--tz", "Mars/Olympus"]).status == 2)

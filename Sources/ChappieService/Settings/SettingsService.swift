@@ -1,5 +1,6 @@
 import Chappie
 import ChappieNet
+import ChappieText
 package import ChappieStore
 public import Foundation
 
@@ -149,5 +150,64 @@ public struct SettingsService: Sendable {
     static func checkCAFile(_ path: String) throws {
         guard path.hasPrefix("/") else { throw ServiceError(.invalidInput, "\(path) is not an absolute path; give the whole path of a PEM file") }
         try ChappieTLSTrust(additionalFiles: [path]).checkFiles()
+    }
+}
+
+extension SettingsService {
+    /// One setting as `config list` shows it: its value in effect and where that comes from.
+    public struct Listed: Sendable, Equatable {
+        /// The setting.
+        public var key: Key
+        /// Its value in effect (webhooks redacted), or `nil` when it has none.
+        public var value: String?
+        /// Where the value comes from: `store`, `this machine`, an environment variable or an
+        /// option, `default`, or `unset`.
+        public var source: String
+    }
+
+    /// Every setting with the value in effect and its source. `caFileOption` is `--ca-file`;
+    /// `environment` gives `$CODEX_HOME`, `$CHAPPIE_CA_FILE` and `HOME`.
+    public func list(caFileOption: String?, environment: [String: String]) async throws -> [Listed] {
+        var listed: [Listed] = []
+        if let home = try await defaultCodexHome() {
+            listed.append(Listed(key: .codexHome, value: home, source: storeIsLocal ? "store" : "team pool (this machine's)"))
+        } else if let home = environment["CODEX_HOME"].flatMap({ $0.isEmpty ? nil : $0 }) {
+            listed.append(Listed(key: .codexHome, value: home, source: "$CODEX_HOME (accounts switch stores it)"))
+        } else {
+            let codex = (environment["HOME"] ?? NSHomeDirectory()) + "/.codex"
+            var isDirectory: ObjCBool = false
+            let found = FileManager.default.fileExists(atPath: codex, isDirectory: &isDirectory) && isDirectory.boolValue
+            listed.append(Listed(key: .codexHome, value: found ? codex : nil, source: found ? "~/.codex (accounts switch stores it)" : "unset"))
+        }
+        if let retention = try await usageRetention() {
+            listed.append(Listed(key: .usageRetention, value: DurationText.format(retention), source: storeIsLocal ? "store" : "team pool"))
+        } else {
+            listed.append(Listed(key: .usageRetention, value: "365d", source: "default"))
+        }
+        if let originator = try await originator() {
+            listed.append(Listed(key: .originator, value: originator, source: storeIsLocal ? "store" : "team pool"))
+        } else {
+            listed.append(Listed(key: .originator, value: ChappieEndpoints.defaultOriginator, source: "default"))
+        }
+        if let option = caFileOption {
+            listed.append(Listed(key: .caFile, value: option, source: "--ca-file"))
+        } else if let variable = environment["CHAPPIE_CA_FILE"].flatMap({ $0.isEmpty ? nil : $0 }) {
+            listed.append(Listed(key: .caFile, value: variable, source: "$CHAPPIE_CA_FILE"))
+        } else {
+            let file = try await caFile()
+            listed.append(Listed(key: .caFile, value: file, source: file == nil ? "unset" : "this machine"))
+        }
+        for key in [Key.alertWebhook, .alertCommand] {
+            let value = try shown(key)
+            listed.append(Listed(key: key, value: value, source: value == nil ? "unset" : "this machine"))
+        }
+        if let thresholds = try shown(.alertAt) {
+            listed.append(Listed(key: .alertAt, value: thresholds, source: "this machine"))
+        } else {
+            listed.append(
+                Listed(
+                    key: .alertAt, value: AlertTargets.defaultThresholds.map { String(format: "%g", $0) }.joined(separator: ","), source: "default"))
+        }
+        return listed
     }
 }

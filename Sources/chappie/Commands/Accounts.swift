@@ -18,7 +18,8 @@ extension ChappieCommand {
 
 extension ChappieCommand.Accounts {
     struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "list", abstract: "List the accounts (the active one is marked *).")
+        static let configuration = CommandConfiguration(
+            commandName: "list", abstract: "List the accounts (the active one is marked *).", aliases: ["ls"])
 
         @OptionGroup var global: GlobalOptions
 
@@ -178,14 +179,17 @@ extension ChappieCommand.Accounts {
     struct Switch: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "switch",
-            abstract: "Make an account the active one, and the one the Codex CLI uses.",
+            abstract: "Make an account the active one, and the one the Codex CLI uses (with no name, on a terminal: pick one).",
             discussion: """
                 The account's tokens are written to DIR/auth.json as Codex expects, keeping fields chappie \
                 does not manage, so that `codex` runs as the account. DIR is --codex-home, else the \
                 codex-home setting (chappie config set codex-home DIR), else $CODEX_HOME, else ~/.codex if it \
                 exists; a home found that way becomes the setting. A login there that chappie does not know \
-                (from `codex login`) is imported first as an account of its own. --no-codex-home writes none.
-                """)
+                (from `codex login`) is imported first as an account of its own. --no-codex-home writes none. \
+                With neither a name nor --best, on a terminal, it lists the accounts and asks which. \
+                `accounts use` is the same command.
+                """,
+            aliases: ["use"])
 
         @Argument(help: "The account.", completion: .accountNames, transform: parseAccountName) var name: AccountName?
         @Flag(help: "Switch to the usable account with the most headroom (readings older than 15 minutes are polled first).")
@@ -196,7 +200,11 @@ extension ChappieCommand.Accounts {
         @OptionGroup var global: GlobalOptions
 
         func validate() throws {
-            guard (name != nil) != best else { throw ValidationError("name an account, or pass --best (not both)") }
+            if name != nil, best { throw ValidationError("name an account, or pass --best (not both)") }
+            // With neither, a person at a terminal picks one; a script must say which.
+            if name == nil, !best, !(isatty(STDIN_FILENO) == 1 && isatty(STDERR_FILENO) == 1) {
+                throw ValidationError("name an account, or pass --best (not both)")
+            }
             if noCodexHome, codexHome != nil { throw ValidationError("pass --codex-home DIR or --no-codex-home, not both") }
         }
 
@@ -210,6 +218,7 @@ extension ChappieCommand.Accounts {
                 if !global.json { print("Best: \(choice.reason)") }
                 target = choice.account.name
             }
+            if target == nil { target = try await ChappieCommand.Accounts.pick(from: services) }
             guard let target else { return }
             let home: AccountsService.CodexHomeChoice = noCodexHome ? .noHome : codexHome.map { .at(expandedPath($0)) } ?? .standard
             let outcome = try await service.switchTo(target, codexHome: home, force: force)
@@ -255,6 +264,36 @@ extension ChappieCommand.Accounts {
                     }
                 }
             }
+        }
+    }
+
+    /// The account a person picks at the terminal: the accounts numbered, with their use, and a
+    /// question on standard error; the answer is a number or a name.
+    fileprivate static func pick(from services: ChappieServices) async throws -> AccountName? {
+        let accounts = try await services.accounts.all()
+        guard !accounts.isEmpty else {
+            throw CommandFailure(message: "no account yet; sign one in with: chappie accounts add NAME", exitCode: .failure)
+        }
+        let usage = try await services.usage.latest()
+        var table = TextTable(" ", "#", "NAME", TextTable.Column("EMAIL", drop: 2), "HEADROOM", TextTable.Column("STATUS", drop: 1))
+        for (index, account) in accounts.enumerated() {
+            let headroom = usage[account.id].map { UsageJSON($0, reserve: account.reservePercent) }.map {
+                "\(UsageReport.Cell.number($0.headroom).text) % (\($0.bindingWindow ?? "-"))"
+            }
+            table.append([
+                account.isActive ? "*" : " ", TextTable.Cell(String(index + 1)), TextTable.Cell(account.name.rawValue),
+                TextTable.Cell(account.info.email ?? "-"), TextTable.Cell(headroom ?? "-"), TextTable.Cell(account.status.rawValue),
+            ])
+        }
+        StandardStream.error.write(table.render() + "\n")
+        while true {
+            StandardStream.error.write("Switch to (1-\(accounts.count) or a name; empty to cancel): ")
+            guard let answer = readLine()?.trimmingCharacters(in: .whitespaces), !answer.isEmpty else {
+                throw CommandFailure(message: "nothing switched", exitCode: .failure)
+            }
+            if let number = Int(answer), accounts.indices.contains(number - 1) { return accounts[number - 1].name }
+            if let account = accounts.first(where: { $0.name.rawValue == answer }) { return account.name }
+            StandardStream.error.write("\(TerminalText.sanitized(answer)) is not one of them.\n")
         }
     }
 

@@ -11,11 +11,33 @@ extension ChappieCommand {
             commandName: "config",
             abstract:
                 "Read and change settings: codex-home (where `accounts switch` writes auth.json), usage-retention (how long `usage prune` keeps readings), originator (how chappie names itself to the backend), ca-file (certificate authorities to trust as well); this machine's only: alert-webhook, alert-command, alert-at (the daemon's alerts).",
-            subcommands: [Get.self, Set.self, Unset.self])
+            subcommands: [List.self, Get.self, Set.self, Unset.self])
     }
 }
 
 extension ChappieCommand.Config {
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "list", abstract: "Show every setting, the value in effect and where it comes from.", aliases: ["ls"])
+        @OptionGroup var global: GlobalOptions
+
+        func run() async throws {
+            let listed = try await global.services().settings.list(caFileOption: global.caFile, environment: ProcessInfo.processInfo.environment)
+            if global.json {
+                struct Entry: Encodable {
+                    var setting: String
+                    var value: String?
+                    var source: String
+                }
+                try JSONOutput.print(listed.map { Entry(setting: $0.key.rawValue, value: $0.value, source: $0.source) })
+                return
+            }
+            var table = TextTable("SETTING", "VALUE", "SOURCE")
+            for entry in listed { table.append(entry.key.rawValue, entry.value ?? "-", entry.source) }
+            print(table.render())
+        }
+    }
+
     struct Get: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "get", abstract: "Print a setting (empty when unset).")
         @Argument(help: "The setting: codex-home, usage-retention, originator, ca-file, alert-webhook, alert-command or alert-at.")

@@ -264,7 +264,7 @@ extension ChappieCommand.Usage {
         @Option(help: "hour, day, week, window or machine (default: day).") var by: ReportGrouping?
         @Option(help: "Only this account (repeatable).", completion: .accountNames, transform: parseAccountName) var account: [AccountName] = []
         @Option(help: "csv, json, table or html (default: table on a terminal, else csv).") var format: ReportFormat?
-        @Option(name: [.short, .long], help: "Write to this file instead of standard output.") var output: String?
+        @Option(help: "Write to this file instead of standard output.") var output: String?
         @Flag(help: "Add tokens per day (the service's count, by UTC day) per account: a tokens column, or bars in html.") var tokens = false
         @OptionGroup var global: GlobalOptions
 
@@ -284,7 +284,8 @@ extension ChappieCommand.Usage {
             }
             let report = try await global.services().usage.report(
                 of: account, since: since, until: until, grouping: (by ?? .day).grouping, timeZone: zone, tokens: tokens)
-            try emit(report, format: format?.tabular ?? (global.json ? .json : nil), to: output, options: try global.serviceOptions())
+            let chosen = format?.tabular ?? (global.json ? .json : global.output == .table ? .table : nil)
+            try emit(report, format: chosen, to: output, options: try global.serviceOptions())
         }
     }
 

@@ -1,0 +1,105 @@
+import ChappieTestSupport
+import Foundation
+import Testing
+
+/// What users of gh and kubectl type first (issue 41, "Habits from gh and kubectl").
+@Suite("Aliases, pointers, -o json, global options anywhere, the switch picker and config list", .tags(.slow))
+struct HabitsEndToEndTests {
+    @Test("accounts ls and use; chappie switch and login point to the real commands; a refusal names the command it refused")
+    func aliasesAndPointers() async throws {
+        let testbed = try await ChappieTestbed.start()
+        try await whileRunning(testbed) {
+            for name in ["work", "home"] { #expect(try await testbed.chappie(["accounts", "add", name]).status == 0) }
+            #expect(try await testbed.chappie(["accounts", "ls", "--json"]).stdout == (try await testbed.chappie(["accounts", "list", "--json"])).stdout)
+            let used = try await testbed.chappie(["accounts", "use", "home", "--no-codex-home"])
+            #expect(used.status == 0 && used.stdout.contains("Active account: home"), "\(used.stderr)")
+
+            for (line, meant) in [(["switch", "work"], "accounts switch"), (["login"], "accounts add"), (["logout"], "accounts remove")] {
+                let result = try await testbed.chappie(line)
+                #expect(result.status == 2, "\(line)")
+                #expect(result.stderr == "error: unknown command '\(line[0])' for 'chappie'. Did you mean '\(meant)'?\n", "\(result.stderr)")
+            }
+            let unknown = try await testbed.chappie(["accounts", "frob", "x"])
+            #expect(unknown.status == 2 && unknown.stderr.contains("unknown command 'frob' for 'chappie accounts'"), "\(unknown.stderr)")
+            // Off a terminal, use with no name is refused, naming itself (not accounts list).
+            let nameless = try await testbed.chappie(["accounts", "use"])
+            #expect(nameless.status == 2 && nameless.stderr.contains("Usage: chappie accounts switch"), "\(nameless.stderr)")
+            #expect(!nameless.stderr.contains("accounts list"))
+            // `usage NAME` is still an account.
+            #expect(try await testbed.chappie(["usage", "work", "--cached"]).status == 0)
+        }
+    }
+
+    @Test("-o json is --json and -o table the table, on every command; global options anywhere before a --")
+    func outputAndGlobalOptions() async throws {
+        let testbed = try await ChappieTestbed.start()
+        try await whileRunning(testbed) {
+            #expect(try await testbed.chappie(["accounts", "add", "work"]).status == 0)
+            for line in [["accounts", "list"], ["accounts", "show", "work"], ["config", "list"], ["log", "--limit", "3"], ["status"]] {
+                let json = try await testbed.chappie(line + ["--json"])
+                let short = try await testbed.chappie(line + ["-o", "json"])
+                #expect(json.status == 0 && short.stdout == json.stdout, "\(line): \(short.stderr)")
+                // The table again (its relative times may move on between two runs: only its first line).
+                let table = try await testbed.chappie(line)
+                let first = { (text: String) in text.split(separator: "\n").first.map(String.init) }
+                #expect(first(try await testbed.chappie(line + ["-o", "table"]).stdout) == first(table.stdout), "\(line)")
+            }
+            #expect(try await testbed.chappie(["accounts", "list", "--json", "-o", "table"]).status == 2)
+            #expect(try await testbed.chappie(["accounts", "list", "-o", "yaml"]).status == 2)
+            // An empty list is [].
+            #expect(try await testbed.chappie(["log", "--kind", "removed", "--json"]).stdout == "[]\n")
+
+            // --home between a command and its subcommand, as after it.
+            let chappie = try BuiltProducts.executable("chappie")
+            let service = ["--issuer", testbed.emulator.issuer, "--backend", testbed.emulator.backend]
+            let environment: [String: String?] = ["HOME": testbed.userHome.path, "CHAPPIE_KEY_FILE": nil, "CHAPPIE_PASSPHRASE": nil]
+            #expect(try await testbed.chappie(["config", "set", "codex-home", "/tmp/codex-of-work"]).status == 0)
+            for line in [
+                ["config", "--home", testbed.home.path, "get", "codex-home"], ["--home", testbed.home.path, "config", "get", "codex-home"],
+                ["config", "get", "--home", testbed.home.path, "codex-home"],
+            ] {
+                let result = try await runProcess(chappie, line + service, environment: environment)
+                #expect(result.status == 0 && result.stdout == "/tmp/codex-of-work\n", "\(line): \(result.stderr)")
+            }
+            let listed = try await runProcess(
+                chappie, ["accounts", "--home", testbed.home.path, "-o", "json", "list"] + service, environment: environment)
+            #expect(listed.status == 0 && listed.stdout.hasPrefix("["), "\(listed.stderr)")
+        }
+    }
+
+    @Test("accounts switch with no name on a terminal lists the accounts and asks; config list shows each setting's source")
+    func pickerAndConfigList() async throws {
+        let testbed = try await ChappieTestbed.start()
+        try await whileRunning(testbed) {
+            for name in ["work", "home"] { #expect(try await testbed.chappie(["accounts", "add", name]).status == 0) }
+            let picked = try await runOnTerminal(
+                try BuiltProducts.executable("chappie"), ["accounts", "switch", "--no-codex-home"] + testbed.service,
+                answers: [("Switch to (1-2 or a name; empty to cancel): ", "1\n")],
+                environment: ["HOME": testbed.userHome.path, "CHAPPIE_KEY_FILE": nil, "CHAPPIE_PASSPHRASE": nil])
+            #expect(picked.status == 0, "\(picked.stdout)")
+            #expect(picked.stdout.contains("NAME") && picked.stdout.contains("home") && picked.stdout.contains("work"), "\(picked.stdout)")
+            // Listed by name: 1 is home.
+            #expect(picked.stdout.contains("Active account: home"), "\(picked.stdout)")
+            let cancelled = try await runOnTerminal(
+                try BuiltProducts.executable("chappie"), ["accounts", "switch", "--no-codex-home"] + testbed.service,
+                answers: [("empty to cancel): ", "nobody\n"), ("empty to cancel): ", "\n")],
+                environment: ["HOME": testbed.userHome.path, "CHAPPIE_KEY_FILE": nil, "CHAPPIE_PASSPHRASE": nil])
+            #expect(cancelled.status == 1 && cancelled.stdout.contains("nobody is not one of them") && cancelled.stdout.contains("nothing switched"))
+
+            #expect(try await testbed.chappie(["config", "set", "usage-retention", "90d"]).status == 0)
+            #expect(try await testbed.chappie(["config", "set", "alert-at", "50,90"]).status == 0)
+            let listed = try await testbed.chappie(["config", "list", "--json"], environment: ["CODEX_HOME": "/tmp/codex-from-env"])
+            let entries = JSONDocument(Data(listed.stdout.utf8)).array() as? [[String: Any]] ?? []
+            func entry(_ name: String) -> (String?, String?) {
+                let found = entries.first { $0["setting"] as? String == name }
+                return (found?["value"] as? String, found?["source"] as? String)
+            }
+            #expect(entries.count == 7, "\(listed.stdout)")
+            #expect(entry("usage-retention") == ("90d", "store"))
+            #expect(entry("alert-at") == ("50,90", "this machine"))
+            #expect(entry("originator") == ("chappie", "default"))
+            #expect(entry("codex-home") == ("/tmp/codex-from-env", "$CODEX_HOME (accounts switch stores it)"))
+            #expect(entry("alert-webhook") == (nil, "unset"))
+        }
+    }
+}
