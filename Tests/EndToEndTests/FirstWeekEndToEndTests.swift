@@ -380,4 +380,57 @@ struct FirstWeekEndToEndTests {
             #expect(full.stderr.contains("running as work (5-hour 100 %)"), "\(full.stderr)")
         }
     }
+
+    /// Runs chappie with `arguments` while the emulator holds requests to `path`, sends it SIGINT
+    /// (Ctrl-C) once one is held, then lets the held requests go: its exit status and standard error.
+    private func interrupted(_ arguments: [String], holding path: String, _ testbed: ChappieTestbed) async throws -> (status: Int32, stderr: String) {
+        _ = try await testbed.control("/_emulator/faults", method: "POST", body: #"{"kind":"hold","path":"\#(path)","count":10}"#)
+        let script = """
+            import json, os, signal, subprocess, sys, time, urllib.request
+            issuer = sys.argv[1]
+            def held():
+                return json.load(urllib.request.urlopen(issuer + "/_emulator/stats"))["held"]
+            def reset():
+                signal.signal(signal.SIGINT, signal.SIG_DFL)
+                signal.pthread_sigmask(signal.SIG_SETMASK, [])
+            child = subprocess.Popen(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, preexec_fn=reset)
+            for _ in range(1200):
+                if held() > 0: break
+                time.sleep(0.05)
+            child.send_signal(signal.SIGINT)
+            time.sleep(0.5)
+            urllib.request.urlopen(urllib.request.Request(issuer + "/_emulator/release", method="POST"))
+            error = child.stderr.read().decode()
+            print(child.wait())
+            sys.stdout.write(error)
+            """
+        let result = try await runProcess(
+            URL(fileURLWithPath: "/usr/bin/python3"),
+            ["-c", script, testbed.emulator.issuer, try BuiltProducts.executable("chappie").path] + arguments + testbed.service,
+            environment: ["HOME": testbed.userHome.path, "CHAPPIE_KEY_FILE": nil, "CHAPPIE_PASSPHRASE": nil], timeout: .seconds(120))
+        _ = try await testbed.control("/_emulator/faults", method: "DELETE")
+        let lines = result.stdout.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false)
+        return (Int32(lines.first ?? "") ?? -1, lines.count > 1 ? String(lines[1]) : "")
+    }
+
+    @Test(
+        "Ctrl-C exits 130: an interrupted usage says it stopped, not that every poll failed; the notice of a refresh waiting shows only while one is sent"
+    )
+    func interrupts() async throws {
+        let testbed = try await ChappieTestbed.start()
+        try await whileRunning(testbed) {
+            for name in ["work", "home"] { #expect(try await testbed.chappie(["accounts", "add", name]).status == 0) }
+            let usage = try await interrupted(["usage"], holding: "/backend-api/wham/usage", testbed)
+            #expect(usage.status == 130, "\(usage.stderr)")
+            #expect(usage.stderr.contains("Stopped before it finished."), "\(usage.stderr)")
+            #expect(!usage.stderr.contains("poll failed") && !usage.stderr.contains("a refresh already sent"), "\(usage.stderr)")
+
+            let refresh = try await interrupted(["refresh", "work"], holding: "/oauth/token", testbed)
+            #expect(refresh.status == 130, "\(refresh.stderr)")
+            #expect(refresh.stderr.contains("a refresh already sent waits for the issuer's answer"), "\(refresh.stderr)")
+            // The answer that came after Ctrl-C was stored: the next refresh redeems the new token.
+            #expect(try await testbed.chappie(["refresh", "work"]).status == 0)
+            #expect(try await testbed.control("/_emulator/stats").int("refresh", "reuse_detected") == 0)
+        }
+    }
 }

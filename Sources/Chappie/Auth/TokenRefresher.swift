@@ -2,6 +2,7 @@ package import ChappieCore
 package import ChappieStore
 package import Foundation
 import Logging
+import Synchronization
 
 /// Another place an account's tokens live and may be refreshed by someone else, such as the Codex
 /// CLI's `auth.json`. The refresher adopts newer tokens found there and writes refreshed ones back,
@@ -228,10 +229,14 @@ package struct TokenRefresher: Sendable {
         // The issuer's keys first, while nothing is spent: checking the reply then needs no network.
         let keysReady = await signatures.prepare()
         try Task.checkCancellation()
+        RefreshBounds.inFlight.add(1, ordering: .relaxed)
         let answer = await attemptRefresh(stored.refreshToken)
         // From here the token is spent: what follows (storing, quarantining, signing out) runs in a
         // task of its own, so that a cancelled caller cannot leave it half done.
-        return try await Task { try await settle(answer, stored: stored, account: account, mirror: mirror, keysReady: keysReady) }.value
+        return try await Task {
+            defer { RefreshBounds.inFlight.subtract(1, ordering: .relaxed) }
+            return try await settle(answer, stored: stored, account: account, mirror: mirror, keysReady: keysReady)
+        }.value
     }
 
     /// Who a refresh reply's own tokens say the account is: its id_token's claims, else its access

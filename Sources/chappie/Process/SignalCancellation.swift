@@ -147,11 +147,12 @@ func cancellingOnSignals<T: Sendable>(
     releasing: Bool = true, passingTo control: JobControl? = nil, _ work: @escaping @Sendable () async throws -> T
 ) async throws -> T {
     let pending = PendingCancellation()
-    let told = Atomic<Bool>(false)
+    let signalled = Atomic<Bool>(false)
     SignalRelay.shared.onSignal { number in
         if control?.signal(number) == true { return }
-        // Said once: a refresh the issuer may already have answered is never abandoned.
-        if !told.exchange(true, ordering: .relaxed) {
+        // Said once, and only while there is one: a refresh the issuer may already have answered
+        // is never abandoned.
+        if !signalled.exchange(true, ordering: .relaxed), RefreshBounds.inFlight.load(ordering: .relaxed) > 0 {
             StandardStream.error.write(
                 "chappie: stopping; a refresh already sent waits for the issuer's answer (up to \(RefreshBounds.answerTimeout.components.seconds) s) and is stored first\n"
             )
@@ -161,5 +162,9 @@ func cancellingOnSignals<T: Sendable>(
     defer { if releasing { SignalRelay.shared.release() } }
     let task = Task { try await work() }
     pending.track { task.cancel() }
-    return try await task.value
+    let value = try await task.value
+    // Work that finished anyway (each account's poll failed as cancelled, say) was still stopped:
+    // 130, never its failures, nor a success.
+    if signalled.load(ordering: .relaxed) { throw CancellationError() }
+    return value
 }
