@@ -84,6 +84,17 @@ public struct ServiceOptions: Sendable {
 
     var location: StoreLocation { StoreLocation.resolve(home: home) }
 
+    /// Whether there is a store to read: a team pool, or this machine's database. A command that
+    /// only reads creates none (no database, no key, no directory made private) when it is not.
+    ///
+    /// - Throws: ``StoreError`` when the data directory holds files of someone else's and none of
+    ///   chappie's (`--home ~`), as opening it would.
+    public func storeExists() throws(StoreError) -> Bool {
+        guard namesLocalStore else { return true }
+        try FilePermissions.refuseForeignDirectory(location.directory)
+        return FileManager.default.fileExists(atPath: StoreDatabase.fileURL(in: location).path)
+    }
+
     var storeOptions: StoreOptions {
         var options = StoreOptions(
             home: home, keyFile: keyFile, interactive: interactive, passphrase: EnvironmentSecrets.passphrase,

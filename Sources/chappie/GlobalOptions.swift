@@ -90,6 +90,14 @@ struct GlobalOptions: ParsableArguments {
         try await ChappieServices.open(try serviceOptions())
     }
 
+    /// The services for a command that only reads, or `nil` when there is no store yet: reading
+    /// creates nothing (``ServiceOptions/storeExists``).
+    func existingServices() async throws -> ChappieServices? {
+        let options = try serviceOptions()
+        guard try options.storeExists() else { return nil }
+        return try await ChappieServices.open(options)
+    }
+
     /// The account a command uses when it names none and does not ask for the best one:
     /// `$CHAPPIE_ACCOUNT` (which `exec` and `lease run` set for their command), else the nearest
     /// `.chappie-account` from the working directory up (``AccountBinding``), else `nil`, for the

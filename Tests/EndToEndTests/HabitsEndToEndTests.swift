@@ -10,7 +10,8 @@ struct HabitsEndToEndTests {
         let testbed = try await ChappieTestbed.start()
         try await whileRunning(testbed) {
             for name in ["work", "home"] { #expect(try await testbed.chappie(["accounts", "add", name]).status == 0) }
-            #expect(try await testbed.chappie(["accounts", "ls", "--json"]).stdout == (try await testbed.chappie(["accounts", "list", "--json"])).stdout)
+            #expect(
+                try await testbed.chappie(["accounts", "ls", "--json"]).stdout == (try await testbed.chappie(["accounts", "list", "--json"])).stdout)
             let used = try await testbed.chappie(["accounts", "use", "home", "--no-codex-home"])
             #expect(used.status == 0 && used.stdout.contains("Active account: home"), "\(used.stderr)")
 
@@ -100,6 +101,48 @@ struct HabitsEndToEndTests {
             #expect(entry("originator") == ("chappie", "default"))
             #expect(entry("codex-home") == ("/tmp/codex-from-env", "$CODEX_HOME (accounts switch stores it)"))
             #expect(entry("alert-webhook") == (nil, "unset"))
+        }
+    }
+
+    @Test("--home ~ is refused and its mode kept; reading commands create no store; a directory made private says so")
+    func homeIsNoStore() async throws {
+        let testbed = try await ChappieTestbed.start()
+        try await whileRunning(testbed) {
+            let chappie = try BuiltProducts.executable("chappie")
+            let service = ["--issuer", testbed.emulator.issuer, "--backend", testbed.emulator.backend]
+            let environment: [String: String?] = ["HOME": testbed.userHome.path, "CHAPPIE_KEY_FILE": nil, "CHAPPIE_PASSPHRASE": nil]
+            // A user's home: files of theirs, mode 755.
+            try FileManager.default.createDirectory(at: testbed.userHome, withIntermediateDirectories: true)
+            try Data("alias ll='ls -l'\n".utf8).write(to: testbed.userHome.appendingPathComponent(".bashrc"))
+            chmod(testbed.userHome.path, 0o755)
+            for line in [["config", "get", "codex-home"], ["accounts", "add", "work"], ["usage"]] {
+                // As a shell gives `--home ~`.
+                let refused = try await runProcess(chappie, line + ["--home", testbed.userHome.path] + service, environment: environment)
+                #expect(refused.status == 78, "\(line): \(refused.stderr)")
+                #expect(
+                    refused.stderr.contains("\(testbed.userHome.path) is not a chappie data directory: it holds other files (.bashrc)")
+                        && refused.stderr.contains("Did you mean --home ~/.local/share/chappie?"), "\(refused.stderr)")
+            }
+            var info = stat()
+            stat(testbed.userHome.path, &info)
+            #expect(info.st_mode & 0o777 == 0o755)
+            #expect(!FileManager.default.fileExists(atPath: testbed.userHome.appendingPathComponent("chappie.sqlite").path))
+
+            // Reading commands on a directory that does not exist yet create nothing.
+            let fresh = testbed.home.appendingPathComponent("fresh")
+            for line in [["accounts", "list"], ["accounts", "list", "--json"], ["log"], ["config", "get", "codex-home"], ["config", "list"]] {
+                let result = try await runProcess(chappie, line + ["--home", fresh.path] + service, environment: environment)
+                #expect(result.status == 0, "\(line): \(result.stderr)")
+            }
+            #expect(!FileManager.default.fileExists(atPath: fresh.path))
+
+            // An empty directory of mode 755 becomes the store, and chappie says it narrowed it.
+            let open = testbed.home.appendingPathComponent("open")
+            try FileManager.default.createDirectory(at: open, withIntermediateDirectories: true)
+            chmod(open.path, 0o755)
+            let added = try await runProcess(chappie, ["accounts", "add", "work", "--home", open.path] + service, environment: environment)
+            #expect(added.status == 0, "\(added.stderr)")
+            #expect(added.stderr.contains("made \(open.path) private: its mode was 755, now 700"), "\(added.stderr)")
         }
     }
 }

@@ -52,7 +52,7 @@ struct HostileInputEndToEndTests {
                 ["backup", elsewhere.appendingPathComponent("beside-the-key-2").path],
                 environment: secret.merging(["CHAPPIE_KEY_FILE": keyFile.path]) { $1 })
             #expect(viaVariable.status == 0, "CHAPPIE_KEY_FILE's directory: \(viaVariable.stderr)")
-            let report = try await testbed.chappie(["usage", "report", "-o", testbed.home.appendingPathComponent("chappie.sqlite").path])
+            let report = try await testbed.chappie(["usage", "report", "--output", testbed.home.appendingPathComponent("chappie.sqlite").path])
             #expect(report.status == 1 && report.stderr.contains("chappie's own"), "usage report -o: \(report.stderr)")
             let hardLink = elsewhere.appendingPathComponent("hard.key")
             #expect(Glibc.link(keyFile.path, hardLink.path) == 0)

@@ -165,12 +165,32 @@ extension SettingsService {
         public var source: String
     }
 
+    /// The values a store keeps, as ``list(stored:caFileOption:environment:)`` reads them.
+    public struct Stored: Sendable {
+        var codexHome: String?
+        var usageRetention: Duration?
+        var originator: String?
+        var local: LocalSettings
+        var caFile: String?
+        var isLocal: Bool
+    }
+
     /// Every setting with the value in effect and its source. `caFileOption` is `--ca-file`;
     /// `environment` gives `$CODEX_HOME`, `$CHAPPIE_CA_FILE` and `HOME`.
     public func list(caFileOption: String?, environment: [String: String]) async throws -> [Listed] {
+        let stored = Stored(
+            codexHome: try await defaultCodexHome(), usageRetention: try await usageRetention(), originator: try await originator(),
+            local: try local(), caFile: try await caFile(), isLocal: storeIsLocal)
+        return Self.list(stored: stored, caFileOption: caFileOption, environment: environment)
+    }
+
+    /// Every setting as ``list(caFileOption:environment:)`` gives it, from what a store keeps
+    /// (`nil`: there is no store yet).
+    public static func list(stored: Stored?, caFileOption: String?, environment: [String: String]) -> [Listed] {
+        let origin = stored?.isLocal == false ? "team pool" : "store"
         var listed: [Listed] = []
-        if let home = try await defaultCodexHome() {
-            listed.append(Listed(key: .codexHome, value: home, source: storeIsLocal ? "store" : "team pool (this machine's)"))
+        if let home = stored?.codexHome {
+            listed.append(Listed(key: .codexHome, value: home, source: origin))
         } else if let home = environment["CODEX_HOME"].flatMap({ $0.isEmpty ? nil : $0 }) {
             listed.append(Listed(key: .codexHome, value: home, source: "$CODEX_HOME (accounts switch stores it)"))
         } else {
@@ -179,35 +199,27 @@ extension SettingsService {
             let found = FileManager.default.fileExists(atPath: codex, isDirectory: &isDirectory) && isDirectory.boolValue
             listed.append(Listed(key: .codexHome, value: found ? codex : nil, source: found ? "~/.codex (accounts switch stores it)" : "unset"))
         }
-        if let retention = try await usageRetention() {
-            listed.append(Listed(key: .usageRetention, value: DurationText.format(retention), source: storeIsLocal ? "store" : "team pool"))
-        } else {
-            listed.append(Listed(key: .usageRetention, value: "365d", source: "default"))
-        }
-        if let originator = try await originator() {
-            listed.append(Listed(key: .originator, value: originator, source: storeIsLocal ? "store" : "team pool"))
-        } else {
-            listed.append(Listed(key: .originator, value: ChappieEndpoints.defaultOriginator, source: "default"))
-        }
+        listed.append(
+            stored?.usageRetention.map { Listed(key: .usageRetention, value: DurationText.format($0), source: origin) }
+                ?? Listed(key: .usageRetention, value: "365d", source: "default"))
+        listed.append(
+            stored?.originator.map { Listed(key: .originator, value: $0, source: origin) }
+                ?? Listed(key: .originator, value: ChappieEndpoints.defaultOriginator, source: "default"))
         if let option = caFileOption {
             listed.append(Listed(key: .caFile, value: option, source: "--ca-file"))
         } else if let variable = environment["CHAPPIE_CA_FILE"].flatMap({ $0.isEmpty ? nil : $0 }) {
             listed.append(Listed(key: .caFile, value: variable, source: "$CHAPPIE_CA_FILE"))
         } else {
-            let file = try await caFile()
-            listed.append(Listed(key: .caFile, value: file, source: file == nil ? "unset" : "this machine"))
+            listed.append(Listed(key: .caFile, value: stored?.caFile, source: stored?.caFile == nil ? "unset" : "this machine"))
         }
-        for key in [Key.alertWebhook, .alertCommand] {
-            let value = try shown(key)
-            listed.append(Listed(key: key, value: value, source: value == nil ? "unset" : "this machine"))
-        }
-        if let thresholds = try shown(.alertAt) {
-            listed.append(Listed(key: .alertAt, value: thresholds, source: "this machine"))
-        } else {
-            listed.append(
-                Listed(
+        let local = stored?.local
+        let webhooks = local?.alertWebhooks.map { $0.map(Self.redacted).joined(separator: "\n") }
+        listed.append(Listed(key: .alertWebhook, value: webhooks, source: webhooks == nil ? "unset" : "this machine"))
+        listed.append(Listed(key: .alertCommand, value: local?.alertCommand, source: local?.alertCommand == nil ? "unset" : "this machine"))
+        listed.append(
+            local?.alertAt.map { Listed(key: .alertAt, value: $0, source: "this machine") }
+                ?? Listed(
                     key: .alertAt, value: AlertTargets.defaultThresholds.map { String(format: "%g", $0) }.joined(separator: ","), source: "default"))
-        }
         return listed
     }
 }

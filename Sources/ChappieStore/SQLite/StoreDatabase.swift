@@ -59,6 +59,7 @@ public final class StoreDatabase: Sendable {
     ///   for one written by a newer chappie (left untouched), `.io` when files cannot be made private.
     public static func open(at location: StoreLocation, busyTimeout: TimeInterval = 10) throws(StoreError) -> StoreDatabase {
         let file = fileURL(in: location)
+        try FilePermissions.refuseForeignDirectory(location.directory)
         try FilePermissions.ensurePrivateDirectory(location.directory)
         for suffix in ["-wal", "-shm", "-journal"] { try FilePermissions.refuseLink(URL(fileURLWithPath: file.path + suffix)) }
         try FilePermissions.ensurePrivateFile(file)

@@ -1,5 +1,6 @@
 import ChappieSystem
 package import Foundation
+import Logging
 
 /// Keeps the data directory 0700 and the files in it 0600.
 package enum FilePermissions {
@@ -29,9 +30,40 @@ package enum FilePermissions {
                 "\(directory.path) \(problem), who could have put files of their own in it; check what is in it, then run chmod 700 \(directory.path)"
             )
         }
-        if info.st_mode & 0o077 != 0, chmod(directory.path, 0o700) != 0 {
-            throw StoreError(.io, "cannot make \(directory.path) private (chmod 700): \(String(cString: strerror(errno)))")
+        if info.st_mode & 0o077 != 0 {
+            guard chmod(directory.path, 0o700) == 0 else {
+                throw StoreError(.io, "cannot make \(directory.path) private (chmod 700): \(String(cString: strerror(errno)))")
+            }
+            // A directory's mode is never changed without saying so.
+            Logger(label: "chappie").warning(
+                "made \(directory.path) private: its mode was \(String(info.st_mode & 0o777, radix: 8)), now 700 (chappie keeps tokens there)")
         }
+    }
+
+    /// The names in a data directory that are chappie's own: one holding any of them is a data
+    /// directory (``refuseForeignDirectory(_:)``).
+    static let ownNames = [
+        StoreDatabase.fileName, "chappie.key", "locks", "recovery", "store-url", "local-settings.json", "alerts-state.json", "codex-homes",
+    ]
+
+    /// Refuses a directory that is someone's home or a project, not a data directory: none of
+    /// chappie's own names in it, and hidden entries (`.bashrc`, `.git`) that homes and checkouts
+    /// have. `--home ~` (or a mistyped path that happens to exist) must not turn it into a store,
+    /// made private and given a database and a key among its files. A directory holding only
+    /// plain files (an `auth.json` to import) may become one.
+    package static func refuseForeignDirectory(_ directory: URL) throws(StoreError) {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path), !names.contains(where: ownNames.contains),
+            names.contains(where: { $0.hasPrefix(".") })
+        else { return }
+        let hidden = names.filter { $0.hasPrefix(".") }.sorted()
+        let shown = hidden.prefix(3).joined(separator: ", ") + (names.count > 3 ? ", …" : "")
+        let standard = StoreLocation.resolve(home: nil).directory.path
+        let home = ProcessInfo.processInfo.environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        let suggestion = standard.hasPrefix(home + "/") ? "~" + standard.dropFirst(home.count) : standard
+        throw StoreError(
+            .io,
+            "\(directory.path) is not a chappie data directory: it holds other files (\(shown)) and none of chappie's; nothing was changed. Did you mean --home \(suggestion)? Give a new or empty directory for a store of its own"
+        )
     }
 
     /// Creates the file 0600 if missing, or narrows an existing one to 0600. A symbolic link or

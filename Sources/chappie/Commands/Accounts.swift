@@ -24,9 +24,10 @@ extension ChappieCommand.Accounts {
         @OptionGroup var global: GlobalOptions
 
         func run() async throws {
-            let services = try await global.services()
-            let summaries = try await services.accounts.list()
-            let usage = try await services.usage.latest()
+            // No store yet: no account, and nothing is created to say so.
+            let services = try await global.existingServices()
+            let summaries = try await services?.accounts.list() ?? []
+            let usage = try await services?.usage.latest() ?? [:]
             if global.json {
                 try JSONOutput.print(summaries.map { AccountJSON($0, usage: usage[$0.account.id]) })
                 return
@@ -73,7 +74,10 @@ extension ChappieCommand.Accounts {
         @OptionGroup var global: GlobalOptions
 
         func run() async throws {
-            let summary = try await global.services().accounts.show(name)
+            guard let services = try await global.existingServices() else {
+                throw CommandFailure(message: "there is no account named \(name): no account is stored yet", exitCode: .failure)
+            }
+            let summary = try await services.accounts.show(name)
             if global.json {
                 try JSONOutput.print(AccountJSON(summary))
             } else {

@@ -22,7 +22,13 @@ extension ChappieCommand.Config {
         @OptionGroup var global: GlobalOptions
 
         func run() async throws {
-            let listed = try await global.services().settings.list(caFileOption: global.caFile, environment: ProcessInfo.processInfo.environment)
+            let environment = ProcessInfo.processInfo.environment
+            let listed =
+                if let settings = try await global.existingServices()?.settings {
+                    try await settings.list(caFileOption: global.caFile, environment: environment)
+                } else {
+                    SettingsService.list(stored: nil, caFileOption: global.caFile, environment: environment)
+                }
             if global.json {
                 struct Entry: Encodable {
                     var setting: String
@@ -45,7 +51,11 @@ extension ChappieCommand.Config {
         @OptionGroup var global: GlobalOptions
 
         func run() async throws {
-            let settings = try await global.services().settings
+            guard let settings = try await global.existingServices()?.settings else {
+                // No store yet: nothing is set.
+                if global.json { try JSONOutput.print(SettingJSON(setting: setting.rawValue, value: nil)) } else { print("") }
+                return
+            }
             let value: String? =
                 switch setting {
                 case .codexHome: try await settings.defaultCodexHome()

@@ -39,9 +39,10 @@ extension ChappieCommand {
 
         func run() async throws {
             let filtered = account != nil || since != nil || !kinds.isEmpty
-            let events = try await global.services().auditLog(
-                kinds: kinds.isEmpty ? nil : kinds, polls: all, account: account, since: try since.map { try parseTime($0, timeZone: .current) },
-                limit: limit)
+            let events =
+                try await global.existingServices()?.auditLog(
+                    kinds: kinds.isEmpty ? nil : kinds, polls: all, account: account, since: try since.map { try parseTime($0, timeZone: .current) },
+                    limit: limit) ?? []
             if global.json {
                 struct Entry: Encodable {
                     var at: Date

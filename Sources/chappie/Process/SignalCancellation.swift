@@ -164,7 +164,7 @@ func cancellingOnSignals<T: Sendable>(
     pending.track { task.cancel() }
     let value = try await task.value
     // Work that finished anyway (each account's poll failed as cancelled, say) was still stopped:
-    // 130, never its failures, nor a success.
-    if signalled.load(ordering: .relaxed) { throw CancellationError() }
+    // 130, never its failures, nor a success. A job's own exit status stays the answer.
+    if control == nil, signalled.load(ordering: .relaxed) { throw CancellationError() }
     return value
 }
