@@ -6,12 +6,13 @@ import Testing
 
 @Suite("Emulator: the scripted model for host tools (§8.1 tool items)")
 struct ToolScriptTests {
-    /// A `POST …/codex/responses` with this `input` (JSON text).
-    private func responses(_ emulator: RunningEmulator, _ tokens: IssuedTokens, input: String, conversation: String = "conv-1") throws
-        -> ChappieHTTPRequest
-    {
+    /// A `POST …/codex/responses` with this `input` (JSON text), continuing `previous` when given.
+    private func responses(
+        _ emulator: RunningEmulator, _ tokens: IssuedTokens, input: String, conversation: String = "conv-1", previous: String? = nil
+    ) throws -> ChappieHTTPRequest {
         let accountID = try #require(jwtClaims(tokens.accessToken).string("https://api.openai.com/auth", "chatgpt_account_id"))
-        let body = #"{"model":"gpt-5-codex","stream":true,"store":false,"prompt_cache_key":"\#(conversation)","input":\#(input)}"#
+        let continued = previous.map { #","previous_response_id":"\#($0)""# } ?? ""
+        let body = #"{"model":"gpt-5-codex","stream":true,"store":false,"prompt_cache_key":"\#(conversation)"\#(continued),"input":\#(input)}"#
         return emulator.request(
             "/backend-api/codex/responses", method: .post, json: body,
             headers: ["Authorization": "Bearer \(tokens.accessToken)", "ChatGPT-Account-Id": accountID])
@@ -58,6 +59,24 @@ struct ToolScriptTests {
             #expect(stats.int("tool_scripts", "calls_issued") == 1)
             #expect(stats.int("tool_scripts", "outputs_accepted") == 1)
             #expect(stats.int("tool_scripts", "queued") == 0)
+        }
+    }
+
+    @Test("A follow-up that continues the response (previous_response_id, as Codex 0.163 over the WebSocket) sends only the output, and is answered")
+    func continuedFollowUp() async throws {
+        try await withEmulator { emulator in
+            let tokens = try await emulator.signIn(plan: "plus")
+            _ = try await emulator.json(emulator.request("/_emulator/tools/script", method: .post, json: #"{"name":"get_time"}"#))
+            let first = try await events(emulator, try responses(emulator, tokens, input: "[\(Self.prompt)]"))
+            let callID = try #require(first.first { $0.type == "response.output_item.done" }?.data.string("item", "call_id"))
+            let responseID = try #require(first.first { $0.type == "response.completed" }?.data.string("response", "id"))
+            let output = #"{"type":"function_call_output","call_id":"\#(callID)","output":"noon"}"#
+            // Without previous_response_id the output alone has no call: refused, as before.
+            let alone = try await emulator.json(try responses(emulator, tokens, input: "[\(output)]", conversation: "conv-2"))
+            #expect(alone.status == 400)
+            let continued = try await events(emulator, try responses(emulator, tokens, input: "[\(output)]", previous: responseID))
+            let text = continued.filter { $0.type == "response.output_text.delta" }.compactMap { $0.data.string("delta") }.joined()
+            #expect(text == "The tool get_time returned: noon")
         }
     }
 

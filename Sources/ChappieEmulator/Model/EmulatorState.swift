@@ -753,7 +753,7 @@ actor EmulatorState {
     }
 
     /// What the scripted model does with a request, or `nil` for the usual echo.
-    func toolStep(for input: JSONInput?, conversation: JSONInput?, tools: JSONInput?) -> ToolScripts.Step? {
-        toolScripts.step(for: input, conversation: conversation, tools: tools)
+    func toolStep(for input: JSONInput?, conversation: JSONInput?, tools: JSONInput?, continuing: Bool) -> ToolScripts.Step? {
+        toolScripts.step(for: input, conversation: conversation, tools: tools, continuing: continuing)
     }
 }

@@ -3,7 +3,9 @@ import Foundation
 /// The scripted model for host tools: turns queued through `/_emulator/tools/script` ask for a named
 /// tool; the follow-up request must carry each call with its `function_call_output`
 /// (docs/protocol.md §8.1, tool items), and is answered with text that quotes the output, or with
-/// the next call while the script has rounds left.
+/// the next call while the script has rounds left. A follow-up that continues a response
+/// (`previous_response_id`, as Codex 0.163 sends over the WebSocket) carries only the output: the
+/// call is in the response it continues, and a call this model issued is taken as such.
 struct ToolScripts {
     /// A queued script: which tool the model calls, with what, and for how many rounds (`nil`: forever).
     struct Script: Sendable {
@@ -50,7 +52,7 @@ struct ToolScripts {
 
     /// The step for a request's `input` in a conversation (its `prompt_cache_key`), or `nil` when
     /// no script applies (the usual echo). The same request in the same conversation gets the same step.
-    mutating func step(for input: JSONInput?, conversation: JSONInput?, tools: JSONInput?) -> Step? {
+    mutating func step(for input: JSONInput?, conversation: JSONInput?, tools: JSONInput?, continuing: Bool = false) -> Step? {
         if case .array(let tools)? = tools {
             declaredTools = tools.compactMap { tool in
                 guard case .object(let fields) = tool, case .string("function")? = fields["type"], case .string(let name)? = fields["name"],
@@ -62,7 +64,7 @@ struct ToolScripts {
         guard case .array(let items)? = input else { return nil }
         let key = [conversation ?? .null, .array(items)]
         if let earlier = steps[key] { return earlier }
-        let step = decide(items)
+        let step = decide(items, continuing: continuing)
         if let step {
             if steps.count >= 4096 { steps.removeAll() }
             steps[key] = step
@@ -79,7 +81,7 @@ struct ToolScripts {
         return step
     }
 
-    private mutating func decide(_ items: [JSONInput]) -> Step? {
+    private mutating func decide(_ items: [JSONInput], continuing: Bool) -> Step? {
         var calls: [String: String] = [:]
         var outputs: [(callID: String, output: String)] = []
         for case .object(let item) in items {
@@ -88,6 +90,8 @@ struct ToolScripts {
                 if case .string(let name)? = item["name"] { calls[callID] = name }
             case (.string("function_call_output")?, .string(let callID)?):
                 outputs.append((callID, Self.text(item["output"])))
+                // The call is in the response this request continues.
+                if continuing, calls[callID] == nil, let call = issued[callID] { calls[callID] = call.script.name }
             default:
                 continue
             }

@@ -183,7 +183,10 @@ struct BackendRoutes: Sendable {
             return .failure(ReplyError(.openAIError(400, message: "model is required.", code: "invalid_request")))
         }
         await state.recordTurnOptions(fields)
-        var step = await state.toolStep(for: fields["input"], conversation: fields["prompt_cache_key"], tools: fields["tools"])
+        var continuing = false
+        if case .string(let previous)? = fields["previous_response_id"], !previous.isEmpty { continuing = true }
+        var step = await state.toolStep(
+            for: fields["input"], conversation: fields["prompt_cache_key"], tools: fields["tools"], continuing: continuing)
         if rewordedReplay, case .call(let callID, _, _)? = step {
             step = await state.reissueToolCall(for: fields["input"], conversation: fields["prompt_cache_key"], replacing: callID)
         }
