@@ -31,11 +31,13 @@ struct AlertRulesTests {
         let directory = try TestTokens.temporaryDirectory("chappie-alerts")
         defer { try? FileManager.default.removeItem(at: directory) }
         let cycle = Date(timeIntervalSince1970: 1_800_000_000)
-        let monitor = AlertMonitor(directory: directory, thresholds: [80, 95, 100])
+        let monitor = AlertMonitor(directory: directory, thresholds: [80, 95, 100], timeZone: try #require(TimeZone(identifier: "Europe/Paris")))
         #expect(await monitor.observe(try account, reading(50, resetsAt: cycle)).events.isEmpty)
-        let jump = await monitor.observe(try account, reading(97, resetsAt: cycle))
+        // 2027-01-15 08:00 UTC is 09:00 in Paris; two hours and a quarter ahead.
+        let jump = await monitor.observe(try account, reading(97, resetsAt: cycle), now: cycle.addingTimeInterval(-8100))
         #expect(jump.events.map { $0.threshold } == [95])
-        #expect(jump.events.first?.message == "work has used 97 % of its 5-hour window (past 95 %); it resets \(cycle.formatted(.iso8601))")
+        #expect(jump.events.first?.message == "work has used 97 % of its 5-hour window (past 95 %); it resets at 09:00 (in 2 h 15 min)")
+        #expect(jump.events.first?.resetsAt == cycle, "the body keeps the exact time")
         #expect(await monitor.observe(try account, reading(98, resetsAt: cycle)).events.isEmpty)
 
         let restarted = AlertMonitor(directory: directory, thresholds: [80, 95, 100])

@@ -145,4 +145,31 @@ struct HabitsEndToEndTests {
             #expect(added.stderr.contains("made \(open.path) private: its mode was 755, now 700"), "\(added.stderr)")
         }
     }
+
+    @Test("A person's sentence first, the issuer's words with --verbose and --json; every account failing alike is one line")
+    func messages() async throws {
+        let testbed = try await ChappieTestbed.start()
+        try await whileRunning(testbed) {
+            for name in ["work", "home"] {
+                #expect(try await testbed.chappie(["accounts", "add", name]).status == 0)
+                let codex = testbed.home.appendingPathComponent("codex-\(name)")
+                #expect(try await testbed.chappie(["accounts", "switch", name, "--codex-home", codex.path]).status == 0)
+                let file = try JSONDocument(Data(contentsOf: codex.appendingPathComponent("auth.json")))
+                let token = try #require(file.string("tokens", "refresh_token"))
+                _ = try await testbed.control("/oauth/revoke", method: "POST", body: #"{"token":"\#(token)","token_type_hint":"refresh_token"}"#)
+            }
+            let refreshed = try await testbed.chappie(["refresh", "--all"])
+            #expect(refreshed.status == 77)
+            #expect(
+                refreshed.stderr
+                    == "all 2 accounts (home, work) FAILED the same way: OpenAI signed NAME out: its refresh token was revoked (a sign-out, or a password change). Sign NAME in again: chappie accounts add NAME\n",
+                "\(refreshed.stderr)")
+            let one = try await testbed.chappie(["refresh", "work", "--verbose"])
+            #expect(one.stderr.contains("work: FAILED: OpenAI signed work out: its refresh token was revoked"), "\(one.stderr)")
+            #expect(one.stderr.contains("refresh_token_invalidated"), "\(one.stderr)")
+            let json = JSONDocument(Data(try await testbed.chappie(["refresh", "work", "--json"]).stdout.utf8))
+            #expect(json.string(0, "error")?.hasPrefix("OpenAI signed work out") == true)
+            #expect(json.string(0, "detail")?.contains("refresh_token_invalidated") == true)
+        }
+    }
 }

@@ -1,4 +1,5 @@
 import ChappieCore
+import ChappieText
 import ChappieVault
 import Foundation
 import Synchronization
@@ -42,12 +43,25 @@ actor AlertMonitor {
     private let file: URL
     private let thresholds: [Double]
     private var state: State
+    /// The zone of the times in messages (the daemon's `--tz`, else the system's).
+    private let timeZone: TimeZone
 
     /// A monitor remembering in `directory`; a state file that cannot be read starts afresh.
-    init(directory: URL, thresholds: [Double]) {
+    init(directory: URL, thresholds: [Double], timeZone: TimeZone = .current) {
         file = directory.appendingPathComponent("alerts-state.json")
         self.thresholds = thresholds.sorted()
+        self.timeZone = timeZone
         state = Self.read(file) ?? State()
+    }
+
+    /// "at 06:05 (in 4 h 44 min)", "at Tue 06:05 (in 2 d 3 h)": a reset as a person reads it, in
+    /// the monitor's zone (the body's `resetsAt` keeps the exact time).
+    static func resetText(_ date: Date, now: Date, timeZone: TimeZone) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = timeZone
+        formatter.dateFormat = date.timeIntervalSince(now) > 86_400 ? "EEE HH:mm" : "HH:mm"
+        return "at \(formatter.string(from: date)) (\(RelativeTime.describe(date, now: now)))"
     }
 
     /// The alerts a new reading of `account` calls for.
@@ -74,7 +88,7 @@ actor AlertMonitor {
             }
             if let crossed = thresholds.filter({ $0 > remembered.fired && used >= $0 }).max() {
                 remembered.fired = crossed
-                let resetText = window.resetsAt.map { "; it resets \($0.formatted(.iso8601))" } ?? ""
+                let resetText = window.resetsAt.map { "; it resets \(Self.resetText($0, now: now, timeZone: timeZone))" } ?? ""
                 observation.events.append(
                     AlertEvent(
                         .threshold, account: account.name.rawValue, window: name, usedPercent: used, resetsAt: window.resetsAt, at: now,

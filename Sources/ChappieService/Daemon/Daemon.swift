@@ -46,7 +46,8 @@ public final class Daemon: Service {
         if !configuration.alerts.isEmpty || configuration.autoRedeem {
             let counters = metrics.counters
             alerts = DaemonAlerts(
-                monitor: AlertMonitor(directory: store.location.directory, thresholds: configuration.alerts.thresholds),
+                monitor: AlertMonitor(
+                    directory: store.location.directory, thresholds: configuration.alerts.thresholds, timeZone: configuration.timeZone),
                 dispatcher: configuration.alerts.isEmpty
                     ? nil
                     : AlertDispatcher(

@@ -13,11 +13,15 @@ public struct FailureDescription: Sendable, Equatable {
     public var message: String
     /// The exit code.
     public var exitCode: Int32
+    /// What the service said, word for word, when the message puts it in a person's words
+    /// (`--verbose` and `--json` show it).
+    public var detail: String?
 
     /// Creates a description.
-    public init(message: String, exitCode: Int32) {
+    public init(message: String, exitCode: Int32, detail: String? = nil) {
         self.message = message
         self.exitCode = exitCode
+        self.detail = detail
     }
 
     /// The description of an error chappie's libraries throw; `nil` for any other. With the
@@ -35,9 +39,13 @@ public struct FailureDescription: Sendable, Equatable {
             // The store's, the vault's and the services' errors carry their own recovery.
             self.init(message: error.message, exitCode: error.recovery.exitCode)
         case let error as ChappieAuthError:
-            self.init(
-                message: Self.sentence(error.errorDescription ?? "\(error)") + Self.advice(error.recovery, account: account),
-                exitCode: error.recovery.exitCode)
+            let wire = Self.sentence(error.errorDescription ?? "\(error)")
+            // A person's sentence first; the issuer's words for --verbose and --json.
+            if let human = Self.signedOut(error.oauthErrorCode, account: account) {
+                self.init(message: human + Self.advice(error.recovery, account: account), exitCode: error.recovery.exitCode, detail: wire)
+            } else {
+                self.init(message: wire + Self.advice(error.recovery, account: account), exitCode: error.recovery.exitCode)
+            }
         case ChappieClientError.httpError(let status, let body) where EdgeRefusal.matches(status: status, body: Data(body.utf8)):
             self.init(
                 message: Self.sentence("The backend: " + EdgeRefusal.explanation(originator: nil)), exitCode: ChappieExitCode.serviceUnavailable)
@@ -85,6 +93,20 @@ public struct FailureDescription: Sendable, Equatable {
     }
 
     /// The text ended as a sentence, so that advice after it reads as one.
+    /// What the issuer's answer to a refresh means, in a person's words, for the codes that sign
+    /// an account out; `nil` for others.
+    static func signedOut(_ code: String?, account: AccountName?) -> String? {
+        let who = account.map { "\($0)" } ?? "the account"
+        return switch code {
+        case "refresh_token_invalidated"?: "OpenAI signed \(who) out: its refresh token was revoked (a sign-out, or a password change)."
+        case "refresh_token_expired"?: "OpenAI signed \(who) out: its refresh token expired."
+        case "refresh_token_reused"?:
+            "OpenAI signed \(who) out: its refresh token was used twice (another program holding the same login refreshed it)."
+        case "invalid_grant"?: "OpenAI no longer accepts \(who)'s refresh token."
+        default: nil
+        }
+    }
+
     static func sentence(_ text: String) -> String {
         guard let last = text.last, !".!?".contains(last) else { return text }
         return text + "."

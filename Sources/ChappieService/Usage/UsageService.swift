@@ -208,7 +208,9 @@ public struct UsageService: Sendable {
                     ? "no account has a usage reading; run chappie usage poll --all"
                     : "every account is at its limit or reserve" + (reset.map { "; the first window resets at \($0.formatted(.iso8601))" } ?? ""))
         }
-        let others = ranked.dropFirst().prefix(3).map { "\($0.account.name) \(Self.describe($0.snapshot))\($0.full ? " (full)" : "")" }
+        let others = ranked.dropFirst().prefix(3).map {
+            "\($0.account.name) \(Self.describe($0.snapshot))\($0.full ? " (no room: at its limit or reserve)" : "")"
+        }
         let reason =
             "\(first.account.name) has the most headroom: \(Self.describe(first.snapshot))"
             + (others.isEmpty ? "" : "; next: " + others.joined(separator: ", "))

@@ -85,37 +85,45 @@ extension ChappieCommand {
                 try await service.refresh(names, onlyIfExpiringWithin: within, concurrency: concurrency)
             }
             var codes: [Int32] = []
+            var lines: [(name: AccountName, line: String)] = []
             for report in reports {
                 if let error = report.error {
                     let failure = CommandFailure(error, account: report.name) ?? CommandFailure(message: "\(error)", exitCode: .failure)
                     codes.append(failure.exitCode.rawValue)
                     if !global.json {
-                        var line = "\(report.name): FAILED: \(TerminalText.sanitized(failure.message))"
+                        var line = TerminalText.sanitized(failure.message)
                         if failure.exitCode == ExitStatus.temporaryFailure, let expiry = report.expiresAt {
                             line +=
                                 expiry > Date()
                                 ? " Its current token stays valid until \(Formatting.localTime(expiry)) (\(Formatting.relative(expiry)))."
                                 : " Its token has expired: what needs it fails until a refresh works."
                         }
-                        StandardStream.error.write(line + "\n")
+                        if global.verbose, let detail = failure.detail { line += " (\(TerminalText.sanitized(detail)))" }
+                        lines.append((report.name, line))
                     }
                 } else if !quiet && !global.json {
                     let expiry = report.expiresAt.map { "expires \(Formatting.localTime($0)) (\(Formatting.relative($0)))" } ?? ""
                     print("\(report.name): \(report.outcome?.rawValue.replacingOccurrences(of: "_", with: " ") ?? "ok"), \(expiry)")
                 }
             }
+            FailureLines.write(lines, of: reports.count)
             if global.json {
                 struct Line: Encodable {
                     var account: String
                     var outcome: String?
                     var expiresAt: Date?
                     var error: String?
+                    /// The issuer's own words, when `error` puts them in a person's.
+                    var detail: String?
                 }
                 try JSONOutput.print(
                     reports.map { report in
-                        Line(
-                            account: report.name.rawValue, outcome: report.outcome?.rawValue, expiresAt: report.expiresAt,
-                            error: report.error.map { (CommandFailure($0, account: report.name)?.message) ?? "\($0)" })
+                        let failure = report.error.map {
+                            CommandFailure($0, account: report.name) ?? CommandFailure(message: "\($0)", exitCode: .failure)
+                        }
+                        return Line(
+                            account: report.name.rawValue, outcome: report.outcome?.rawValue, expiresAt: report.expiresAt, error: failure?.message,
+                            detail: failure?.detail)
                     })
             }
             let exit = ChappieExitCode.mostSerious(codes)

@@ -152,15 +152,17 @@ extension ChappieCommand.Usage {
                 return results
             }
             var codes: [Int32] = []
+            var failed: [(name: AccountName, line: String)] = []
             for result in results {
                 if let error = result.error {
                     let failure = CommandFailure(error, account: result.account.name)
                     codes.append(failure?.exitCode.rawValue ?? ChappieExitCode.temporaryFailure)
-                    StandardStream.error.write("\(result.account.name): FAILED: \(failure?.message ?? "\(error)")\n")
+                    failed.append((result.account.name, TerminalText.sanitized(failure?.message ?? "\(error)")))
                 } else if !global.json, let main = result.snapshots.first {
                     print("\(result.account.name): 5-hour \(describeWindow(main.shortWindow)); weekly \(describeWindow(main.longWindow))")
                 }
             }
+            FailureLines.write(failed, of: results.count)
             if global.json {
                 struct Polled: Encodable {
                     var account: String

@@ -6,17 +6,20 @@ import ChappieService
 struct CommandFailure: Error {
     let message: String
     let exitCode: ExitCode
+    /// The service's own words, when the message is a person's (``FailureDescription/detail``).
+    var detail: String?
 
-    init(message: String, exitCode: ExitCode) {
+    init(message: String, exitCode: ExitCode, detail: String? = nil) {
         self.message = message
         self.exitCode = exitCode
+        self.detail = detail
     }
 
     /// The failure for an error chappie's libraries throw, naming the account it concerns where
     /// known; `nil` for others (argument-parser's own).
     init?(_ error: any Error, account: AccountName? = nil) {
         guard let description = FailureDescription(error, account: account) else { return nil }
-        self.init(message: description.message, exitCode: ExitCode(description.exitCode))
+        self.init(message: description.message, exitCode: ExitCode(description.exitCode), detail: description.detail)
     }
 
     /// Runs `body` for one account: a library error it throws becomes a failure naming the account.
