@@ -25,8 +25,8 @@ interop: build
 
 test: build
 	@# The metrics tests read /metrics back with prometheus_client's parser; the team-pool tests
-	@# start PostgreSQL servers of their own (issue 15); the shell-hook tests run zsh and fish.
-	@scripts/install-deps.sh python3-prometheus-client postgresql zsh fish
+	@# start PostgreSQL servers of their own (issue 15); the shell-hook tests run zsh and fish; systemd-analyze rates the documented unit.
+	@scripts/install-deps.sh python3-prometheus-client postgresql zsh fish systemd
 	@echo "==> Building the tests"
 	$(SWIFT) build --build-tests $(SWIFT_BUILD_FLAGS)
 	$(SWIFT) build --product generate-manual $(SWIFT_BUILD_FLAGS)

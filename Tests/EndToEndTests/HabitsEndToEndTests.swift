@@ -172,4 +172,36 @@ struct HabitsEndToEndTests {
             #expect(json.string(0, "detail")?.contains("refresh_token_invalidated") == true)
         }
     }
+
+    @Test("A daemon whose --http port is taken stops without having said it started")
+    func daemonStartsOnlyListening() async throws {
+        let testbed = try await ChappieTestbed.start()
+        try await whileRunning(testbed) {
+            // The emulator's own port is taken.
+            let port = try #require(URL(string: testbed.emulator.issuer)?.port)
+            let result = try await testbed.chappie(["daemon", "--http", "127.0.0.1:\(port)", "--log-format", "json"])
+            #expect(result.status != 0, "\(result.stderr)")
+            #expect(!result.stderr.contains("daemon started"), "\(result.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: testbed.home.appendingPathComponent("chappie.sock").path))
+        }
+    }
+
+    @Test("backup warns of a short passphrase, and writes the file all the same")
+    func shortPassphrase() async throws {
+        let testbed = try await ChappieTestbed.start()
+        try await whileRunning(testbed) {
+            #expect(try await testbed.chappie(["accounts", "add", "work"]).status == 0)
+            let elsewhere = try TestTokens.temporaryDirectory("chappie-short-backup")
+            defer { try? FileManager.default.removeItem(at: elsewhere) }
+            let file = elsewhere.appendingPathComponent("short.backup")
+            let written = try await testbed.chappie(["backup", file.path, "--json"], environment: ["CHAPPIE_BACKUP_PASSPHRASE": "hunter2"])
+            #expect(written.status == 0, "\(written.stderr)")
+            #expect(written.stderr.contains("warning: the passphrase has 7 characters"), "\(written.stderr)")
+            #expect(JSONDocument(Data(written.stdout.utf8)).string("passphraseWarning")?.hasPrefix("the passphrase has 7 characters") == true)
+            let long = try await testbed.chappie(
+                ["backup", elsewhere.appendingPathComponent("long.backup").path],
+                environment: ["CHAPPIE_BACKUP_PASSPHRASE": "correct horse battery staple"])
+            #expect(long.status == 0 && !long.stderr.contains("warning"), "\(long.stderr)")
+        }
+    }
 }

@@ -17,7 +17,13 @@ public struct BackupService: Sendable {
         public var file: String
         /// How many accounts, settings and usage readings it holds.
         public var accounts: Int, settings: Int, usageReadings: Int
+        /// Why the passphrase is weak (shorter than ``BackupService/shortestGoodPassphrase``
+        /// characters), when it is: a stolen backup is only as safe as its passphrase.
+        public var passphraseWarning: String?
     }
+
+    /// Below this many characters a backup's passphrase is called weak (a backup holds live logins).
+    public static let shortestGoodPassphrase = 12
 
     /// What a restore did, account by account.
     public struct RestoreSummary: Sendable, Encodable {
@@ -156,8 +162,13 @@ public struct BackupService: Sendable {
         let sealed = try BackupFile.seal(payload, passphrase: passphrase)
         try PrivateFile.write(SecretBytes(copying: sealed), to: file)
         try? await store.recordEvent(.settingChanged, account: nil, detail: "backup of \(entries.count) accounts written to \(file.path)")
+        // Characters, counted without a copy of the passphrase: UTF-8 bytes that start one.
+        let length = passphrase.withUnsafeBytes { bytes in bytes.reduce(0) { $0 + ($1 & 0xC0 == 0x80 ? 0 : 1) } }
         return BackupSummary(
-            file: file.path, accounts: entries.count, settings: settings.count, usageReadings: readings.values.map(\.count).reduce(0, +))
+            file: file.path, accounts: entries.count, settings: settings.count, usageReadings: readings.values.map(\.count).reduce(0, +),
+            passphraseWarning: length < Self.shortestGoodPassphrase
+                ? "the passphrase has \(length) characters: whoever gets the file can try passphrases without limit, and it holds live logins; use \(Self.shortestGoodPassphrase) or more (four random words), and keep the file where only you can read it"
+                : nil)
     }
 
     /// The account as it is now with its tokens, after adopting newer ones from the Codex home it

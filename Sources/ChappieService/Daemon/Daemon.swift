@@ -67,13 +67,6 @@ public final class Daemon: Service {
     /// Runs until cancelled or shut down gracefully.
     public func run() async throws {
         let listener = try UnixSocket.listen(at: configuration.socket.path)
-        logger.info(
-            "daemon started",
-            metadata: [
-                "socket": "\(configuration.socket.path)", "refresh.margin_s": "\(configuration.refreshMargin.components.seconds)",
-                "poll.interval_s": "\(configuration.pollInterval.components.seconds)", "auto_switch": "\(configuration.autoSwitch)",
-            ])
-        if let warning = configuration.codexRaceWarning { logger.warning("\(warning)") }
         let listening = UnixSocket.Identity(of: configuration.socket.path)
         let server: DaemonSocketServer
         do {
@@ -124,6 +117,14 @@ public final class Daemon: Service {
                     "address": "\(address)", "dashboard": "http://\(address)/", "bearer_secret": "\(listener.tokenFile != nil)",
                 ])
         }
+        // Said once every listener is up: a port already taken stops the daemon before it says it started.
+        logger.info(
+            "daemon started",
+            metadata: [
+                "socket": "\(configuration.socket.path)", "refresh.margin_s": "\(configuration.refreshMargin.components.seconds)",
+                "poll.interval_s": "\(configuration.pollInterval.components.seconds)", "auto_switch": "\(configuration.autoSwitch)",
+            ])
+        if let warning = configuration.codexRaceWarning { logger.warning("\(warning)") }
         do {
             try await cancelWhenGracefulShutdown {
                 try await withThrowingTaskGroup(of: Void.self) { group in

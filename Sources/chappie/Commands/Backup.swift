@@ -28,6 +28,7 @@ extension ChappieCommand {
         func run() async throws {
             let summary = try await global.services().backups.backup(
                 to: expandedPath(file), passphrase: .init(file: passphraseFile.map(expandedPath)), usage: usage, replacing: force)
+            if let warning = summary.passphraseWarning { StandardStream.error.write("warning: \(warning)\n") }
             if global.json { return try JSONOutput.print(summary) }
             print(
                 "Wrote \(summary.file): \(summary.accounts) accounts, \(summary.settings) settings"
