@@ -17,12 +17,15 @@ struct TablesEndToEndTests {
         return testbed
     }
 
-    @Test("At COLUMNS=80, accounts list, usage and status fit 80 columns; the full account is marked (full) under NO_COLOR")
+    @Test("At COLUMNS=80, accounts list, usage, usage report and status fit 80 columns; the full account is marked (full) under NO_COLOR")
     func eightyColumns() async throws {
         let testbed = try await setUp()
         try await whileRunning(testbed) {
             let narrow: [String: String?] = ["COLUMNS": "80", "NO_COLOR": "1"]
-            for command in [["accounts", "list"], ["usage", "--cached"], ["status"], ["usage", "--cached", "--forecast"]] {
+            for command in [
+                ["accounts", "list"], ["usage", "--cached"], ["status"], ["usage", "--cached", "--forecast"], ["usage", "report", "-o", "table"],
+                ["usage", "report", "--by", "window", "-o", "table"],
+            ] {
                 let result = try await testbed.chappie(command, environment: narrow)
                 #expect(result.status == 0, "\(command): \(result.stderr)")
                 for line in result.stdout.split(separator: "\n") {

@@ -339,7 +339,21 @@ func emit(_ report: UsageReport, format: OutputFormat?, to path: String?, option
     case .csv:
         text = report.csv()
     case .table:
-        var table = TextTable(report.columns)
+        // On a terminal: short headers, and on a narrow one the columns that repeat or elaborate go
+        // first (CSV and JSON keep every column under its stable name).
+        let droppedFirst = [
+            "email", "plan", "period_end", "first_sample", "last_sample", "samples", "tokens", "resets_seen", "five_hour_mean_percent",
+            "weekly_mean_percent",
+        ]
+        let short = [
+            "period_start": "PERIOD", "five_hour_peak_percent": "5H PEAK", "five_hour_mean_percent": "5H MEAN", "weekly_peak_percent": "WK PEAK",
+            "weekly_mean_percent": "WK MEAN", "limit_reached": "LIMIT", "resets_seen": "RESETS", "peak_percent": "PEAK", "resets_at": "RESETS AT",
+        ]
+        var table = TextTable(
+            columns: report.columns.map { name in
+                TextTable.Column(
+                    short[name] ?? name.uppercased().replacingOccurrences(of: "_", with: " "), drop: droppedFirst.firstIndex(of: name).map { $0 + 1 })
+            })
         for row in report.rows { table.append(row.map(\.text)) }
         text = table.render() + "\n"
     case .json:
