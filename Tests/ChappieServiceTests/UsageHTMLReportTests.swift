@@ -52,7 +52,7 @@ struct UsageHTMLReportTests {
         #expect(!page.contains("href=") && !page.contains("src=") && !page.contains("url("))
         // The hostile e-mail is text, escaped; the page says where each window stands.
         #expect(page.contains("bob+&lt;tag&gt;&amp;&quot;quote&quot;@example.com"))
-        #expect(page.contains("5-hour window, now 20 %"))
+        #expect(page.contains("5-hour window, last reading 20 % (14:00)"), "the reading's own time, not now")
     }
 
     @Test("The time axis: local midnights over a week, hours over a short period, eight marks at most, none for an empty period")

@@ -81,6 +81,7 @@ enum UsageHTMLReport {
         now: Date = Date()
     ) -> String {
         let formatter = MinuteFormat.formatter(timeZone)
+        let clock = MinuteFormat.formatter(timeZone, format: "HH:mm")
         let first = accounts.compactMap { account in
             series[account.id].flatMap { [$0.fiveHour.points.first?.time, $0.weekly.points.first?.time].compactMap { $0 }.min() }
         }.min()
@@ -108,7 +109,9 @@ enum UsageHTMLReport {
                 let caption =
                     "\(kind.label) window"
                     + (used.map {
-                        ", now \(format($0)) %"
+                        // The reading's own time: a page read later must not call an old reading "now".
+                        ", last reading \(format($0)) %"
+                            + (drawn.latest.map { " (\(clock.string(from: Date(timeIntervalSince1970: $0.observedAt))))" } ?? "")
                             + (resetsAt.map { ", resets \(formatter.string(from: Date(timeIntervalSince1970: Double($0))))" } ?? "")
                     } ?? "")
                 body += "<figure>\n<figcaption>\(HTMLText.escaped(caption))</figcaption>\n"
