@@ -204,4 +204,28 @@ struct HabitsEndToEndTests {
             #expect(long.status == 0 && !long.stderr.contains("warning"), "\(long.stderr)")
         }
     }
+
+    @Test("--key-file naming no file, for a new store: the command to make one, and no database left behind; made so, it works")
+    func newKeyFile() async throws {
+        let testbed = try await ChappieTestbed.start()
+        try await whileRunning(testbed) {
+            let place = try TestTokens.temporaryDirectory("chappie-new-key")
+            defer { try? FileManager.default.removeItem(at: place) }
+            let home = place.appendingPathComponent("store"), key = place.appendingPathComponent("chappie.key")
+            let chappie = try BuiltProducts.executable("chappie")
+            let line = [
+                "accounts", "add", "work", "--key-file", key.path, "--home", home.path, "--issuer", testbed.emulator.issuer, "--backend",
+                testbed.emulator.backend,
+            ]
+            let environment: [String: String?] = ["HOME": testbed.userHome.path, "CHAPPIE_KEY_FILE": nil, "CHAPPIE_PASSPHRASE": nil]
+            let refused = try await runProcess(chappie, line, environment: environment)
+            #expect(refused.status == 78, "\(refused.stderr)")
+            let made = "(umask 077; head -c 32 /dev/urandom | base64 > \(key.path))"
+            #expect(refused.stderr.contains("nothing was stored. Make one with: \(made)"), "\(refused.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: home.path), "a failed add leaves no database behind")
+            #expect(try await runProcess(URL(fileURLWithPath: "/bin/sh"), ["-c", made]).status == 0)
+            let added = try await runProcess(chappie, line, environment: environment)
+            #expect(added.status == 0, "\(added.stderr)")
+        }
+    }
 }

@@ -58,6 +58,9 @@ public enum StoreOpener {
         if let address = try options.poolAddress() {
             throw StoreError(.poolAddress, "the store is the team pool \(address), which this API cannot open (it reads the local store only)")
         }
+        let file = StoreDatabase.fileURL(in: options.location)
+        let directoryExisted = FileManager.default.fileExists(atPath: options.location.directory.path)
+        let databaseExisted = FileManager.default.fileExists(atPath: file.path)
         let database = try StoreDatabase.open(at: options.location)
         // Temporary files a killed chappie left (tokens or a key in clear) go first.
         for directory in [options.location.directory, options.location.keyDirectory, options.location.directory.appendingPathComponent("recovery")] {
@@ -69,7 +72,20 @@ public enum StoreOpener {
         let source = KeySource.choose(
             keyFile: options.keyFile, environment: options.environment, defaultKeyFile: options.location.defaultKeyFile,
             canPrompt: options.interactive, preferPassphrase: preferPassphrase, passphraseGiven: options.passphrase != nil)
-        let store = try unlock(database, source: source, setup: setup, options: options)
+        let store: SQLiteAccountStore
+        do {
+            store = try unlock(database, source: source, setup: setup, options: options)
+        } catch {
+            // A store this open made and could not unlock (a key file that is not there, a
+            // passphrase not entered) holds nothing: it is not left behind.
+            if !databaseExisted {
+                for suffix in ["", "-wal", "-shm", "-journal"] { unlink(file.path + suffix) }
+                unlink(options.location.keyLockFile.path)
+                rmdir(options.location.keyLockFile.deletingLastPathComponent().path)
+                if !directoryExisted { rmdir(options.location.directory.path) }
+            }
+            throw error
+        }
         // Tokens a refresh redeemed but could not store are adopted before anything else happens.
         store.adoptRecoveredTokens()
         bindToIdentities(store)
@@ -140,7 +156,10 @@ public enum StoreOpener {
             case .none where createIfNew:
                 try KeyFile.write(SecretKey.generate(), to: url)
             case .none:
-                throw VaultError(.keyFile, "key file \(url.path) does not exist; create one (32 random bytes, base64) or leave out --key-file")
+                throw VaultError(
+                    .keyFile,
+                    "key file \(url.path) does not exist; nothing was stored. Make one with: (umask 077; head -c 32 /dev/urandom | base64 > \(url.path)), or leave out --key-file and chappie makes its own"
+                )
             case .key(let id), .passphrase(_, let id):
                 throw StoreError(.missingKey, missing(id))
             }
