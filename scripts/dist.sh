@@ -55,6 +55,8 @@ install -m 0644 "$here/share/man/man1/chappie.1" "$prefix/share/man/man1/chappie
 install -m 0644 "$here/share/bash-completion/completions/chappie" "$prefix/share/bash-completion/completions/chappie"
 install -m 0644 "$here/share/zsh/site-functions/_chappie" "$prefix/share/zsh/site-functions/_chappie"
 install -m 0644 "$here/share/fish/vendor_completions.d/chappie.fish" "$prefix/share/fish/vendor_completions.d/chappie.fish"
+install -d "$prefix/share/doc/chappie"
+install -m 0644 "$here"/share/doc/chappie/*.md "$prefix/share/doc/chappie/"
 echo "Installed chappie in $prefix. Check it with: $prefix/bin/chappie doctor"
 INSTALL
 chmod 0755 "$work/$name/install.sh"

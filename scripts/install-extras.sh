@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs chappie's shell completions (bash, zsh, fish) and its man page, generated from the
-# commands themselves, under PREFIX. Usage: install-extras.sh CHAPPIE GENERATE_MANUAL PREFIX
+# commands themselves, and its documents, under PREFIX. Usage: install-extras.sh CHAPPIE GENERATE_MANUAL PREFIX
 set -euo pipefail
 
 chappie="$1"
@@ -17,4 +17,8 @@ pages="$(mktemp -d)"
 trap 'rm -rf "$pages"' EXIT
 "$generate_manual" "$chappie" --output-directory "$pages" --date "$(date -u +%Y-%m-%d)" --authors "the chappie developers"
 install -m 0644 "$pages/chappie.1" "$prefix/share/man/man1/chappie.1"
-echo "==> Installed completions (bash, zsh, fish) and the man page (man chappie) under $prefix/share"
+# The documents messages point to (docs/…md in the source, share/doc/chappie/ installed).
+root="$(cd "$(dirname "$0")/.." && pwd)"
+install -d "$prefix/share/doc/chappie"
+install -m 0644 "$root/README.md" "$root/CHANGELOG.md" "$root"/docs/*.md "$prefix/share/doc/chappie/"
+echo "==> Installed completions (bash, zsh, fish), the man page (man chappie) and the documents (share/doc/chappie) under $prefix/share"

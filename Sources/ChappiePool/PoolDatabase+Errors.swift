@@ -45,7 +45,8 @@ extension PoolDatabase {
             return StoreError(.poolAddress, "the TLS connection to the pool \(address) failed; check sslmode and sslrootcert")
         case .authMechanismRequiresPassword, .unsupportedAuthMechanism, .saslError:
             return StoreError(
-                .poolAddress, "the pool \(address) wants a password chappie does not have or cannot use (\(error.code)); see docs/team-pool.md")
+                .poolAddress,
+                "the pool \(address) wants a password chappie does not have or cannot use (\(error.code)); see team-pool.md in share/doc/chappie")
         default:
             return StoreError(.database, "\(what) failed (\(error.code))\(tail)")
         }
@@ -64,9 +65,11 @@ extension PoolDatabase {
         case .invalidAuthorizationSpecification, .invalidPassword:
             return StoreError(.poolAddress, "the pool \(address) refused the login (\(message)); check the user and password")
         case .invalidCatalogName:
-            return StoreError(.poolAddress, "the pool \(address) has no such database (\(message)); create it first (docs/team-pool.md)")
+            return StoreError(
+                .poolAddress, "the pool \(address) has no such database (\(message)); create it first (team-pool.md in share/doc/chappie)")
         case .insufficientPrivilege:
-            return StoreError(.database, "the pool's role may not do this (\(message)); grant it the rights docs/team-pool.md lists\(tail)")
+            return StoreError(
+                .database, "the pool's role may not do this (\(message)); grant it the rights team-pool.md (in share/doc/chappie) lists\(tail)")
         default:
             return StoreError(.database, "\(what) failed (\(message), SQLSTATE \(state))\(tail)")
         }

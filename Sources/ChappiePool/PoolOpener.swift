@@ -52,7 +52,7 @@ enum PoolOpener {
             keyFile: options.keyFile, environment: options.environment, defaultKeyFile: location.defaultKeyFile,
             canPrompt: options.interactive, preferPassphrase: preferPassphrase, passphraseGiven: options.passphrase != nil)
         let missing = { (id: String) in
-            "the pool \(address) is sealed with key \(id), which this machine does not have: install the pool's key file here (docs/team-pool.md)"
+            "the pool \(address) is sealed with key \(id), which this machine does not have: install the pool's key file here (team-pool.md in share/doc/chappie)"
         }
         let key: SecretKey
         var keySource: (@Sendable () throws -> SecretKey)?
@@ -124,7 +124,7 @@ extension PostgresAccountStore {
         @Sendable func refuse(_ storedID: String?) -> StoreError {
             StoreError(
                 .wrongKey,
-                "this machine's key (id \(key.id)) does not open the pool \(address), which is sealed with key \(storedID ?? "?"); install the pool's key (docs/team-pool.md); nothing was changed"
+                "this machine's key (id \(key.id)) does not open the pool \(address), which is sealed with key \(storedID ?? "?"); install the pool's key (team-pool.md in share/doc/chappie); nothing was changed"
             )
         }
         // A read first: a wrong key must not even start a write.

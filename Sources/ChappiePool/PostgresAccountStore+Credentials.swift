@@ -40,7 +40,7 @@ extension PostgresAccountStore {
         guard stored.keyID == key.id else {
             throw StoreError(
                 .credentialUnreadable,
-                "account \(account.name)'s credentials are sealed with key \(stored.keyID), not this machine's key \(key.id); install the pool's key on this machine (docs/team-pool.md)"
+                "account \(account.name)'s credentials are sealed with key \(stored.keyID), not this machine's key \(key.id); install the pool's key on this machine (team-pool.md in share/doc/chappie)"
             )
         }
         let associatedData = CredentialBinding.uuid.associatedData(accountID: account.id, uuid: account.uuid, keyID: key.id)
@@ -137,7 +137,8 @@ extension PostgresAccountStore {
     func seal(_ credentials: Credentials, of record: AccountRecord, key: SecretKey, _ connection: PostgresConnection) async throws {
         guard try await PoolDatabase.setting(.keyID, connection).map({ String(decoding: $0, as: UTF8.self) }) == key.id else {
             throw StoreError(
-                .wrongKey, "the pool's key is no longer this machine's key \(key.id); install the pool's key (docs/team-pool.md); nothing was changed"
+                .wrongKey,
+                "the pool's key is no longer this machine's key \(key.id); install the pool's key (team-pool.md in share/doc/chappie); nothing was changed"
             )
         }
         guard let id = record.id, let uuid = UUID(uuidString: record.uuid) else {
@@ -366,7 +367,9 @@ extension PostgresAccountStore {
         let check = try await database.read { connection in try await PoolDatabase.setting(.keyCheck, connection) }
         guard let keySource, let newKey = try? keySource(), let check, KeyCheck.verify(check, key: newKey) else {
             throw StoreError(
-                .wrongKey, "the pool's key changed, and this machine does not have the new key; install it (docs/team-pool.md); nothing was changed")
+                .wrongKey,
+                "the pool's key changed, and this machine does not have the new key; install it (team-pool.md in share/doc/chappie); nothing was changed"
+            )
         }
         currentKey.withLock { $0 = newKey }
         return true

@@ -48,7 +48,10 @@ struct DistributionEndToEndTests {
             let prefix = testbed.home.appendingPathComponent("prefix")
             let installed = try await runProcess(folder.appendingPathComponent("install.sh"), [prefix.path])
             #expect(installed.status == 0 && installed.stdout.contains("\(prefix.path)/bin/chappie doctor"), "\(installed.stderr)")
-            for part in ["bin/chappie", "libexec/chappie/chappie-full", "share/man/man1/chappie.1", "share/bash-completion/completions/chappie"] {
+            for part in [
+                "bin/chappie", "libexec/chappie/chappie-full", "share/man/man1/chappie.1", "share/bash-completion/completions/chappie",
+                "share/doc/chappie/team-pool.md",
+            ] {
                 #expect(FileManager.default.fileExists(atPath: prefix.appendingPathComponent(part).path), "\(part)")
             }
             // Stripped: no symbol table left.

@@ -28,6 +28,10 @@ struct InstallExtrasEndToEndTests {
             #expect(manual.contains(command), "the man page describes \(command)")
         }
         #expect(manual.contains(".Dt CHAPPIE 1"))
+        // The documents messages point to (share/doc/chappie/team-pool.md and the others).
+        for document in ["README.md", "cli.md", "operations.md", "team-pool.md", "security.md", "backup.md"] {
+            #expect(FileManager.default.fileExists(atPath: share.appendingPathComponent("doc/chappie/\(document)").path), "\(document)")
+        }
         #expect(!manual.contains("callback-port"), "hidden options stay hidden")
         // The bash script parses.
         #expect(

@@ -172,7 +172,7 @@ public final class Daemon: Service {
                     if store.keyChangesElsewhere {
                         if !warned {
                             logger.error(
-                                "the pool's key was changed and this machine does not have the new key; its accounts are not refreshed here until it is installed (docs/team-pool.md)"
+                                "the pool's key was changed and this machine does not have the new key; its accounts are not refreshed here until it is installed (team-pool.md in share/doc/chappie)"
                             )
                             warned = true
                         }

@@ -40,7 +40,8 @@ public enum PoolMigration {
     public static func fromSQLite(home: String?, options: ServiceOptions, progress: @Sendable (String) -> Void) async throws -> Outcome {
         let poolOptions = options.storeOptions
         guard try poolOptions.poolAddress() != nil else {
-            throw ServiceError(.configuration, "no team pool is selected: give --store postgres://… or set CHAPPIE_STORE_URL (docs/team-pool.md)")
+            throw ServiceError(
+                .configuration, "no team pool is selected: give --store postgres://… or set CHAPPIE_STORE_URL (team-pool.md in share/doc/chappie)")
         }
         guard let pool = try await StoreOpener.open(poolOptions).store as? PostgresAccountStore else {
             throw ServiceError(.configuration, "the selected store is not a team pool")

@@ -29,7 +29,7 @@ public enum KeyRotation {
         chappie does not rotate a team pool's key: every machine would have to take up the new key at the same moment. \
         To change it: stop chappie on every machine; `chappie backup -o FILE` here; create a new, empty pool database; \
         give every machine the new key file (systemd credential); `chappie --store NEW-URL --key-file NEW-KEY restore FILE`; \
-        then point the machines at the new pool (docs/team-pool.md, Rotating the key). Nothing was changed.
+        then point the machines at the new pool (team-pool.md in share/doc/chappie, "Rotating the key"). Nothing was changed.
         """)
 
     /// The file a rotation writes the new key to before committing.

@@ -50,7 +50,7 @@ public struct PoolAddress: Sendable, CustomStringConvertible {
         guard let components = URLComponents(string: text.trimmingCharacters(in: .whitespacesAndNewlines)),
             let scheme = components.scheme, ["postgres", "postgresql"].contains(scheme.lowercased())
         else {
-            throw StoreError(.poolAddress, "the store address is not a postgres:// URL (see docs/team-pool.md); nothing was opened")
+            throw StoreError(.poolAddress, "the store address is not a postgres:// URL (see team-pool.md in share/doc/chappie); nothing was opened")
         }
         let query = Dictionary((components.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { _, last in last })
         let known: Set = ["sslmode", "sslrootcert", "host", "port", "user", "dbname", "application_name", "connect_timeout"]

@@ -208,7 +208,7 @@ public enum StoreOpener {
         return try withKeyFile(
             url, lock: keyLock, createIfNew: createIfNew, setup: database.currentKeySetup(),
             missing: { id in
-                "the store is sealed with key \(id), but the key file \(url.path) is missing; restore it from your backup (see docs/security.md)"
+                "the store is sealed with key \(id), but the key file \(url.path) is missing; restore it from your backup (see security.md in share/doc/chappie)"
             },
             { key in try database.unlock(with: key, keySource: source) })
     }

@@ -13,7 +13,7 @@ extension ChappieCommand {
             abstract: "Write every account, its tokens and the settings to one file sealed under a passphrase.",
             discussion: """
                 The file (mode 0600) is sealed with XChaCha20-Poly1305 under a key derived from the \
-                passphrase with Argon2id; see docs/backup.md for its format. The passphrase is asked twice \
+                passphrase with Argon2id; see backup.md in share/doc/chappie for its format. The passphrase is asked twice \
                 on a terminal, or read from --passphrase-file FILE (mode 0600) or $CHAPPIE_BACKUP_PASSPHRASE. \
                 A backup is for moving or recovering a store: keep using one store only, since two stores \
                 holding the same accounts would redeem the same refresh tokens.

@@ -20,9 +20,9 @@ extension ChappieCommand {
                 moves off the active account when it reaches its limit, within seconds of any chappie command \
                 storing that reading. With --alert-webhook or --alert-command (or the alert-* settings) it \
                 tells of windows past --alert-at, resets, sign-ins needed, switches and banked credits \
-                (docs/operations.md, "Alerts"). With --http 127.0.0.1:PORT \
+                (operations.md in share/doc/chappie, "Alerts"). With --http 127.0.0.1:PORT \
                 it serves a read-only dashboard of the accounts' usage in the browser, and /metrics. SIGTERM or \
-                Ctrl-C stop it cleanly. See docs/operations.md for a systemd unit.
+                Ctrl-C stop it cleanly. See operations.md in share/doc/chappie for a systemd unit.
                 """)
 
         @Option(help: ArgumentHelp("Refresh this long before a token expires (default: 10m).", valueName: "duration"), transform: parseDuration)
@@ -225,7 +225,7 @@ extension ChappieCommand {
                 )
                 if let dashboard = daemon.dashboard { print("Dashboard: \(TerminalText.sanitized(dashboard))") }
             } else {
-                print("Daemon: not running (start it: chappie daemon; or cron: docs/operations.md)")
+                print("Daemon: not running (start it: chappie daemon; or cron: operations.md in share/doc/chappie)")
             }
             var table = TextTable(
                 " ", "NAME", "STATUS", "TOKEN EXPIRES", TextTable.Column("LAST REFRESH", drop: 1),

@@ -56,7 +56,7 @@ extension ChappieCommand.Key {
             if global.json {
                 try JSONOutput.print(["oldKeyID": outcome.oldKeyID, "newKeyID": outcome.newKeyID])
             } else {
-                print("Rotated the key: \(outcome.oldKeyID) → \(outcome.newKeyID). Back up the new key (docs/security.md).")
+                print("Rotated the key: \(outcome.oldKeyID) → \(outcome.newKeyID). Back up the new key (security.md in share/doc/chappie).")
             }
         }
     }

@@ -15,7 +15,7 @@ extension ChappieCommand {
                 Each account has --max-leases slots (default 1; chappie accounts set NAME --max-leases K). \
                 A lease that hands out the account's private Codex home (chappie exec's) takes every slot. \
                 A lease lasts --ttl unless renewed; one whose holder died expires and its slot is taken over. \
-                On a team pool (docs/team-pool.md) slots are shared by every machine.
+                On a team pool (team-pool.md in share/doc/chappie) slots are shared by every machine.
 
                 Example: chappie lease --best --ttl 2h -- make test
                 """,

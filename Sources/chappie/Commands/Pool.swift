@@ -8,7 +8,7 @@ extension ChappieCommand {
     struct Pool: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "pool",
-            abstract: "Manage the team pool (a PostgreSQL store several machines share; docs/team-pool.md).",
+            abstract: "Manage the team pool (a PostgreSQL store several machines share; team-pool.md in share/doc/chappie).",
             subcommands: [Migrate.self])
 
         struct Migrate: AsyncParsableCommand {

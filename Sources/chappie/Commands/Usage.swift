@@ -259,7 +259,7 @@ extension ChappieCommand.Usage {
             abstract:
                 "Usage per hour, day, week, window or machine and account, as CSV (default off a terminal), JSON or a table; or charts in one HTML file.",
             discussion:
-                "The columns are stable and described in docs/cli.md. --format html writes a self-contained page with each account's windows as charts (without --by)."
+                "The columns are stable and described in man chappie and cli.md (share/doc/chappie). --format html writes a self-contained page with each account's windows as charts (without --by)."
         )
 
         @OptionGroup var period: TimeRangeOptions
