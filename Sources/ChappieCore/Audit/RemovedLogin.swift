@@ -8,10 +8,12 @@ package enum RemovedLogin {
         return note.isEmpty ? login : "\(note); \(login)"
     }
 
-    /// Whether a `removed` entry's detail names this login.
+    /// Whether a `removed` entry's detail names this login (its end: an id that only begins with
+    /// the login's is another; a team pool adds the machine after it, in parentheses).
     package static func names(_ info: ChappieAccountInfo, in detail: String) -> Bool {
         guard info.accountID != nil || info.userID != nil else { return false }
-        return detail.contains("login \(marker(info))")
+        let login = "login \(marker(info))"
+        return detail.hasSuffix(login) || detail.contains(login + " (on ")
     }
 
     private static func marker(_ info: ChappieAccountInfo) -> String {

@@ -8,8 +8,8 @@ public import Foundation
 /// plan_type, rate_limit_reached_type, credits}` (Codex 0.147 and 0.163; docs/protocol.md §6.5).
 /// Read as they are written, they tell a limit Codex hit within seconds, without a poll.
 package enum CodexRollout {
-    /// The newest rate limits in `lines` (a rollout's lines, oldest first), with the time Codex
-    /// wrote them; `nil` when no line carries any. A line that is not JSON, or not such an event,
+    /// The newest rate limits of the main limit (`codex`) in `lines` (a rollout's lines, oldest
+    /// first), with the time Codex wrote them; `nil` when no line carries any. A line that is not JSON, or not such an event,
     /// is passed over: a rollout is another program's file, and the last line may be half written.
     package static func newestRateLimits(in lines: some Sequence<Substring>) -> (at: Date, snapshot: ChappieUsageLimitSnapshot)? {
         var newest: (at: Date, snapshot: ChappieUsageLimitSnapshot)?
@@ -20,7 +20,7 @@ package enum CodexRollout {
                 let payload = object["payload"] as? [String: Any], payload["type"] as? String == "token_count",
                 let limits = payload["rate_limits"] as? [String: Any], let stamp = object["timestamp"] as? String,
                 let at = WireNumber.date(iso8601: stamp),
-                let snapshot = ChappieUsageLimitSnapshot.fromRolloutRateLimits(limits)
+                let snapshot = ChappieUsageLimitSnapshot.fromRolloutRateLimits(limits), snapshot.limitID == "codex"
             else { continue }
             if newest.map({ at >= $0.at }) ?? true { newest = (at, snapshot) }
         }

@@ -269,7 +269,7 @@ public struct AccountsService: Sendable {
             return try await save()
         }
         guard let result else { return ImportOutcome(account: existing, created: false, file: file, unchanged: true) }
-        let renewal = await CodexMirror.publishRenewal(of: result.account, in: store, from: file)
+        let renewal = await CodexMirror.publishRenewal(of: result.account, in: store, signatures: signatures, from: file)
         return ImportOutcome(account: result.account, created: result.created, file: file, codexHome: renewal)
     }
 
@@ -397,7 +397,7 @@ public struct AccountsService: Sendable {
             )
         }
         let left = previousHome.map { CodexMirror(home: URL(fileURLWithPath: $0)) }
-        try left?.refuseWhileInUse(by: name, doing: "switch it to another Codex home")
+        try left?.refuseWhileCodexRuns(by: name, doing: "switch it to another Codex home")
         // The home's owner until now may have a command `exec` started running there: its Codex
         // holds that account's refresh token, and would write it over this account's file.
         let owner = try await store.codexHomeOwner(mirror.home.path)

@@ -123,7 +123,10 @@ public struct TokenService: Sendable {
         }.value
         // The tokens are stored: nothing after that may make the sign-in fail.
         guard saved.created else {
-            return SignInOutcome(account: saved.account, created: false, codexHome: await CodexMirror.publishRenewal(of: saved.account, in: store))
+            // In a task of its own too: the Codex home gets the renewed tokens whatever Ctrl-C does.
+            let signatures = self.signatures
+            let renewal = await Task { await CodexMirror.publishRenewal(of: saved.account, in: store, signatures: signatures) }.value
+            return SignInOutcome(account: saved.account, created: false, codexHome: renewal)
         }
         return SignInOutcome(account: (try? await store.activateIfNoneIs(saved.account)) ?? saved.account, created: true)
     }

@@ -130,7 +130,25 @@ public struct CodexMirror: CredentialMirror {
         guard descriptor >= 0 else { return }
         defer { close(descriptor) }
         guard flock(descriptor, LOCK_EX | LOCK_NB) != 0 else { return }
-        throw ServiceError(
+        throw inUse(by: name, doing: action)
+    }
+
+    /// As ``refuseWhileInUse(by:doing:)``, and also while a Codex started by hand runs here (a shell
+    /// hook's `CODEX_HOME`, ``RunningCodex``): for an account leaving this home, whose tokens that
+    /// Codex holds and chappie would go on redeeming from another one.
+    package func refuseWhileCodexRuns(by name: AccountName, doing action: String) throws(ServiceError) {
+        try refuseWhileInUse(by: name, doing: action)
+        let running = RunningCodex.processes(in: home)
+        guard running.isEmpty else {
+            throw ServiceError(
+                .invalidInput,
+                "\(name) is in use: Codex runs in \(home.path) (pid \(running.map(String.init).joined(separator: ", "))). Quit it before you \(action): it holds \(name)'s refresh token, which must not be redeemed twice"
+            )
+        }
+    }
+
+    private func inUse(by name: AccountName, doing action: String) -> ServiceError {
+        ServiceError(
             .invalidInput,
             "\(name) is in use: a command chappie exec or lease run started still runs in \(home.path). Finish it before you \(action): its Codex holds \(name)'s refresh token, which must not be redeemed twice"
         )
@@ -165,7 +183,9 @@ extension CodexMirror {
     /// - Parameter source: The file the tokens were imported from: when it is that `auth.json`,
     ///   there is nothing to write.
     /// - Returns: `nil` when the account owns no home (or `source` is its `auth.json`).
-    package static func publishRenewal(of account: Account, in store: any AccountStore, from source: URL? = nil) async -> CodexHomeRenewal? {
+    package static func publishRenewal(
+        of account: Account, in store: any AccountStore, signatures: TokenSignatures, from source: URL? = nil
+    ) async -> CodexHomeRenewal? {
         guard let path = account.codexHome else { return nil }
         let mirror = CodexMirror(home: URL(fileURLWithPath: path))
         if let source, source.standardizedFileURL.path == mirror.file.standardizedFileURL.path { return nil }
@@ -174,9 +194,17 @@ extension CodexMirror {
                 if let refusal = mirror.refusal() { return .leftAlone(refusal) }
                 let lock = try await FileLock.acquire(mirror.lockURL)
                 defer { withExtendedLifetime(lock) {} }
-                let current = try await store.account(id: account.id)
+                var current = try await store.account(id: account.id)
                 guard current.codexHome == path else { return nil }
-                guard try mirror.publish(try await store.credentials(for: current), for: current) else {
+                var credentials = try await store.credentials(for: current)
+                // Tokens Codex rotated there since are taken first, as exec and refreshes do: written
+                // over, their refresh token would be lost, or a spent one put back.
+                if let adopted = try await mirror.adoptNewer(
+                    into: store, for: current, stored: credentials, taken: "before writing renewed tokens", signatures: signatures)
+                {
+                    (current, credentials) = adopted
+                }
+                guard try mirror.publish(credentials, for: current) else {
                     return .leftAlone("\(mirror.file.path) holds another login; it was left alone")
                 }
                 return .wrote(mirror.file)

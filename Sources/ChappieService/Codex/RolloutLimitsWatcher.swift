@@ -9,8 +9,10 @@ import Foundation
 /// Only a rollout a Codex process running in that home holds open for writing is read (found in
 /// `/proc`, ``RunningCodex`` and ``JobSession``): homes share their `sessions/` (``SharedCodexHome``),
 /// so a file's place does not tell whose session it is. Its readings go to the account that owned
-/// the home when the process was first seen: a Codex started before a `switch` goes on as the
-/// account it started with. A reading is stored only when it is newer than the account's newest.
+/// the home when the process was first seen, and only when the home's `auth.json` held that
+/// account's login then: a Codex started before a `switch` goes on as the account it started with,
+/// and one seen first after a switch (a daemon restarted meanwhile) may run as another, so it is
+/// passed over. Only the main limit (`codex`) is taken, and only when newer than the account's newest.
 actor RolloutLimitsWatcher {
     private let store: any AccountStore
     /// How far a rollout has been read: its path → the offset after the last whole line taken.
@@ -36,9 +38,11 @@ actor RolloutLimitsWatcher {
         for account in accounts {
             guard let home = account.codexHome, let pids = running[JobSession.resolved(home) ?? home] else { continue }
             let sessions = URL(fileURLWithPath: home).appendingPathComponent("sessions")
+            let loginIsOwners = (try? CodexAuthFile.read(CodexMirror(home: URL(fileURLWithPath: home)).file))?.belongs(to: account) ?? false
             for pid in pids {
                 alive.insert(pid)
-                let ownerID = runsAs[pid] ?? account.id
+                // First seen: credited to the owner only while the home holds the owner's login.
+                let ownerID = runsAs[pid] ?? (loginIsOwners ? account.id : -1)
                 runsAs[pid] = ownerID
                 guard let owner = accounts.first(where: { $0.id == ownerID }) else { continue }
                 var newest: (at: Date, snapshot: ChappieUsageLimitSnapshot)?
@@ -77,7 +81,13 @@ actor RolloutLimitsWatcher {
         guard count > 0 else { return [] }
         var buffer = [UInt8](repeating: 0, count: count)
         let got = pread(descriptor, &buffer, count, off_t(start))
-        guard got > 0, let end = buffer[..<got].lastIndex(of: 0x0A) else { return [] }
+        guard got > 0 else { return [] }
+        guard let end = buffer[..<got].lastIndex(of: 0x0A) else {
+            // A whole window with no line's end: a line longer than a window (a tool's output, an
+            // image) is no event of ours; skipped, or the look would stop here for good.
+            if got == Self.window { offsets[path] = start + UInt64(got) }
+            return []
+        }
         start += UInt64(end + 1)
         offsets[path] = start
         var lines = String(decoding: buffer[..<end], as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: true)

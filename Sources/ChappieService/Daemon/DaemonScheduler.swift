@@ -84,9 +84,12 @@ struct DaemonScheduler: Sendable {
             interval: configuration.pollInterval, nearLimitInterval: configuration.nearLimitPollInterval,
             nearLimitPercent: configuration.nearLimitPercent)
         var starting = true
-        // Readings from before the daemon started were told of by the one that ran then.
+        // Readings older than a poll round were told of by the daemon that ran then (or are stale);
+        // newer ones, stored while this one was starting or stopped for a moment, are told of now
+        // (alerts-state.json keeps what fired from firing twice).
         if configuration.alertsOnEveryReading, let latest = try? await store.latestUsage() {
-            for (id, reading) in latest { _ = await state.isNewForAlerts(id, observedAt: reading.observedAt) }
+            let stale = now().addingTimeInterval(-600)
+            for (id, reading) in latest where reading.observedAt < stale { _ = await state.isNewForAlerts(id, observedAt: reading.observedAt) }
         }
         while !Task.isCancelled {
             await pollDue(plan, everyAccount: starting)

@@ -81,7 +81,7 @@ extension ChappieCommand {
             let names = try await accounts.chosen(global, verb: "refresh")
             let service = try await global.services().tokens
             let (within, concurrency) = (ifExpiringWithin, accounts.concurrency)
-            let reports = try await cancellingOnSignals {
+            let reports = try await cancellingOnSignals(stoppedIfSignalled: true) {
                 try await service.refresh(names, onlyIfExpiringWithin: within, concurrency: concurrency)
             }
             var codes: [Int32] = []

@@ -46,7 +46,7 @@ extension ChappieCommand.Usage {
             var failures: [String: String] = [:]
             if !cached {
                 let (service, accounts, maxAge) = (service, accounts, self.maxAge)
-                for result in try await cancellingOnSignals({ await service.pollAll(accounts, maxAge: maxAge) }) {
+                for result in try await cancellingOnSignals(stoppedIfSignalled: true, { await service.pollAll(accounts, maxAge: maxAge) }) {
                     if let error = result.error {
                         failures[result.account.name.rawValue] = CommandFailure(error, account: result.account.name)?.message ?? "\(error)"
                     }
@@ -145,7 +145,7 @@ extension ChappieCommand.Usage {
             let accounts =
                 self.accounts.all ? try await service.accounts(named: []).filter { $0.status == .ok } : try await service.accounts(named: names)
             let concurrency = self.accounts.concurrency
-            let results = try await cancellingOnSignals {
+            let results = try await cancellingOnSignals(stoppedIfSignalled: true) {
                 let results = await service.pollAll(accounts, maxAge: .zero, concurrency: concurrency)
                 // Tokens per day too, at most hourly per account; a failure there fails no poll.
                 await service.readDueTokenHistories(results.filter { $0.error == nil }.map(\.account), concurrency: concurrency)

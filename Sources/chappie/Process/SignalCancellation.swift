@@ -143,8 +143,11 @@ private final class PendingCancellation: Sendable {
 ///     caller sets the next handler itself (a signal in between then reaches that handler).
 ///   - control: A job the work runs: while a command of it runs, a signal goes to the command
 ///     instead (``JobControl/signal(_:)``), and the work goes on to its end.
+///   - stoppedIfSignalled: Whether a signal makes the outcome a stop (``CancellationError``, exit
+///     130) even when the work returns: for work whose result lists what each part did.
 func cancellingOnSignals<T: Sendable>(
-    releasing: Bool = true, passingTo control: JobControl? = nil, _ work: @escaping @Sendable () async throws -> T
+    releasing: Bool = true, passingTo control: JobControl? = nil, stoppedIfSignalled: Bool = false,
+    _ work: @escaping @Sendable () async throws -> T
 ) async throws -> T {
     let pending = PendingCancellation()
     let signalled = Atomic<Bool>(false)
@@ -163,8 +166,8 @@ func cancellingOnSignals<T: Sendable>(
     let task = Task { try await work() }
     pending.track { task.cancel() }
     let value = try await task.value
-    // Work that finished anyway (each account's poll failed as cancelled, say) was still stopped:
-    // 130, never its failures, nor a success. A job's own exit status stays the answer.
-    if control == nil, signalled.load(ordering: .relaxed) { throw CancellationError() }
+    // Work of many parts that returns what each did (each account's poll, each refresh) reports
+    // the parts a signal cancelled as failures: it was stopped, 130, and says so instead.
+    if stoppedIfSignalled, signalled.load(ordering: .relaxed) { throw CancellationError() }
     return value
 }
