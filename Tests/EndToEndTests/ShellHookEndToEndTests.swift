@@ -70,6 +70,24 @@ struct ShellHookEndToEndTests {
             // The active account's home is left as it was.
             let work = JSONDocument(Data(try await testbed.chappie(["accounts", "show", "work", "--json"]).stdout.utf8))
             #expect(work.string("codexHome") == codex.path)
+
+            // A codex the hooked shell started in side's home holds side's tokens: side does not leave
+            // that home while it runs (chappie would redeem from the new home what it holds).
+            let sideHome = try #require(
+                JSONDocument(Data(try await testbed.chappie(["accounts", "show", "side", "--json"]).stdout.utf8)).string("codexHome"))
+            let bin = testbed.home.appendingPathComponent("bin")
+            try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+            try FileManager.default.copyItem(at: URL(fileURLWithPath: "/bin/sleep"), to: bin.appendingPathComponent("codex"))
+            let running = try ChildProcess(bin.appendingPathComponent("codex"), ["600"], environment: ["CODEX_HOME": sideHome])
+            defer { kill(running.processIdentifier, SIGKILL) }
+            let elsewhere = testbed.home.appendingPathComponent("codex-elsewhere")
+            let refused = try await testbed.chappie(["accounts", "switch", "side", "--codex-home", elsewhere.path])
+            #expect(
+                refused.status == 1 && refused.stderr.contains("side is in use: Codex runs in \(sideHome) (pid \(running.processIdentifier))"),
+                "\(refused.stderr)")
+            kill(running.processIdentifier, SIGKILL)
+            await running.waitUntilExit()
+            #expect(try await testbed.chappie(["accounts", "switch", "side", "--codex-home", elsewhere.path]).status == 0)
         }
     }
 }
