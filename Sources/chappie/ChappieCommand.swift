@@ -46,7 +46,13 @@ struct ChappieCommand: AsyncParsableCommand {
         signal(SIGPIPE, SIG_IGN)
         let arguments = GlobalOptionHoisting.reorder(Array(CommandLine.arguments.dropFirst()))
         // --verbose anywhere before a `--` (what follows is another program's).
-        ProcessLogging.bootstrap(verbose: arguments.prefix { $0 != "--" }.contains("--verbose"))
+        let verbose = arguments.prefix { $0 != "--" }.contains("--verbose")
+        ProcessLogging.bootstrap(verbose: verbose)
+        // With --verbose, what the service said word for word follows the sentence made of it.
+        func said(_ failure: CommandFailure) -> String {
+            guard verbose, let detail = failure.detail else { return "" }
+            return " (\(TerminalText.sanitized(detail)))"
+        }
         do {
             var command: any ParsableCommand
             do {
@@ -67,11 +73,11 @@ struct ChappieCommand: AsyncParsableCommand {
                 try command.run()
             }
         } catch let failure as CommandFailure {
-            StandardStream.error.write("error: \(TerminalText.sanitized(failure.message, keepingLineBreaks: true))\n")
+            StandardStream.error.write("error: \(TerminalText.sanitized(failure.message, keepingLineBreaks: true))\(said(failure))\n")
             Foundation.exit(failure.exitCode.rawValue)
         } catch {
             if let failure = CommandFailure(error) {
-                StandardStream.error.write("error: \(TerminalText.sanitized(failure.message, keepingLineBreaks: true))\n")
+                StandardStream.error.write("error: \(TerminalText.sanitized(failure.message, keepingLineBreaks: true))\(said(failure))\n")
                 Foundation.exit(failure.exitCode.rawValue)
             }
             if exitCode(for: error) == .validationFailure {

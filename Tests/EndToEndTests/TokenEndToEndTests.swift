@@ -71,10 +71,13 @@ struct TokenEndToEndTests {
             let token = try await setup.chappie(["token", "work"])
             #expect(token.status == 77)
             #expect(token.stdout.isEmpty)
-            // What the issuer said, once, and what to do.
-            #expect(token.stderr.contains("refresh_token_invalidated"))
-            #expect(token.stderr.components(separatedBy: "answered HTTP").count == 2, "\(token.stderr)")
+            // What happened in a person's words, and what to do; the issuer's own words, once, with --verbose.
+            #expect(token.stderr.contains("OpenAI signed work out: its refresh token was revoked"), "\(token.stderr)")
+            #expect(!token.stderr.contains("answered HTTP"), "\(token.stderr)")
             #expect(token.stderr.contains("Sign work in again: chappie accounts add work"), "\(token.stderr)")
+            let verbose = try await setup.chappie(["token", "work", "--verbose"])
+            #expect(verbose.stderr.contains("refresh_token_invalidated"), "\(verbose.stderr)")
+            #expect(verbose.stderr.components(separatedBy: "answered HTTP").count == 2, "\(verbose.stderr)")
             // Signing in again (as the same ChatGPT account) brings the account back.
             let show = JSONDocument(Data(try await setup.chappie(["accounts", "show", "work", "--json"]).stdout.utf8))
             let identity = RunningEmulator.encode([
@@ -267,7 +270,8 @@ struct TokenEndToEndTests {
                 // a loaded machine).
                 try await Task.sleep(for: .milliseconds(300))
                 let redeemedByTheDead = (try await setup.control("/_emulator/stats").int("refresh", "redemptions") ?? 0) > before
-                let after = try await setup.chappie(["refresh", "work"])
+                // --verbose: the issuer's own words (refresh_token_reused) follow the sentence.
+                let after = try await setup.chappie(["refresh", "work", "--verbose"])
                 if after.status == 0 {
                     usable += 1
                     continue

@@ -94,7 +94,8 @@ public struct FailureDescription: Sendable, Equatable {
 
     /// The text ended as a sentence, so that advice after it reads as one.
     /// What the issuer's answer to a refresh means, in a person's words, for the codes that sign
-    /// an account out; `nil` for others.
+    /// an account out; `nil` for others (`invalid_grant` also carries chappie's own sign-outs,
+    /// whose words are chappie's already).
     static func signedOut(_ code: String?, account: AccountName?) -> String? {
         let who = account.map { "\($0)" } ?? "the account"
         return switch code {
@@ -102,7 +103,6 @@ public struct FailureDescription: Sendable, Equatable {
         case "refresh_token_expired"?: "OpenAI signed \(who) out: its refresh token expired."
         case "refresh_token_reused"?:
             "OpenAI signed \(who) out: its refresh token was used twice (another program holding the same login refreshed it)."
-        case "invalid_grant"?: "OpenAI no longer accepts \(who)'s refresh token."
         default: nil
         }
     }

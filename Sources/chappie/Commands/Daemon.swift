@@ -225,7 +225,7 @@ extension ChappieCommand {
                 )
                 if let dashboard = daemon.dashboard { print("Dashboard: \(TerminalText.sanitized(dashboard))") }
             } else {
-                print("Daemon: not running (start it: chappie daemon; or cron: operations.md in share/doc/chappie)")
+                print("Daemon: not running (start it with chappie daemon, or refresh from cron)")
             }
             var table = TextTable(
                 " ", "NAME", "STATUS", "TOKEN EXPIRES", TextTable.Column("LAST REFRESH", drop: 1),
