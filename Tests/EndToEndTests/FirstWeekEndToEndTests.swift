@@ -175,6 +175,7 @@ struct FirstWeekEndToEndTests {
             #expect(kinds == ["switched", "signed_in"], "\(switches.stdout)")
             let future = try await testbed.chappie(["log", "--since", "2099-01-01"])
             #expect(future.status == 0 && future.stdout == "No entries match.\n", "\(future.stdout)")
+            #expect(try await testbed.chappie(["log", "--since", "10000-01-01"]).status == 2, "a year past 9999 is no time")
             let unknown = try await testbed.chappie(["log", "--kind", "polled"])
             #expect(unknown.status == 2 && unknown.stderr.contains("is not a kind of entry"), "\(unknown.stderr)")
         }
@@ -246,6 +247,8 @@ struct FirstWeekEndToEndTests {
             let preferred = try await testbed.chappie(["accounts", "switch", "--best", "--no-codex-home"])
             #expect(preferred.stdout.contains("Best: spare"), "\(preferred.stdout)")
             #expect(try await testbed.chappie(["accounts", "set", "spare", "--priority", "1001"]).status == 2)
+            let negative = try await testbed.chappie(["accounts", "set", "accident", "--priority", "-5"])
+            #expect(negative.status == 0 && negative.stdout.contains("priority -5"), "\(negative.stderr)")
             #expect(try await testbed.chappie(["accounts", "set", "spare", "--auto", "maybe"]).status == 2)
             #expect(try await testbed.chappie(["log", "--kind", "setting_changed"]).stdout.contains("auto = off"))
 
@@ -424,6 +427,11 @@ struct FirstWeekEndToEndTests {
             #expect(usage.status == 130, "\(usage.stderr)")
             #expect(usage.stderr.contains("Stopped before it finished."), "\(usage.stderr)")
             #expect(!usage.stderr.contains("poll failed") && !usage.stderr.contains("a refresh already sent"), "\(usage.stderr)")
+
+            let guarded = try await interrupted(["guard", "--any", "--max-age", "0s"], holding: "/backend-api/wham/usage", testbed)
+            #expect(guarded.status == 130 && guarded.stderr.contains("Stopped before it finished."), "\(guarded.stderr)")
+            let best = try await interrupted(["accounts", "switch", "--best", "--no-codex-home"], holding: "/backend-api/wham/usage", testbed)
+            #expect(best.status == 130, "\(best.stderr)")
 
             let refresh = try await interrupted(["refresh", "work"], holding: "/oauth/token", testbed)
             #expect(refresh.status == 130, "\(refresh.stderr)")

@@ -393,7 +393,7 @@ public struct AccountsService: Sendable {
         if let other = mirror.otherOwner(than: store.location.directory) {
             throw ServiceError(
                 .configuration,
-                "\(mirror.home.path) is the Codex home of another chappie data directory, \(other); nothing was written. Switch from there (chappie --home \(other) accounts switch \(name)), or pass --codex-home DIR for a home of this data directory's own"
+                "\(mirror.home.path) is the Codex home of another chappie data directory, \(other); nothing was written. Switch from there (chappie --home \(other) accounts switch \(name)), or pass --codex-home DIR for a home of this data directory's own; if that data directory is no longer in use, remove \(mirror.ownerURL.path) and switch again"
             )
         }
         let left = previousHome.map { CodexMirror(home: URL(fileURLWithPath: $0)) }

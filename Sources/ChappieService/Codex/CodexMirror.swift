@@ -40,8 +40,9 @@ public struct CodexMirror: CredentialMirror {
     /// The data directory named by ``ownerURL`` when it is another one than `directory` and still
     /// exists (one since removed, or a file that does not read as chappie's, names none).
     package func otherOwner(than directory: URL) -> String? {
-        let descriptor = open(ownerURL.path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-        guard descriptor >= 0 else { return nil }
+        let descriptor = open(ownerURL.path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+        // A link in the marker's place is no marker chappie wrote: someone's, to be looked at.
+        guard descriptor >= 0 else { return errno == ELOOP ? "\(ownerURL.path) (a link, not chappie's marker)" : nil }
         defer { close(descriptor) }
         var buffer = [UInt8](repeating: 0, count: 4096)
         let count = read(descriptor, &buffer, buffer.count)

@@ -38,11 +38,17 @@ actor RolloutLimitsWatcher {
         for account in accounts {
             guard let home = account.codexHome, let pids = running[JobSession.resolved(home) ?? home] else { continue }
             let sessions = URL(fileURLWithPath: home).appendingPathComponent("sessions")
-            let loginIsOwners = (try? CodexAuthFile.read(CodexMirror(home: URL(fileURLWithPath: home)).file))?.belongs(to: account) ?? false
+            let mirror = CodexMirror(home: URL(fileURLWithPath: home))
+            let loginIsOwners = (try? CodexAuthFile.read(mirror.file))?.belongs(to: account) ?? false
+            let ownerSince = Self.modified(mirror.ownerURL)
             for pid in pids {
                 alive.insert(pid)
-                // First seen: credited to the owner only while the home holds the owner's login.
-                let ownerID = runsAs[pid] ?? (loginIsOwners ? account.id : -1)
+                // First seen: credited to the owner only while the home holds the owner's login, and
+                // only when the process started after the home last changed hands (a daemon started
+                // after a switch sees Codex processes that still run as the account before).
+                let startedAfterSwitch =
+                    ownerSince.map { since in RunningCodex.startTime(of: pid).map { $0 >= since.addingTimeInterval(-1) } ?? false } ?? true
+                let ownerID = runsAs[pid] ?? (loginIsOwners && startedAfterSwitch ? account.id : -1)
                 runsAs[pid] = ownerID
                 guard let owner = accounts.first(where: { $0.id == ownerID }) else { continue }
                 var newest: (at: Date, snapshot: ChappieUsageLimitSnapshot)?
@@ -64,10 +70,18 @@ actor RolloutLimitsWatcher {
         return stored
     }
 
+    /// When a file was last written, or `nil` when it is not there.
+    private static func modified(_ url: URL) -> Date? {
+        var info = stat()
+        guard lstat(url.path, &info) == 0 else { return nil }
+        return Date(timeIntervalSince1970: Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9)
+    }
+
     /// The whole lines written to `path` since the last look (a file first seen: those of its last
     /// ``window`` bytes); a line still being written waits for the next look.
     private func newLines(of path: String) -> [Substring] {
-        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        // Non-blocking: a FIFO put in a rollout's place must not hold the daemon at its open.
+        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
         guard descriptor >= 0 else { return [] }
         defer { close(descriptor) }
         var info = stat()

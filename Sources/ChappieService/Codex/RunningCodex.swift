@@ -27,6 +27,22 @@ package enum RunningCodex {
         return found.mapValues { $0.sorted() }
     }
 
+    /// When a process started: `/proc/PID/stat`'s start time (clock ticks after boot) and the boot
+    /// time of `/proc/stat`; `nil` when either cannot be read.
+    package static func startTime(of pid: Int32) -> Date? {
+        guard let stat = contents(of: "/proc/\(pid)/stat").map({ String(decoding: $0, as: UTF8.self) }), let close = stat.lastIndex(of: ")"),
+            let system = contents(of: "/proc/stat").map({ String(decoding: $0, as: UTF8.self) })
+        else { return nil }
+        // After the name: " STATE PPID …", the start time being the 22nd field of the whole line.
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 19, let ticks = Double(fields[19]),
+            let line = system.split(separator: "\n").first(where: { $0.hasPrefix("btime ") }), let boot = Double(line.dropFirst(6))
+        else { return nil }
+        let perSecond = Double(sysconf(Int32(_SC_CLK_TCK)))
+        guard perSecond > 0 else { return nil }
+        return Date(timeIntervalSince1970: boot + ticks / perSecond)
+    }
+
     /// Whether the process's command name (`comm`, at most 15 bytes) is Codex's.
     private static func isCodex(_ pid: pid_t) -> Bool {
         guard let name = contents(of: "/proc/\(pid)/comm") else { return false }

@@ -206,7 +206,8 @@ public struct UsageService: Sendable {
                 .invalidInput,
                 ranked.isEmpty
                     ? "no account has a usage reading; run chappie usage poll --all"
-                    : "every account is at its limit or reserve" + (reset.map { "; the first window resets at \($0.formatted(.iso8601))" } ?? ""))
+                    : "every account is at its limit or reserve" + (reset.map { "; the first window resets at \($0.formatted(.iso8601))" } ?? "")
+                        + (kind.map { "; only \($0.rawValue) accounts were considered (the daemon's --auto-switch-any-kind takes any)" } ?? ""))
         }
         let others = ranked.dropFirst().prefix(3).map {
             "\($0.account.name) \(Self.describe($0.snapshot))\($0.full ? " (no room: at its limit or reserve)" : "")"

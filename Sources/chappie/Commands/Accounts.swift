@@ -315,7 +315,9 @@ extension ChappieCommand.Accounts {
         var maxLeases: Int?
         @Option(help: ArgumentHelp("Whether auto-switch, --best, failover and leases may choose it by themselves (default on).", valueName: "on|off"))
         var auto: String?
-        @Option(help: ArgumentHelp("Its order among those they may choose: higher first (-1000 to 1000; default 0).", valueName: "n"))
+        @Option(
+            parsing: .unconditional,
+            help: ArgumentHelp("Its order among those they may choose: higher first (-1000 to 1000; default 0).", valueName: "n"))
         var priority: Int?
         @OptionGroup var global: GlobalOptions
 

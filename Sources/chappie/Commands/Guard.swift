@@ -45,7 +45,7 @@ extension ChappieCommand {
                 accounts = [try await chosenAccount(name, global: global, services: services)]
             }
             let check = HeadroomGuard(usage: services.usage, minimumPercent: minHeadroom, maxAge: maxAge)
-            let verdicts = try await cancellingOnSignals { await check.check(accounts) }
+            let verdicts = try await cancellingOnSignals(stoppedIfSignalled: true) { await check.check(accounts) }
             guard let verdict = HeadroomGuard.deciding(verdicts) else {
                 throw CommandFailure(message: "no account is set up; add one with chappie accounts add NAME", exitCode: .failure)
             }

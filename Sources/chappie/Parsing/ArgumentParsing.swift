@@ -38,7 +38,8 @@ func parseTime(_ text: String, timeZone: TimeZone, now: Date = Date()) throws ->
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = timeZone
         formatter.dateFormat = format
-        if let date = formatter.date(from: text) { return date }
+        // A year past 9999 is no time a store holds (and would compare as text wrongly).
+        if let date = formatter.date(from: text), WireNumber.date(unixSeconds: date.timeIntervalSince1970) != nil { return date }
     }
     throw ValidationError("\"\(text)\" is not a time: use 2026-11-01, 2026-11-01T08:00, 2026-11-01T08:00:00+01:00, or an age such as 7d")
 }

@@ -165,7 +165,14 @@ func cancellingOnSignals<T: Sendable>(
     defer { if releasing { SignalRelay.shared.release() } }
     let task = Task { try await work() }
     pending.track { task.cancel() }
-    let value = try await task.value
+    let value: T
+    do {
+        value = try await task.value
+    } catch  where control == nil && signalled.load(ordering: .relaxed) {
+        // What a signal cancelled fails in its own words ("reading the store was cancelled"): it
+        // was stopped, 130, and says so.
+        throw CancellationError()
+    }
     // Work of many parts that returns what each did (each account's poll, each refresh) reports
     // the parts a signal cancelled as failures: it was stopped, 130, and says so instead.
     if stoppedIfSignalled, signalled.load(ordering: .relaxed) { throw CancellationError() }
