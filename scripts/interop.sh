@@ -340,6 +340,9 @@ mkdir -p "$H5"
 echo "    emulator at $address; CODEX_HOME=$H5"
 declare -A ids
 for name in a b c; do
+  # All personal (Plus): auto-switch keeps to the workspace kind it leaves, and the emulator's
+  # third sign-in is otherwise a Team seat.
+  http -o /dev/null -X POST -d '{"plan":"plus"}' "$address/_emulator/device/next"
   "${chappie[@]}" accounts add "$name" "${service[@]}" > /dev/null 2>&1 || fail "chappie accounts add $name"
   ids[$name]=$(account_id "$name")
   set_usage "${ids[$name]}" '{"five_hour_used_percent": 10, "weekly_used_percent": 10}'
