@@ -168,9 +168,10 @@ func cancellingOnSignals<T: Sendable>(
     let value: T
     do {
         value = try await task.value
-    } catch  where control == nil && signalled.load(ordering: .relaxed) {
+    } catch  where control == nil && signalled.load(ordering: .relaxed) && FailureDescription(error)?.exitCode != ChappieExitCode.interrupted {
         // What a signal cancelled fails in its own words ("reading the store was cancelled"): it
-        // was stopped, 130, and says so.
+        // was stopped, 130, and says so. An error that already says it was stopped (a sign-in
+        // cancelled) keeps its words.
         throw CancellationError()
     }
     // Work of many parts that returns what each did (each account's poll, each refresh) reports
