@@ -53,14 +53,15 @@ package enum RunningCodex {
     /// The Codex home the process uses: its `CODEX_HOME`, else `$HOME/.codex`.
     private static func codexHome(of pid: pid_t) -> String? {
         guard let environ = contents(of: "/proc/\(pid)/environ") else { return nil }
-        var variables: [String: String] = [:]
-        for entry in environ.split(separator: 0) {
-            let text = String(decoding: entry, as: UTF8.self)
-            guard let equals = text.firstIndex(of: "=") else { continue }
-            variables[String(text[..<equals])] = String(text[text.index(after: equals)...])
+        // Only the two variables are kept: the rest of another program's environment (its secrets)
+        // is never turned into strings.
+        func value(_ name: String) -> String? {
+            let prefix = Array((name + "=").utf8)
+            guard let entry = environ.split(separator: 0).first(where: { $0.starts(with: prefix) }), entry.count > prefix.count else { return nil }
+            return String(decoding: entry.dropFirst(prefix.count), as: UTF8.self)
         }
-        if let home = variables["CODEX_HOME"], !home.isEmpty { return home }
-        return variables["HOME"].flatMap { $0.isEmpty ? nil : $0 + "/.codex" }
+        if let home = value("CODEX_HOME") { return home }
+        return value("HOME").map { $0 + "/.codex" }
     }
 
     /// A `/proc` file read to its end (its size says 0).

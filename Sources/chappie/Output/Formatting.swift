@@ -27,8 +27,6 @@ enum Formatting {
         return encoder
     }
 
-    /// A Codex home as a table shows it: `~` for the home directory; `short` says `private` for
-    /// one of `chappie exec`'s private homes.
     /// Says what a renewal did to the Codex home the account owns.
     static func reportRenewal(_ renewal: CodexHomeRenewal?, of account: Account) {
         switch renewal {
@@ -47,6 +45,8 @@ enum Formatting {
             "warning: Codex is running in \(home.path) (pid \(pids)): it keeps \(old) until it exits, and at its next refresh stops asking you to sign in again. Do not sign in: restart it to run as \(outcome.account.name). A long job goes on across accounts under chappie exec --failover (see chappie exec --help)."
     }
 
+    /// A Codex home as a table shows it: `~` for the home directory; `short` says `private` for
+    /// one of `chappie exec`'s private homes.
     static func codexHome(_ path: String?) -> TextTable.Cell {
         guard let path else { return TextTable.Cell("-") }
         let home = ProcessInfo.processInfo.environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
